@@ -1,0 +1,446 @@
+"""The Least Score match: deal, turns, declarations, round scoring, elimination and final places.
+
+:class:`Match` is the one mutable object of the engine (as python-chess's ``Board`` is): moves are validated, then
+applied in place, and every change appends a plain-dict event to :attr:`Match.events`, which is enough to replay the
+match. Randomness comes only from ``random.Random`` instances seeded from the match seed, so the same seed and the
+same moves give the same event list on every machine. Nothing here knows about processes, files or bots.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Iterable, Iterator, Literal, Sequence, TypeAlias
+
+from arena.cards import DECK, Card, hand_total, parse_card
+from arena.rules import Rules, discard_kind, legal_discards
+
+Seat: TypeAlias = int
+DECK_TAKE: Literal["deck"] = "deck"
+
+
+class InvalidMoveError(ValueError):
+    """A move that is not well formed (wrong shape, unknown card)."""
+
+
+class IllegalMoveError(ValueError):
+    """A well-formed move that the rules forbid in the current position."""
+
+
+@dataclass(frozen=True)
+class Declare:
+    """End the round by revealing hands (clause 5); replaces the whole turn."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "declare"}
+
+
+@dataclass(frozen=True)
+class Play:
+    """Throw ``discard`` (one legal set, clause 3), then take ``take``: ``"deck"`` or one card of the floor."""
+
+    discard: tuple[Card, ...]
+    take: Card | Literal["deck"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "play", "discard": list(self.discard), "take": self.take}
+
+
+Move: TypeAlias = Declare | Play
+
+
+@dataclass(frozen=True)
+class Forfeit:
+    """A seat leaves the match (its bot faulted); recorded so that a replay removes it at the same point."""
+
+    reason: str = ""
+
+
+Action: TypeAlias = Move | Forfeit
+
+
+def move_from_json(message: object) -> Move:
+    """Parse a move in its wire form, raising :class:`InvalidMoveError` with what was expected."""
+    if not isinstance(message, dict):
+        raise InvalidMoveError(f"expected a JSON object, got {type(message).__name__}")
+    kind = message.get("type")
+    if kind == "declare":
+        return Declare()
+    if kind != "play":
+        raise InvalidMoveError(f'expected "type": "play" or "declare", got {kind!r}')
+    discard = message.get("discard")
+    if not isinstance(discard, list) or not discard:
+        raise InvalidMoveError(f'expected "discard": a non-empty list of cards, got {discard!r}')
+    take = message.get("take")
+    try:
+        cards = tuple(parse_card(token) for token in discard)
+        if take != DECK_TAKE:
+            take = parse_card(take)
+    except ValueError as error:
+        raise InvalidMoveError(str(error)) from None
+    return Play(cards, take)
+
+
+class RoundEnd(str, Enum):
+    """Why a round ended."""
+
+    DECLARED = "declared"
+    """The declarer had strictly the lowest total (clause 6)."""
+    FAILED_DECLARATION = "failed_declaration"
+    """The declarer was not the lowest (clause 7)."""
+    TURN_CAP = "turn_cap"
+    """Every live seat used ``max_turns_per_player`` turns; each scores its own total."""
+
+
+class Termination(str, Enum):
+    """Why a match ended."""
+
+    LAST_STANDING = "last_standing"
+    FIRST_OUT = "first_out"
+    MAX_ROUNDS = "max_rounds"
+    FORFEITS = "forfeits"
+    """Forfeits left at most one seat in play."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished match: ``places[seat]`` is 1 for first; equal places share a number."""
+
+    termination: Termination
+    places: tuple[int, ...]
+    scores: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SeatView:
+    """What one seat may know at its turn: nothing of other seats' hidden cards or of the deck's order."""
+
+    seat: Seat
+    round: int
+    hand: tuple[Card, ...]
+    floor: tuple[Card, ...]
+    may_declare: bool
+    deck_size: int
+    hand_sizes: tuple[int, ...]
+    scores: tuple[int, ...]
+    live: tuple[bool, ...]
+    turn_in_round: int
+
+
+def score_round(totals: Sequence[int], declarer: int | None, rules: Rules = Rules()) -> list[int]:
+    """Points each seat scores for one round, from the hand totals and the declaring seat (clauses 6 and 7).
+
+    ``declarer=None`` is a round that hit the turn cap: every seat scores its own total.
+
+    >>> score_round([10, 16, 17], 0)
+    [0, 6, 7]
+    >>> score_round([10, 8, 15], 0)
+    [22, 0, 0]
+    """
+    if declarer is None:
+        return list(totals)
+    own = totals[declarer]
+    lowest_other = min(total for seat, total in enumerate(totals) if seat != declarer)
+    if _declaration_succeeds(own, lowest_other, rules):
+        return [0 if seat == declarer else total - own for seat, total in enumerate(totals)]
+    return [rules.penalty + own - lowest_other if seat == declarer else 0 for seat in range(len(totals))]
+
+
+def _declaration_succeeds(own: int, lowest_other: int, rules: Rules) -> bool:
+    return own < lowest_other or (own == lowest_other and not rules.tie_fails)
+
+
+def competition_places(keys: Sequence[tuple[int, ...]]) -> list[int]:
+    """Places 1, 2, 2, 4 ... for sort keys where lower is better and equal keys share a place."""
+    places = [0] * len(keys)
+    ordered = sorted(range(len(keys)), key=keys.__getitem__)
+    for position, seat in enumerate(ordered):
+        same_as_previous = position > 0 and keys[ordered[position - 1]] == keys[seat]
+        places[seat] = places[ordered[position - 1]] if same_as_previous else position + 1
+    return places
+
+
+class Match:
+    """One match of Least Score among ``players`` seats, dealt from ``seed``.
+
+    Seats are 0..players-1 and play goes up the seat numbers. Read :attr:`turn` for whose move it is,
+    :meth:`view` for what a seat may see, :meth:`legal_moves` for its choices, then :meth:`apply`. A seat that
+    must leave (a bot's fault) is removed with :meth:`forfeit`. :attr:`outcome` is None until the match is over.
+    """
+
+    def __init__(self, players: int, seed: int, rules: Rules = Rules()) -> None:
+        if type(players) is not int or not 2 <= players <= 8:
+            raise ValueError(f"players: expected an integer from 2 to 8, got {players!r}")
+        self.players = players
+        self.seed = seed
+        self.rules = rules
+        self.scores = [0] * players
+        self.eliminated: list[list[Seat]] = []
+        """Seats eliminated by score, one list per round in which any were, in order."""
+        self.forfeits: list[Seat] = []
+        self._out: set[Seat] = set()
+        self.round = 0
+        self.outcome: Outcome | None = None
+        self.events: list[dict[str, Any]] = []
+        self.hands: list[list[Card]] = [[] for _ in range(players)]
+        self.deck: list[Card] = []
+        self.floor: tuple[Card, ...] = ()
+        self.dead: list[Card] = []
+        self.turn: Seat = random.Random(seed).randrange(players)
+        self.starter: Seat = self.turn
+        self.turns_taken = [0] * players
+        self._round_rng = random.Random()
+        self.events.append({"type": "match_start", "players": players, "seed": seed, "rules": rules.to_dict()})
+        self._start_round(self.turn)
+
+    # -- what the seats see -------------------------------------------------------------------------------------
+
+    def in_play(self, seat: Seat) -> bool:
+        """Whether ``seat`` is still playing: not eliminated and not forfeited."""
+        return self.outcome is None and seat not in self._out
+
+    @property
+    def live(self) -> list[Seat]:
+        return [seat for seat in range(self.players) if self.in_play(seat)]
+
+    def may_declare(self) -> bool:
+        """Whether the seat to move may declare now (clause 5 and ``declare_max``)."""
+        if self.outcome is not None or self.turns_taken[self.turn] == 0:
+            return False
+        cap = self.rules.declare_max
+        return cap is None or hand_total(self.hands[self.turn]) <= cap
+
+    def view(self, seat: Seat) -> SeatView:
+        live = self.live
+        return SeatView(
+            seat=seat,
+            round=self.round,
+            hand=tuple(self.hands[seat]),
+            floor=self.floor,
+            may_declare=seat == self.turn and self.may_declare(),
+            deck_size=len(self.deck),
+            hand_sizes=tuple(len(hand) for hand in self.hands),
+            scores=tuple(self.scores),
+            live=tuple(s in live for s in range(self.players)),
+            turn_in_round=self.turns_taken[seat],
+        )
+
+    def legal_moves(self) -> Iterator[Move]:
+        """Every legal move of the seat to move: Declare first when allowed, then each set with each take."""
+        if self.outcome is not None:
+            return
+        if self.may_declare():
+            yield Declare()
+        takes: tuple[Card | Literal["deck"], ...] = (DECK_TAKE, *self.floor)
+        for discard in legal_discards(self.hands[self.turn], self.rules):
+            for take in takes:
+                yield Play(discard, take)
+
+    def check(self, move: Move) -> None:
+        """Raise :class:`IllegalMoveError` (with the reason) unless ``move`` is legal for the seat to move."""
+        if self.outcome is not None:
+            raise IllegalMoveError("the match is over")
+        if isinstance(move, Declare):
+            if self.turns_taken[self.turn] == 0:
+                raise IllegalMoveError("may not declare on your first turn of a round")
+            if not self.may_declare():
+                raise IllegalMoveError(
+                    f"may not declare with a total of {hand_total(self.hands[self.turn])}"
+                    f" (declare_max is {self.rules.declare_max})"
+                )
+            return
+        hand = self.hands[self.turn]
+        missing = [card for card in move.discard if card not in hand]
+        if missing:
+            raise IllegalMoveError(f"discard {' '.join(missing)} not in hand {' '.join(hand)}")
+        if discard_kind(move.discard, self.rules) is None:
+            raise IllegalMoveError(f"{' '.join(move.discard)} is not a set that may be thrown (clause 3)")
+        if move.take != DECK_TAKE and move.take not in self.floor:
+            raise IllegalMoveError(
+                f"take {move.take} is not on the floor {' '.join(self.floor)} (take 'deck' or a floor card)"
+            )
+
+    # -- changing the position ----------------------------------------------------------------------------------
+
+    def apply(self, move: Move) -> None:
+        """Check and play ``move`` for the seat to move (raises :class:`IllegalMoveError`)."""
+        self.check(move)
+        seat = self.turn
+        if isinstance(move, Declare):
+            self.events.append({"type": "declare", "seat": seat})
+            self._end_round(seat)
+            return
+        hand = self.hands[seat]
+        for card in move.discard:
+            hand.remove(card)
+        event: dict[str, Any] = {"type": "play", "seat": seat, "discard": list(move.discard), "take": move.take}
+        if move.take == DECK_TAKE:
+            if not self.deck:
+                self._reshuffle()
+            drawn = self.deck.pop()
+            event["drew"] = drawn
+        else:
+            drawn = move.take
+        hand.append(drawn)
+        self.dead.extend(card for card in self.floor if card != drawn)
+        self.floor = move.discard
+        self.turns_taken[seat] += 1
+        self.events.append(event)
+        live = self.live
+        if all(self.turns_taken[s] >= self.rules.max_turns_per_player for s in live):
+            self._end_round(None)
+        else:
+            self.turn = self._next_seat(seat)
+
+    def forfeit(self, seat: Seat, reason: str = "") -> None:
+        """Remove ``seat`` from play (a bot's fault). It ranks below every seat that did not forfeit."""
+        if not self.in_play(seat):
+            return
+        self.forfeits.append(seat)
+        self._out.add(seat)
+        self.dead.extend(self.hands[seat])  # its cards leave play but stay accounted for
+        self.hands[seat] = []
+        self.events.append({"type": "forfeit", "seat": seat, "reason": reason})
+        live = self.live
+        if len(live) <= 1:
+            self._finish(Termination.FORFEITS)
+        elif seat == self.turn:
+            self.turn = self._next_seat(seat)
+
+    # -- internals ----------------------------------------------------------------------------------------------
+
+    def _next_seat(self, seat: Seat) -> Seat:
+        for step in range(1, self.players + 1):
+            candidate = (seat + step) % self.players
+            if self.in_play(candidate):
+                return candidate
+        raise AssertionError("no seat in play")  # callers end the match before this can happen
+
+    def _start_round(self, starter: Seat) -> None:
+        self.round += 1
+        # Each round's deal depends only on the seed and the round number, not on how play went before, so
+        # that duplicate matches (same seed, seats rotated) deal the same cards to the same seats for longer.
+        self._round_rng = random.Random(f"{self.seed}/round/{self.round}")
+        deck = list(DECK)
+        self._round_rng.shuffle(deck)
+        self.hands = [[] for _ in range(self.players)]
+        for seat in self.live:
+            self.hands[seat] = [deck.pop() for _ in range(5)]
+        self.floor = (deck.pop(),)
+        self.deck = deck
+        self.dead = []
+        self.turn = self.starter = starter
+        self.turns_taken = [0] * self.players
+        self.events.append(
+            {
+                "type": "round_start",
+                "round": self.round,
+                "starter": starter,
+                "hands": [list(hand) for hand in self.hands],
+                "floor": list(self.floor),
+                "scores": list(self.scores),
+                "live": self.live,
+            }
+        )
+
+    def _reshuffle(self) -> None:
+        # Clause-free decision: the dead floor cards (never the previous player's discard) become the new deck.
+        self.deck = self.dead
+        self.dead = []
+        self._round_rng.shuffle(self.deck)
+        self.events.append({"type": "reshuffle", "deck_size": len(self.deck)})
+
+    def _end_round(self, declarer: Seat | None) -> None:
+        live = self.live
+        totals = [hand_total(self.hands[seat]) for seat in live]
+        index = None if declarer is None else live.index(declarer)
+        points = score_round(totals, index, self.rules)
+        if declarer is None:
+            reason = RoundEnd.TURN_CAP
+        elif points[index] == 0:  # type: ignore[index]
+            reason = RoundEnd.DECLARED
+        else:
+            reason = RoundEnd.FAILED_DECLARATION
+        round_points = [0] * self.players
+        for seat, gained in zip(live, points):
+            round_points[seat] = gained
+            self.scores[seat] += gained
+        out = [seat for seat in live if self.scores[seat] > self.rules.threshold]
+        if out:
+            self.eliminated.append(out)
+            self._out.update(out)
+        self.events.append(
+            {
+                "type": "round_end",
+                "round": self.round,
+                "reason": reason.value,
+                "declarer": declarer,
+                "hands": [list(hand) for hand in self.hands],
+                "totals": [hand_total(hand) for hand in self.hands],
+                "points": round_points,
+                "scores": list(self.scores),
+                "eliminated": out,
+            }
+        )
+        still = self.live
+        if len(still) <= 1:
+            self._finish(Termination.LAST_STANDING)
+        elif out and self.rules.until == "first_out":
+            self._finish(Termination.FIRST_OUT)
+        elif self.round >= self.rules.max_rounds:
+            self._finish(Termination.MAX_ROUNDS)
+        else:
+            # The next round starts with the next live seat after the last round's starter.
+            self._start_round(self._next_seat(self.starter))
+
+    def _finish(self, termination: Termination) -> None:
+        # Best first: seats still in play by score; then those eliminated by score, the latest round first;
+        # then forfeits, the latest first. Within a group equal scores share a place.
+        survivors = [s for s in range(self.players) if self.in_play(s)]
+        keys: list[tuple[int, ...]] = [()] * self.players
+        for seat in survivors:
+            keys[seat] = (0, 0, self.scores[seat])
+        for age, group in enumerate(reversed(self.eliminated)):
+            for seat in group:
+                keys[seat] = (1, age, self.scores[seat])
+        for age, seat in enumerate(reversed(self.forfeits)):
+            keys[seat] = (2, age, 0)
+        self.outcome = Outcome(termination, tuple(competition_places(keys)), tuple(self.scores))
+        self.events.append(
+            {
+                "type": "match_end",
+                "termination": termination.value,
+                "places": list(self.outcome.places),
+                "scores": list(self.scores),
+            }
+        )
+
+
+def replay(players: int, seed: int, rules: Rules, actions: Iterable[tuple[Seat, Action]]) -> Match:
+    """Rebuild a match from its seed and its recorded ``(seat, action)`` pairs.
+
+    Raises :class:`IllegalMoveError` when an action does not fit (a move by the wrong seat, or an illegal one).
+    """
+    match = Match(players, seed, rules)
+    for seat, action in actions:
+        if isinstance(action, Forfeit):
+            match.forfeit(seat, action.reason)
+            continue
+        if seat != match.turn:
+            raise IllegalMoveError(f"recorded move by seat {seat}, but it is seat {match.turn}'s turn")
+        match.apply(action)
+    return match
+
+
+def actions_from_events(events: Iterable[dict[str, Any]]) -> list[tuple[Seat, Action]]:
+    """The moves and forfeits of an event list, in order, for :func:`replay`."""
+    actions: list[tuple[Seat, Action]] = []
+    for event in events:
+        if event["type"] == "declare":
+            actions.append((event["seat"], Declare()))
+        elif event["type"] == "play":
+            actions.append((event["seat"], Play(tuple(event["discard"]), event["take"])))
+        elif event["type"] == "forfeit":
+            actions.append((event["seat"], Forfeit(event["reason"])))
+    return actions

@@ -1,0 +1,143 @@
+"""Protocol v1: the JSON-lines messages between the referee and a bot, built from the engine's events.
+
+This module decides what each seat is told, so information hiding lives here and only here: a message to a seat
+never holds another seat's hidden cards or the deck's order before ``round_end``. It parses replies too. It does
+no I/O; the referee moves the bytes. ``protocol/PROTOCOL.md`` is the user-facing description of the same messages.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from arena.game import InvalidMoveError, Match, Move, SeatView, move_from_json
+from arena.rules import Rules
+
+VERSION = 1
+MAX_LINE = 64 * 1024
+"""A reply line longer than this (in bytes, newline excluded) is an ``invalid`` fault."""
+
+
+class InvalidReplyError(ValueError):
+    """A reply that is not one UTF-8 JSON object of the expected shape; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time limits of a match, in milliseconds (see PROTOCOL.md, "Time")."""
+
+    hello_ms: int = 10_000
+    move_ms: int = 1_000
+    bank_ms: int = 10_000
+
+    def to_dict(self) -> dict[str, int]:
+        return {"hello_ms": self.hello_ms, "move_ms": self.move_ms, "bank_ms": self.bank_ms}
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as one line of compact UTF-8 JSON."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def hello(seat: int, names: list[str], rules: Rules, limits: Limits) -> dict[str, Any]:
+    return {
+        "type": "hello",
+        "protocol": VERSION,
+        "seat": seat,
+        "players": names,
+        "rules": rules.to_dict(),
+        "limits": limits.to_dict(),
+    }
+
+
+def turn(view: SeatView, time_left_ms: int, bank_left_ms: int) -> dict[str, Any]:
+    return {
+        "type": "turn",
+        "round": view.round,
+        "hand": list(view.hand),
+        "floor": list(view.floor),
+        "may_declare": view.may_declare,
+        "deck_size": view.deck_size,
+        "hand_sizes": list(view.hand_sizes),
+        "scores": list(view.scores),
+        "live": list(view.live),
+        "time_left_ms": time_left_ms,
+        "bank_ms": bank_left_ms,
+    }
+
+
+def for_seat(event: dict[str, Any], seat: int, match: Match) -> dict[str, Any] | None:
+    """What ``seat`` is told of an engine event, or None for nothing.
+
+    ``match_start`` is told by ``hello``; ``declare`` by the ``round_end`` that follows it at once.
+    """
+    kind = event["type"]
+    if kind == "round_start":
+        return {
+            "type": "round_start",
+            "round": event["round"],
+            "hand": event["hands"][seat],
+            "floor": event["floor"],
+            "scores": event["scores"],
+            "live": [s in event["live"] for s in range(match.players)],
+            "starter": event["starter"],
+        }
+    if kind == "play":
+        told = {
+            "type": "played",
+            "seat": event["seat"],
+            "discard": event["discard"],
+            "take": event["take"],
+        }
+        if event["seat"] == seat and "drew" in event:
+            told["drew"] = event["drew"]
+        return told
+    if kind == "reshuffle":
+        return {"type": "reshuffle", "deck_size": event["deck_size"]}
+    if kind == "forfeit":
+        return {"type": "forfeit", "seat": event["seat"]}
+    if kind == "round_end":
+        return {key: event[key] for key in ("round", "reason", "declarer", "hands", "totals", "points", "scores",
+                                            "eliminated")} | {"type": "round_end"}
+    if kind == "match_end":
+        return {"type": "match_end", "places": event["places"], "scores": event["scores"],
+                "termination": event["termination"]}
+    return None
+
+
+def parse_line(line: bytes) -> dict[str, Any]:
+    """Decode one reply line into a JSON object, or raise :class:`InvalidReplyError`."""
+    if len(line) > MAX_LINE:
+        raise InvalidReplyError(f"line longer than {MAX_LINE} bytes")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidReplyError(f"not UTF-8 ({error.reason} at byte {error.start}): {_show(line)}") from None
+    try:
+        message = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidReplyError(f"not JSON ({error.msg} at column {error.colno}): {_show(line)}") from None
+    if not isinstance(message, dict):
+        raise InvalidReplyError(f"expected a JSON object, got {_show(line)}")
+    return message
+
+
+def parse_ready(line: bytes) -> None:
+    message = parse_line(line)
+    if message.get("type") != "ready":
+        raise InvalidReplyError(f'expected {{"type": "ready"}} in answer to hello, got {_show(line)}')
+
+
+def parse_move(line: bytes) -> Move:
+    message = parse_line(line)
+    try:
+        return move_from_json(message)
+    except InvalidMoveError as error:
+        raise InvalidReplyError(f"{error}; the reply was {_show(line)}") from None
+
+
+def _show(line: bytes, limit: int = 200) -> str:
+    """A short printable rendering of what a bot sent, for fault details."""
+    text = line[:limit].decode("utf-8", errors="backslashreplace")
+    return repr(text) + (f" ... ({len(line)} bytes)" if len(line) > limit else "")
