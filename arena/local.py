@@ -1,0 +1,70 @@
+"""Play a match in-process between bot objects, with the same messages the referee sends over pipes.
+
+For bot authors' and our own quick experiments (strength measurements of the sample bots, protocol tests): no
+processes, no time limits. A bot here is any object with ``reply(message) -> dict | None`` (``arena_bot.Bot`` has
+it). Messages pass through JSON both ways, so a bot sees exactly what it would see on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol, Sequence
+
+from arena import protocol
+from arena.game import Match
+from arena.protocol import InvalidReplyError, Limits
+from arena.rules import Rules
+
+
+class MessageBot(Protocol):
+    def reply(self, message: dict[str, Any]) -> dict[str, Any] | None: ...
+
+
+def _wire(message: dict[str, Any]) -> dict[str, Any]:
+    decoded: dict[str, Any] = json.loads(protocol.encode(message))
+    return decoded
+
+
+def play_local(
+    bots: Sequence[MessageBot],
+    seed: int,
+    rules: Rules = Rules(),
+    names: Sequence[str] | None = None,
+    transcript: list[tuple[int, dict[str, Any]]] | None = None,
+) -> Match:
+    """Play one match; a bot whose reply is invalid or illegal forfeits. Returns the finished match.
+
+    With ``transcript``, every message sent is appended to it as ``(seat, message)``.
+    """
+    match = Match(len(bots), seed, rules)
+    names = list(names or [f"bot{seat}" for seat in range(len(bots))])
+    limits = Limits()
+
+    def send(seat: int, message: dict[str, Any]) -> dict[str, Any] | None:
+        message = _wire(message)
+        if transcript is not None:
+            transcript.append((seat, message))
+        answer = bots[seat].reply(message)
+        return None if answer is None else _wire(answer)
+
+    for seat in range(len(bots)):
+        if send(seat, protocol.hello(seat, names, rules, limits)) != {"type": "ready"}:
+            match.forfeit(seat, "invalid: no ready")
+    told = 0
+    while True:
+        for event in match.events[told:]:
+            for seat in range(len(bots)):
+                if seat not in match.forfeits:
+                    message = protocol.for_seat(event, seat, match)
+                    if message is not None:
+                        send(seat, message)
+        told = len(match.events)
+        if match.outcome is not None:
+            return match
+        seat = match.turn
+        answer = send(seat, protocol.turn(match.view(seat), limits.move_ms + limits.bank_ms, limits.bank_ms))
+        try:
+            move = protocol.parse_move(protocol.encode(answer or {}))
+            match.apply(move)
+        except (InvalidReplyError, ValueError) as error:
+            match.forfeit(seat, str(error))
