@@ -305,6 +305,9 @@ class Match:
         live = self.live
         if len(live) <= 1:
             self._finish(Termination.FORFEITS)
+        elif all(self.turns_taken[s] >= self.rules.max_turns_per_player for s in live):
+            # The seat that left may have been the only one with turns to go: the turn cap is reached now.
+            self._end_round(None)
         elif seat == self.turn:
             self.turn = self._next_seat(seat)
 
@@ -358,7 +361,10 @@ class Match:
         points = score_round(totals, index, self.rules)
         if declarer is None:
             reason = RoundEnd.TURN_CAP
-        elif points[index] == 0:  # type: ignore[index]
+        elif _declaration_succeeds(
+            hand_total(self.hands[declarer]), min(t for s, t in zip(live, totals) if s != declarer), self.rules
+        ):
+            # Judged by the rule, not by the declarer's points: with penalty 0 a failed tie also scores 0.
             reason = RoundEnd.DECLARED
         else:
             reason = RoundEnd.FAILED_DECLARATION

@@ -8,7 +8,7 @@ it). Messages pass through JSON both ways, so a bot sees exactly what it would s
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from arena import protocol
 from arena.game import Match
@@ -31,10 +31,12 @@ def play_local(
     rules: Rules = Rules(),
     names: Sequence[str] | None = None,
     transcript: list[tuple[int, dict[str, Any]]] | None = None,
+    observer: Callable[[int, dict[str, Any], Match], None] | None = None,
 ) -> Match:
     """Play one match; a bot whose reply is invalid or illegal forfeits. Returns the finished match.
 
-    With ``transcript``, every message sent is appended to it as ``(seat, message)``.
+    With ``transcript``, every message sent is appended to it as ``(seat, message)``; ``observer`` is called with
+    each message and the match as it stands when the message is sent (for information-hiding checks).
     """
     match = Match(len(bots), seed, rules)
     names = list(names or [f"bot{seat}" for seat in range(len(bots))])
@@ -44,6 +46,8 @@ def play_local(
         message = _wire(message)
         if transcript is not None:
             transcript.append((seat, message))
+        if observer is not None:
+            observer(seat, message, match)
         answer = bots[seat].reply(message)
         return None if answer is None else _wire(answer)
 

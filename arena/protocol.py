@@ -98,8 +98,9 @@ def for_seat(event: dict[str, Any], seat: int, match: Match) -> dict[str, Any] |
     if kind == "forfeit":
         return {"type": "forfeit", "seat": event["seat"]}
     if kind == "round_end":
-        return {key: event[key] for key in ("round", "reason", "declarer", "hands", "totals", "points", "scores",
-                                            "eliminated")} | {"type": "round_end"}
+        # "type" first, as in every other message, so that logs and transcripts read the same way throughout.
+        return {"type": "round_end"} | {key: event[key] for key in ("round", "reason", "declarer", "hands", "totals",
+                                                                    "points", "scores", "eliminated")}
     if kind == "match_end":
         return {"type": "match_end", "places": event["places"], "scores": event["scores"],
                 "termination": event["termination"]}

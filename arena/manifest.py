@@ -1,0 +1,125 @@
+"""Bots on disk: a directory with a ``bot.yaml`` manifest, loaded into a :class:`BotSpec`.
+
+Every error names the file, the field and what was expected, because the person reading it is a bot author who
+has not read our code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MANIFEST = "bot.yaml"
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+OPTIONAL_TEXT = ("language", "author", "description", "image")
+
+
+class ManifestError(ValueError):
+    """A missing or malformed bot manifest; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot ready to launch: its name, its command (run in ``directory``) and a hash of its files."""
+
+    name: str
+    directory: Path
+    command: tuple[str, ...]
+    files_hash: str
+    language: str | None = None
+    author: str | None = None
+    description: str | None = None
+    image: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "directory": str(self.directory),
+            "command": list(self.command),
+            "files_hash": self.files_hash,
+            "language": self.language,
+            "author": self.author,
+            "description": self.description,
+            "image": self.image,
+        }
+
+
+def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
+    """Read ``directory/bot.yaml`` and hash the bot's files, or raise :class:`ManifestError`."""
+    root = Path(directory).resolve()
+    path = root / MANIFEST
+    if not root.is_dir():
+        raise ManifestError(f"{root}: not a directory (expected a bot directory holding {MANIFEST})")
+    if not path.is_file():
+        raise ManifestError(f"{path}: missing (every bot directory needs a {MANIFEST} with name and command)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise ManifestError(f"{path}: not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: expected a mapping with keys name and command, got {type(data).__name__}")
+    known = {"name", "command", *OPTIONAL_TEXT}
+    unknown = sorted(str(key) for key in data if key not in known)
+    if unknown:
+        raise ManifestError(f"{path}: field {unknown[0]}: unknown field (known: {', '.join(sorted(known))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ManifestError(
+            f"{path}: field name: expected a slug matching [a-z0-9][a-z0-9_-]{{0,39}}, got {name!r}"
+        )
+    command = _command(path, data.get("command"))
+    extras: dict[str, str | None] = {}
+    for key in OPTIONAL_TEXT:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ManifestError(f"{path}: field {key}: expected a string, got {value!r}")
+        extras[key] = value
+    return BotSpec(name=name, directory=root, command=command, files_hash=hash_files(root), **extras)
+
+
+def _command(path: Path, value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            parts = shlex.split(value)
+        except ValueError as error:
+            raise ManifestError(f"{path}: field command: cannot split {value!r} like a shell would: {error}") from None
+    elif isinstance(value, list) and all(isinstance(part, str) for part in value):
+        parts = list(value)
+    else:
+        raise ManifestError(
+            f"{path}: field command: expected a string such as 'python3 bot.py' or a list of strings, got {value!r}"
+        )
+    if not parts or not parts[0]:
+        raise ManifestError(f"{path}: field command: expected a program to run, got an empty command")
+    return tuple(parts)
+
+
+def hash_files(root: Path) -> str:
+    """A SHA-256 over the bot's regular files (relative paths and contents), so a changed bot gets a new hash.
+
+    Symlinks are hashed by their target text, never followed: a bot must not make us read outside its directory.
+    """
+    digest = hashlib.sha256()
+    for current, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith(".git"))
+        for name in sorted(files):
+            full = Path(current, name)
+            relative = full.relative_to(root).as_posix()
+            if full.suffix == ".pyc":
+                continue
+            digest.update(relative.encode() + b"\0")
+            if full.is_symlink():
+                digest.update(b"link:" + os.readlink(full).encode() + b"\0")
+            elif full.is_file():
+                with open(full, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 16), b""):
+                        digest.update(block)
+                digest.update(b"\0")
+    return digest.hexdigest()

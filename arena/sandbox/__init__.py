@@ -1,0 +1,106 @@
+"""How bots are launched: the small interface every sandbox backend implements, and the backends' registry.
+
+The referee sees a bot only through :class:`BotProcess`: file descriptors to poll, non-blocking reads and writes,
+and a kill that takes the whole process tree with it. Backends (``process``, ``docker``) know processes and
+containers, never the rules or the protocol.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from arena.manifest import BotSpec
+
+Stream = Literal["stdout", "stderr"]
+PROTOCOL_LIB = Path(__file__).resolve().parent.parent.parent / "protocol"
+"""``protocol/`` holds ``arena_bot.py``, which every bot finds on its PYTHONPATH."""
+
+
+class SandboxError(RuntimeError):
+    """The host could not start or manage a bot (the machinery failed, not the bot): an infrastructure error."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits for one bot in one match; every field is a key of ``limits:`` in configs."""
+
+    memory_mb: int = 512
+    processes: int = 64
+    file_mb: int = 16
+    scratch_mb: int = 64
+    open_files: int = 64
+    cpu_seconds: int = 600
+
+
+@dataclass(frozen=True)
+class Exit:
+    """How a bot's process ended: its exit code or signal, and the resource limit that killed it if known."""
+
+    returncode: int | None
+    signal: int | None = None
+    limit: str | None = None
+
+    def describe(self) -> str:
+        if self.limit:
+            return f"killed by the {self.limit} limit"
+        if self.signal is not None:
+            return f"killed by signal {self.signal}"
+        return f"exited with status {self.returncode}"
+
+
+class BotProcess(abc.ABC):
+    """A running bot. All I/O is non-blocking; the referee polls :meth:`read_fds` and :meth:`write_fd`."""
+
+    pid: int | None = None
+
+    @abc.abstractmethod
+    def read_fds(self) -> list[int]:
+        """Descriptors to watch for reading while they are open."""
+
+    @abc.abstractmethod
+    def read(self, fd: int) -> list[tuple[Stream, bytes]]:
+        """Read what is available on ``fd``; an empty ``bytes`` for a stream means it reached end of file."""
+
+    @abc.abstractmethod
+    def write_fd(self) -> int | None:
+        """The descriptor of the bot's stdin, or None once it is closed."""
+
+    @abc.abstractmethod
+    def write(self, data: bytes | memoryview) -> int:
+        """Write without blocking; return how many bytes went. Raises ``BrokenPipeError`` when stdin is gone."""
+
+    @abc.abstractmethod
+    def close_stdin(self) -> None: ...
+
+    @abc.abstractmethod
+    def poll(self) -> Exit | None:
+        """The bot's exit, once its main process has ended."""
+
+    @abc.abstractmethod
+    def kill(self) -> Exit:
+        """Kill the whole tree, reap it and release everything; safe to call twice. Returns how it ended."""
+
+
+class Sandbox(abc.ABC):
+    """A backend: launches bots under its isolation."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
+        """Start ``bot``. Raises :class:`SandboxError` for host failures; a bot that cannot start is a crash later."""
+
+    def close(self) -> None:
+        """Release what the backend holds across matches."""
+
+
+def get_sandbox(name: str) -> Sandbox:
+    """The backend called ``name`` (``process`` or ``docker``)."""
+    if name == "process":
+        from arena.sandbox.process import ProcessSandbox
+
+        return ProcessSandbox()
+    raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: process)")
