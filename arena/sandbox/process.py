@@ -145,9 +145,7 @@ class ProcessBot(BotProcess):
             _OUR_CHILDREN.discard(self.popen.pid)
             self._exit = exit_before or self._describe(self.popen.returncode)
             self.close_stdin()
-            for fd in list(self._streams):
-                os.close(fd)
-            self._streams.clear()
+            self._streams.clear()  # the pipe objects below own these descriptors
             for pipe in (self.popen.stdout, self.popen.stderr):
                 if pipe is not None:
                     pipe.close()

@@ -1,0 +1,145 @@
+"""The referee against real bot processes: full matches, every fault kind, and nothing left running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.manifest import load_bot
+from arena.matchlog import load, verify
+from arena.protocol import Limits
+from arena.referee import FaultKind, MatchResult, play_match
+from arena.rules import Rules
+from arena.sandbox import SandboxLimits
+from arena.sandbox.process import ProcessSandbox
+from tests.hostile import make_bot, processes_under
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+FAST = Limits(hello_ms=3000, move_ms=400, bank_ms=300)
+SHORT = Rules(threshold=30)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> ProcessSandbox:
+    return ProcessSandbox()
+
+
+def run(bots: list[Path], sandbox: ProcessSandbox, tmp_path: Path, seed: int = 1, limits: Limits = FAST,
+        sandbox_limits: SandboxLimits = SandboxLimits()) -> MatchResult:
+    return play_match([load_bot(b) for b in bots], seed, sandbox, SHORT, limits, sandbox_limits,
+                      log_path=tmp_path / "match.jsonl.gz")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sample_bots_in_both_languages_play_whole_matches_reproducibly(sandbox, tmp_path, seed):
+    bots = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
+    first = run(bots, sandbox, tmp_path, seed, Limits())
+    second = run(bots, sandbox, tmp_path / "again", seed, Limits())
+    assert all(player.fault is None for player in first.players), first.to_dict()
+    assert sorted(p.place for p in first.players)[0] == 1
+    assert first.turns > 10
+    assert [(p.place, p.score) for p in first.players] == [(p.place, p.score) for p in second.players]
+    assert first.events == second.events
+    log = load(first.log_path)
+    assert verify(log) == []
+    assert log.messages > first.turns  # every message exchanged is in the log
+
+
+# attack -> expected fault kind
+FAULTS = {
+    "sleep_past_deadline": FaultKind.TIMEOUT,
+    "slow_loris": FaultKind.TIMEOUT,
+    "never_reads_stdin": FaultKind.TIMEOUT,
+    "exit_mid_match": FaultKind.CRASH,
+    "crash_traceback": FaultKind.CRASH,
+    "close_stdout": FaultKind.CRASH,
+    "not_json": FaultKind.INVALID,
+    "wrong_shape": FaultKind.INVALID,
+    "binary_garbage": FaultKind.INVALID,
+    "long_line": FaultKind.INVALID,
+    "flood_no_newline": FaultKind.INVALID,
+    "unsolicited": FaultKind.INVALID,
+    "bad_ready": FaultKind.INVALID,
+    "card_not_in_hand": FaultKind.ILLEGAL,
+    "illegal_set": FaultKind.ILLEGAL,
+    "declare_first_turn": FaultKind.ILLEGAL,
+    "take_not_on_floor": FaultKind.ILLEGAL,
+}
+
+
+@pytest.mark.parametrize("attack", sorted(FAULTS))
+def test_each_misbehaviour_is_a_fault_of_its_kind_and_play_goes_on(sandbox, tmp_path, attack):
+    hostile = make_bot(tmp_path / "bots", attack)
+    result = run([SAMPLES / "greedy", hostile, SAMPLES / "random"], sandbox, tmp_path)
+    bad = result.players[1]
+    assert bad.fault is not None, result.to_dict()
+    assert bad.fault.kind == FAULTS[attack], bad.fault
+    assert bad.fault.detail
+    assert bad.place == 3, "a forfeit ranks below every seat that did not forfeit"
+    others = [result.players[0], result.players[2]]
+    assert all(p.fault is None for p in others)
+    assert sorted(p.place for p in others) == [1, 2]
+    assert result.rounds >= 1 and result.termination in ("last_standing", "forfeits")
+    assert processes_under(hostile) == []
+    assert verify(load(result.log_path)) == []
+
+
+def test_crash_keeps_the_bots_last_words(sandbox, tmp_path):
+    hostile = make_bot(tmp_path, "crash_traceback")
+    result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path)
+    fault = result.players[1].fault
+    assert fault is not None and fault.kind == FaultKind.CRASH
+    assert "boom: the bot fell over" in fault.stderr_tail
+    assert "exited with status 1" in fault.detail
+
+
+def test_timeout_detail_says_what_was_expected(sandbox, tmp_path):
+    result = run([SAMPLES / "greedy", make_bot(tmp_path, "sleep_past_deadline")], sandbox, tmp_path)
+    fault = result.players[1].fault
+    assert fault is not None and "no move within" in fault.detail
+    assert result.players[0].place == 1 and result.termination == "forfeits"
+
+
+def test_stderr_flood_while_playing_correctly_finishes_with_a_capped_tail(sandbox, tmp_path):
+    hostile = make_bot(tmp_path, "stderr_flood_every_turn")
+    result = run([SAMPLES / "greedy", hostile, SAMPLES / "random"], sandbox, tmp_path, limits=Limits())
+    assert all(p.fault is None for p in result.players), result.to_dict()
+    assert len(result.players[1].stderr_tail.encode()) == 64 * 1024
+    assert result.players[1].stderr_tail.endswith("noise ")
+
+
+def test_cpu_limit_is_a_limit_fault(sandbox, tmp_path):
+    hostile = make_bot(tmp_path, "cpu_spin")
+    result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path, limits=Limits(move_ms=4000, bank_ms=0),
+                 sandbox_limits=SandboxLimits(cpu_seconds=1))
+    fault = result.players[1].fault
+    assert fault is not None and fault.kind == FaultKind.LIMIT, fault
+    assert "cpu time" in fault.detail
+
+
+def test_daemon_grandchild_does_not_outlive_the_match(sandbox, tmp_path):
+    hostile = make_bot(tmp_path, "daemon_grandchild")
+    result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path)
+    assert result.players[1].fault is None
+    assert processes_under(hostile) == []
+
+
+def test_a_command_that_does_not_exist_is_a_crash_not_an_infrastructure_error(sandbox, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "bot.yaml").write_text("name: broken\ncommand: ./no-such-program --flag\n")
+    result = run([SAMPLES / "greedy", broken, SAMPLES / "random"], sandbox, tmp_path)
+    fault = result.players[1].fault
+    assert fault is not None and fault.kind == FaultKind.CRASH
+    assert "no-such-program" in fault.stderr_tail
+    assert result.players[1].place == 3
+
+
+def test_two_forfeits_rank_the_earlier_one_lower(sandbox, tmp_path):
+    early = make_bot(tmp_path, "declare_first_turn", "early")       # faults at its first turn
+    late = make_bot(tmp_path, "sleep_past_deadline", "late")        # faults at its second turn
+    result = run([early, SAMPLES / "greedy", late], sandbox, tmp_path)
+    assert result.players[1].place == 1
+    assert result.players[2].place == 2 and result.players[0].place == 3
