@@ -31,23 +31,24 @@ def play_local(
     rules: Rules = Rules(),
     names: Sequence[str] | None = None,
     transcript: list[tuple[int, dict[str, Any]]] | None = None,
-    observer: Callable[[int, dict[str, Any], Match], None] | None = None,
+    observer: Callable[[int, dict[str, Any], Match, int], None] | None = None,
 ) -> Match:
     """Play one match; a bot whose reply is invalid or illegal forfeits. Returns the finished match.
 
     With ``transcript``, every message sent is appended to it as ``(seat, message)``; ``observer`` is called with
-    each message and the match as it stands when the message is sent (for information-hiding checks).
+    each message, the match, and the index of the last engine event the seat may know of when the message
+    arrives (for information-hiding checks: the match itself may already be further on).
     """
     match = Match(len(bots), seed, rules)
     names = list(names or [f"bot{seat}" for seat in range(len(bots))])
     limits = Limits()
 
-    def send(seat: int, message: dict[str, Any]) -> dict[str, Any] | None:
+    def send(seat: int, message: dict[str, Any], event_index: int | None = None) -> dict[str, Any] | None:
         message = _wire(message)
         if transcript is not None:
             transcript.append((seat, message))
         if observer is not None:
-            observer(seat, message, match)
+            observer(seat, message, match, len(match.events) - 1 if event_index is None else event_index)
         answer = bots[seat].reply(message)
         return None if answer is None else _wire(answer)
 
@@ -56,12 +57,12 @@ def play_local(
             match.forfeit(seat, "invalid: no ready")
     told = 0
     while True:
-        for event in match.events[told:]:
+        for index in range(told, len(match.events)):
             for seat in range(len(bots)):
                 if seat not in match.forfeits:
-                    message = protocol.for_seat(event, seat, match)
+                    message = protocol.for_seat(match.events[index], seat, match)
                     if message is not None:
-                        send(seat, message)
+                        send(seat, message, index)
         told = len(match.events)
         if match.outcome is not None:
             return match

@@ -1,0 +1,79 @@
+"""Arbitrary replies thrown at the referee: it never crashes, it only records faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arena.manifest import load_bot
+from arena.protocol import InvalidReplyError, Limits, parse_move, parse_ready
+from arena.referee import FaultKind, play_match
+from arena.rules import Rules
+from arena.sandbox.process import ProcessSandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+
+REPLAYER = """\
+import sys
+replies = open("replies.bin", "rb").read().split(b"\\0")
+for line, reply in zip(sys.stdin.buffer, replies):
+    if b'"type":"hello"' in line or b'"type":"turn"' in line:
+        sys.stdout.buffer.write(reply)
+        sys.stdout.buffer.flush()
+import time
+time.sleep(30)
+"""
+
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(["7H", "deck", "play", "AS"]),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["type", "discard", "take", "x"]), children, max_size=4),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=300) | json_like.map(lambda v: repr(v).encode()))
+def test_reply_parsers_only_raise_invalid_reply(line):
+    for parse in (parse_move, parse_ready):
+        try:
+            parse(line)
+        except InvalidReplyError as error:
+            assert str(error)
+
+
+replies = st.lists(
+    st.one_of(
+        st.binary(max_size=200).map(lambda b: b.replace(b"\0", b"") + b"\n"),
+        st.binary(max_size=50).map(lambda b: b.replace(b"\0", b"")),  # no newline at all
+        st.sampled_from([
+            b'{"type":"ready"}\n',
+            b'{"type":"declare"}\n',
+            b'{"type":"play","discard":["KS"],"take":"deck"}\n',
+            b'{"type":"play","discard":[],"take":"deck"}\n',
+            b'{"type":"ready"}\n{"type":"ready"}\n',
+            b"\xff\xfe\n",
+            b"[]\n",
+        ]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(replies)
+def test_referee_survives_arbitrary_bot_output(tmp_path_factory, script):
+    directory = tmp_path_factory.mktemp("fuzzbot")
+    (directory / "bot.yaml").write_text("name: fuzz\ncommand: [python3, bot.py]\n")
+    (directory / "bot.py").write_text(REPLAYER)
+    (directory / "replies.bin").write_bytes(b"\0".join(script))
+    bots = [load_bot(ROOT / "sample_bots" / "greedy"), load_bot(directory)]
+    result = play_match(bots, 5, ProcessSandbox(), Rules(threshold=20), Limits(hello_ms=1500, move_ms=150, bank_ms=0))
+    fuzz = result.players[1]
+    if fuzz.fault is None:
+        return  # only possible when the bytes happened to be a legal game
+    assert fuzz.fault.kind in set(FaultKind)
+    assert fuzz.place == 2 and result.players[0].place == 1
