@@ -32,16 +32,25 @@ class MatchLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._partial = path.with_name(path.name + ".tmp")
         self._file: IO[bytes] | None = gzip.open(self._partial, "wb", compresslevel=5)
+        self._buffer = bytearray()  # gzip's write has a per-call cost worth avoiding on every message
 
     def write(self, record: dict[str, Any]) -> None:
+        self._append(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+
+    def _append(self, line: bytes) -> None:
+        self._buffer += line
+        if len(self._buffer) > 1 << 18:
+            self.flush()
+
+    def flush(self) -> None:
         assert self._file is not None
-        self._file.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+        self._file.write(self._buffer)
+        self._buffer.clear()
 
     def write_message(self, kind: str, seat: int, at_ms: int, line: bytes) -> None:
         """A protocol line sent or received, stored without decoding and re-encoding it (it is on the hot path)."""
-        assert self._file is not None
         if kind == "send":  # our own encoding: a valid JSON object without its newline
-            self._file.write(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line.rstrip(b"\n")))
+            self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line.rstrip(b"\n")))
         else:  # a bot's bytes: anything at all, so it goes in as a JSON string
             text = line.decode("utf-8", errors="backslashreplace")
             self.write({"t": kind, "seat": seat, "at": at_ms, "line": text})
@@ -49,6 +58,7 @@ class MatchLog:
     def close(self, complete: bool = True) -> None:
         if self._file is None:
             return
+        self.flush()
         self._file.close()
         self._file = None
         if complete:

@@ -29,6 +29,9 @@ LOGGER = logging.getLogger(__name__)
 STDERR_TAIL = 64 * 1024
 PENDING_CAP = 1 << 20
 """Bytes we hold for a bot that does not read its stdin before calling it a fault."""
+BATCH_BYTES = 16 * 1024
+"""Messages that want no reply wait in a seat's buffer until one that does (or this much) is queued: one write
+and one wake-up of the bot per turn instead of one per message, in the same order (PROTOCOL.md, "Delivery")."""
 EXIT_GRACE_S = 1.0
 """How long bots get to exit by themselves after ``match_end`` before they are killed."""
 
@@ -203,7 +206,7 @@ class Referee:
     def _handshake(self) -> None:
         names = [bot.name for bot in self.bots]
         for seat in self.seats:
-            self._send(seat, protocol.hello(seat.seat, names, self.rules, self.limits))
+            self._send(seat, protocol.hello(seat.seat, names, self.rules, self.limits), urgent=True)
             seat.expecting = True
         deadline = time.monotonic() + self.limits.hello_ms / 1000
         self._pump(deadline, lambda: all(s.reply is not None or not s.active for s in self.seats))
@@ -223,7 +226,7 @@ class Referee:
     def _play_turn(self) -> None:
         seat = self.seats[self.match.turn]
         budget_ms = self.limits.move_ms + seat.bank_ms
-        self._send(seat, protocol.turn(self.match.view(seat.seat), budget_ms, seat.bank_ms))
+        self._send(seat, protocol.turn(self.match.view(seat.seat), budget_ms, seat.bank_ms), urgent=True)
         if not seat.active:
             return
         seat.expecting = True
@@ -254,16 +257,22 @@ class Referee:
         while self._told < len(events):
             event = events[self._told]
             self._told += 1
+            previous: tuple[dict[str, Any] | None, bytes] = (None, b"")
             for seat in self.seats:
                 if seat.active:
                     message = protocol.for_seat(event, seat.seat, self.match)
                     if message is not None:
-                        self._send(seat, message)
+                        # Most messages are the same for every seat: encode them once.
+                        data = previous[1] if message == previous[0] else protocol.encode(message)
+                        previous = (message, data)
+                        self._queue(seat, data)
         self._log_events()
 
     def _say_goodbye(self) -> None:
         """Deliver the last messages, close stdin, and give the bots a moment to exit on their own."""
         deadline = time.monotonic() + EXIT_GRACE_S
+        for seat in self.seats:
+            self._flush(seat)
         self._pump(deadline, lambda: not any(s.outbuf for s in self.seats if s.active))
         for seat in self.seats:
             if seat.active:
@@ -308,12 +317,15 @@ class Referee:
 
     # -- pipes --------------------------------------------------------------------------------------------------
 
-    def _send(self, seat: _Seat, message: dict[str, Any]) -> None:
-        data = protocol.encode(message)
+    def _send(self, seat: _Seat, message: dict[str, Any], urgent: bool = False) -> None:
+        self._queue(seat, protocol.encode(message), urgent)
+
+    def _queue(self, seat: _Seat, data: bytes, urgent: bool = False) -> None:
         if self.log is not None:
             self.log.write_message("send", seat.seat, self._now_ms(), data)
         seat.outbuf += data
-        self._flush(seat)
+        if urgent or len(seat.outbuf) > BATCH_BYTES:
+            self._flush(seat)
 
     def _flush(self, seat: _Seat) -> None:
         if not seat.active or not seat.outbuf:

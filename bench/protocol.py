@@ -1,0 +1,119 @@
+"""Benchmark: what the referee adds on top of the pipe to a bot.
+
+(a) the raw round trip: one JSON turn line to a minimal Python bot that parses it and answers, over a pipe: the
+floor for any referee; (b) whole matches between minimal fast bots through the referee (process sandbox, event log
+on), as time per turn from the first turn to the last reply. Prints one JSON object with both and their ratio.
+
+    python bench/protocol.py [--round-trips 20000] [--matches 5] [--players 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.manifest import load_bot  # noqa: E402
+from arena.protocol import Limits  # noqa: E402
+from arena.referee import play_match  # noqa: E402
+from arena.rules import Rules  # noqa: E402
+from arena.sandbox.process import ProcessSandbox  # noqa: E402
+
+FAST_BOT = r'''
+import json, sys
+VALUE = {r: min(i + 1, 10) for i, r in enumerate("A23456789TJQK")}
+out = sys.stdout
+for line in sys.stdin:
+    m = json.loads(line)
+    t = m["type"]
+    if t == "hello":
+        out.write('{"type":"ready"}\n'); out.flush()
+    elif t == "turn":
+        hand = m["hand"]
+        if m["may_declare"] and sum(VALUE[c[0]] for c in hand) <= 7:
+            out.write('{"type":"declare"}\n')
+        else:
+            card = max(hand, key=lambda c: VALUE[c[0]])
+            out.write('{"type":"play","discard":["%s"],"take":"deck"}\n' % card)
+        out.flush()
+'''
+
+TURN = (b'{"type":"turn","round":3,"hand":["7H","8S","KD","2C","AS"],"floor":["9H"],"may_declare":true,'
+        b'"deck_size":31,"hand_sizes":[5,4,5],"scores":[10,22,0],"live":[true,true,true],'
+        b'"time_left_ms":11000,"bank_ms":10000}\n')
+
+
+def raw_round_trip(bot_file: Path, count: int) -> float:
+    """Seconds per round trip, best of three runs."""
+    best = float("inf")
+    for _ in range(3):
+        process = subprocess.Popen([sys.executable, str(bot_file)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert process.stdin and process.stdout
+        stdin, stdout = process.stdin.fileno(), process.stdout
+        os.write(stdin, b'{"type":"hello"}\n')
+        stdout.readline()
+        start = time.perf_counter()
+        for _ in range(count):
+            os.write(stdin, TURN)
+            stdout.readline()
+        best = min(best, (time.perf_counter() - start) / count)
+        process.stdin.close()
+        process.wait()
+    return best
+
+
+def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> dict[str, float]:
+    """Seconds per turn through the referee, from the first turn sent to the last reply, per match."""
+    bots = [load_bot(bot_dir)] * players
+    sandbox = ProcessSandbox()
+    per_turn, whole = [], []
+    for seed in range(matches):
+        log = log_dir / f"m{seed}.jsonl.gz"
+        result = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log)
+        sends = [json.loads(line) for line in gzip.open(log) if line.startswith(b'{"t":"send"')]
+        recvs = [json.loads(line) for line in gzip.open(log) if line.startswith(b'{"t":"recv"')]
+        first_turn = next(r["at"] for r in sends if r["msg"]["type"] == "turn")
+        span_ms = recvs[-1]["at"] - first_turn
+        per_turn.append(span_ms / 1000 / result.turns)
+        whole.append(result.duration_s / result.turns)
+    return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--round-trips", type=int, default=20000)
+    parser.add_argument("--matches", type=int, default=5)
+    parser.add_argument("--players", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bot_dir = root / "fast"
+        bot_dir.mkdir()
+        (bot_dir / "bot.py").write_text(FAST_BOT)
+        (bot_dir / "bot.yaml").write_text(f"name: fast\ncommand: [{sys.executable}, bot.py]\n")
+        raw = raw_round_trip(bot_dir / "bot.py", args.round_trips)
+        turns = referee_turns(bot_dir, args.matches, args.players, root)
+    print(json.dumps({
+        "python": platform.python_version(),
+        "players": args.players,
+        "raw_round_trip_us": round(raw * 1e6, 1),
+        "referee_turn_us": round(turns["per_turn_s"] * 1e6, 1),
+        "referee_turn_with_startup_us": round(turns["per_turn_with_startup_s"] * 1e6, 1),
+        "ratio": round(turns["per_turn_s"] / raw, 2),
+        "goal_ratio": 1.3,
+    }))
+
+
+if __name__ == "__main__":
+    main()
