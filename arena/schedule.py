@@ -1,0 +1,70 @@
+"""Tournament schedules: which bots meet, in which seats, on which deal seed.
+
+A schedule is a pure function of (number of bots, seats per match, repeats, seed): the same inputs give the same
+matches in the same order, whatever runs them. Both designs below use duplicate deals: a group of bots plays one
+match per seat rotation on the same deal seed, so every bot gets each seat's cards once, which cancels most of the
+luck of the deal; and both give every bot the same number of matches and the same number of times in each seat.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Literal
+
+MAX_COMBINATIONS = 2000
+"""Above this many combinations a full round-robin is too long; the balanced random design is used instead."""
+
+Design = Literal["round-robin", "balanced-random"]
+
+
+@dataclass(frozen=True)
+class ScheduledMatch:
+    """One match: ``bots[seat]`` indexes the tournament's bot list."""
+
+    index: int
+    """Position in schedule order; ratings are applied in this order, never in the order matches finish."""
+    group: int
+    """The group of bots (and deal) it belongs to: the matches of one group are rotations of one another."""
+    rotation: int
+    seed: int
+    bots: tuple[int, ...]
+
+
+def design_for(bots: int, players: int) -> Design:
+    return "round-robin" if math.comb(bots, players) <= MAX_COMBINATIONS else "balanced-random"
+
+
+def make_schedule(bots: int, players: int, repeats: int, seed: int) -> list[ScheduledMatch]:
+    """Every match of a tournament, in schedule order.
+
+    Round-robin: every combination of ``players`` bots, ``repeats`` deal seeds each, one match per seat rotation.
+    Balanced random (fields where the combinations exceed :data:`MAX_COMBINATIONS`): ``repeats`` rounds; each round
+    shuffles the field (seeded) and takes the ``bots`` cyclic windows of ``players`` consecutive bots as groups, so
+    each bot is in exactly ``players`` groups per round at each window position once; with all rotations played,
+    every bot plays ``players**2`` matches per round, ``players`` in each seat.
+    """
+    if not 2 <= players <= min(8, bots):
+        raise ValueError(f"players: expected 2 to {min(8, bots)} seats for {bots} bots, got {players}")
+    if repeats < 1:
+        raise ValueError(f"repeats: expected at least 1, got {repeats}")
+    deals = random.Random(f"{seed}/deals")
+    groups: list[tuple[int, ...]] = []
+    if design_for(bots, players) == "round-robin":
+        for combo in combinations(range(bots), players):
+            groups.extend([combo] * repeats)
+    else:
+        shuffler = random.Random(f"{seed}/groups")
+        for _ in range(repeats):
+            order = list(range(bots))
+            shuffler.shuffle(order)
+            groups.extend(tuple(order[(start + i) % bots] for i in range(players)) for start in range(bots))
+    schedule: list[ScheduledMatch] = []
+    for group_index, group in enumerate(groups):
+        deal = deals.getrandbits(63)
+        for rotation in range(players):
+            seats = group[rotation:] + group[:rotation]
+            schedule.append(ScheduledMatch(len(schedule), group_index, rotation, deal, seats))
+    return schedule
