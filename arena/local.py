@@ -52,18 +52,21 @@ def play_local(
         answer = bots[seat].reply(message)
         return None if answer is None else _wire(answer)
 
+    # The same judgements as the referee, so that a bot that passes here does not forfeit there.
     for seat in range(len(bots)):
-        if send(seat, protocol.hello(seat, names, rules, limits)) != {"type": "ready"}:
-            match.forfeit(seat, "invalid: no ready")
+        try:
+            protocol.parse_ready(protocol.encode(send(seat, protocol.hello(seat, names, rules, limits)) or {}))
+        except InvalidReplyError as error:
+            match.forfeit(seat, f"invalid: {error}")
     told = 0
     while True:
-        for index in range(told, len(match.events)):
+        while told < len(match.events):  # a forfeit while telling adds an event, which is told too
+            index, told = told, told + 1
             for seat in range(len(bots)):
                 if seat not in match.forfeits:
                     message = protocol.for_seat(match.events[index], seat, match)
-                    if message is not None:
-                        send(seat, message, index)
-        told = len(match.events)
+                    if message is not None and send(seat, message, index) is not None:
+                        match.forfeit(seat, f"invalid: replied to {message['type']}, which wants no reply")
         if match.outcome is not None:
             return match
         seat = match.turn
