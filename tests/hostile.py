@@ -6,21 +6,30 @@ chosen moment, so that a test can check both that the misbehaviour was caught an
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
 from pathlib import Path
+from typing import Any
 
 TEMPLATE = '''\
 import os, sys, time, json, random
 import arena_bot
 
 ATTACK_AT = {at}  # 0: right after hello arrives; n: at the bot's n-th turn
+PARAMS = json.loads({params!r})  # what the test tells the attack (ports, paths, pids)
 ALL_CARDS = [r + s for s in "CDHS" for r in "A23456789TJQK"]
 
 
 def raw(data):
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
+
+
+def reveal(label, data):
+    """Tell the test what an attack got: it reads this back from the stderr tail."""
+    sys.stderr.write(f"{{label}}={{data}}\\n")
+    sys.stderr.flush()
 
 
 def attack(message):
@@ -111,15 +120,165 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
         "",
     ),
     "bad_ready": (0, "return {'type': 'steady'}", ""),
+    # -- attacks on the sandbox (tests/test_sandbox.py); each plays legal moves afterwards --------------------
+    "fork_bomb": (
+        1,
+        "count = 0\n"
+        "for _ in range(PARAMS.get('max_forks', 300)):  # bounded, in case nothing caps it\n"
+        "    try:\n"
+        "        pid = os.fork()\n"
+        "    except OSError:\n"
+        "        break\n"
+        "    if pid == 0:\n"
+        "        time.sleep(300)\n"
+        "        os._exit(0)\n"
+        "    count += 1\n"
+        "reveal('FORKS', count)\n"
+        "return None",
+        "",
+    ),
+    "memory_balloon": (
+        1,
+        "hoard = []\n"
+        "for _ in range(PARAMS.get('max_mb', 2048) // 8):  # bounded, in case nothing caps it\n"
+        "    hoard.append(b'x' * (8 << 20))  # touched pages, not just address space\n"
+        "reveal('BALLOON', len(hoard) * 8)\n"
+        "return None",
+        "",
+    ),
+    "sigterm_spin": (1, "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass", ""),
+    "huge_file": (
+        1,
+        "written = 0\n"
+        "try:\n"
+        "    with open(os.path.join(os.environ.get('TMPDIR', '.'), 'huge'), 'wb') as out:\n"
+        "        for _ in range(PARAMS.get('max_mb', 256)):\n"
+        "            out.write(b'h' * (1 << 20))\n"
+        "            out.flush()\n"
+        "            written += 1 << 20\n"
+        "except OSError as error:\n"
+        "    reveal('ERROR', error.errno)\n"
+        "reveal('WROTE', written)\n"
+        "return None",
+        "",
+    ),
+    "many_files": (
+        1,
+        "written = 0\n"
+        "try:\n"
+        "    for n in range(PARAMS.get('max_mb', 256) * 16):\n"
+        "        with open(os.path.join(os.environ.get('TMPDIR', '.'), f'f{n}'), 'wb') as out:\n"
+        "            out.write(b'm' * (64 << 10))\n"
+        "        written += 64 << 10\n"
+        "except OSError as error:\n"
+        "    reveal('ERROR', error.errno)\n"
+        "reveal('WROTE', written)\n"
+        "return None",
+        "",
+    ),
+    "write_outside": (
+        1,
+        "for path in [os.path.abspath('planted.txt'), os.path.abspath('big.bin'), *PARAMS.get('paths', [])]:\n"
+        "    try:\n"
+        "        with open(path, 'wb') as out:\n"
+        "            out.write(b'w' * (1 << 20))\n"
+        "        reveal('WROTE', path)\n"
+        "    except OSError as error:\n"
+        "        reveal('DENIED', path)\n"
+        "for n in range(50):\n"
+        "    try:\n"
+        "        open(f'small{n}.txt', 'w').close()\n"
+        "    except OSError:\n"
+        "        break\n"
+        "return None",
+        "",
+    ),
+    "line_100mb": (
+        1, "for _ in range(100):\n    raw(b'x' * (1 << 20))\nraw(b'\\n')\nreturn 'silent'", ""),
+    "connect_loopback": (
+        1,
+        "import socket\n"
+        "try:\n"
+        "    with socket.create_connection(('127.0.0.1', PARAMS['port']), timeout=1) as conn:\n"
+        "        conn.sendall(b'hello from the bot')\n"
+        "        reveal('CONNECTED', PARAMS['port'])\n"
+        "except OSError as error:\n"
+        "    reveal('NOCONNECT', error.errno)\n"
+        "return None",
+        "",
+    ),
+    "read_files": (
+        1,
+        "for path in PARAMS['paths']:\n"
+        "    try:\n"
+        "        with open(path, 'rb') as handle:\n"
+        "            reveal('READ', handle.read(4096))\n"
+        "    except OSError as error:\n"
+        "        reveal('UNREADABLE', error.errno)\n"
+        "return None",
+        "",
+    ),
+    "read_environment": (
+        1,
+        "reveal('ENV', dict(os.environ))\n"
+        "pids = [PARAMS['referee_pid'], *PARAMS.get('pids', []), os.getppid(), 1]\n"
+        "pids += [int(p) for p in os.listdir('/proc') if p.isdigit()]\n"
+        "for pid in pids:\n"
+        "    try:\n"
+        "        with open(f'/proc/{pid}/environ', 'rb') as handle:\n"
+        "            reveal(f'ENVIRON{pid}', handle.read())\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "return None",
+        "",
+    ),
+    "symlink_escape": (
+        1,
+        "scratch = os.environ.get('TMPDIR', '/tmp')\n"
+        "for n, target in enumerate(PARAMS['targets']):\n"
+        "    link = os.path.join(scratch, f'link{n}')\n"
+        "    try:\n"
+        "        os.symlink(target, link)\n"
+        "        with open(link, 'rb') as handle:\n"
+        "            reveal('READ', handle.read(4096))\n"
+        "    except OSError as error:\n"
+        "        reveal('UNREADABLE', error.errno)\n"
+        "return None",
+        "",
+    ),
+    "kill_everyone": (
+        1,
+        "import signal\n"
+        "try:\n"
+        "    os.kill(-1, signal.SIGKILL)  # every process we may signal, except ourselves\n"
+        "except OSError as error:\n"
+        "    reveal('KILLFAILED', error.errno)\n"
+        "return None",
+        "",
+    ),
+    "signal_referee": (
+        1,
+        "import signal\n"
+        "for pid in (PARAMS['referee_pid'], os.getppid()):\n"
+        "    for sig in (signal.SIGSTOP, signal.SIGKILL):\n"
+        "        try:\n"
+        "            os.kill(pid, sig)\n"
+        "            reveal('SIGNALLED', pid)\n"
+        "        except OSError as error:\n"
+        "            reveal('NOSIGNAL', error.errno)\n"
+        "return None",
+        "",
+    ),
 }
 
 
-def make_bot(root: Path, attack: str, name: str | None = None) -> Path:
-    """Write the bot for ``attack`` under ``root`` and return its directory."""
+def make_bot(root: Path, attack: str, name: str | None = None, params: dict[str, Any] | None = None) -> Path:
+    """Write the bot for ``attack`` under ``root`` and return its directory; ``params`` reach it as PARAMS."""
     when, body, prelude = ATTACKS[attack]
     directory = root / (name or attack.replace("_", "-"))
     directory.mkdir(parents=True, exist_ok=True)
-    source = TEMPLATE.format(at=when, attack=textwrap.indent(body, "    "), prelude=prelude)
+    source = TEMPLATE.format(at=when, attack=textwrap.indent(body, "    "), prelude=prelude,
+                             params=json.dumps(params or {}))
     (directory / "bot.py").write_text(source)
     (directory / "bot.yaml").write_text(f"name: {directory.name}\ncommand: python3 bot.py\nlanguage: python\n")
     return directory
@@ -139,4 +298,36 @@ def processes_under(root: Path) -> list[int]:
             continue
         if state != b"Z" and Path(cwd).is_relative_to(root):
             found.append(int(entry))
+    return found
+
+
+def _exists_with_uid(uid: int) -> list[int]:
+    """Pids of processes of real uid ``uid``, zombies included (an unreaped zombie is a leftover too)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status", "rb") as handle:
+                    status = handle.read()
+            except OSError:
+                continue
+            start = status.index(b"\nUid:\t") + 6
+            if int(status[start : status.index(b"\t", start)]) == uid:
+                found.append(int(entry))
+    return found
+
+
+def leftovers(sandbox: Any, directory: Path) -> list[str]:
+    """Everything of the bot in ``directory`` that is still there: processes found by cwd (the plain variant),
+    by the per-bot uid, the bwrap processes and the namespace's init by pid, and cgroups not removed."""
+    found = [f"pid {pid} (cwd)" for pid in processes_under(directory)]
+    for launch in getattr(sandbox, "launched", []):
+        if launch.directory != directory.resolve():
+            continue
+        for pid in (launch.pid, launch.ns_init):
+            if pid is not None and os.path.exists(f"/proc/{pid}"):
+                found.append(f"pid {pid} (bwrap or its init)")
+        if launch.uid is not None:
+            found += [f"pid {pid} (uid {launch.uid})" for pid in _exists_with_uid(launch.uid)]
+        found += [f"cgroup {path}" for path in launch.cgroup if path.exists()]
     return found

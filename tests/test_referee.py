@@ -13,7 +13,7 @@ from arena.referee import FaultKind, MatchResult, play_match
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
-from tests.hostile import make_bot, processes_under
+from tests.hostile import leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -82,7 +82,7 @@ def test_each_misbehaviour_is_a_fault_of_its_kind_and_play_goes_on(sandbox, tmp_
     assert all(p.fault is None for p in others)
     assert sorted(p.place for p in others) == [1, 2]
     assert result.rounds >= 1 and result.termination in ("last_standing", "forfeits")
-    assert processes_under(hostile) == []
+    assert leftovers(sandbox, hostile) == []
     assert verify(load(result.log_path)) == []
 
 
@@ -123,7 +123,7 @@ def test_daemon_grandchild_does_not_outlive_the_match(sandbox, tmp_path):
     hostile = make_bot(tmp_path, "daemon_grandchild")
     result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path)
     assert result.players[1].fault is None
-    assert processes_under(hostile) == []
+    assert leftovers(sandbox, hostile) == []
 
 
 def test_a_command_that_does_not_exist_is_a_crash_not_an_infrastructure_error(sandbox, tmp_path):

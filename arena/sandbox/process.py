@@ -535,8 +535,9 @@ class ProcessSandbox(Sandbox):
         info_read = info_write = -1
         try:
             if self.cgroups is not None:
-                # +4: bwrap's own two processes and setpriv's exec count against the pids cgroup too.
-                cgroup = cgroups.BotCgroup(self.cgroups, bot.name, limits.memory_mb << 20, limits.processes + 4)
+                # Under bwrap, its own two processes (outside and the namespace's init) count in the cgroup too.
+                extra = 2 if self.isolated else 0
+                cgroup = cgroups.BotCgroup(self.cgroups, bot.name, limits.memory_mb << 20, limits.processes + extra)
             if self.isolated:
                 info_read, info_write = os.pipe()
                 os.set_blocking(info_read, False)
