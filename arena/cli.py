@@ -141,3 +141,26 @@ def replay(log_file: Path, check: bool, as_json: bool) -> None:
     else:
         click.echo(f"ok: {len(log.events)} events replay to the recorded outcome")
     sys.exit(ExitCode.FAILED if problems else ExitCode.OK)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def doctor(as_json: bool) -> None:
+    """Say what this host can guarantee about untrusted bots (see docs/SECURITY.md)."""
+    from arena.sandbox.doctor import checks, sandbox_guarantees
+
+    found = checks()
+    guarantees = sandbox_guarantees()
+    if as_json:
+        emit_json({"checks": [check.to_dict() for check in found],
+                   "process_sandbox": {key: {"ok": ok, "reason": reason} for key, (ok, reason) in guarantees.items()}})
+        return
+    width = max(len(check.name) for check in found)
+    for check in found:
+        click.echo(f"{check.name:<{width}}  {'yes' if check.ok else 'no ':<3}  {check.reason}")
+    click.echo("\nThe process sandbox on this host guarantees:")
+    width = max(len(key) for key in guarantees)
+    for key, (ok, reason) in guarantees.items():
+        click.echo(f"  {key:<{width}}  {'yes' if ok else 'no ':<3}  {reason}")
+    if not all(ok for ok, _ in guarantees.values()):
+        click.echo("\nNot every guarantee holds: run only trusted bots here (docs/SECURITY.md).")

@@ -1,0 +1,37 @@
+"""``arena doctor`` and the automatic choice of the process sandbox's variant."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+import arena.sandbox.process as process
+from arena.cli import main
+from arena.sandbox import get_sandbox
+
+
+def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:
+    result = CliRunner().invoke(main, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    names = [check["name"] for check in report["checks"]]
+    for expected in ("bwrap installed", "bwrap sandbox works", "user namespace", "network namespace",
+                     "pid namespace", "running as root (per-bot uids)", "docker", "python3", "node"):
+        assert expected in names
+    assert all(isinstance(c["ok"], bool) and c["reason"] for c in report["checks"])
+    assert report["process_sandbox"]["environment"]["ok"] is True
+    text = CliRunner().invoke(main, ["doctor"])
+    assert text.exit_code == 0 and "bwrap sandbox works" in text.output
+
+
+def test_without_bwrap_the_process_backend_falls_back_and_says_why(monkeypatch, caplog) -> None:
+    monkeypatch.setattr(process, "BWRAP", "/nonexistent/bwrap")
+    assert process.bwrap_status.__wrapped__() == (False, "/nonexistent/bwrap is not installed")
+    monkeypatch.setattr(process, "bwrap_status", lambda: (False, "/nonexistent/bwrap is not installed"))
+    monkeypatch.setattr(process, "_WARNED", False)
+    with caplog.at_level("WARNING"):
+        sandbox = get_sandbox("process")
+    assert not sandbox.isolated  # type: ignore[attr-defined]
+    assert not sandbox.guarantees()["network"][0]  # type: ignore[attr-defined]
+    assert any("/nonexistent/bwrap is not installed" in r.getMessage() for r in caplog.records)
