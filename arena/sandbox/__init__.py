@@ -98,7 +98,9 @@ class Sandbox(abc.ABC):
 
 
 def get_sandbox(name: str) -> Sandbox:
-    """The backend called ``name`` (``process`` or ``docker``)."""
+    """The backend called ``name``. ``process`` isolates bots with bubblewrap where it works here and falls back,
+    with a warning, to plain processes under rlimits (trusted bots only): see docs/SECURITY.md and ``arena doctor``.
+    """
     if name == "process":
         from arena.sandbox.process import ProcessSandbox
 
