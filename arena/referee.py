@@ -192,12 +192,11 @@ class Referee:
         return result
 
     def _launch(self) -> None:
-        for index, bot in enumerate(self.bots):
-            try:
-                process = self.sandbox.launch(bot, self.sandbox_limits)
-            except SandboxError as error:
-                raise InfrastructureError(f"could not start {bot.name} in the {self.sandbox.name} sandbox: "
-                                          f"{error}") from error
+        try:
+            processes = self.sandbox.launch_all(self.bots, self.sandbox_limits)
+        except SandboxError as error:
+            raise InfrastructureError(f"could not start the bots in the {self.sandbox.name} sandbox: {error}") from error
+        for index, (bot, process) in enumerate(zip(self.bots, processes)):
             seat = _Seat(index, bot, process, self.limits.bank_ms)
             self.seats.append(seat)
             for fd in process.read_fds():

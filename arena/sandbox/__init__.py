@@ -93,6 +93,19 @@ class Sandbox(abc.ABC):
     def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
         """Start ``bot``. Raises :class:`SandboxError` for host failures; a bot that cannot start is a crash later."""
 
+    def launch_all(self, bots: list[BotSpec], limits: SandboxLimits) -> list[BotProcess]:
+        """Start every bot of a match, in seat order. Backends whose start-up is slow (containers) start them
+        concurrently. On a :class:`SandboxError` the bots already started are killed before it propagates."""
+        started: list[BotProcess] = []
+        try:
+            for bot in bots:
+                started.append(self.launch(bot, limits))
+        except BaseException:
+            for process in started:
+                process.kill()
+            raise
+        return started
+
     def close(self) -> None:
         """Release what the backend holds across matches."""
 
