@@ -89,6 +89,19 @@ def detect() -> tuple[Layout | None, str]:
     return None, "no memory cgroup controller"
 
 
+def remove_stale(layout: Layout) -> None:
+    """Remove the empty cgroups of runners that died without cleaning up (``arena-<their pid>-...``)."""
+    for parent in {layout.memory, layout.pids} - {None}:
+        assert parent is not None
+        for directory in parent.glob("arena-*-*-*"):
+            owner = directory.name.split("-")[1]
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                try:
+                    directory.rmdir()
+                except OSError:
+                    pass  # still has processes, or not ours to remove
+
+
 def available() -> tuple[bool, str]:
     layout, reason = detect()
     return layout is not None, reason

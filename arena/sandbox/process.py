@@ -498,6 +498,8 @@ class ProcessSandbox(Sandbox):
         self.reason = reason
         self.per_bot_uid = works and os.geteuid() == 0
         self.cgroups = cgroups.detect()[0] if use_cgroups else None
+        if self.cgroups is not None:
+            cgroups.remove_stale(self.cgroups)
         self.launched: list[Launch] = []
         if not works:
             _warn_unisolated(reason)
