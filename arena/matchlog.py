@@ -30,7 +30,8 @@ class MatchLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._partial = path.with_name(path.name + ".tmp")
+        # A per-process name: a runner killed mid-match may leave an orphan still writing its own partial file.
+        self._partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         self._file: IO[bytes] | None = gzip.open(self._partial, "wb", compresslevel=5)
         self._buffer = bytearray()  # gzip's write has a per-call cost worth avoiding on every message
 

@@ -1,0 +1,195 @@
+"""Tournament configs: a YAML file read into a validated, frozen :class:`TournamentConfig`.
+
+Every error names the file, the key and what was expected, because an organiser reading it should not need our
+code. Bot paths are relative to the directory the config file is in, so a config means the same wherever the
+command runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from arena.manifest import NAME_PATTERN
+from arena.protocol import Limits
+from arena.rules import Rules, RulesError
+from arena.sandbox import SandboxLimits
+
+FORMATS = ("round-robin",)
+SANDBOXES = ("process", "docker")
+TOURNAMENT_NAME = NAME_PATTERN
+
+
+class ConfigError(ValueError):
+    """A bad tournament config; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class RatingConfig:
+    """TrueSkill's parameters (see arena/ratings.py). ``draw_probability`` must stay above 0: with 0, a tie in
+    places corrupts the update."""
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    beta: float = 25.0 / 6
+    tau: float = 25.0 / 300
+    draw_probability: float = 0.02
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    bots: tuple[Path, ...]
+    players: int
+    seed: int
+    repeats: int = 1
+    format: str = "round-robin"
+    rules: Rules = Rules()
+    limits: Limits = Limits()
+    sandbox_limits: SandboxLimits = SandboxLimits()
+    sandbox: str = "process"
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    rating: RatingConfig = RatingConfig()
+    retries: int = 2
+    """How many times a match that failed for infrastructure reasons is tried again."""
+    source: Path | None = field(default=None, compare=False)
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that decides the results (not ``workers``, which must not change them), as plain data."""
+        return {
+            "name": self.name,
+            "bots": [str(path) for path in self.bots],
+            "players": self.players,
+            "seed": self.seed,
+            "repeats": self.repeats,
+            "format": self.format,
+            "rules": self.rules.to_dict(),
+            "limits": self.limits.to_dict(),
+            "sandbox_limits": dataclasses.asdict(self.sandbox_limits),
+            "sandbox": self.sandbox,
+            "rating": dataclasses.asdict(self.rating),
+        }
+
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
+
+
+TOP_KEYS = {"name", "bots", "players", "format", "repeats", "seed", "rules", "limits", "sandbox", "workers",
+            "rating", "retries"}
+LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
+
+
+def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
+    """Read and validate a tournament config, or raise :class:`ConfigError`."""
+    source = Path(path)
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: no such config file") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ConfigError(f"{source}: cannot read the config: {error}") from None
+    return parse_config(data, source)
+
+
+def parse_config(data: object, source: Path) -> TournamentConfig:
+    def bad(key: str, expected: str, value: object) -> ConfigError:
+        return ConfigError(f"{source}: {key}: expected {expected}, got {value!r}")
+
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: expected a mapping of keys (name, bots, players, ...), got "
+                          f"{type(data).__name__}")
+    unknown = sorted(str(key) for key in data if key not in TOP_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: {unknown[0]}: unknown key (known: {', '.join(sorted(TOP_KEYS))})")
+    for required in ("name", "bots", "players", "seed"):
+        if required not in data:
+            raise ConfigError(f"{source}: {required}: missing (required keys: name, bots, players, seed)")
+
+    name = data["name"]
+    if not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name):
+        raise bad("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
+    bots = _bots(data["bots"], source, bad)
+    players = data["players"]
+    if type(players) is not int or not 2 <= players <= min(8, len(bots)):
+        raise bad("players", f"an integer from 2 to {min(8, len(bots))} (at most the number of bots)", players)
+    seed = data["seed"]
+    if type(seed) is not int or seed < 0:
+        raise bad("seed", "a non-negative integer", seed)
+    repeats = data.get("repeats", 1)
+    if type(repeats) is not int or not 1 <= repeats <= 10_000:
+        raise bad("repeats", "an integer from 1 to 10000", repeats)
+    format_ = data.get("format", "round-robin")
+    if format_ not in FORMATS:
+        raise bad("format", "one of " + ", ".join(FORMATS), format_)
+    sandbox = data.get("sandbox", "process")
+    if sandbox not in SANDBOXES:
+        raise bad("sandbox", "one of " + ", ".join(SANDBOXES), sandbox)
+    workers = data.get("workers", os.cpu_count() or 1)
+    if type(workers) is not int or not 1 <= workers <= 256:
+        raise bad("workers", "an integer from 1 to 256", workers)
+    retries = data.get("retries", 2)
+    if type(retries) is not int or not 0 <= retries <= 10:
+        raise bad("retries", "an integer from 0 to 10", retries)
+    try:
+        rules = Rules.from_dict(data.get("rules") or {})
+    except RulesError as error:
+        raise ConfigError(f"{source}: {error}") from None
+    limits, sandbox_limits = _limits(data.get("limits") or {}, bad)
+    rating = _rating(data.get("rating") or {}, bad)
+    return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
+                            rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
+                            workers=workers, rating=rating, retries=retries, source=source)
+
+
+def _bots(value: object, source: Path, bad: Any) -> tuple[Path, ...]:
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) and v for v in value):
+        raise bad("bots", "a list of at least 2 bot directories", value)
+    base = source.resolve().parent
+    paths = []
+    for index, entry in enumerate(value):
+        path = (base / entry).resolve()
+        if not path.is_dir():
+            raise ConfigError(f"{source}: bots[{index}]: expected a bot directory, {entry!r} is not one "
+                              f"(relative paths are read from {base})")
+        paths.append(path)
+    if len(set(paths)) != len(paths):
+        duplicate = next(p for p in paths if paths.count(p) > 1)
+        raise ConfigError(f"{source}: bots: {duplicate} is listed twice")
+    return tuple(paths)
+
+
+def _limits(value: object, bad: Any) -> tuple[Limits, SandboxLimits]:
+    if not isinstance(value, Mapping):
+        raise bad("limits", "a mapping such as {move_ms: 1000, memory_mb: 512}", value)
+    for key, number in value.items():
+        if key not in LIMIT_KEYS:
+            raise bad(f"limits.{key}", "one of " + ", ".join(sorted(LIMIT_KEYS)), key)
+        if type(number) is not int or number < (0 if key == "bank_ms" else 1):
+            raise bad(f"limits.{key}", "a positive integer", number)
+    time_keys = {f.name for f in dataclasses.fields(Limits)}
+    return (Limits(**{k: v for k, v in value.items() if k in time_keys}),
+            SandboxLimits(**{k: v for k, v in value.items() if k not in time_keys}))
+
+
+def _rating(value: object, bad: Any) -> RatingConfig:
+    if not isinstance(value, Mapping):
+        raise bad("rating", "a mapping such as {mu: 25, sigma: 8.333}", value)
+    known = {f.name for f in dataclasses.fields(RatingConfig)}
+    numbers: dict[str, float] = {}
+    for key, number in value.items():
+        if key not in known:
+            raise bad(f"rating.{key}", "one of " + ", ".join(sorted(known)), key)
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or number <= 0:
+            raise bad(f"rating.{key}", "a positive number", number)
+        numbers[key] = float(number)
+    if numbers.get("draw_probability", 0.02) >= 1:
+        raise bad("rating.draw_probability", "a probability above 0 and below 1", numbers["draw_probability"])
+    return RatingConfig(**numbers)
+

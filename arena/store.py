@@ -1,0 +1,381 @@
+"""The results store: one SQLite file (WAL) for any number of tournaments.
+
+Schema changes are named, ordered migrations recorded in ``_migrations``, each applied atomically with its record.
+Every finished match is written in one transaction (its row and its seats), so a runner killed at any moment
+leaves only whole matches behind, and resuming is exact. Queries for the CLI and the site live here too, so no
+template or command touches SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections import Counter, defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from arena.ratings import RatedMatch, Rating
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", """
+        CREATE TABLE tournaments (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            config TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT
+        ) STRICT;
+        CREATE TABLE bots (
+            id INTEGER PRIMARY KEY,
+            tournament_id INTEGER NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
+            slot INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            directory TEXT NOT NULL,
+            files_hash TEXT NOT NULL,
+            manifest TEXT NOT NULL,
+            UNIQUE (tournament_id, slot)
+        ) STRICT;
+        CREATE TABLE matches (
+            id INTEGER PRIMARY KEY,
+            tournament_id INTEGER NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            grp INTEGER NOT NULL,
+            rotation INTEGER NOT NULL,
+            seed INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            rounds INTEGER,
+            turns INTEGER,
+            termination TEXT,
+            duration_s REAL,
+            log_path TEXT,
+            error TEXT,
+            finished_at TEXT,
+            UNIQUE (tournament_id, idx)
+        ) STRICT;
+        CREATE TABLE seats (
+            match_id INTEGER NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
+            seat INTEGER NOT NULL,
+            bot_id INTEGER NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+            place INTEGER,
+            score INTEGER,
+            fault_kind TEXT,
+            fault_detail TEXT,
+            fault_round INTEGER,
+            stderr_tail TEXT,
+            rounds INTEGER,
+            turns INTEGER,
+            points INTEGER,
+            declares_ok INTEGER,
+            declares_failed INTEGER,
+            PRIMARY KEY (match_id, seat)
+        ) STRICT;
+        CREATE INDEX seats_by_bot ON seats (bot_id);
+        CREATE TABLE ratings (
+            tournament_id INTEGER NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
+            bot_id INTEGER NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+            match_idx INTEGER NOT NULL,
+            mu REAL NOT NULL,
+            sigma REAL NOT NULL,
+            PRIMARY KEY (tournament_id, bot_id, match_idx)
+        ) STRICT;
+    """),
+]
+
+
+class StoreError(RuntimeError):
+    """The store file cannot be used (not SQLite, newer schema, locked); the message names the file."""
+
+
+@dataclass(frozen=True)
+class SeatOutcome:
+    """What the store keeps of one seat of a finished match."""
+
+    place: int
+    score: int
+    fault_kind: str | None
+    fault_detail: str | None
+    fault_round: int | None
+    stderr_tail: str
+    rounds: int
+    turns: int
+    points: int
+    declares_ok: int
+    declares_failed: int
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    rounds: int
+    turns: int
+    termination: str
+    duration_s: float
+    log_path: str | None
+    seats: tuple[SeatOutcome, ...]
+
+
+@dataclass
+class Standing:
+    """One line of the standings table."""
+
+    bot_id: int
+    name: str
+    rating: Rating
+    matches: int = 0
+    wins: int = 0
+    place_sum: int = 0
+    points: int = 0
+    rounds: int = 0
+    declares_ok: int = 0
+    declares_failed: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def mean_place(self) -> float | None:
+        return self.place_sum / self.matches if self.matches else None
+
+    @property
+    def points_per_round(self) -> float | None:
+        return self.points / self.rounds if self.rounds else None
+
+    def to_dict(self, rank: int) -> dict[str, Any]:
+        return {
+            "rank": rank,
+            "bot": self.name,
+            "conservative": round(self.rating.conservative, 3),
+            "mu": round(self.rating.mu, 3),
+            "sigma": round(self.rating.sigma, 3),
+            "matches": self.matches,
+            "wins": self.wins,
+            "mean_place": None if self.mean_place is None else round(self.mean_place, 3),
+            "points_per_round": None if self.points_per_round is None else round(self.points_per_round, 3),
+            "declares_ok": self.declares_ok,
+            "declares_failed": self.declares_failed,
+            "faults": dict(sorted(self.faults.items())),
+        }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Store:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA journal_mode = WAL")  # the site build reads while a runner writes
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{self.path}: not a usable arena store ({error})") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; rolled back on any exception, including a failed commit."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+
+    def _migrate(self) -> None:
+        self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        applied = {row["name"] for row in self.db.execute("SELECT name FROM _migrations")}
+        known = {name for name, _ in MIGRATIONS}
+        if applied - known:
+            raise StoreError(f"{self.path}: written by a newer arena (migrations {sorted(applied - known)})")
+        for name, script in MIGRATIONS:
+            if name in applied:
+                continue
+            with self.atomic() as db:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, _now()))
+
+    # -- writing ------------------------------------------------------------------------------------------------
+
+    def tournament(self, name: str) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments WHERE name = ?", (name,)).fetchone()
+        return row
+
+    def create_tournament(self, name: str, config: dict[str, Any], config_hash: str,
+                          bots: Sequence[dict[str, Any]], schedule: Sequence[Any]) -> int:
+        """The tournament, its bots and every scheduled match (pending) in one transaction."""
+        with self.atomic() as db:
+            tid = db.execute("INSERT INTO tournaments (name, config, config_hash, created_at) VALUES (?, ?, ?, ?)",
+                             (name, json.dumps(config, sort_keys=True), config_hash, _now())).lastrowid
+            bot_ids = []
+            for slot, bot in enumerate(bots):
+                bot_ids.append(db.execute(
+                    "INSERT INTO bots (tournament_id, slot, name, directory, files_hash, manifest) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (tid, slot, bot["name"], bot["directory"], bot["files_hash"], json.dumps(bot))).lastrowid)
+            for match in schedule:
+                mid = db.execute("INSERT INTO matches (tournament_id, idx, grp, rotation, seed) VALUES (?, ?, ?, ?, ?)",
+                                 (tid, match.index, match.group, match.rotation, match.seed)).lastrowid
+                db.executemany("INSERT INTO seats (match_id, seat, bot_id) VALUES (?, ?, ?)",
+                               [(mid, seat, bot_ids[slot]) for seat, slot in enumerate(match.bots)])
+        assert tid is not None
+        return tid
+
+    def delete_tournament(self, name: str) -> None:
+        with self.atomic() as db:
+            db.execute("DELETE FROM tournaments WHERE name = ?", (name,))
+
+    def bots(self, tid: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM bots WHERE tournament_id = ? ORDER BY slot", (tid,)).fetchall()
+
+    def matches_with_status(self, tid: int, *statuses: str) -> list[sqlite3.Row]:
+        marks = ",".join("?" * len(statuses))
+        return self.db.execute(f"SELECT * FROM matches WHERE tournament_id = ? AND status IN ({marks}) ORDER BY idx",
+                               (tid, *statuses)).fetchall()
+
+    def record_match(self, tid: int, idx: int, outcome: MatchOutcome, attempts: int) -> None:
+        with self.atomic() as db:
+            mid = db.execute("SELECT id FROM matches WHERE tournament_id = ? AND idx = ?", (tid, idx)).fetchone()[0]
+            db.execute("UPDATE matches SET status = 'done', attempts = ?, rounds = ?, turns = ?, termination = ?, "
+                       "duration_s = ?, log_path = ?, error = NULL, finished_at = ? WHERE id = ?",
+                       (attempts, outcome.rounds, outcome.turns, outcome.termination, outcome.duration_s,
+                        outcome.log_path, _now(), mid))
+            db.executemany(
+                "UPDATE seats SET place = ?, score = ?, fault_kind = ?, fault_detail = ?, fault_round = ?, "
+                "stderr_tail = ?, rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ? "
+                "WHERE match_id = ? AND seat = ?",
+                [(s.place, s.score, s.fault_kind, s.fault_detail, s.fault_round, s.stderr_tail, s.rounds, s.turns,
+                  s.points, s.declares_ok, s.declares_failed, mid, seat) for seat, s in enumerate(outcome.seats)])
+
+    def record_failure(self, tid: int, idx: int, error: str, attempts: int) -> None:
+        with self.atomic() as db:
+            db.execute("UPDATE matches SET status = 'failed', attempts = ?, error = ?, finished_at = ? "
+                       "WHERE tournament_id = ? AND idx = ?", (attempts, error, _now(), tid, idx))
+
+    def finish(self, tid: int, history: Sequence[tuple[int, dict[int, Rating]]]) -> None:
+        """Replace the tournament's rating history (recomputed in schedule order) and mark it finished."""
+        with self.atomic() as db:
+            db.execute("DELETE FROM ratings WHERE tournament_id = ?", (tid,))
+            db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
+                           [(tid, bot, idx, r.mu, r.sigma) for idx, ratings in history for bot, r in ratings.items()])
+            pending = db.execute("SELECT count(*) FROM matches WHERE tournament_id = ? AND status != 'done'",
+                                 (tid,)).fetchone()[0]
+            db.execute("UPDATE tournaments SET finished_at = ? WHERE id = ?", (None if pending else _now(), tid))
+
+    # -- reading ------------------------------------------------------------------------------------------------
+
+    def tournaments(self) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM tournaments ORDER BY id").fetchall()
+
+    def latest_tournament(self) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id DESC LIMIT 1").fetchone()
+        return row
+
+    def rated_matches(self, tid: int) -> list[RatedMatch]:
+        """Finished matches in schedule order, as the rater wants them."""
+        rows = self.db.execute(
+            "SELECT m.idx, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,)).fetchall()
+        grouped: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for row in rows:
+            grouped[row["idx"]].append((row["bot_id"], row["place"]))
+        return [RatedMatch(idx, tuple(b for b, _ in seats), tuple(p for _, p in seats))
+                for idx, seats in sorted(grouped.items())]
+
+    def final_ratings(self, tid: int) -> dict[int, Rating]:
+        rows = self.db.execute(
+            "SELECT r.bot_id, r.mu, r.sigma FROM ratings r WHERE r.tournament_id = ? AND r.match_idx = "
+            "(SELECT max(match_idx) FROM ratings q WHERE q.tournament_id = r.tournament_id AND q.bot_id = r.bot_id)",
+            (tid,)).fetchall()
+        return {row["bot_id"]: Rating(row["mu"], row["sigma"]) for row in rows}
+
+    def rating_history(self, tid: int) -> dict[int, list[tuple[int, Rating]]]:
+        history: dict[int, list[tuple[int, Rating]]] = defaultdict(list)
+        for row in self.db.execute("SELECT bot_id, match_idx, mu, sigma FROM ratings WHERE tournament_id = ? "
+                                   "ORDER BY match_idx", (tid,)):
+            history[row["bot_id"]].append((row["match_idx"], Rating(row["mu"], row["sigma"])))
+        return dict(history)
+
+    def standings(self, tid: int, initial: Rating) -> list[Standing]:
+        """Every bot with its rating and totals, best first (by mu - 3 sigma, then name)."""
+        ratings = self.final_ratings(tid)
+        table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial))
+                 for row in self.bots(tid)}
+        for row in self.db.execute(
+                "SELECT s.* FROM seats s JOIN matches m ON m.id = s.match_id "
+                "WHERE m.tournament_id = ? AND m.status = 'done'", (tid,)):
+            line = table[row["bot_id"]]
+            line.matches += 1
+            line.wins += row["place"] == 1
+            line.place_sum += row["place"]
+            line.points += row["points"]
+            line.rounds += row["rounds"]
+            line.declares_ok += row["declares_ok"]
+            line.declares_failed += row["declares_failed"]
+            if row["fault_kind"]:
+                line.faults[row["fault_kind"]] += 1
+        return sorted(table.values(), key=lambda s: (-s.rating.conservative, s.name))
+
+    def head_to_head(self, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
+        """(a, b) -> (matches where a placed above b, matches they shared)."""
+        counts: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+        seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for row in self.db.execute(
+                "SELECT s.match_id, s.bot_id, s.place FROM seats s JOIN matches m ON m.id = s.match_id "
+                "WHERE m.tournament_id = ? AND m.status = 'done'", (tid,)):
+            seats[row["match_id"]].append((row["bot_id"], row["place"]))
+        for entries in seats.values():
+            for a, place_a in entries:
+                for b, place_b in entries:
+                    if a != b:
+                        counts[(a, b)][1] += 1
+                        counts[(a, b)][0] += place_a < place_b
+        return {key: (above, shared) for key, (above, shared) in counts.items()}
+
+    def match_list(self, tid: int, bot: str | None = None) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT m.id, m.idx, m.seed, m.status, m.rounds, m.turns, m.termination, m.duration_s, m.error, "
+            "s.seat, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
+            "JOIN bots b ON b.id = s.bot_id WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)).fetchall()
+        matches: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            entry = matches.setdefault(row["id"], {
+                "id": row["id"], "index": row["idx"], "seed": row["seed"], "status": row["status"],
+                "rounds": row["rounds"], "turns": row["turns"], "termination": row["termination"],
+                "duration_s": row["duration_s"], "error": row["error"], "players": []})
+            entry["players"].append({"seat": row["seat"], "bot": row["name"], "place": row["place"],
+                                     "score": row["score"], "fault": row["fault_kind"]})
+        found = list(matches.values())
+        if bot is not None:
+            found = [m for m in found if any(p["bot"] == bot for p in m["players"])]
+        return found
+
+    def match_detail(self, match_id: int) -> dict[str, Any] | None:
+        match = self.db.execute("SELECT m.*, t.name AS tournament FROM matches m JOIN tournaments t "
+                                "ON t.id = m.tournament_id WHERE m.id = ?", (match_id,)).fetchone()
+        if match is None:
+            return None
+        seats = self.db.execute("SELECT s.*, b.name, b.files_hash FROM seats s JOIN bots b ON b.id = s.bot_id "
+                                "WHERE s.match_id = ? ORDER BY s.seat", (match_id,)).fetchall()
+        detail = {key: match[key] for key in match.keys() if key not in ("tournament_id",)}
+        detail["players"] = [
+            {"seat": s["seat"], "bot": s["name"], "files_hash": s["files_hash"], "place": s["place"],
+             "score": s["score"], "rounds": s["rounds"], "points": s["points"],
+             "declares_ok": s["declares_ok"], "declares_failed": s["declares_failed"],
+             "fault": None if s["fault_kind"] is None else {"kind": s["fault_kind"], "detail": s["fault_detail"],
+                                                            "round": s["fault_round"]},
+             "stderr_tail": s["stderr_tail"]}
+            for s in seats]
+        return detail
