@@ -24,6 +24,11 @@ from arena.protocol import Limits
 from arena.referee import InfrastructureError, MatchResult, play_match
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxError, get_sandbox
+from arena import tournament
+from arena.config import ConfigError, TournamentConfig, load_config
+from arena.ratings import Rating
+from arena.store import Standing, Store, StoreError
+from arena.tournament import TournamentError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -78,7 +83,8 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 @click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
 @click.option("--bank-ms", type=click.IntRange(0), default=Limits.bank_ms, show_default=True)
 @click.option("--hello-ms", type=click.IntRange(1), default=Limits.hello_ms, show_default=True)
-@click.option("--sandbox", "sandbox_name", type=click.Choice(["process"]), default="process", show_default=True)
+@click.option("--sandbox", "sandbox_name", type=click.Choice(["process", "docker"]), default="process",
+              show_default=True, help="process: bubblewrap on this host; docker: a container per bot.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
@@ -164,3 +170,179 @@ def doctor(as_json: bool) -> None:
         click.echo(f"  {key:<{width}}  {'yes' if ok else 'no ':<3}  {reason}")
     if not all(ok for ok, _ in guarantees.values()):
         click.echo("\nNot every guarantee holds: run only trusted bots here (docs/SECURITY.md).")
+
+
+# -- tournaments ------------------------------------------------------------------------------------------------
+
+DEFAULT_DB = Path("results/arena.db")
+db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+                         show_default=True, help="The results store (SQLite); event logs go beside it.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the output as JSON.")
+
+
+def open_store(db_path: Path, must_exist: bool = True) -> Store:
+    if must_exist and not db_path.exists():
+        fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
+    try:
+        return Store(db_path)
+    except StoreError as error:
+        fail(str(error))
+
+
+def find_tournament(store: Store, name: str | None) -> Any:
+    row = store.tournament(name) if name else store.latest_tournament()
+    if row is None:
+        known = ", ".join(t["name"] for t in store.tournaments()) or "none"
+        fail(f"{store.path}: no tournament {name!r} (known: {known})" if name else f"{store.path}: no tournaments")
+    return row
+
+
+def initial_rating(row: Any) -> Rating:
+    rating = json.loads(row["config"])["rating"]
+    return Rating(rating["mu"], rating["sigma"])
+
+
+def print_standings(standings: list[Standing] | tuple[Standing, ...]) -> None:
+    click.echo(f"{'rank':>4}  {'bot':<20} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
+               f"{'place':>5} {'pts/rd':>6} {'declares':>9}  faults")
+    for rank, line in enumerate(standings, 1):
+        faults = ", ".join(f"{kind} {count}" for kind, count in sorted(line.faults.items())) or "-"
+        place = "-" if line.mean_place is None else f"{line.mean_place:.2f}"
+        per_round = "-" if line.points_per_round is None else f"{line.points_per_round:.2f}"
+        click.echo(f"{rank:>4}  {line.name:<20} {line.rating.conservative:>7.2f} {line.rating.mu:>6.2f} "
+                   f"{line.rating.sigma:>6.2f} {line.matches:>7} {line.wins:>5} {place:>5} {per_round:>6} "
+                   f"{line.declares_ok:>4}/{line.declares_failed:<4}  {faults}")
+
+
+@main.command()
+@click.argument("config_file", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
+@click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the config's, or the CPUs).")
+@click.option("--dry-run", is_flag=True, help="Print the schedule summary and the estimated time; play nothing.")
+@click.option("--fresh", is_flag=True, help="Discard this tournament's stored results and start over.")
+@json_option
+def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, as_json: bool) -> None:
+    """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."""
+    try:
+        config = load_config(config_file)
+        if dry_run:
+            summary = tournament.dry_run(config)
+            if as_json:
+                emit_json(summary)
+            else:
+                click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, "
+                           f"{summary['deals']} deals x {summary['players']} seat rotations), {summary['bots']} bots, "
+                           f"{summary['workers']} workers, about {summary['estimated_seconds']:.0f} s")
+                for name, seats in summary["seats_per_bot"].items():
+                    click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
+            return
+        store = open_store(db_path, must_exist=False)
+        report = run_with_progress(config, store, fresh, workers, quiet=as_json)
+    except (ConfigError, TournamentError) as error:
+        fail(str(error))
+    if as_json:
+        emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
+                   "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
+                   "db": str(db_path),
+                   "standings": [line.to_dict(rank) for rank, line in enumerate(report.standings, 1)]})
+    else:
+        print_standings(report.standings)
+        done = report.done_before + report.played - report.failed
+        click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
+                   f"{report.done_before} before) in "
+                   f"{report.seconds:.1f} s; store {db_path}", err=True)
+    if report.interrupted:
+        fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
+    if report.failed:
+        fail(f"{report.failed} matches failed for infrastructure reasons and were not rated (see arena matches); "
+             "run the same command again to retry them", ExitCode.FAILED)
+
+
+def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
+                      quiet: bool) -> tournament.RunReport:
+    bar: Any = None
+
+    def show(progress: tournament.Progress) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=progress.total - progress.done, label=config.name, file=sys.stderr,
+                                    show_eta=True, show_pos=True,
+                                    item_show_func=lambda _: f"{progress.rate:.1f}/s leader {progress.leader}")
+            bar.__enter__()
+        bar.update(1, progress)
+
+    try:
+        # A bar only on a terminal: in a log file it would be noise.
+        live = not quiet and sys.stderr.isatty()
+        return tournament.run_tournament(config, store, fresh, workers, show if live else None)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+@main.command()
+@click.argument("name", required=False)
+@db_option
+@json_option
+def standings(name: str | None, db_path: Path, as_json: bool) -> None:
+    """The standings of tournament NAME (default: the latest), best conservative rating (mu - 3 sigma) first."""
+    store = open_store(db_path)
+    row = find_tournament(store, name)
+    table = store.standings(row["id"], initial_rating(row))
+    if as_json:
+        emit_json({"tournament": row["name"], "standings": [line.to_dict(rank) for rank, line in enumerate(table, 1)]})
+    else:
+        click.echo(f"{row['name']}" + ("" if row["finished_at"] else " (not finished)"))
+        print_standings(table)
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--bot", help="Only the matches this bot played.")
+@db_option
+@json_option
+def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> None:
+    """The matches of tournament NAME (default: the latest)."""
+    store = open_store(db_path)
+    row = find_tournament(store, name)
+    found = store.match_list(row["id"], bot)
+    if as_json:
+        emit_json({"tournament": row["name"], "matches": found})
+        return
+    click.echo(f"{'id':>6} {'#':>5} {'status':<7} {'rounds':>6}  places")
+    for match_ in found:
+        seated = "  ".join(f"{p['place'] or '-'}.{p['bot']}" + (f"({p['fault']})" if p["fault"] else "")
+                           for p in sorted(match_["players"], key=lambda p: (p["place"] or 99, p["seat"])))
+        click.echo(f"{match_['id']:>6} {match_['index']:>5} {match_['status']:<7} {match_['rounds'] or '-':>6}  "
+                   f"{seated}")
+
+
+@main.command()
+@click.argument("match_id", type=int)
+@db_option
+@json_option
+def show(match_id: int, db_path: Path, as_json: bool) -> None:
+    """One match: places, scores, faults with details and stderr tails, and the replay command."""
+    store = open_store(db_path)
+    detail = store.match_detail(match_id)
+    if detail is None:
+        fail(f"{db_path}: no match with id {match_id} (see arena matches)")
+    if as_json:
+        emit_json(detail)
+        return
+    click.echo(f"match {detail['id']} of {detail['tournament']} (#{detail['idx']}, seed {detail['seed']}): "
+               f"{detail['status']}, {detail['rounds'] or 0} rounds, {detail['turns'] or 0} turns"
+               + (f", {detail['termination']}" if detail["termination"] else ""))
+    if detail["error"]:
+        click.echo(f"infrastructure error: {detail['error']}")
+    for player in sorted(detail["players"], key=lambda p: (p["place"] or 99, p["seat"])):
+        fault = player["fault"]
+        click.echo(f"  {player['place'] or '-'}. seat {player['seat']} {player['bot']:<20} score {player['score']}"
+                   + (f"  FAULT {fault['kind']} in round {fault['round']}: {fault['detail']}" if fault else ""))
+        if fault and player["stderr_tail"]:
+            tail = player["stderr_tail"].rstrip().splitlines()[-10:]
+            click.echo("     stderr (last lines):")
+            for line in tail:
+                click.echo(f"       {line}")
+    if detail["log_path"]:
+        click.echo(f"replay: arena replay {detail['log_path']}")
