@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import Any, Iterator
 
 from arena.cards import hand_total
 from arena.game import IllegalMoveError, actions_from_events, replay
@@ -32,7 +32,7 @@ class MatchLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         # A per-process name: a runner killed mid-match may leave an orphan still writing its own partial file.
         self._partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        self._file: IO[bytes] | None = gzip.open(self._partial, "wb", compresslevel=5)
+        self._file: gzip.GzipFile | None = gzip.GzipFile(self._partial, "wb", compresslevel=5)
         self._buffer = bytearray()  # gzip's write has a per-call cost worth avoiding on every message
 
     def write(self, record: dict[str, Any]) -> None:

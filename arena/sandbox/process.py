@@ -355,7 +355,8 @@ class ProcessBot(BotProcess):
             if self.isolated:
                 init = self._ns_init()
                 # Killing the namespace's init makes the kernel kill every process in the namespace.
-                if init is not None and _stat(init) is not None and _stat(init)[0] in (self.pid, os.getpid()):
+                init_stat = None if init is None else _stat(init)
+                if init is not None and init_stat is not None and init_stat[0] in (self.pid, os.getpid()):
                     _signal(init)
                 if self.popen.returncode is None:
                     _signal(self.pid or 0)
@@ -581,7 +582,7 @@ class ProcessSandbox(Sandbox):
                 start_new_session=True,
                 preexec_fn=in_child,
                 close_fds=True,
-                **stdio,  # type: ignore[arg-type]
+                **stdio,  # type: ignore[call-overload]
             )
         except (FileNotFoundError, PermissionError, OSError) as error:
             self._cleanup(lease, cgroup, scratch, info_read, info_write, in_read, in_write, out_read, out_write)
