@@ -346,3 +346,8 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
                 click.echo(f"       {line}")
     if detail["log_path"]:
         click.echo(f"replay: arena replay {detail['log_path']}")
+
+
+from arena.sandbox.commands import sandbox_group  # noqa: E402 - registered last, like a plugin
+
+main.add_command(sandbox_group)

@@ -166,6 +166,13 @@ class Referee:
     # -- the match ----------------------------------------------------------------------------------------------
 
     def run(self) -> MatchResult:
+        try:
+            return self._run()
+        except SandboxError as error:
+            # A backend failing mid-match (a container engine going away, say) is the host's failure too.
+            raise InfrastructureError(f"the {self.sandbox.name} sandbox failed during the match: {error}") from error
+
+    def _run(self) -> MatchResult:
         complete = False
         try:
             self._write_header()
@@ -179,8 +186,12 @@ class Referee:
             self._say_goodbye()
             complete = True
         finally:
+            failure: SandboxError | None = None
             for seat in self.seats:
-                self._kill(seat)
+                try:
+                    self._kill(seat)
+                except SandboxError as error:  # still kill the other seats before it propagates
+                    failure = failure or error
             self.selector.close()
             self._log_events()
             result = self._result() if complete else None
@@ -188,6 +199,8 @@ class Referee:
                 if result is not None:
                     self.log.write({"t": "result", "result": result.to_dict()})
                 self.log.close(complete=complete)
+            if failure is not None and complete:  # otherwise the exception in flight says more
+                raise failure
         assert result is not None
         return result
 

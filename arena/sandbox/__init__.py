@@ -113,9 +113,14 @@ class Sandbox(abc.ABC):
 def get_sandbox(name: str) -> Sandbox:
     """The backend called ``name``. ``process`` isolates bots with bubblewrap where it works here and falls back,
     with a warning, to plain processes under rlimits (trusted bots only): see docs/SECURITY.md and ``arena doctor``.
+    ``docker`` runs each bot in its own container; it raises :class:`SandboxError` when no engine answers.
     """
     if name == "process":
         from arena.sandbox.process import ProcessSandbox
 
         return ProcessSandbox()
-    raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: process)")
+    if name == "docker":
+        from arena.sandbox.docker import DockerSandbox
+
+        return DockerSandbox()
+    raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: process, docker)")

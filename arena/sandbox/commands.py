@@ -1,0 +1,44 @@
+"""``arena sandbox ...``: commands that prepare a host's sandbox backends (the docker runtime image).
+
+Kept apart from ``arena/cli.py`` so that backend chores do not crowd the match and tournament commands; the group
+is registered on the main command there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from arena.sandbox import SandboxError
+
+
+@click.group("sandbox", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+def sandbox_group() -> None:
+    """Prepare this host's sandbox backends."""
+
+
+@sandbox_group.command("build-image")
+@click.option("--tag", default=None, help="Image name and tag (default: the docker backend's runtime image).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was built as one JSON object.")
+def build_image(tag: str | None, as_json: bool) -> None:
+    """Build the docker backend's runtime image locally, with no registry and no network.
+
+    The image holds only empty mount points and the host's top-level symlinks; at run time the host's /usr and a
+    few /etc files are bound into it read-only, so bots use this host's interpreters (python3, node, ...).
+    """
+    from arena.sandbox.docker import RUNTIME_IMAGE, build_runtime_image, connect, runtime_mounts
+
+    tag = tag or RUNTIME_IMAGE
+    try:
+        image_id = build_runtime_image(connect(), tag)
+    except SandboxError as error:
+        click.echo(f"arena: {error}", err=True)
+        sys.exit(1)
+    binds = [mount["Target"] for mount in runtime_mounts()]
+    if as_json:
+        click.echo(json.dumps({"image": tag, "id": image_id, "read_only_binds": binds}, indent=2))
+        return
+    click.echo(f"built {tag} ({image_id}): an image of empty mount points, imported from a tarball made here")
+    click.echo(f"bots in it see these host paths, read-only: {', '.join(binds)}")

@@ -1,0 +1,120 @@
+"""Benchmark: what the docker backend costs compared with the process backend.
+
+(a) container start latency: ``DockerSandbox.launch`` (create, attach, start) of one bot, median; (b) the launch
+overhead of a match with 2 and 4 seats: starting every container with the backend's concurrent ``launch_all``
+versus one seat after the other, and killing and removing them all (live bots: the worst case); (c) time per turn through the referee with minimal fast
+bots, from the first turn sent to the last reply, docker versus process backend. Prints one JSON object.
+
+    python bench/docker.py [--starts 10] [--repeats 3] [--matches 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Run as a script, this file's directory comes first on sys.path, and this file would then shadow the docker SDK.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
+
+from arena.manifest import BotSpec, load_bot  # noqa: E402
+from arena.protocol import Limits  # noqa: E402
+from arena.referee import play_match  # noqa: E402
+from arena.rules import Rules  # noqa: E402
+from arena.sandbox import Sandbox, SandboxLimits  # noqa: E402
+from arena.sandbox.docker import DockerSandbox, engine_status  # noqa: E402
+from arena.sandbox.process import ProcessSandbox  # noqa: E402
+from bench.protocol import FAST_BOT  # noqa: E402
+
+LIMITS = SandboxLimits()
+
+
+def start_latency(sandbox: DockerSandbox, bot: BotSpec, count: int) -> float:
+    """Median seconds for one launch (create, attach, start); the kill is not timed."""
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        process = sandbox.launch(bot, LIMITS)
+        times.append(time.perf_counter() - start)
+        process.kill()
+    return statistics.median(times)
+
+
+def match_overhead(sandbox: DockerSandbox, bot: BotSpec, seats: int, repeats: int,
+                   concurrent: bool) -> tuple[float, float]:
+    """Median seconds to start every seat of a match, and to kill and remove them all afterwards (one after the
+    other, as the referee does)."""
+    starts, teardowns = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        if concurrent:
+            running = sandbox.launch_all([bot] * seats, LIMITS)
+        else:
+            running = Sandbox.launch_all(sandbox, [bot] * seats, LIMITS)  # the base class: one after the other
+        started = time.perf_counter()
+        for process in running:
+            process.kill()
+        starts.append(started - start)
+        teardowns.append(time.perf_counter() - started)
+    return statistics.median(starts), statistics.median(teardowns)
+
+
+def per_turn(sandbox: Sandbox, bot: BotSpec, matches: int, log_dir: Path) -> float:
+    """Median seconds per turn from the first turn sent to the last reply (start-up excluded)."""
+    results = []
+    for seed in range(matches):
+        log = log_dir / f"{sandbox.name}-{seed}.jsonl.gz"
+        result = play_match([bot, bot], seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log)
+        records = [json.loads(line) for line in gzip.open(log) if line.startswith((b'{"t":"send"', b'{"t":"recv"'))]
+        first_turn = next(r["at"] for r in records if r["t"] == "send" and r["msg"]["type"] == "turn")
+        last_reply = [r["at"] for r in records if r["t"] == "recv"][-1]
+        results.append((last_reply - first_turn) / 1000 / result.turns)
+    return statistics.median(results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--matches", type=int, default=3)
+    args = parser.parse_args()
+    works, reason = engine_status()
+    if not works:
+        sys.exit(f"bench/docker.py: {reason}")
+    docker_sandbox = DockerSandbox()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            bot_dir = root / "fast"
+            bot_dir.mkdir()
+            bot_dir.chmod(0o755)  # the bot's uid in the container must read it
+            (bot_dir / "bot.py").write_text(FAST_BOT)
+            (bot_dir / "bot.yaml").write_text("name: fast\ncommand: python3 bot.py\n")
+            bot = load_bot(bot_dir)
+            report: dict[str, object] = {"engine": engine_status()[1], "cpus": os.cpu_count()}
+            report["start_latency_ms"] = round(start_latency(docker_sandbox, bot, args.starts) * 1000, 1)
+            for seats in (2, 4):
+                concurrent, teardown = match_overhead(docker_sandbox, bot, seats, args.repeats, True)
+                sequential, _ = match_overhead(docker_sandbox, bot, seats, args.repeats, False)
+                report[f"match_overhead_{seats}_seats_ms"] = {
+                    "start_concurrent": round(concurrent * 1000, 1), "start_sequential": round(sequential * 1000, 1),
+                    "kill_and_remove_all": round(teardown * 1000, 1)}
+            docker_turn = per_turn(docker_sandbox, bot, args.matches, root)
+            process_turn = per_turn(ProcessSandbox(), bot, args.matches, root)
+            report["turn_us"] = {"docker": round(docker_turn * 1e6, 1), "process": round(process_turn * 1e6, 1),
+                                 "ratio": round(docker_turn / process_turn, 2)}
+    finally:
+        docker_sandbox.close()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

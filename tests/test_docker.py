@@ -1,0 +1,247 @@
+"""The docker backend against a real Docker engine: whole matches, every fault kind, the sandbox attacks, and no
+container left behind.
+
+Without a reachable engine these tests skip, saying why; with ``ARENA_REQUIRE_DOCKER=1`` (CI) they fail instead,
+so a CI machine whose engine did not come up cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from arena.manifest import load_bot
+from arena.protocol import Limits
+from arena.referee import FaultKind, InfrastructureError, MatchResult, play_match
+from arena.rules import Rules
+from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
+from arena.sandbox.docker import (LABEL, RUN_LABEL, RUNNER_LABEL, DockerSandbox, Demux, describe_state,
+                                  engine_status)
+from arena.sandbox.process import ProcessSandbox
+from tests.hostile import make_bot
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+FAST = Limits(hello_ms=5000, move_ms=400, bank_ms=300)
+SHORT = Rules(threshold=30)
+SMALL = SandboxLimits(memory_mb=160, processes=16, file_mb=4, scratch_mb=8, open_files=64, cpu_seconds=20)
+REQUIRED = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[DockerSandbox]:
+    works, reason = engine_status()
+    if not works:
+        if REQUIRED:
+            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
+        pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
+    chosen = DockerSandbox()
+    yield chosen
+    chosen.close()
+
+
+def play(bots: list[Path], sandbox: DockerSandbox, tmp_path: Path, limits: Limits = FAST,
+         sandbox_limits: SandboxLimits = SMALL, seed: int = 1) -> MatchResult:
+    result = play_match([load_bot(b) for b in bots], seed, sandbox, SHORT, limits, sandbox_limits,
+                        log_path=tmp_path / "match.jsonl.gz")
+    assert sandbox.containers() == [], "a bot container outlived its match"
+    return result
+
+
+# -- the attach stream, without an engine -------------------------------------------------------------------------
+
+def frame(stream: int, payload: bytes) -> bytes:
+    return bytes([stream, 0, 0, 0]) + len(payload).to_bytes(4, "big") + payload
+
+
+def test_demux_reassembles_frames_cut_at_every_byte() -> None:
+    stream = frame(1, b'{"type": "ready"}\n') + frame(2, b"debug\n") + frame(1, b"") + frame(1, b"x" * 300)
+    for cut in range(1, len(stream)):
+        demux = Demux()
+        chunks = demux.feed(stream[:cut]) + demux.feed(stream[cut:])
+        assert all(data for _, data in chunks), "an empty chunk would read as end of file"
+        out = b"".join(data for name, data in chunks if name == "stdout")
+        err = b"".join(data for name, data in chunks if name == "stderr")
+        assert (out, err) == (b'{"type": "ready"}\n' + b"x" * 300, b"debug\n")
+
+
+def test_demux_hands_out_a_frame_before_it_is_complete() -> None:
+    demux = Demux()
+    assert demux.feed(frame(1, b"abcdef")[:10]) == [("stdout", b"ab")]
+    assert demux.feed(b"cd") == [("stdout", b"cd")]
+
+
+def test_container_states_map_to_exits() -> None:
+    assert describe_state({"ExitCode": 137, "OOMKilled": True}).limit == "memory"
+    assert describe_state({"ExitCode": 152}).limit == "cpu time"  # 128 + SIGXCPU, from the init
+    assert describe_state({"ExitCode": 3}).returncode == 3
+    assert describe_state({"ExitCode": 137}, killed=True).signal == 9
+
+
+# -- whole matches ------------------------------------------------------------------------------------------------
+
+def test_sample_bots_in_both_languages_play_the_same_match_as_under_the_process_backend(sandbox, tmp_path):
+    bots = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
+    result = play(bots, sandbox, tmp_path, Limits(), SandboxLimits())
+    assert all(player.fault is None for player in result.players), result.to_dict()
+    assert result.turns > 10
+    reference = play_match([load_bot(b) for b in bots], 1, ProcessSandbox(), SHORT, Limits())
+    assert result.events == reference.events
+
+
+def test_get_sandbox_and_the_cli_choose_docker(sandbox, tmp_path):
+    assert isinstance(get_sandbox("docker"), DockerSandbox)
+    done = subprocess.run([sys.executable, "-m", "arena", "match", "--sandbox", "docker", "--json", "--log",
+                           str(tmp_path / "m.jsonl.gz"), str(SAMPLES / "greedy"), str(SAMPLES / "js-greedy")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"termination"' in done.stdout
+
+
+# attack -> (expected fault kind or None, text the fault detail must contain)
+FAULTS: dict[str, tuple[FaultKind | None, str]] = {
+    "sleep_past_deadline": (FaultKind.TIMEOUT, "no move within"),
+    "slow_loris": (FaultKind.TIMEOUT, "no move within"),
+    "exit_mid_match": (FaultKind.CRASH, "exited with status 3"),
+    "not_json": (FaultKind.INVALID, ""),
+    "long_line": (FaultKind.INVALID, "longer than"),
+    "flood_no_newline": (FaultKind.INVALID, "longer than"),
+    "card_not_in_hand": (FaultKind.ILLEGAL, ""),
+    "stderr_flood_every_turn": (None, ""),
+    "daemon_grandchild": (None, ""),
+    "memory_balloon": (FaultKind.LIMIT, "memory"),
+    "fork_bomb": (None, ""),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(FAULTS))
+def test_each_misbehaviour_is_its_fault_and_no_container_survives(sandbox, tmp_path, attack):
+    hostile = make_bot(tmp_path / "bots", attack)
+    before = sorted(p.name for p in hostile.iterdir())
+    started = time.monotonic()
+    result = play([SAMPLES / "greedy", hostile, SAMPLES / "random"], sandbox, tmp_path)
+    elapsed = time.monotonic() - started
+    bad = result.players[1]
+    kind, detail = FAULTS[attack]
+    if kind is None:
+        assert bad.fault is None, bad.fault
+    else:
+        assert bad.fault is not None and bad.fault.kind == kind, bad.fault
+        assert detail in bad.fault.detail, bad.fault
+        assert bad.place == 3
+    assert all(p.fault is None for p in (result.players[0], result.players[2])), result.to_dict()
+    assert sorted(p.name for p in hostile.iterdir()) == before, "the bot wrote into its own directory"
+    if attack == "fork_bomb":
+        forks = re.findall(r"^FORKS=(\d+)$", bad.stderr_tail, re.MULTILINE)
+        assert forks and int(forks[0]) <= SMALL.processes, bad.stderr_tail[-300:]
+    assert elapsed < 20
+
+
+def test_cpu_limit_is_a_limit_fault(sandbox, tmp_path):
+    hostile = make_bot(tmp_path, "cpu_spin")
+    result = play([SAMPLES / "greedy", hostile], sandbox, tmp_path, Limits(move_ms=4000, bank_ms=0),
+                  SandboxLimits(cpu_seconds=1))
+    fault = result.players[1].fault
+    assert fault is not None and fault.kind == FaultKind.LIMIT and "cpu time" in fault.detail, fault
+
+
+def test_no_network_not_even_the_hosts_loopback(sandbox, tmp_path):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    try:
+        hostile = make_bot(tmp_path, "connect_loopback", params={"port": listener.getsockname()[1]})
+        result = play([SAMPLES / "greedy", hostile], sandbox, tmp_path)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
+    tail = result.players[1].stderr_tail
+    assert result.players[1].fault is None and "NOCONNECT=" in tail and "CONNECTED=" not in tail, tail[-300:]
+
+
+def test_host_files_and_the_referees_environment_are_out_of_reach(sandbox, tmp_path):
+    secret = "s3cret-" + secrets.token_hex(8)
+    victim = make_bot(tmp_path / "bots", "polite", "victim")
+    (victim / "secret.txt").write_text(secret)
+    (tmp_path / "results.sqlite").write_text(secret)
+    os.environ["ARENA_TEST_REFEREE_SECRET"] = secret
+    try:
+        paths = [str(victim / "secret.txt"), str(tmp_path / "results.sqlite"), "/etc/shadow", "/etc/hostname",
+                 "/var/run/docker.sock", f"/proc/{os.getpid()}/environ"]
+        hostile = make_bot(tmp_path / "bots", "read_files", params={"paths": paths})
+        result = play([SAMPLES / "greedy", hostile, victim], sandbox, tmp_path)
+        env_bot = make_bot(tmp_path / "bots", "read_environment", params={"referee_pid": os.getpid()})
+        env_result = play([SAMPLES / "greedy", env_bot], sandbox, tmp_path / "env")
+    finally:
+        os.environ.pop("ARENA_TEST_REFEREE_SECRET", None)
+    tail = result.players[1].stderr_tail
+    assert result.players[1].fault is None and tail.count("UNREADABLE=") == len(paths) - 1, tail[-500:]
+    for outcome in (result, env_result):
+        log = gzip.open(outcome.log_path, "rt", errors="replace").read() if outcome.log_path else ""
+        for text in [p.stderr_tail for p in outcome.players] + [log]:
+            assert secret not in text
+            assert "root:" not in text
+    env_tail = env_result.players[1].stderr_tail
+    assert "ARENA_TEST" not in env_tail and "DOCKER" not in env_tail and "ENV={" in env_tail
+
+
+def test_a_bot_whose_image_or_command_is_missing_crashes(sandbox, tmp_path):
+    missing_image = tmp_path / "no-image"
+    missing_image.mkdir()
+    (missing_image / "bot.yaml").write_text("name: no-image\ncommand: python3 bot.py\nimage: arena-no-such:0\n")
+    missing_command = tmp_path / "no-command"
+    missing_command.mkdir()
+    (missing_command / "bot.yaml").write_text("name: no-command\ncommand: no-such-interpreter bot.py\n")
+    result = play([SAMPLES / "greedy", missing_image, missing_command], sandbox, tmp_path)
+    for player in result.players[1:]:
+        assert player.fault is not None and player.fault.kind == FaultKind.CRASH, player
+
+
+def test_stale_containers_of_a_dead_runner_are_removed_at_start(sandbox):
+    container = sandbox.client.containers.create(
+        sandbox.runtime_image, ["/bin/true"], labels={LABEL: "1", RUN_LABEL: "stale", RUNNER_LABEL:
+                                                      f"{socket.gethostname()}:{2 ** 22 + 1}:0"})  # no such pid
+    DockerSandbox().close()
+    remaining = sandbox.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}=stale"})
+    assert container.id not in [c.id for c in remaining]
+
+
+def test_an_engine_that_is_gone_is_an_infrastructure_error(sandbox, tmp_path):
+    with pytest.raises(SandboxError, match="no Docker engine"):
+        DockerSandbox(base_url=f"unix://{tmp_path}/no-engine.sock")
+    broken = DockerSandbox()
+    import docker
+
+    # The engine "goes away" between matches: a client of a socket nobody listens on.
+    broken.client = docker.DockerClient(base_url=f"unix://{tmp_path}/no-engine.sock", version="1.41", timeout=5)
+    with pytest.raises(InfrastructureError):
+        play_match([load_bot(SAMPLES / "greedy"), load_bot(SAMPLES / "random")], 1, broken, SHORT, FAST)
+
+
+def test_bots_start_concurrently(sandbox, tmp_path):
+    bots = [load_bot(make_bot(tmp_path, "polite", f"p{n}")) for n in range(4)]
+    started = time.monotonic()
+    running = sandbox.launch_all(bots, SMALL)
+    elapsed = time.monotonic() - started
+    try:
+        assert len(running) == 4
+    finally:
+        for process in running:
+            process.kill()
+    assert sandbox.containers() == []
+    single = time.monotonic()
+    sandbox.launch(bots[0], SMALL).kill()
+    one = time.monotonic() - single
+    assert elapsed < 4 * one, (elapsed, one)
