@@ -220,8 +220,10 @@ def print_standings(standings: list[Standing] | tuple[Standing, ...]) -> None:
 @click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the config's, or the CPUs).")
 @click.option("--dry-run", is_flag=True, help="Print the schedule summary and the estimated time; play nothing.")
 @click.option("--fresh", is_flag=True, help="Discard this tournament's stored results and start over.")
+@click.option("--no-site", is_flag=True, help="Do not build the results site (site/ beside the store) at the end.")
 @json_option
-def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, as_json: bool) -> None:
+def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, no_site: bool,
+        as_json: bool) -> None:
     """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."""
     try:
         config = load_config(config_file)
@@ -240,10 +242,11 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         report = run_with_progress(config, store, fresh, workers, quiet=as_json)
     except (ConfigError, TournamentError) as error:
         fail(str(error))
+    site = None if no_site or report.interrupted else cli_site.build_after_run(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
-                   "db": str(db_path),
+                   "db": str(db_path), "site": None if site is None else str(site.index),
                    "standings": [line.to_dict(rank) for rank, line in enumerate(report.standings, 1)]})
     else:
         print_standings(report.standings)
@@ -251,6 +254,8 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "
                    f"{report.seconds:.1f} s; store {db_path}", err=True)
+        if site is not None:
+            click.echo(f"site: {site.index}", err=True)
     if report.interrupted:
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
     if report.failed:
@@ -351,3 +356,8 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
 from arena.sandbox.commands import sandbox_group  # noqa: E402 - registered last, like a plugin
 
 main.add_command(sandbox_group)
+
+
+from arena import cli_site  # noqa: E402 - site build, site serve; run builds the site too
+
+cli_site.register(main)

@@ -1,0 +1,101 @@
+"""The results-site commands: ``arena site build`` and ``arena site serve``, and the build at the end of ``arena run``.
+
+Thin click commands over :func:`arena.site.render.build_site`, registered on the main group by :func:`register`
+(kept apart from ``arena/cli.py`` so that file stays small). The site is static: ``serve`` is only a convenience
+for looking at it on this machine, so it listens on 127.0.0.1 and nowhere else.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from arena.site.render import BuildReport, build_site
+from arena.store import Store, StoreError
+
+DEFAULT_DB = Path("results/arena.db")
+DEFAULT_OUT = Path("results/site")
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
+    sys.exit(code)
+
+
+def site_dir_for(db_path: Path) -> Path:
+    """Where a store's site goes by default: ``site/`` beside it (``results/site`` for the default store)."""
+    return db_path.parent / "site"
+
+
+def build_after_run(store: Store, name: str) -> BuildReport:
+    """The site of one tournament (and the home page), beside the store: what ``arena run`` does at its end."""
+    return build_site(store, site_dir_for(store.path), [name])
+
+
+@click.group("site")
+def site_group() -> None:
+    """The results site: static HTML standings, bots, matches and replays, readable from disk or any host."""
+
+
+@site_group.command("build")
+@click.argument("name", required=False)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write the site (default: site/ beside the store, results/site).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+              show_default=True, help="The results store (SQLite).")
+@click.option("--json", "as_json", is_flag=True, help="Print the build summary as JSON.")
+def build(name: str | None, out_dir: Path | None, db_path: Path, as_json: bool) -> None:
+    """Build the site of tournament NAME (default: every tournament) from the store."""
+    if not db_path.exists():
+        _fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
+    try:
+        store = Store(db_path)
+    except StoreError as error:
+        _fail(str(error))
+    if name is not None and store.tournament(name) is None:
+        known = ", ".join(row["name"] for row in store.tournaments()) or "none"
+        _fail(f"{db_path}: no tournament {name!r} (known: {known})")
+    out = out_dir if out_dir is not None else site_dir_for(db_path)
+    report = build_site(store, out, None if name is None else [name])
+    if as_json:
+        click.echo(json.dumps({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),
+                               "pages": report.pages, "seconds": round(report.seconds, 2)}, indent=2))
+    else:
+        click.echo(f"site: {report.index.resolve()} ({report.pages} files, {report.seconds:.1f} s)")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        click.echo(f"{self.address_string()} {format % args}", err=True)
+
+
+@site_group.command("serve")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
+              show_default=True, help="The built site to serve.")
+def serve(port: int, out_dir: Path) -> None:
+    """Serve a built site on http://127.0.0.1:PORT/ until Ctrl-C (the site also opens from disk as it is)."""
+    if not (out_dir / "index.html").is_file():
+        _fail(f"{out_dir}: no site here (build it first: arena site build --out {out_dir})")
+    handler = functools.partial(_QuietHandler, directory=str(out_dir))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as error:
+        _fail(f"cannot listen on 127.0.0.1:{port}: {error}", 1)
+    with server:
+        click.echo(f"serving {out_dir} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", err=False)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+def register(main: click.Group) -> None:
+    main.add_command(site_group)

@@ -1,0 +1,199 @@
+// Turn-by-turn replay of one match, from the engine events embedded in the page (#match-data).
+// Every step is the table after one engine event. Text from the log (bot names, fault details) is only ever
+// set with textContent, never parsed as HTML: bots are untrusted.
+(function () {
+  "use strict";
+  var root = document.querySelector("[data-replay]");
+  var source = document.getElementById("match-data");
+  if (!root || !source) return;
+  var data = JSON.parse(source.textContent);
+  var names = data.names;
+  var faults = {};
+  (data.faults || []).forEach(function (f) { faults[f.seat] = f; });
+  var SUITS = { C: ["\u2663", "black"], D: ["\u2666", "red"], H: ["\u2665", "red"], S: ["\u2660", "black"] };
+  var VALUES = { A: 1, T: 10, J: 10, Q: 10, K: 10 };
+
+  function value(code) { return VALUES[code[0]] || parseInt(code[0], 10) || 0; }
+  function total(hand) { return hand.reduce(function (sum, c) { return sum + value(c); }, 0); }
+  function label(code) {
+    var suit = SUITS[code[1]];
+    return suit ? (code[0] === "T" ? "10" : code[0]) + suit[0] : code;
+  }
+  function cardsText(codes) { return codes.map(label).join(" "); }
+  function copy(hands) { return hands.map(function (h) { return h.slice(); }); }
+
+  // Build every step up front: stepping back is then just showing an earlier one.
+  var steps = [];
+  var state = { round: 0, hands: names.map(function () { return []; }), floor: [], deck: null,
+                scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
+                actor: null, turn: null, took: null };
+
+  function nextSeat(seat) {
+    for (var step = 1; step <= names.length; step++) {
+      var candidate = (seat + step) % names.length;
+      if (state.hands[candidate].length) return candidate;
+    }
+    return null;
+  }
+  function snapshot(text) {
+    steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
+                 scores: state.scores.slice(), points: state.points && state.points.slice(),
+                 status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text });
+  }
+
+  data.events.forEach(function (e) {
+    state.took = null;
+    state.actor = e.seat === undefined ? null : e.seat;
+    var who = e.seat === undefined ? "" : names[e.seat];
+    switch (e.type) {
+      case "match_start":
+        snapshot("The match starts: " + names.length + " players, elimination above " + e.rules.threshold + " points.");
+        break;
+      case "round_start":
+        state.round = e.round;
+        state.hands = copy(e.hands);
+        state.floor = e.floor.slice();
+        state.scores = e.scores.slice();
+        state.points = null;
+        state.deck = 52 - 1 - e.hands.reduce(function (n, h) { return n + h.length; }, 0);
+        state.turn = e.starter;
+        state.actor = null;
+        snapshot("Round " + e.round + " is dealt. " + names[e.starter] + " starts; the floor shows " +
+                 cardsText(e.floor) + ".");
+        break;
+      case "play":
+        var hand = state.hands[e.seat];
+        e.discard.forEach(function (c) { var i = hand.indexOf(c); if (i >= 0) hand.splice(i, 1); });
+        var taken = e.take === "deck" ? e.drew : e.take;
+        if (e.take === "deck") state.deck = Math.max(0, (state.deck || 0) - 1);
+        if (taken) hand.push(taken);
+        state.took = taken || null;
+        state.floor = e.discard.slice();
+        state.turn = nextSeat(e.seat);
+        snapshot(who + " throws " + cardsText(e.discard) + " and takes " +
+                 (e.take === "deck" ? "from the deck" + (e.drew ? " (" + label(e.drew) + ")" : "")
+                                    : label(e.take) + " from the floor") +
+                 "; hand total now " + total(hand) + ".");
+        break;
+      case "declare":
+        state.turn = null;
+        snapshot(who + " declares with a total of " + total(state.hands[e.seat]) + ".");
+        break;
+      case "reshuffle":
+        state.deck = e.deck_size;
+        state.actor = null;
+        snapshot("The deck is empty: " + e.deck_size + " dead cards are shuffled into a new deck.");
+        break;
+      case "forfeit":
+        state.hands[e.seat] = [];
+        state.status[e.seat] = "forfeited";
+        state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
+        var f = faults[e.seat];
+        snapshot(who + " forfeits: " + (f ? f.kind + ": " + f.detail : (e.reason || "fault")) + ".");
+        break;
+      case "round_end":
+        state.hands = copy(e.hands);
+        state.scores = e.scores.slice();
+        state.points = e.points.slice();
+        state.actor = e.declarer;
+        state.turn = null;
+        e.eliminated.forEach(function (seat) { state.status[seat] = "out"; });
+        var scoring = names.map(function (n, seat) {
+          return e.hands[seat].length ? n + " " + e.totals[seat] + " → +" + e.points[seat] : null;
+        }).filter(Boolean).join(", ");
+        var how = e.declarer === null ? "no declaration (turn cap)"
+          : (e.reason === "declared" ? names[e.declarer] + " declared and was lowest"
+                                    : names[e.declarer] + " declared but was not lowest (failed)");
+        snapshot("Round " + e.round + " ends: " + how + ". Totals and points: " + scoring + "." +
+                 (e.eliminated.length ? " Out: " + e.eliminated.map(function (s) { return names[s]; }).join(", ") + "." : ""));
+        break;
+      case "match_end":
+        state.actor = null;
+        state.turn = null;
+        state.points = null;
+        state.scores = e.scores.slice();
+        var order = names.map(function (n, seat) { return seat; })
+          .sort(function (a, b) { return e.places[a] - e.places[b] || a - b; });
+        order.forEach(function (seat) { state.status[seat] = "place " + e.places[seat]; });
+        snapshot("Match over (" + e.termination.replace(/_/g, " ") + "): " +
+                 order.map(function (s) { return e.places[s] + ". " + names[s] + " " + e.scores[s]; }).join(", ") + ".");
+        break;
+      default:
+        snapshot(e.type);
+    }
+  });
+  if (!steps.length) return;
+
+  var counter = root.querySelector("[data-counter]");
+  var slider = root.querySelector("[data-slider]");
+  var what = root.querySelector("[data-what]");
+  var floor = root.querySelector("[data-floor]");
+  var deck = root.querySelector("[data-deck]");
+  var body = root.querySelector("[data-hands]");
+  var current = 0;
+
+  function cardNode(code, highlight) {
+    var span = document.createElement("span");
+    var suit = SUITS[code[1]];
+    span.className = "card" + (suit ? " " + suit[1] : "") + (highlight ? " new" : "");
+    span.textContent = label(code);
+    return span;
+  }
+  function cell(row, text, className) {
+    var td = document.createElement("td");
+    if (className) td.className = className;
+    td.textContent = text;
+    row.appendChild(td);
+    return td;
+  }
+
+  function show(index) {
+    current = Math.max(0, Math.min(steps.length - 1, index));
+    var s = steps[current];
+    counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
+    slider.value = String(current);
+    what.textContent = s.text;
+    floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
+    if (!s.floor.length) floor.textContent = "–";
+    deck.textContent = s.deck === null ? "" : "deck " + s.deck;
+    var rows = names.map(function (name, seat) {
+      var tr = document.createElement("tr");
+      if (seat === s.actor) tr.className = "actor";
+      var th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = (seat === s.turn ? "▶ " : "") + seat;
+      tr.appendChild(th);
+      cell(tr, name);
+      var hand = cell(tr, "", "cards");
+      s.hands[seat].forEach(function (c) { hand.appendChild(cardNode(c, c === s.took && seat === s.actor)); });
+      if (!s.hands[seat].length) hand.textContent = s.status[seat] || "–";
+      else if (s.status[seat]) hand.appendChild(document.createTextNode(" " + s.status[seat]));
+      cell(tr, s.hands[seat].length ? String(total(s.hands[seat])) : "–", "num");
+      cell(tr, s.points ? (s.hands[seat].length ? "+" + s.points[seat] : "–") : "", "num");
+      cell(tr, String(s.scores[seat]), "num strong");
+      return tr;
+    });
+    body.replaceChildren.apply(body, rows);
+  }
+
+  root.querySelectorAll("[data-go]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var go = button.getAttribute("data-go");
+      show(go === "first" ? 0 : go === "last" ? steps.length - 1 : current + (go === "next" ? 1 : -1));
+    });
+  });
+  slider.max = String(steps.length - 1);
+  slider.addEventListener("input", function () { show(parseInt(slider.value, 10)); });
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.target === slider) return;
+    var tag = event.target && event.target.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    var moves = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: steps.length - 1 };
+    if (event.key in moves) {
+      event.preventDefault();
+      show(moves[event.key]);
+    }
+  });
+  root.hidden = false;
+  show(0);
+})();

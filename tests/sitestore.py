@@ -1,0 +1,136 @@
+"""Test helper for the results site: a small store filled through its API, with real engine matches and logs.
+
+Matches are played in-process by the engine with a seeded random legal policy (no bot processes), and each gets a
+real event log written with :class:`arena.matchlog.MatchLog`, protocol lines included, so the site reads logs as it
+would after ``arena run``. Every fifth match one seat forfeits with a crash and a stderr tail.
+
+:func:`broken_links` checks a built site without a browser: every link and asset reference must be relative and
+name a file of the site (and a #fragment an element of it).
+"""
+
+from __future__ import annotations
+
+import random
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Sequence
+
+from arena.config import RatingConfig
+from arena.game import Match
+from arena.matchlog import FORMAT, MatchLog
+from arena.ratings import rate_all
+from arena.rules import Rules
+from arena.schedule import make_schedule
+from arena.stats import seat_stats
+from arena.store import MatchOutcome, SeatOutcome, Store
+
+RULES = {"threshold": 30}
+STDERR = "Traceback (most recent call last):\n  File \"bot.py\", line 1\nRuntimeError: <script>alert('stderr')</script>\n"
+
+
+def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "beta", "gamma"), players: int = 2,
+               repeats: int = 2, seed: int = 5, logs: bool = True, limit: int | None = None) -> int:
+    schedule = make_schedule(len(bots), players, repeats, seed)
+    if limit is not None:
+        schedule = schedule[:limit]
+    config = {"name": name, "bots": [f"bots/{b}" for b in bots], "players": players, "seed": seed,
+              "repeats": repeats, "format": "round-robin", "rules": Rules.from_dict(RULES).to_dict(),
+              "limits": {"move_ms": 1000, "bank_ms": 10000, "hello_ms": 10000},
+              "sandbox_limits": {"memory_mb": 512}, "sandbox": "process", "rating": RatingConfig().__dict__}
+    entrants = [{"name": b, "directory": f"/bots/{b}", "files_hash": f"{i:064x}", "command": ["python3", "bot.py"],
+                 "language": "python", "description": f"the {b} bot"} for i, b in enumerate(bots)]
+    tid = store.create_tournament(name, config, "0" * 64, entrants, schedule)
+    log_dir = store.path.parent / "logs" / name
+    for scheduled in schedule:
+        rng = random.Random(scheduled.seed)
+        rules = Rules.from_dict(RULES)
+        match = Match(players, scheduled.seed, rules)
+        faulty = scheduled.index % 5 == 4
+        while match.outcome is None:
+            if faulty and match.round == 2 and match.in_play(1):
+                match.forfeit(1, "crash")
+                continue
+            match.apply(rng.choice(list(match.legal_moves())))
+        assert match.outcome is not None
+        stats = seat_stats(match.events, players)
+        log_path = log_dir / f"{scheduled.index:06d}.jsonl.gz"
+        if logs:
+            log = MatchLog(log_path)
+            log.write({"t": "header", "format": FORMAT, "seed": scheduled.seed, "players": players,
+                       "rules": rules.to_dict(), "limits": config["limits"], "sandbox": "process",
+                       "sandbox_limits": config["sandbox_limits"],
+                       "bots": [entrants[slot] for slot in scheduled.bots]})
+            for seat in range(players):
+                log.write_message("send", seat, 0, b'{"type":"hello","seat":%d}' % seat)
+                log.write_message("recv", seat, 1, b'{"type":"ready"}\n')
+            for event in match.events:
+                log.write({"t": "event", "event": event})
+            if faulty:
+                log.write({"t": "fault", "seat": 1, "kind": "crash", "detail": "exited with status 1", "round": 2})
+            log.write({"t": "result", "result": {"seed": scheduled.seed, "players": [
+                {"seat": s, "place": match.outcome.places[s], "score": match.outcome.scores[s]}
+                for s in range(players)]}})
+            log.close()
+        seats = tuple(
+            SeatOutcome(place=match.outcome.places[s], score=match.outcome.scores[s],
+                        fault_kind="crash" if faulty and s == 1 else None,
+                        fault_detail="exited with status 1" if faulty and s == 1 else None,
+                        fault_round=2 if faulty and s == 1 else None,
+                        stderr_tail=STDERR if faulty and s == 1 else "",
+                        rounds=stats[s].rounds, turns=stats[s].turns, points=stats[s].points,
+                        declares_ok=stats[s].declares_ok, declares_failed=stats[s].declares_failed)
+            for s in range(players))
+        store.record_match(tid, scheduled.index, MatchOutcome(match.round, sum(st.turns for st in stats),
+                                                              match.outcome.termination.value, 0.01,
+                                                              str(log_path) if logs else None, seats), 1)
+    _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
+    store.finish(tid, history)
+    return tid
+
+
+def make_store(directory: Path, **options: object) -> Store:
+    store = Store(directory / "arena.db")
+    fill_store(store, **options)  # type: ignore[arg-type]
+    return store
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(values["id"] or "")
+        for key in ("href", "src"):
+            if values.get(key) is not None and (tag != "link" or key == "href"):
+                self.links.append(values[key] or "")
+
+
+def broken_links(out: Path) -> list[str]:
+    """Every link or script/stylesheet reference in the site under ``out`` that does not resolve, as
+    ``page: link`` (a link must be relative, name an existing file and, with a #fragment, an element id there)."""
+    parsed: dict[Path, _Links] = {}
+
+    def parse(page: Path) -> _Links:
+        if page not in parsed:
+            parser = _Links()
+            parser.feed(page.read_text(encoding="utf-8"))
+            parsed[page] = parser
+        return parsed[page]
+
+    problems = []
+    for page in sorted(out.rglob("*.html")):
+        for link in parse(page).links:
+            target, _, fragment = link.partition("#")
+            if "://" in link or link.startswith("/"):
+                problems.append(f"{page.relative_to(out)}: {link} (not relative)")
+                continue
+            path = (page.parent / target).resolve() if target else page
+            if not path.is_file() or out.resolve() not in path.parents:
+                problems.append(f"{page.relative_to(out)}: {link} (no such file)")
+            elif fragment and path.suffix == ".html" and fragment not in parse(path).ids:
+                problems.append(f"{page.relative_to(out)}: {link} (no element with that id)")
+    return problems

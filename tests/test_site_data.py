@@ -1,0 +1,240 @@
+"""The data behind each page of the results site (arena/site/data.py), and the SVG charts (arena/site/svg.py).
+
+The store is filled through its API with real engine matches and real logs (tests/sitestore.py), so each page's
+numbers are checked against the store's own queries and against the logs' engine events.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from arena.ratings import Rating
+from arena.site import data, svg
+from arena.store import Store
+from tests.sitestore import STDERR, fill_store, make_store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    return make_store(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="module")
+def snap(store: Store) -> data.Snapshot:
+    return data.snapshot(store, "t")
+
+
+def test_snapshot_reads_every_match_and_bot(snap: data.Snapshot) -> None:
+    assert [bot.name for bot in snap.bots] == ["alpha", "beta", "gamma"]
+    assert [m.idx for m in snap.matches] == list(range(12))
+    assert all(m.status == "done" and len(m.seats) == 2 for m in snap.matches)
+    assert snap.slug == "t"
+    with pytest.raises(KeyError):
+        data.snapshot(Store(snap.store_dir / "arena.db"), "nope")
+
+
+def test_slugs_never_let_a_name_escape_its_directory() -> None:
+    assert data.slug("greedy", 1, "b") == "greedy"
+    for name in ("../../etc", "<script>", "a/b", "", "UPPER", "x" * 60, "."):
+        made = data.slug(name, 7, "b")
+        assert made.startswith("_b7") and "/" not in made and ".." not in made
+    assert data.slug("a b", 1, "b") != data.slug("a b", 2, "b")  # the row id keeps fallbacks unique
+
+
+def test_tournament_page_standings_match_the_store(store: Store, snap: data.Snapshot) -> None:
+    page = data.tournament_page(snap)
+    table = store.standings(snap.id, Rating(25.0, 25.0 / 3))
+    assert [row.bot for row in page.standings] == [line.name for line in table]
+    for row, line in zip(page.standings, table):
+        assert row.rank == table.index(line) + 1
+        assert row.conservative == pytest.approx(line.rating.mu - 3 * line.rating.sigma)
+        assert (row.matches, row.wins, row.declares_ok, row.declares_failed) == (
+            line.matches, line.wins, line.declares_ok, line.declares_failed)
+        assert row.mean_place == line.mean_place and row.points_per_round == line.points_per_round
+        assert row.href == f"t/t/bots/{row.bot}/index.html"
+    assert sum(row.matches for row in page.standings) == 24  # 12 matches of 2 seats
+    low, high = page.scale
+    assert all(low <= row.mu - 3 * row.sigma and row.mu + 3 * row.sigma <= high for row in page.standings)
+    assert (page.matches_total, page.matches_done, page.matches_failed) == (12, 12, 0)
+
+
+def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, snap: data.Snapshot) -> None:
+    page = data.tournament_page(snap)
+    h2h = store.head_to_head(snap.id)
+    ids = {bot.name: bot.id for bot in snap.bots}
+    names = [name for name, _ in page.head_to_head.bots]
+    assert names == [row.bot for row in page.standings]
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            cell = page.head_to_head.cells[i][j]
+            assert cell is None if i == j else cell == h2h[(ids[a], ids[b])]
+            if cell is not None and page.head_to_head.cells[j][i] is not None:
+                assert cell[1] == page.head_to_head.cells[j][i][1]  # shared matches are symmetric
+    # The history's last point is the final conservative rating.
+    for series, row in zip(page.history, page.standings):
+        assert series.name == row.bot
+        assert series.points[-1][1] == pytest.approx(row.conservative)
+        assert [x for x, _ in series.points] == sorted(x for x, _ in series.points)
+    assert page.rules["threshold"] == 30 and page.limits["move_ms"] == 1000 and page.limits["memory_mb"] == 512
+    assert page.settings["players"] == 2 and "rules" not in page.settings
+    # Matches 4 and 9 (every fifth) had a crash in seat 1.
+    assert page.fault_totals == {"crash": 2} and page.fault_count == 2
+    assert [f.match_idx for f in page.faults] == [9, 4]
+    assert all(f.stderr_tail == STDERR and f.match_href.startswith("t/t/matches/") for f in page.faults)
+    assert page.crumbs == (data.Crumb("Home", "index.html"), data.Crumb("t", None))
+
+
+def test_home_page_lists_every_tournament_newest_first(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=4)
+    fill_store(store, name="second", bots=("x", "y"), repeats=1, logs=False)
+    page = data.home_page(store)
+    assert [t.name for t in page.tournaments] == ["second", "t"]
+    second, first = page.tournaments
+    assert (first.bots, first.matches_total, first.matches_done) == (3, 4, 4)
+    assert second.leader == data.snapshot(store, "second").standings[0].name
+    assert second.href == "t/second/index.html" and second.leader_href.startswith("t/second/bots/")
+    assert first.finished_at is not None
+    only = data.home_page(store, linked=["t"])
+    assert [(t.name, t.href is None) for t in only.tournaments] == [("second", True), ("t", False)]
+
+
+def test_match_lists_paginate(snap: data.Snapshot) -> None:
+    pages = data.match_list_pages(snap, per_page=5)
+    assert [len(p.rows) for p in pages] == [5, 5, 2]
+    assert [p.path for p in pages] == ["t/t/matches/index.html", "t/t/matches/page-2.html",
+                                       "t/t/matches/page-3.html"]
+    first, middle, last = pages
+    assert first.pager.prev is None and first.pager.next == middle.path
+    assert middle.pager.prev == first.path and middle.pager.next == last.path and last.pager.next is None
+    assert [r.idx for p in pages for r in p.rows] == list(range(12))
+    row = first.rows[0]
+    assert [p.place for p in row.players] == sorted(p.place for p in row.players)
+    assert row.href == "t/t/matches/0.html"
+    assert data.Pager(10, 20, tuple(str(n) for n in range(20))).window(2) == [1, None, 8, 9, 10, 11, 12, None, 20]
+
+
+def test_bot_page(store: Store, snap: data.Snapshot) -> None:
+    beta = next(bot for bot in snap.bots if bot.name == "beta")
+    page, more = data.bot_pages(snap, beta.id, per_page=3)
+    played = [m for m in snap.matches if any(s.bot_id == beta.id for s in m.seats)]
+    assert len(played) == 8  # two repeats of 2 seat rotations against each of 2 opponents
+    assert [len(p.rows) for p in (page.matches, *more)] == [3, 3, 2]
+    assert more[-1].path == "t/t/bots/beta/matches-3.html" and more[0].for_bot == "beta"
+    assert all(r.place_of is not None for r in page.matches.rows)
+    assert page.standing.bot == "beta" and page.files_hash == f"{1:064x}"
+    assert page.manifest["description"] == "the beta bot"
+    # Per seat: every match counted once, in the seat it sat in.
+    assert sum(s.matches for s in page.seats) == 8
+    for seat in page.seats:
+        places = [s.place for m in played for s in m.seats if s.bot_id == beta.id and s.seat == seat.seat]
+        assert seat.matches == len(places) and seat.mean_place == pytest.approx(sum(places) / len(places))
+    h2h = store.head_to_head(snap.id)
+    for opponent in page.opponents:
+        other = next(bot.id for bot in snap.bots if bot.name == opponent.bot)
+        assert (opponent.above, opponent.shared) == h2h[(beta.id, other)]
+        assert opponent.below == h2h[(other, beta.id)][0]
+    # The band is mu +- 3 sigma around the line.
+    series = page.history[0]
+    assert len(series.points) == len(series.band) == 8
+    for (x, mu), (bx, low, high) in zip(series.points, series.band):
+        assert x == bx and low < mu < high
+
+
+def test_bot_page_faults_carry_details_and_stderr(snap: data.Snapshot) -> None:
+    faulty = {s.bot_id for m in snap.matches for s in m.seats if s.fault_kind}
+    for bot in snap.bots:
+        page, _ = data.bot_pages(snap, bot.id)
+        assert (page.fault_count > 0) == (bot.id in faulty)
+        for fault in page.faults:
+            assert fault.bot == bot.name and fault.kind == "crash" and fault.round == 2
+            assert fault.detail == "exited with status 1" and fault.stderr_tail == STDERR
+
+
+def test_match_page_from_its_log(snap: data.Snapshot) -> None:
+    match = snap.matches[4]
+    path = data.find_log(snap, match)
+    assert path is not None
+    log = data.read_log(path)
+    assert log is not None and log.faults and log.result is not None
+    page = data.match_page(snap, 4, log)
+    assert page.log_found and page.replay is not None
+    assert page.replay["names"] == [p.bot for p in page.players]
+    assert page.replay["events"] == log.events and page.replay["faults"][0]["kind"] == "crash"
+    ends = [e for e in log.events if e["type"] == "round_end"]
+    assert [r.round for r in page.round_rows] == [e["round"] for e in ends]
+    assert list(page.round_rows[-1].scores) == [e for e in ends[-1]["scores"]]
+    assert [p.score for p in page.players] == log.events[-1]["scores"]  # the stored result agrees with the log
+    assert [p.place for p in page.standings] == sorted(p.place for p in page.players)
+    kinds = [m.kind for m in page.moves]
+    assert kinds.count("play") == sum(e["type"] == "play" for e in log.events)
+    assert kinds.count("round_start") == sum(e["type"] == "round_start" for e in log.events) and "forfeit" in kinds
+    assert page.prev_href == "t/t/matches/3.html" and page.next_href == "t/t/matches/5.html"
+    assert page.crumbs[-1] == data.Crumb("Match #4", None)
+    first = data.match_page(snap, 0, None)
+    assert first.prev_href is None and not first.log_found and first.replay is None and first.round_rows == []
+
+
+def test_read_log_skips_messages_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:
+    path = data.find_log(snap, snap.matches[0])
+    assert path is not None
+    log = data.read_log(path)
+    assert log is not None and log.header["t"] == "header"
+    assert log.events[0]["type"] == "match_start" and log.events[-1]["type"] == "match_end"
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(path.read_bytes())[:40])
+    assert data.read_log(broken) is None
+    assert data.read_log(tmp_path / "missing.jsonl.gz") is None
+    not_gzip = tmp_path / "plain.jsonl.gz"
+    not_gzip.write_text("{}")
+    assert data.read_log(not_gzip) is None
+
+
+def test_find_log_falls_back_beside_the_store(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=2)
+    snap = data.snapshot(store, "t")
+    moved = snap.matches[0]
+    # A store moved with its logs: the stored absolute path no longer exists, the runner's layout does.
+    stale = data.MatchRow(**{**moved.__dict__, "log_path": "/nowhere/000000.jsonl.gz"})
+    assert data.find_log(snap, stale) == tmp_path / "logs" / "t" / "000000.jsonl.gz"
+    gone = data.MatchRow(**{**moved.__dict__, "idx": 99, "log_path": None})
+    assert data.find_log(snap, gone) is None
+
+
+def test_pending_and_failed_matches_show_without_places(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=3)
+    tid = store.tournament("t")["id"]
+    store.record_failure(tid, 2, "attempt 3: sandbox broke", 3)
+    snap = data.snapshot(store, "t")
+    page = data.tournament_page(snap)
+    assert (page.matches_done, page.matches_failed) == (2, 1)
+    failed = data.match_page(snap, 2, None)
+    assert failed.status == "failed" and failed.error == "attempt 3: sandbox broke"
+    assert data.match_list_pages(snap)[0].rows[2].status == "failed"
+
+
+def test_downsample_keeps_the_ends() -> None:
+    points = list(range(1000))
+    kept = data.downsample(points, 50)
+    assert len(kept) == 50 and kept[0] == 0 and kept[-1] == 999
+    assert data.downsample(points[:10], 50) == tuple(points[:10])
+
+
+def test_line_chart_escapes_names_and_handles_no_data() -> None:
+    chart = svg.line_chart([data.Series("<script>alert(1)</script>", ((0, 1.0), (5, 3.0)))], "a <b> chart", "y")
+    assert "<script>" not in chart and "&lt;script&gt;" in chart and "a &lt;b&gt; chart" in chart
+    assert chart.count("<polyline") == 1 and chart.startswith("<svg")
+    empty = svg.line_chart([data.Series("x", ())], "nothing", "y")
+    assert "no rated matches yet" in empty and "<polyline" not in empty
+    banded = svg.line_chart([data.Series("x", ((0, 5.0),), ((0, 1.0, 9.0),))], "band", "y")
+    assert "<polygon" in banded
+
+
+def test_rating_bar_stays_on_its_scale() -> None:
+    bar = svg.rating_bar(25.0, 100.0, (0.0, 50.0), width=100)
+    import re
+    xs = [float(x) for x in re.findall(r'(?:x|cx|x1|x2)="([-0-9.]+)"', bar)]
+    assert xs and all(0 <= x <= 100 for x in xs)
+    assert 'aria-label="mu 25.00' in bar

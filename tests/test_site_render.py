@@ -1,0 +1,168 @@
+"""Rendering and writing the results site (arena/site/render.py) and its commands (arena site build/serve, and
+the build at the end of arena run): every page is written, every link resolves, untrusted text is escaped."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.site import data, render
+from arena.store import Store
+from tests.sitestore import STDERR, broken_links, fill_store, make_store
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIL = "<script>alert('name')</script>"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path, render.BuildReport]:
+    directory = tmp_path_factory.mktemp("built")
+    store = make_store(directory)
+    fill_store(store, name="evil", bots=(EVIL, "plain"), repeats=3, logs=True)
+    out = directory / "site"
+    return store, out, render.build_site(store, out)
+
+
+def test_every_page_is_written(built: tuple[Store, Path, render.BuildReport]) -> None:
+    store, out, report = built
+    assert report.index == out / "index.html" and report.index.is_file()
+    assert set(report.tournaments) == {"t", "evil"}
+    for snap in (data.snapshot(store, "t"), data.snapshot(store, "evil")):
+        assert (out / data.tournament_href(snap.slug)).is_file()
+        assert (out / data.matches_href(snap.slug)).is_file()
+        for bot in snap.bots:
+            assert (out / data.bot_href(snap.slug, bot.slug)).is_file()
+        for match in snap.matches:
+            assert (out / data.match_href(snap.slug, match.idx)).is_file()
+    assert (out / "assets" / "style.css").is_file() and (out / "assets" / "replay.js").is_file()
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert len(written) == report.pages
+
+
+def test_every_link_resolves(built: tuple[Store, Path, render.BuildReport]) -> None:
+    _, out, _ = built
+    assert broken_links(out) == []
+
+
+def test_pages_have_accessible_tables_and_no_external_resources(built: tuple[Store, Path, render.BuildReport]) -> None:
+    _, out, _ = built
+    for page in out.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        assert html.count("<table") == html.count("<caption>"), page
+        assert "<th>" not in html, f"{page}: a header cell without scope"
+        assert not re.search(r'(?:src|href)="(?:https?:)?//', html), f"{page}: an external resource"
+        assert 'aria-label="Breadcrumb"' in html
+
+
+def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render.BuildReport]) -> None:
+    store, out, _ = built
+    snap = data.snapshot(store, "evil")
+    evil_bot = next(bot for bot in snap.bots if bot.name == EVIL)
+    assert evil_bot.slug.startswith("_b")
+    assert "<script>alert" not in (out / "index.html").read_text(encoding="utf-8")
+    pages = [out / data.tournament_href(snap.slug), out / data.bot_href(snap.slug, evil_bot.slug)]
+    pages += [out / data.match_href(snap.slug, m.idx) for m in snap.matches]
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "<script>alert" not in html, page
+        assert "&lt;script&gt;alert(&#39;name&#39;)" in html or "\\u003cscript\\u003e" in html, page
+    faulty = out / data.match_href(snap.slug, 4)
+    html = faulty.read_text(encoding="utf-8")
+    assert "RuntimeError: &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;" in html
+    # The embedded replay data cannot close its own script element.
+    block = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', html, re.S)
+    assert block is not None and "<" not in block.group(1)
+    assert json.loads(block.group(1))["names"][0] == EVIL
+    assert STDERR not in html
+
+
+def test_match_page_without_a_log_says_so(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=2, logs=False)
+    report = render.build_site(store, tmp_path / "site")
+    html = (report.out / "t/t/matches/0.html").read_text(encoding="utf-8")
+    assert "event log of this match is missing" in html and "match-data" not in html
+    assert "Places" in html and broken_links(report.out) == []
+
+
+def test_rebuilding_one_tournament_keeps_the_others_and_drops_stale_pages(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=4)
+    fill_store(store, name="other", bots=("x", "y"), repeats=1, logs=False)
+    out = tmp_path / "site"
+    render.build_site(store, out)
+    stale = out / "t" / "t" / "matches" / "999.html"
+    stale.write_text("old")
+    report = render.build_site(store, out, ["t"])
+    assert report.tournaments == ("t",)
+    assert not stale.exists() and (out / "t" / "other" / "index.html").is_file()
+    assert 'href="t/other/index.html"' in (out / "index.html").read_text(encoding="utf-8")
+    fresh = tmp_path / "fresh"
+    render.build_site(store, fresh, ["other"])
+    home = (fresh / "index.html").read_text(encoding="utf-8")
+    assert 'href="t/t/index.html"' not in home and "arena site build t" in home
+    assert broken_links(fresh) == []
+
+
+def test_cli_site_build(tmp_path: Path) -> None:
+    make_store(tmp_path, limit=3)
+    db = tmp_path / "arena.db"
+    result = CliRunner().invoke(main, ["site", "build", "--db", str(db), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["out"] == str(tmp_path / "site") and summary["tournaments"] == ["t"]
+    assert Path(summary["index"]).is_file()
+    result = CliRunner().invoke(main, ["site", "build", "t", "--db", str(db), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 0 and (tmp_path / "x" / "t" / "t" / "index.html").is_file()
+    assert "site: " in result.stdout
+    result = CliRunner().invoke(main, ["site", "build", "nope", "--db", str(db)])
+    assert result.exit_code == 2 and "no tournament 'nope' (known: t)" in result.stderr
+    result = CliRunner().invoke(main, ["site", "build", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 2 and "no results store" in result.stderr
+
+
+def test_cli_site_serve_listens_on_localhost(tmp_path: Path) -> None:
+    make_store(tmp_path, limit=1)
+    render.build_site(Store(tmp_path / "arena.db"), tmp_path / "site")
+    process = subprocess.Popen([sys.executable, "-m", "arena", "site", "serve", "--port", "0", "--out",
+                                str(tmp_path / "site")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url is not None, line
+        with urllib.request.urlopen(url.group(0) + "t/t/index.html", timeout=10) as response:
+            assert response.status == 200 and b"Standings" in response.read()
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=10)
+    result = CliRunner().invoke(main, ["site", "serve", "--out", str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "no site here" in result.stderr
+
+
+@pytest.mark.slow
+def test_arena_run_builds_the_site_unless_told_not_to(tmp_path: Path) -> None:
+    config = {"name": "small", "bots": [str(ROOT / "sample_bots" / "greedy"), str(ROOT / "sample_bots" / "random")],
+              "players": 2, "repeats": 1, "seed": 2, "rules": {"threshold": 20}, "workers": 2}
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(config))
+    db = tmp_path / "results" / "arena.db"
+    result = CliRunner().invoke(main, ["run", str(path), "--db", str(db), "--no-site", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["site"] is None and not (tmp_path / "results" / "site").exists()
+    result = CliRunner().invoke(main, ["run", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    index = tmp_path / "results" / "site" / "index.html"
+    assert f"site: {index}" in result.stderr and index.is_file()
+    assert (tmp_path / "results" / "site" / "t" / "small" / "matches" / "0.html").is_file()
+    assert broken_links(tmp_path / "results" / "site") == []
+    assert os.path.getsize(tmp_path / "results" / "site" / "t" / "small" / "matches" / "1.html") > 1000
