@@ -2,8 +2,9 @@
 
 (a) container start latency: ``DockerSandbox.launch`` (create, attach, start) of one bot, median; (b) the launch
 overhead of a match with 2 and 4 seats: starting every container with the backend's concurrent ``launch_all``
-versus one seat after the other, and killing and removing them all (live bots: the worst case); (c) time per turn through the referee with minimal fast
-bots, from the first turn sent to the last reply, docker versus process backend. Prints one JSON object.
+versus one seat after the other, and killing and removing them all (live bots: the worst case); (c) time per turn
+through the referee with minimal fast bots, from the first turn sent to the last reply, docker versus process
+backend. Prints one JSON object. Container starts cost engine CPU: concurrency helps up to about the host's CPUs.
 
     python bench/docker.py [--starts 10] [--repeats 3] [--matches 3]
 """
@@ -25,14 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
-from arena.manifest import BotSpec, load_bot  # noqa: E402
-from arena.protocol import Limits  # noqa: E402
-from arena.referee import play_match  # noqa: E402
-from arena.rules import Rules  # noqa: E402
-from arena.sandbox import Sandbox, SandboxLimits  # noqa: E402
-from arena.sandbox.docker import DockerSandbox, engine_status  # noqa: E402
-from arena.sandbox.process import ProcessSandbox  # noqa: E402
-from bench.protocol import FAST_BOT  # noqa: E402
+from arena.manifest import BotSpec, load_bot
+from arena.protocol import Limits
+from arena.referee import play_match
+from arena.rules import Rules
+from arena.sandbox import Sandbox, SandboxLimits
+from arena.sandbox.docker import DockerSandbox, engine_status
+from arena.sandbox.process import ProcessSandbox
+from bench.protocol import FAST_BOT
 
 LIMITS = SandboxLimits()
 
@@ -73,7 +74,8 @@ def per_turn(sandbox: Sandbox, bot: BotSpec, matches: int, log_dir: Path) -> flo
     for seed in range(matches):
         log = log_dir / f"{sandbox.name}-{seed}.jsonl.gz"
         result = play_match([bot, bot], seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log)
-        records = [json.loads(line) for line in gzip.open(log) if line.startswith((b'{"t":"send"', b'{"t":"recv"'))]
+        with gzip.open(log) as handle:
+            records = [json.loads(line) for line in handle if line.startswith((b'{"t":"send"', b'{"t":"recv"'))]
         first_turn = next(r["at"] for r in records if r["t"] == "send" and r["msg"]["type"] == "turn")
         last_reply = [r["at"] for r in records if r["t"] == "recv"][-1]
         results.append((last_reply - first_turn) / 1000 / result.turns)

@@ -15,8 +15,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -25,8 +25,7 @@ from arena.protocol import Limits
 from arena.referee import FaultKind, InfrastructureError, MatchResult, play_match
 from arena.rules import Rules
 from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
-from arena.sandbox.docker import (LABEL, RUN_LABEL, RUNNER_LABEL, DockerSandbox, Demux, describe_state,
-                                  engine_status)
+from arena.sandbox.docker import LABEL, RUN_LABEL, RUNNER_LABEL, Demux, DockerSandbox, describe_state, engine_status
 from arena.sandbox.process import ProcessSandbox
 from tests.hostile import make_bot
 
@@ -100,10 +99,12 @@ def test_sample_bots_in_both_languages_play_the_same_match_as_under_the_process_
 
 
 def test_get_sandbox_and_the_cli_choose_docker(sandbox, tmp_path):
-    assert isinstance(get_sandbox("docker"), DockerSandbox)
+    chosen = get_sandbox("docker")
+    assert isinstance(chosen, DockerSandbox)
+    chosen.close()
     done = subprocess.run([sys.executable, "-m", "arena", "match", "--sandbox", "docker", "--json", "--log",
                            str(tmp_path / "m.jsonl.gz"), str(SAMPLES / "greedy"), str(SAMPLES / "js-greedy")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
     assert '"termination"' in done.stdout
 
@@ -189,7 +190,9 @@ def test_host_files_and_the_referees_environment_are_out_of_reach(sandbox, tmp_p
     tail = result.players[1].stderr_tail
     assert result.players[1].fault is None and tail.count("UNREADABLE=") == len(paths) - 1, tail[-500:]
     for outcome in (result, env_result):
-        log = gzip.open(outcome.log_path, "rt", errors="replace").read() if outcome.log_path else ""
+        assert outcome.log_path is not None
+        with gzip.open(outcome.log_path, "rt", errors="replace") as handle:
+            log = handle.read()
         for text in [p.stderr_tail for p in outcome.players] + [log]:
             assert secret not in text
             assert "root:" not in text
@@ -222,7 +225,7 @@ def test_an_engine_that_is_gone_is_an_infrastructure_error(sandbox, tmp_path):
     with pytest.raises(SandboxError, match="no Docker engine"):
         DockerSandbox(base_url=f"unix://{tmp_path}/no-engine.sock")
     broken = DockerSandbox()
-    import docker
+    import docker  # type: ignore[import-untyped]
 
     # The engine "goes away" between matches: a client of a socket nobody listens on.
     broken.client = docker.DockerClient(base_url=f"unix://{tmp_path}/no-engine.sock", version="1.41", timeout=5)

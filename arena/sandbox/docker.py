@@ -33,14 +33,15 @@ import socket
 import tarfile
 import threading
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping
+from typing import Any
 
-import docker
-import docker.errors
+import docker  # type: ignore[import-untyped]
+import docker.errors  # type: ignore[import-untyped]
 import requests.exceptions
-from docker.models.containers import Container
-from docker.types import LogConfig, Mount, Ulimit
+from docker.models.containers import Container  # type: ignore[import-untyped]
+from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped]
 
 from arena.manifest import BotSpec
 from arena.sandbox import PROTOCOL_LIB, BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream
@@ -232,8 +233,8 @@ class DockerBot(BotProcess):
                         raise
                 self.container.wait(timeout=API_TIMEOUT_S)
                 state = self._state()
-            if self._exit is None:
-                self._exit = describe_state(state or {}, killed and not (state or {}).get("OOMKilled"))
+            if self._exit is None and state is not None:
+                self._exit = describe_state(state, killed and not state.get("OOMKilled"))
             self.container.remove(force=True)
         except docker.errors.NotFound:
             pass
@@ -422,38 +423,38 @@ class DockerSandbox(Sandbox):
         with self._lock:
             self._serial += 1
             serial = self._serial
-        return dict(
-            image=image,
-            command=list(bot.command),
-            name=f"arena-{self.run_id}-{serial}-{bot.name}",
-            labels={LABEL: "1", RUN_LABEL: self.run_id, RUNNER_LABEL: self.identity, f"{LABEL}.name": bot.name},
+        return {
+            "image": image,
+            "command": list(bot.command),
+            "name": f"arena-{self.run_id}-{serial}-{bot.name}",
+            "labels": {LABEL: "1", RUN_LABEL: self.run_id, RUNNER_LABEL: self.identity, f"{LABEL}.name": bot.name},
             # Not detached, with stdin open: the SDK then sets StdinOnce, so closing our side ends the bot's stdin.
-            detach=False, stdin_open=True, tty=False,
-            user=BOT_USER,
-            working_dir=BOT_DIR,
-            environment=bot_environment(SCRATCH_DIR, PROTOCOL_DIR),
-            hostname="bot",
-            network_mode="none",
-            ipc_mode="none",  # no /dev/shm: it would be writable memory outside the scratch cap
-            mem_limit=limits.memory_mb * mib,
-            memswap_limit=limits.memory_mb * mib,  # equal: no swap, so running out is an OOM kill we can report
-            pids_limit=limits.processes + 1,  # the init counts too
-            nano_cpus=int(self.cpus * 1e9),
-            read_only=True,
-            tmpfs={SCRATCH_DIR: f"size={limits.scratch_mb}m,mode=1777,nosuid,nodev"},
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            init=True,
-            log_config=LogConfig(type="none"),
-            mounts=mounts,
-            ulimits=[
+            "detach": False, "stdin_open": True, "tty": False,
+            "user": BOT_USER,
+            "working_dir": BOT_DIR,
+            "environment": bot_environment(SCRATCH_DIR, PROTOCOL_DIR),
+            "hostname": "bot",
+            "network_mode": "none",
+            "ipc_mode": "none",  # no /dev/shm: it would be writable memory outside the scratch cap
+            "mem_limit": limits.memory_mb * mib,
+            "memswap_limit": limits.memory_mb * mib,  # equal: no swap, so running out is an OOM kill we can report
+            "pids_limit": limits.processes + 1,  # the init counts too
+            "nano_cpus": int(self.cpus * 1e9),
+            "read_only": True,
+            "tmpfs": {SCRATCH_DIR: f"size={limits.scratch_mb}m,mode=1777,nosuid,nodev"},
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "init": True,
+            "log_config": LogConfig(type="none"),
+            "mounts": mounts,
+            "ulimits": [
                 # Soft below hard, so an overrun first sends SIGXCPU, which we report as a limit, not a crash.
                 Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 2),
                 Ulimit(name="fsize", soft=limits.file_mb * mib, hard=limits.file_mb * mib),
                 Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
                 Ulimit(name="core", soft=0, hard=0),
             ],
-        )
+        }
 
     def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
         image = self.image_for(bot)
@@ -479,7 +480,8 @@ class DockerSandbox(Sandbox):
         except docker.errors.APIError as error:
             process.kill()
             message = str(error.explanation or error)
-            if "executable file not found" in message or "no such file or directory" in message:
+            # Only the bot's own command: any other exec failure (the engine's init, say) is the host's.
+            if f'exec: "{bot.command[0]}"' in message:
                 return FailedBot(f"could not start {' '.join(bot.command)!r} in {image}: {message}")
             raise SandboxError(f"cannot start the container of {bot.name}: {message}") from error
         except ENGINE_ERRORS as error:
