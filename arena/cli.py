@@ -27,6 +27,7 @@ from arena.sandbox import SandboxError, get_sandbox
 from arena import tournament
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.ratings import Rating
+from arena.registry import default_registry
 from arena.store import Standing, Store, StoreError
 from arena.tournament import TournamentError
 
@@ -226,7 +227,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         as_json: bool) -> None:
     """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."""
     try:
-        config = load_config(config_file)
+        config = load_config(config_file, registry=default_registry(db_path))
         if dry_run:
             summary = tournament.dry_run(config)
             if as_json:
@@ -361,3 +362,8 @@ main.add_command(sandbox_group)
 from arena import cli_site  # noqa: E402 - site build, site serve; run builds the site too
 
 cli_site.register(main)
+
+
+from arena import cli_bots  # noqa: E402 - new-bot, check, submit, bots: the bot author's commands
+
+cli_bots.register(main)

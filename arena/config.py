@@ -19,11 +19,14 @@ import yaml
 
 from arena.manifest import NAME_PATTERN
 from arena.protocol import Limits
+from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxLimits
 
 FORMATS = ("round-robin",)
 SANDBOXES = ("process", "docker")
+DEFAULT_REGISTRY = Path("results/bots")
+"""Beside the default store, results/arena.db (relative to where the command runs)."""
 TOURNAMENT_NAME = NAME_PATTERN
 
 
@@ -82,12 +85,16 @@ class TournamentConfig:
 
 
 TOP_KEYS = {"name", "bots", "players", "format", "repeats", "seed", "rules", "limits", "sandbox", "workers",
-            "rating", "retries"}
+            "rating", "retries", "registry"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
-def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
-    """Read and validate a tournament config, or raise :class:`ConfigError`."""
+def load_config(path: str | os.PathLike[str], registry: Path | None = None) -> TournamentConfig:
+    """Read and validate a tournament config, or raise :class:`ConfigError`.
+
+    ``registry`` is where ``registry:`` bot entries are looked up when the config has no ``registry`` key (the CLI
+    passes the one beside its store); docs/REGISTRY.md describes the syntax.
+    """
     source = Path(path)
     try:
         data = yaml.safe_load(source.read_text(encoding="utf-8"))
@@ -95,10 +102,10 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
         raise ConfigError(f"{source}: no such config file") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise ConfigError(f"{source}: cannot read the config: {error}") from None
-    return parse_config(data, source)
+    return parse_config(data, source, registry)
 
 
-def parse_config(data: object, source: Path) -> TournamentConfig:
+def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:
     def bad(key: str, expected: str, value: object) -> ConfigError:
         return ConfigError(f"{source}: {key}: expected {expected}, got {value!r}")
 
@@ -115,7 +122,7 @@ def parse_config(data: object, source: Path) -> TournamentConfig:
     name = data["name"]
     if not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name):
         raise bad("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
-    bots = _bots(data["bots"], source, bad)
+    bots = _bots(data["bots"], source, bad, _registry(data.get("registry"), source, bad, registry))
     players = data["players"]
     if type(players) is not int or not 2 <= players <= min(8, len(bots)):
         raise bad("players", f"an integer from 2 to {min(8, len(bots))} (at most the number of bots)", players)
@@ -148,17 +155,51 @@ def parse_config(data: object, source: Path) -> TournamentConfig:
                             workers=workers, rating=rating, retries=retries, source=source)
 
 
-def _bots(value: object, source: Path, bad: Any) -> tuple[Path, ...]:
-    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) and v for v in value):
+def _registry(value: object, source: Path, bad: Any, default: Path | None) -> tuple[Path, str]:
+    """The ``registry`` key: a directory, or {dir: DIR, versions: latest|all}; relative to the config file."""
+    if value is None:
+        value = {}
+    if isinstance(value, str):
+        value = {"dir": value}
+    if not isinstance(value, Mapping):
+        raise bad("registry", "a directory, or a mapping such as {dir: ../results/bots, versions: latest}", value)
+    for key in value:
+        if key not in ("dir", "versions"):
+            raise bad(f"registry.{key}", "one of dir, versions", key)
+    directory = value.get("dir")
+    if directory is not None and (not isinstance(directory, str) or not directory):
+        raise bad("registry.dir", "a registry directory (relative to the config file)", directory)
+    versions = value.get("versions", "latest")
+    if versions not in VERSION_MODES:
+        raise bad("registry.versions", "one of " + ", ".join(VERSION_MODES), versions)
+    if directory is not None:
+        return (source.resolve().parent / directory).resolve(), versions
+    return (default or DEFAULT_REGISTRY).resolve(), versions
+
+
+def _bots(value: object, source: Path, bad: Any, registry: tuple[Path, str]) -> tuple[Path, ...]:
+    if (not isinstance(value, list) or not all(isinstance(v, str) and v for v in value)
+            or len(value) < 2 and not any(v.startswith(REGISTRY_PREFIX) for v in value if isinstance(v, str))):
         raise bad("bots", "a list of at least 2 bot directories", value)
     base = source.resolve().parent
-    paths = []
+    paths: list[Path] = []
     for index, entry in enumerate(value):
+        if entry.startswith(REGISTRY_PREFIX):
+            # Registry entries become the versioned directories they name, so the tournament (and its identity)
+            # records exactly which version plays; one version named twice (registry:* and a pin) enters once.
+            try:
+                found = Registry(registry[0]).resolve(entry[len(REGISTRY_PREFIX):], registry[1])
+            except RegistryError as error:
+                raise ConfigError(f"{source}: bots[{index}]: {error}") from None
+            paths.extend(v.directory for v in found if v.directory not in paths)
+            continue
         path = (base / entry).resolve()
         if not path.is_dir():
             raise ConfigError(f"{source}: bots[{index}]: expected a bot directory, {entry!r} is not one "
                               f"(relative paths are read from {base})")
         paths.append(path)
+    if len(paths) < 2:
+        raise bad("bots", "at least 2 bots (registry entries included)", value)
     if len(set(paths)) != len(paths):
         duplicate = next(p for p in paths if paths.count(p) > 1)
         raise ConfigError(f"{source}: bots: {duplicate} is listed twice")

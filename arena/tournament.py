@@ -24,6 +24,7 @@ from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
 from arena.ratings import Rating, rate_all
 from arena.referee import InfrastructureError, MatchResult, play_match
+from arena.registry import entrant_names
 from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.schedule import ScheduledMatch, design_for, make_schedule
@@ -150,6 +151,7 @@ def load_bots(config: TournamentConfig) -> tuple[BotSpec, ...]:
             bots.append(load_bot(path))
         except ManifestError as error:
             raise TournamentError(str(error)) from None
+    bots = entrant_names(bots)  # greedy@1 and greedy@2 when two versions of a registry bot play
     names = [bot.name for bot in bots]
     for name in names:
         if names.count(name) > 1:

@@ -1,0 +1,406 @@
+"""The bot registry: immutable, numbered versions of submitted bots, and the guarded copy that puts them there.
+
+Layout of a registry directory (by default ``bots/`` beside the results store, ``results/bots/``)::
+
+    bots/
+      .lock                  flock(2) held while a submission takes its version number
+      .incoming/             copies being checked; a crashed submit leaves at most a stale temp dir here
+      greedy/
+        versions.json        {"name": "greedy", "versions": [{"version": 1, "files_hash": ..., "check": {...}}, ...]}
+        1/                   version 1's files, read-only
+        2/
+
+A submission is copied into ``.incoming/`` first and checked *there*, so what is stored is exactly what passed the
+check, whatever happens to the author's directory meanwhile. Only then, under the lock, is it renamed into place
+(a rename within one filesystem is atomic) and ``versions.json`` replaced (write a temp file, then rename). A reader
+never sees half a version. The copy refuses whatever could hurt the host that later runs the bot: symlinks, hard
+links, devices, FIFOs, sockets, setuid or setgid bits, too many files, too many bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import fcntl
+import json
+import os
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.manifest import MANIFEST, NAME_PATTERN, BotSpec, hash_files, load_bot
+
+if TYPE_CHECKING:
+    from arena.checker import CheckReport
+
+MAX_TOTAL_BYTES = 20 << 20
+MAX_FILES = 500
+VERSIONS_FILE = "versions.json"
+INCOMING = ".incoming"
+LOCK_FILE = ".lock"
+REGISTRY_PREFIX = "registry:"
+VERSION_MODES = ("latest", "all")
+"""What ``registry:NAME`` and ``registry:*`` enter in a tournament: the latest version of each bot, or every one."""
+
+
+class RegistryError(ValueError):
+    """A registry that cannot be read, or a ``registry:`` entry that names nothing in it."""
+
+
+class SubmissionRejected(ValueError):
+    """A bot directory we refuse to store; the message says which file and why."""
+
+
+def default_registry(db_path: Path) -> Path:
+    """The registry that belongs to a results store: ``bots/`` beside it (``results/arena.db`` -> ``results/bots``)."""
+    return db_path.parent / "bots"
+
+
+def skipped(relative_dir_name: str) -> bool:
+    """Directories that are not part of a bot, exactly those :func:`arena.manifest.hash_files` skips."""
+    return relative_dir_name == "__pycache__" or relative_dir_name.startswith(".git")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    relative: str
+    size: int
+    executable: bool
+
+
+def scan(root: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_TOTAL_BYTES) -> list[FileEntry]:
+    """The regular files of a bot directory, or :class:`SubmissionRejected` naming the first thing we refuse.
+
+    Never follows a link: ``lstat`` throughout, and a symlink anywhere (to a file or a directory, inside or out) is
+    refused, because the stored copy must not depend on anything outside itself.
+    """
+    root = Path(root)
+    files: list[FileEntry] = []
+    total = 0
+    def unreadable(error: OSError) -> None:
+        raise SubmissionRejected(f"{error.filename}: cannot read it: {error.strerror}")
+
+    for current, dirs, names in os.walk(root, onerror=unreadable, followlinks=False):
+        base = Path(current)
+        for name in sorted(dirs):
+            info = os.lstat(base / name)
+            if stat.S_ISLNK(info.st_mode):
+                _refuse_link(root, base / name)
+        dirs[:] = sorted(d for d in dirs if not skipped(d))
+        for name in sorted(names):
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if path.suffix == ".pyc":
+                continue
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                _refuse_link(root, path)
+            if not stat.S_ISREG(info.st_mode):
+                raise SubmissionRejected(f"{relative}: a {_kind(info.st_mode)}, not a regular file; a bot may hold "
+                                         "only regular files and directories")
+            _refuse_special_bits(root, path, info)
+            if info.st_nlink > 1:
+                # A hard link may be a second name of a file outside the bot (a secret of whoever runs submit).
+                raise SubmissionRejected(f"{relative}: has {info.st_nlink} hard links; submit a plain copy")
+            files.append(FileEntry(relative, info.st_size, bool(info.st_mode & 0o111)))
+            total += info.st_size
+            if len(files) > max_files:
+                raise SubmissionRejected(f"too many files: more than {max_files} (a bot may hold at most {max_files})")
+            if total > max_bytes:
+                raise SubmissionRejected(f"too large: more than {max_bytes >> 20} MiB of files "
+                                         f"(at most {max_bytes >> 20} MiB per bot)")
+    return files
+
+
+def _refuse_link(root: Path, path: Path) -> None:
+    relative = path.relative_to(root).as_posix()
+    target = os.readlink(path)
+    try:
+        inside = (path.parent / target).resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a loop of links
+        inside = False
+    where = "inside" if inside else "outside"
+    raise SubmissionRejected(f"{relative}: a symlink to {target!r} (pointing {where} the bot directory); "
+                             "a bot may not hold symlinks, copy the file instead")
+
+
+def _refuse_special_bits(root: Path, path: Path, info: os.stat_result) -> None:
+    if info.st_mode & (stat.S_ISUID | stat.S_ISGID):
+        raise SubmissionRejected(f"{path.relative_to(root).as_posix()}: has the setuid or setgid bit; remove it")
+
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def safe_copy(source: Path, target: Path, files: Sequence[FileEntry], max_bytes: int = MAX_TOTAL_BYTES) -> None:
+    """Copy the scanned ``files`` from ``source`` into the new directory ``target``, world-readable (the sandbox runs
+    bots as an unprivileged uid), dirs 0755, files 0644 or 0755.
+
+    Each file is opened with O_NOFOLLOW and checked again on its descriptor, and bytes are counted as they are
+    copied: a file swapped for a link or grown after :func:`scan` is refused, not copied.
+    """
+    target.mkdir(mode=0o755)
+    os.chmod(target, 0o755)
+    copied = 0
+    for entry in files:
+        destination = target / entry.relative
+        for parent in reversed(destination.relative_to(target).parents[:-1]):
+            (target / parent).mkdir(mode=0o755, exist_ok=True)
+            os.chmod(target / parent, 0o755)
+        try:
+            fd = os.open(source / entry.relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise SubmissionRejected(f"{entry.relative}: became a symlink while being copied") from None
+            raise SubmissionRejected(f"{entry.relative}: cannot read it: {error.strerror}") from None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SubmissionRejected(f"{entry.relative}: changed into a non-regular file while being copied")
+            out = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            with os.fdopen(out, "wb") as sink:
+                for block in iter(lambda: handle.read(1 << 16), b""):
+                    copied += len(block)
+                    if copied > max_bytes:
+                        raise SubmissionRejected(f"too large: more than {max_bytes >> 20} MiB of files "
+                                                 f"(at most {max_bytes >> 20} MiB per bot)")
+                    sink.write(block)
+        os.chmod(destination, 0o755 if entry.executable else 0o644)
+
+
+def make_read_only(root: Path) -> None:
+    """Strip every write bit: a stored version must never change under the tournaments that played it."""
+    for current, dirs, names in os.walk(root):
+        for name in names:
+            path = Path(current, name)
+            os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) & ~0o222)
+    for current, dirs, _ in os.walk(root, topdown=False):
+        for name in dirs:
+            os.chmod(Path(current, name), 0o555)
+    os.chmod(root, 0o555)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a copy we made, read-only parts included."""
+    if not path.exists():
+        return
+    for current, dirs, _ in os.walk(path):
+        for name in dirs:
+            os.chmod(Path(current, name), 0o755)
+    os.chmod(path, 0o755)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Version:
+    """One stored version of a bot."""
+
+    name: str
+    version: int
+    files_hash: str
+    submitted_at: str
+    directory: Path
+    check: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    @property
+    def fit(self) -> bool:
+        return bool(self.check and self.check.get("fit"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "files_hash": self.files_hash,
+                "submitted_at": self.submitted_at, "directory": str(self.directory), "check": self.check}
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What ``submit`` did: ``stored`` a new version, found the content ``unchanged``, or ``rejected`` it."""
+
+    status: str
+    name: str
+    files_hash: str
+    version: int | None = None
+    directory: Path | None = None
+    reason: str = ""
+    report: CheckReport | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "name": self.name, "version": self.version, "files_hash": self.files_hash,
+                "directory": None if self.directory is None else str(self.directory), "reason": self.reason,
+                "check": None if self.report is None else self.report.to_dict()}
+
+
+class Registry:
+    """A registry directory. Reading needs no lock: versions.json and version directories only ever appear whole."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).resolve()
+
+    # -- reading ------------------------------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(entry.name for entry in self.root.iterdir()
+                      if NAME_PATTERN.fullmatch(entry.name) and (entry / VERSIONS_FILE).is_file())
+
+    def versions(self, name: str) -> list[Version]:
+        path = self.root / name / VERSIONS_FILE
+        if not NAME_PATTERN.fullmatch(name) or not path.is_file():
+            return []
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return [Version(name=name, version=int(item["version"]), files_hash=item["files_hash"],
+                            submitted_at=item["submitted_at"], directory=self.root / name / str(item["version"]),
+                            check=item.get("check"))
+                    for item in data["versions"]]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise RegistryError(f"{path}: unreadable registry index: {error}") from None
+
+    def latest(self, name: str) -> Version | None:
+        found = self.versions(name)
+        return found[-1] if found else None
+
+    def resolve(self, entry: str, versions: str = "latest") -> list[Version]:
+        """The versions a config's ``registry:`` entry names: ``*``, ``NAME`` or ``NAME@VERSION``.
+
+        ``versions`` ("latest" or "all") says what an unpinned entry means; a pinned one is always that version.
+        """
+        assert versions in VERSION_MODES
+        if entry == "*":
+            found = [v for name in self.names() for v in self._pick(self.versions(name), versions)]
+            if not found:
+                raise RegistryError(f"registry:*: the registry {self.root} holds no bots (submit some with "
+                                    "arena submit)")
+            return found
+        name, at, number = entry.partition("@")
+        if not NAME_PATTERN.fullmatch(name):
+            raise RegistryError(f"registry:{entry}: expected registry:*, registry:NAME or registry:NAME@VERSION")
+        stored = self.versions(name)
+        if not stored:
+            known = ", ".join(self.names()) or "none"
+            raise RegistryError(f"registry:{entry}: no bot {name!r} in the registry {self.root} (known: {known})")
+        if not at:
+            return self._pick(stored, versions)
+        if not number.isdigit():
+            raise RegistryError(f"registry:{entry}: expected a version number after @, got {number!r}")
+        for version in stored:
+            if version.version == int(number):
+                return [version]
+        raise RegistryError(f"registry:{entry}: {name!r} has versions "
+                            f"{', '.join(str(v.version) for v in stored)}, not {number}")
+
+    @staticmethod
+    def _pick(stored: list[Version], versions: str) -> list[Version]:
+        return list(stored) if versions == "all" else stored[-1:]
+
+    # -- submitting ---------------------------------------------------------------------------------------------
+
+    def submit(self, directory: str | os.PathLike[str], check: Callable[[Path], CheckReport]) -> SubmitResult:
+        """Copy, check and store the bot in ``directory`` as its next version.
+
+        Raises :class:`ManifestError` or :class:`SubmissionRejected` for input we refuse outright; a bot that
+        fails ``check`` comes back as a ``rejected`` result with the report. Nothing is stored unless it passed.
+        """
+        spec = load_bot(directory)
+        if self.root.is_relative_to(spec.directory):
+            raise SubmissionRejected(f"the registry {self.root} is inside the bot directory {spec.directory}: run "
+                                     "arena submit from the directory above the bot, or pass --registry")
+        files = scan(spec.directory)
+        incoming = self.root / INCOMING
+        incoming.mkdir(parents=True, exist_ok=True)
+        holder = Path(tempfile.mkdtemp(prefix=f"{spec.name}-", dir=incoming))
+        copy = holder / "bot"
+        try:
+            safe_copy(spec.directory, copy, files)
+            # Load the copy: its manifest is the one we store, whatever the original says by now.
+            stored_spec = load_bot(copy)
+            files_hash = hash_files(copy)
+            if stored_spec.name != spec.name:
+                raise SubmissionRejected(f"{MANIFEST}: changed while being copied")
+            latest = self.latest(spec.name)
+            if latest is not None and latest.files_hash == files_hash:
+                return self._unchanged(latest)
+            report = check(copy)
+            if not report.fit:
+                return SubmitResult("rejected", spec.name, files_hash, reason="the bot failed the check",
+                                    report=report)
+            make_read_only(copy)
+            with self._locked():
+                latest = self.latest(spec.name)
+                if latest is not None and latest.files_hash == files_hash:
+                    return self._unchanged(latest)  # an identical submit won the race
+                number = 1 if latest is None else latest.version + 1
+                home = self.root / spec.name
+                home.mkdir(mode=0o755, exist_ok=True)
+                final = home / str(number)
+                os.rename(copy, final)
+                entry = {"version": number, "files_hash": files_hash,
+                         "submitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                         "check": report.to_dict()}
+                self._write_index(spec.name, [v.to_dict() for v in self.versions(spec.name)] + [entry])
+            return SubmitResult("stored", spec.name, files_hash, number, final, report=report)
+        finally:
+            remove_tree(holder)
+
+    @staticmethod
+    def _unchanged(latest: Version) -> SubmitResult:
+        return SubmitResult("unchanged", latest.name, latest.files_hash, latest.version, latest.directory,
+                            reason=f"identical to the latest version, {latest.label}: nothing new to store")
+
+    def _write_index(self, name: str, versions: list[dict[str, Any]]) -> None:
+        for item in versions:
+            item.pop("directory", None)  # derived from the layout, so a moved registry still reads right
+            item.pop("name", None)
+        path = self.root / name / VERSIONS_FILE
+        temporary = path.with_name(f".{VERSIONS_FILE}.{os.getpid()}")
+        temporary.write_text(json.dumps({"name": name, "versions": versions}, indent=1) + "\n", encoding="utf-8")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def version_of(directory: Path) -> tuple[str, int] | None:
+    """(name, version) when ``directory`` is a stored registry version, else None."""
+    index = directory.parent / VERSIONS_FILE
+    if not directory.name.isdigit() or not index.is_file():
+        return None
+    return directory.parent.name, int(directory.name)
+
+
+def entrant_names(bots: Sequence[BotSpec]) -> list[BotSpec]:
+    """Give registry bots a versioned name (``greedy@2``) where their plain name would not be unique in a
+    tournament: two versions of one bot, or a registry bot beside a directory bot of the same name."""
+    counts: dict[str, int] = {}
+    for bot in bots:
+        counts[bot.name] = counts.get(bot.name, 0) + 1
+    named = []
+    for bot in bots:
+        stored = version_of(bot.directory)
+        if stored is not None and counts[bot.name] > 1:
+            bot = dataclasses.replace(bot, name=f"{bot.name}@{stored[1]}")
+        named.append(bot)
+    return named
+
