@@ -89,26 +89,32 @@ class Demux:
 
     def feed(self, data: bytes) -> list[tuple[Stream, bytes]]:
         self._buffer += data
-        out: list[tuple[Stream, bytes]] = []
-        while self._buffer:
-            if self._remaining == 0:
-                if len(self._buffer) < 8:
-                    break
-                # Type 0 would be stdin echoed back, which the engine does not do; anything unknown goes to stderr,
-                # whose content the referee only keeps, never parses.
-                self._stream = STREAMS.get(self._buffer[0], "stderr")
-                self._remaining = int.from_bytes(self._buffer[4:8], "big")
-                del self._buffer[:8]
-                continue
-            take = min(self._remaining, len(self._buffer))
-            payload = bytes(self._buffer[:take])
-            del self._buffer[:take]
-            self._remaining -= take
-            if out and out[-1][0] == self._stream:
-                out[-1] = (self._stream, out[-1][1] + payload)
-            else:
-                out.append((self._stream, payload))
-        return out
+        buffer = memoryview(self._buffer)
+        parts: list[tuple[Stream, list[bytes]]] = []
+        position = 0  # consumed once at the end: deleting from the front per frame would be quadratic
+        try:
+            while position < len(buffer):
+                if self._remaining == 0:
+                    if len(buffer) - position < 8:
+                        break
+                    # Type 0 would be stdin echoed back, which the engine does not do; anything unknown goes to
+                    # stderr, whose content the referee only keeps, never parses.
+                    self._stream = STREAMS.get(buffer[position], "stderr")
+                    self._remaining = int.from_bytes(buffer[position + 4 : position + 8], "big")
+                    position += 8
+                    continue
+                take = min(self._remaining, len(buffer) - position)
+                payload = bytes(buffer[position : position + take])
+                position += take
+                self._remaining -= take
+                if parts and parts[-1][0] == self._stream:
+                    parts[-1][1].append(payload)
+                else:
+                    parts.append((self._stream, [payload]))
+        finally:
+            buffer.release()
+        del self._buffer[:position]
+        return [(stream, b"".join(chunks)) for stream, chunks in parts]
 
 
 def describe_state(state: Mapping[str, Any], killed: bool = False) -> Exit:
