@@ -282,6 +282,9 @@ class ProcessBot(BotProcess):
             os.set_blocking(fd, False)
         self._exit: Exit | None = None
         self._killed = False
+        # In the plain variant a bot's orphans are told from our other children (a multiprocessing helper,
+        # say) by the environment they inherit: HOME is the bot's own scratch directory, unique per launch.
+        self.marker = None if scratch is None else f"HOME={scratch}".encode() + b"\0"
 
     def read_fds(self) -> list[int]:
         return list(self._streams)
@@ -358,9 +361,10 @@ class ProcessBot(BotProcess):
                 init_stat = None if init is None else _stat(init)
                 if init is not None and init_stat is not None and init_stat[0] in (self.pid, os.getpid()):
                     _signal(init)
+                    _ADOPTED.add(init)  # once bwrap itself is gone, the namespace's init is our child to reap
                 if self.popen.returncode is None:
                     _signal(self.pid or 0)
-            _kill_tree(self.pid or 0)
+            _kill_tree(self.pid or 0, self.marker)
             if self.lease is not None:
                 _sweep_uid(self.lease.uid)
             if self.cgroup is not None:
@@ -368,7 +372,12 @@ class ProcessBot(BotProcess):
             self.popen.wait()
             _OUR_CHILDREN.discard(self.popen.pid)
             self._exit = exit_before or self._describe(self.popen.returncode)
-            _reap_orphans(exclude=-1)
+            # The namespace's init is reparented to us only once bwrap is reaped: wait for it briefly.
+            for _ in range(200):
+                _reap_orphans(exclude=-1)
+                if not any(os.path.exists(f"/proc/{pid}") for pid in _ADOPTED):
+                    break
+                time.sleep(0.002)
             if self.cgroup is not None:
                 self.cgroup.close()
             if self.lease is not None and _sweep_uid(self.lease.uid):
@@ -411,8 +420,9 @@ def _sweep_uid(uid: int) -> bool:
     return False
 
 
-def _kill_tree(root: int) -> None:
-    """SIGKILL ``root``, its process group and session, and every descendant, including orphans reparented to us.
+def _kill_tree(root: int, marker: bytes | None = None) -> None:
+    """SIGKILL ``root``, its process group and session, and every descendant, including orphans reparented to us
+    that carry ``marker`` in their environment (under bwrap there are none: the pid namespace holds them).
 
     Repeated until nothing is found, because a fork bomb can fork between our scan and our kill.
     """
@@ -438,7 +448,9 @@ def _kill_tree(root: int) -> None:
                 if pid not in marked and ppid in marked:
                     marked.add(pid)
                     changed = True
-        orphans = [pid for pid, ppid in parents.items() if ppid == me and pid not in marked and _is_orphan(pid)]
+        orphans = [pid for pid, ppid in parents.items()
+                   if ppid == me and pid not in marked and pid not in _OUR_CHILDREN and _carries(pid, marker)]
+        _ADOPTED.update(orphans)
         targets = (marked | set(orphans)) - {me}
         live = [pid for pid in targets if _stat(pid) is not None and not _is_zombie(pid)]
         for pid in live:
@@ -462,23 +474,31 @@ def _is_zombie(pid: int) -> bool:
 
 
 _OUR_CHILDREN: set[int] = set()
-"""Pids of bots this process launched itself (their Popen objects reap them); anything else parented to us is an
-orphan that a bot left behind."""
+"""Pids of bots this process launched itself (their Popen objects reap them)."""
+_ADOPTED: set[int] = set()
+"""Orphans of bots, reparented to us, that we killed and must reap; no other child of ours is ever reaped here."""
 
 
-def _is_orphan(pid: int) -> bool:
-    return pid not in _OUR_CHILDREN
+def _carries(pid: int, marker: bytes | None) -> bool:
+    if marker is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return marker in b"\0" + handle.read()
+    except OSError:
+        return False
 
 
 def _reap_orphans(exclude: int) -> None:
-    me = os.getpid()
-    for pid in _all_pids():
-        info = _stat(pid)
-        if info and info[0] == me and pid != exclude and pid not in _OUR_CHILDREN:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
+    for pid in list(_ADOPTED):
+        if pid == exclude:
+            continue
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                _ADOPTED.discard(pid)
+        except ChildProcessError:
+            if not os.path.exists(f"/proc/{pid}"):
+                _ADOPTED.discard(pid)  # gone; while its dying parent lives it is not ours yet, so keep it
 
 
 class ProcessSandbox(Sandbox):
