@@ -71,7 +71,7 @@ def build(name: str | None, out_dir: Path | None, db_path: Path, as_json: bool) 
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: object) -> None:
         click.echo(f"{self.address_string()} {format % args}", err=True)
 
 

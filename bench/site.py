@@ -1,10 +1,13 @@
 """Speed benchmark of the results-site build: a synthetic store of N matches (default 10,000), then one build.
 
 The store is filled directly through its API (create_tournament, record_match, finish with rate_all), so no match
-is played: places come from fixed bot strengths plus noise, a few seats fault with a stderr tail, and there are
-no event logs, so every match page takes the "log missing" path. Prints ONE JSON object.
+is played: places come from fixed bot strengths plus noise, and a few seats fault with a stderr tail. By default
+there are no event logs, so every match page takes the "log missing" path; with ``--logs N``, N real engine
+matches (a greedy policy, like the greedy sample bot) are logged once and every stored match points at one of them, so each match page
+reads a real log and renders a real replay, as after ``arena run``. Prints ONE JSON object.
 
     python bench/site.py --matches 10000 --bots 8 --players 3
+    python bench/site.py --matches 10000 --logs 50
 
 This is a measurement, not a test: numbers depend on the machine, so nothing here asserts on them.
 """
@@ -13,14 +16,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import tempfile
 import time
 from pathlib import Path
 
+from arena.cards import VALUE, hand_total
 from arena.config import RatingConfig
+from arena.game import DECK_TAKE, Declare, Match, Move, Play
+from arena.matchlog import FORMAT, MatchLog
 from arena.ratings import rate_all
+from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.site.render import build_site
 from arena.store import MatchOutcome, SeatOutcome, Store
@@ -29,7 +37,39 @@ FAULT_CHANCE = 0.01
 FAULT_KINDS = ("timeout", "crash", "invalid", "illegal", "limit")
 
 
-def fill(store: Store, matches: int, bots: int, players: int, seed: int) -> int:
+def greedy(match: Match, rng: random.Random) -> Move:
+    """Roughly the greedy sample bot, so that logs have the length of real ones: declare at 5 or less, else throw
+    the highest set and draw (random legal movers rarely declare and play every round to the turn cap)."""
+    moves = list(match.legal_moves())
+    if isinstance(moves[0], Declare) and hand_total(match.hands[match.turn]) <= 5:
+        return moves[0]
+    plays = [move for move in moves if isinstance(move, Play) and move.take == DECK_TAKE]
+    best = max(sum(VALUE[card] for card in move.discard) for move in plays)
+    return rng.choice([move for move in plays if sum(VALUE[card] for card in move.discard) == best])
+
+
+def write_logs(directory: Path, count: int, players: int, seed: int) -> list[Path]:
+    """``count`` real logs of engine matches between random legal movers (header, engine events, result)."""
+    paths = []
+    rules = Rules.from_dict({"threshold": 100})
+    for number in range(count):
+        rng = random.Random(seed * 1000 + number)
+        match = Match(players, rng.randrange(2**62), rules)
+        while match.outcome is None:
+            match.apply(greedy(match, rng))
+        path = directory / f"{number:06d}.jsonl.gz"
+        log = MatchLog(path)
+        log.write({"t": "header", "format": FORMAT, "seed": match.seed, "players": players, "rules": rules.to_dict(),
+                   "bots": [{"name": f"seat-{seat}"} for seat in range(players)]})
+        for event in match.events:
+            log.write({"t": "event", "event": event})
+        log.write({"t": "result", "result": {"places": list(match.outcome.places)}})
+        log.close()
+        paths.append(path)
+    return paths
+
+
+def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: list[Path] | None = None) -> int:
     rng = random.Random(seed)
     per_round = len(make_schedule(bots, players, 1, seed))
     schedule = make_schedule(bots, players, -(-matches // per_round), seed)[:matches]
@@ -58,8 +98,9 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int) -> int:
                 stderr_tail="Traceback (most recent call last):\n  ...\nValueError: boom\n" if faulted else "",
                 rounds=rounds, turns=rounds * 6, points=rng.randint(0, 120), declares_ok=rng.randint(0, 4),
                 declares_failed=rng.randint(0, 2)))
+        log_path = str(logs[match.index % len(logs)]) if logs else None
         store.record_match(tid, match.index, MatchOutcome(rounds, rounds * 6 * players, "last_standing", 0.5,
-                                                          None, tuple(seats)), 1)
+                                                          log_path, tuple(seats)), 1)
     _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
     store.finish(tid, history)
     return tid
@@ -71,16 +112,20 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--logs", type=int, default=0, help="Real engine logs shared by the matches (0: none).")
+    parser.add_argument("--workers", type=int, default=None, help="Build processes (default: the CPUs).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         store = Store(Path(scratch) / "arena.db")
         started = time.perf_counter()
-        fill(store, args.matches, args.bots, args.players, args.seed)
+        logs = write_logs(Path(scratch) / "logs-src", args.logs, args.players, args.seed) if args.logs else None
+        fill(store, args.matches, args.bots, args.players, args.seed, logs)
         filled = time.perf_counter() - started
-        report = build_site(store, Path(scratch) / "site")
+        report = build_site(store, Path(scratch) / "site", workers=args.workers)
         size = sum(path.stat().st_size for path in (Path(scratch) / "site").rglob("*") if path.is_file())
     print(json.dumps({
-        "matches": args.matches, "bots": args.bots, "players": args.players,
+        "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
+        "workers": args.workers or os.cpu_count(),
         "pages": report.pages, "build_seconds": round(report.seconds, 2),
         "ms_per_page": round(1000 * report.seconds / report.pages, 3), "site_mb": round(size / 2**20, 1),
         "fill_seconds": round(filled, 2), "python": platform.python_version(),

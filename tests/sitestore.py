@@ -11,9 +11,9 @@ name a file of the site (and a #fragment an element of it).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Sequence
 
 from arena.config import RatingConfig
 from arena.game import Match

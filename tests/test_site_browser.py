@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -47,7 +48,7 @@ if MISSING is not None:
         pytest.fail(f"ARENA_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
     pytest.skip(MISSING, allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 pytestmark = pytest.mark.slow
 

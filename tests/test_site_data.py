@@ -7,6 +7,7 @@ numbers are checked against the store's own queries and against the logs' engine
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -160,9 +161,10 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     log = data.read_log(path)
     assert log is not None and log.faults and log.result is not None
     page = data.match_page(snap, 4, log)
-    assert page.log_found and page.replay is not None
-    assert page.replay["names"] == [p.bot for p in page.players]
-    assert page.replay["events"] == log.events and page.replay["faults"][0]["kind"] == "crash"
+    assert page.log_found and page.replay_json is not None
+    replay = json.loads(page.replay_json)
+    assert replay["names"] == [p.bot for p in page.players]
+    assert replay["events"] == log.events and replay["faults"][0]["kind"] == "crash"
     ends = [e for e in log.events if e["type"] == "round_end"]
     assert [r.round for r in page.round_rows] == [e["round"] for e in ends]
     assert list(page.round_rows[-1].scores) == [e for e in ends[-1]["scores"]]
@@ -174,7 +176,7 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert page.prev_href == "t/t/matches/3.html" and page.next_href == "t/t/matches/5.html"
     assert page.crumbs[-1] == data.Crumb("Match #4", None)
     first = data.match_page(snap, 0, None)
-    assert first.prev_href is None and not first.log_found and first.replay is None and first.round_rows == []
+    assert first.prev_href is None and not first.log_found and first.replay_json is None and first.round_rows == []
 
 
 def test_read_log_skips_messages_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:
@@ -190,6 +192,12 @@ def test_read_log_skips_messages_and_refuses_damage(snap: data.Snapshot, tmp_pat
     not_gzip = tmp_path / "plain.jsonl.gz"
     not_gzip.write_text("{}")
     assert data.read_log(not_gzip) is None
+    # A log written by another tool, with spaces in its JSON: its events are re-encoded, not sliced.
+    spaced = tmp_path / "spaced.jsonl.gz"
+    spaced.write_bytes(gzip.compress(b'{"t": "header", "format": 1}\n{"t": "event", "event": {"type": "x"}}\n'))
+    other = data.read_log(spaced)
+    assert other is not None and other.events == [{"type": "x"}] and other.events_json == ['{"type":"x"}']
+    assert [json.loads(text) for text in log.events_json] == log.events
 
 
 def test_find_log_falls_back_beside_the_store(tmp_path: Path) -> None:

@@ -81,10 +81,20 @@ def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render
     html = faulty.read_text(encoding="utf-8")
     assert "RuntimeError: &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;" in html
     # The embedded replay data cannot close its own script element.
-    block = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', html, re.S)
+    block = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', html, re.DOTALL)
     assert block is not None and "<" not in block.group(1)
     assert json.loads(block.group(1))["names"][0] == EVIL
     assert STDERR not in html
+
+
+def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, render.BuildReport],
+                                               tmp_path: Path) -> None:
+    store, serial, report = built
+    parallel = render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
+    assert parallel.pages == report.pages
+    for page in serial.rglob("*"):
+        if page.is_file():
+            assert (tmp_path / "parallel" / page.relative_to(serial)).read_bytes() == page.read_bytes(), page
 
 
 def test_match_page_without_a_log_says_so(tmp_path: Path) -> None:

@@ -16,9 +16,10 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from arena.ratings import Rating
 from arena.store import Standing, Store
@@ -557,45 +558,57 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
 
 @dataclass
 class LogView:
-    """What the site uses of a match log: the header, the engine events, the faults and the result."""
+    """What the site uses of a match log: the header, the engine events (parsed, and as their JSON text), the
+    faults and the result."""
 
     path: Path
     header: dict[str, Any]
     events: list[dict[str, Any]]
     faults: list[dict[str, Any]]
     result: dict[str, Any] | None
+    events_json: list[str] = field(default_factory=list)
+    """Each event as JSON text, ready to embed in a page without encoding it again."""
+
+
+EVENT_PREFIX = b'{"t":"event","event":'
+"""How :class:`arena.matchlog.MatchLog` starts an event line: the event's own JSON follows, then one ``}``."""
 
 
 def read_log(path: Path) -> LogView | None:
     """The log at ``path``, or None when it is missing or unreadable (the page then says so).
 
-    Faster than :func:`arena.matchlog.load` for this purpose: the protocol messages, most of a log, are skipped by
-    their prefix without being parsed.
+    Faster than :func:`arena.matchlog.load` for this purpose: the file is decompressed in one call, the protocol
+    messages (most of a log from a real match) are skipped by their prefix without being parsed, and each event's
+    JSON text is kept as well, since a match page embeds every event.
     """
     header: dict[str, Any] | None = None
-    events: list[dict[str, Any]] = []
+    texts: list[str] = []
     faults: list[dict[str, Any]] = []
     result = None
     try:
-        with gzip.open(path, "rb") as handle:
-            for raw in handle:
-                if raw.startswith((b'{"t":"send"', b'{"t":"recv"')):
-                    continue
-                record = json.loads(raw)
-                kind = record.get("t")
-                if kind == "header":
-                    header = record
-                elif kind == "event":
-                    events.append(record["event"])
-                elif kind == "fault":
-                    faults.append(record)
-                elif kind == "result":
-                    result = record["result"]
-    except (OSError, EOFError, ValueError, KeyError, AttributeError):
+        for raw in gzip.decompress(path.read_bytes()).splitlines():
+            if raw.startswith(EVENT_PREFIX) and raw.endswith(b"}"):
+                texts.append(raw[len(EVENT_PREFIX):-1].decode())
+                continue
+            if raw.startswith((b'{"t":"send"', b'{"t":"recv"')) or not raw:
+                continue
+            record = json.loads(raw)
+            kind = record.get("t")
+            if kind == "header":
+                header = record
+            elif kind == "event":  # not our writer's layout: encode it ourselves
+                texts.append(json.dumps(record["event"], separators=(",", ":"), ensure_ascii=False))
+            elif kind == "fault":
+                faults.append(record)
+            elif kind == "result":
+                result = record["result"]
+        # One parse of all the events: hundreds of json.loads calls would cost more than the rest of the page.
+        events = json.loads("[" + ",".join(texts) + "]")
+    except (OSError, EOFError, ValueError, KeyError, AttributeError, TypeError):
         return None
     if header is None:
         return None
-    return LogView(path, header, events, faults, result)
+    return LogView(path, header, events, faults, result, texts)
 
 
 def find_log(snap: Snapshot, match: MatchRow) -> Path | None:
@@ -639,16 +652,29 @@ class RoundRow:
 
 @dataclass(frozen=True)
 class Move:
-    """One line of the static move list."""
+    """One line of the static move list: its kind (for styling) and the line itself."""
 
     kind: str
     round: int
-    seat: int | None = None
-    who: str = ""
-    cards: tuple[str, ...] = ()
-    take: str | None = None
-    drew: str | None = None
-    text: str = ""
+    text: str
+
+
+SUIT_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+
+
+def card_text(code: str) -> str:
+    """A card as people write it.
+
+    >>> card_text("TH"), card_text("AS"), card_text("??")
+    ('10\u2665', 'A\u2660', '??')
+    """
+    if len(code) == 2 and code[1] in SUIT_SYMBOLS:
+        return ("10" if code[0] == "T" else code[0]) + SUIT_SYMBOLS[code[1]]
+    return code
+
+
+def cards_text(codes: Iterable[str]) -> str:
+    return " ".join(card_text(code) for code in codes)
 
 
 @dataclass(frozen=True)
@@ -669,8 +695,8 @@ class MatchPage:
     """Best place first."""
     round_rows: list[RoundRow]
     moves: list[Move]
-    replay: dict[str, Any] | None
-    """What replay.js steps through: the names and the engine events. None when the log is missing."""
+    replay_json: str | None
+    """What replay.js steps through, as JSON: the names, the faults and the engine events. None without a log."""
     log_path: str | None
     log_found: bool
     prev_href: str | None
@@ -679,6 +705,8 @@ class MatchPage:
 
 
 def _moves(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Sequence[dict[str, Any]]) -> list[Move]:
+    # Plain lines rather than structured items: a long match has hundreds, and one escaped string per line keeps
+    # the match pages small and fast to render.
     fault_by_seat = {record.get("seat"): record for record in faults}
     moves: list[Move] = []
     round_ = 0
@@ -686,22 +714,31 @@ def _moves(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Seque
         kind = event.get("type")
         if kind == "round_start":
             round_ = event["round"]
-            moves.append(Move("round_start", round_, event["starter"], names[event["starter"]],
-                              tuple(event["floor"])))
+            moves.append(Move(kind, round_, f"Round {round_}: {names[event['starter']]} starts; "
+                                            f"floor {cards_text(event['floor'])}"))
         elif kind == "play":
-            moves.append(Move("play", round_, event["seat"], names[event["seat"]], tuple(event["discard"]),
-                              None if event["take"] == "deck" else event["take"], event.get("drew")))
+            took = (f"from the deck ({card_text(event['drew'])})" if event["take"] == "deck" and event.get("drew")
+                    else "from the deck" if event["take"] == "deck" else f"{card_text(event['take'])} from the floor")
+            moves.append(Move(kind, round_, f"{names[event['seat']]} throws {cards_text(event['discard'])}, "
+                                            f"takes {took}"))
         elif kind == "declare":
-            moves.append(Move("declare", round_, event["seat"], names[event["seat"]]))
+            moves.append(Move(kind, round_, f"{names[event['seat']]} declares"))
         elif kind == "reshuffle":
-            moves.append(Move("reshuffle", round_, text=f"deck empty: {event['deck_size']} dead cards reshuffled"))
+            moves.append(Move(kind, round_, f"deck empty: {event['deck_size']} dead cards reshuffled"))
         elif kind == "forfeit":
             fault = fault_by_seat.get(event["seat"])
             detail = f"{fault['kind']}: {fault['detail']}" if fault and "kind" in fault else event.get("reason", "")
-            moves.append(Move("forfeit", round_, event["seat"], names[event["seat"]], text=str(detail)))
+            moves.append(Move(kind, round_, f"{names[event['seat']]} forfeits: {detail}"))
         elif kind == "round_end":
             who = "nobody (turn cap)" if event["declarer"] is None else names[event["declarer"]]
-            moves.append(Move("round_end", round_, event["declarer"], who, text=event["reason"].replace("_", " ")))
+            scored = ", ".join(f"{names[seat]} {event['totals'][seat]} +{event['points'][seat]}"
+                               for seat, hand in enumerate(event["hands"]) if hand)
+            moves.append(Move(kind, round_, f"Round {round_} ends: {event['reason'].replace('_', ' ')}, declared by "
+                                            f"{who}. Totals and points: {scored}"))
+        elif kind == "match_end":
+            order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
+            moves.append(Move(kind, round_, f"Match over ({event['termination'].replace('_', ' ')}): " + ", ".join(
+                f"{event['places'][seat]}. {names[seat]} {event['scores'][seat]}" for seat in order)))
     return moves
 
 
@@ -732,10 +769,13 @@ def match_page(snap: Snapshot, position: int, log: LogView | None) -> MatchPage:
                                    s.stderr_tail or ""))
     names = [p.bot for p in players]
     events = log.events if log is not None else []
-    replay = None
+    replay_json = None
     if log is not None:
-        replay = {"names": names, "events": events,
-                  "faults": [{k: f.get(k) for k in ("seat", "kind", "detail", "round")} for f in log.faults]}
+        faults = [{k: f.get(k) for k in ("seat", "kind", "detail", "round")} for f in log.faults]
+        # The events' text comes from the log as it is (parsing and re-encoding hundreds of events per page
+        # would be most of the build's time); the page escapes what could close its script element.
+        replay_json = (f'{{"names":{json.dumps(names, ensure_ascii=False)},'
+                       f'"faults":{json.dumps(faults, ensure_ascii=False)},"events":[{",".join(log.events_json)}]}}')
     prev_m = snap.matches[position - 1] if position > 0 else None
     next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
     return MatchPage(
@@ -744,7 +784,7 @@ def match_page(snap: Snapshot, position: int, log: LogView | None) -> MatchPage:
         error=match.error, players=players,
         standings=sorted(players, key=lambda p: (p.place is None, p.place or 0, p.seat)),
         round_rows=_round_rows(events, names), moves=_moves(events, names, log.faults if log else []),
-        replay=replay, log_path=match.log_path, log_found=log is not None,
+        replay_json=replay_json, log_path=match.log_path, log_found=log is not None,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),

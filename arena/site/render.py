@@ -9,12 +9,15 @@ every template: bot names, fault details and stderr tails come from untrusted pr
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import shutil
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
@@ -26,6 +29,9 @@ SITE_DIR = Path(__file__).resolve().parents[2] / "site"
 TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 ASSETS = ("style.css", "replay.js")
+PARALLEL_FROM = 500
+"""Match pages from which a process pool pays for its start-up (about a second)."""
+CHUNK = 250
 SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"), "S": ("\u2660", "black")}
 
 
@@ -61,6 +67,27 @@ def setting(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_tidy(value))
 
 
+def move_items(moves: Sequence[data.Move]) -> Markup:
+    """The move list's ``<li>`` items, built here rather than in a template loop: a long match has hundreds of
+    lines, and a Jinja loop costs several times this per line on the build's hottest page.
+
+    >>> print(move_items([data.Move("play", 1, "a <b> throws 5♣")]))
+    <li class="play">a &lt;b&gt; throws 5♣</li>
+    """
+    return Markup("\n".join(f'<li class="{escape(m.kind)}">{escape(m.text)}</li>' for m in moves))
+
+
+def script_json(text: str) -> Markup:
+    """JSON text made safe inside a ``<script type="application/json">`` element: ``<``, ``>``, ``&`` and ``'``
+    become ``\\u`` escapes (the same JSON value), so no string in it (a bot's name) can close the element.
+
+    >>> print(script_json('{"name":"</script>"}'))
+    {"name":"\\u003c/script\\u003e"}
+    """
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+                  .replace("'", "\\u0027"))
+
+
 def _tidy(value: Any) -> Any:
     # 25/6 as 4.166666666666667 is noise on a page; six significant digits say all an organiser set.
     if isinstance(value, float):
@@ -78,7 +105,7 @@ def environment() -> Environment:
         raise FileNotFoundError(f"{TEMPLATE_DIR}: the site templates are missing (an install without site/?)")
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(card=card, cards=cards, number=number, setting=setting)
+    env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_items=move_items)
     env.globals.update(rating_bar=svg.rating_bar, line_chart=svg.line_chart)
     return env
 
@@ -110,8 +137,18 @@ def render_match(page: data.MatchPage, slug: str) -> str:
     return _render("match.html", data.match_href(slug, page.idx), page=page)
 
 
-def tournament_files(snap: data.Snapshot) -> Iterator[tuple[str, str]]:
-    """Every page of one tournament, as (site-relative path, HTML)."""
+def match_files(snap: data.Snapshot, positions: Iterable[int]) -> Iterator[tuple[str, str]]:
+    """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one."""
+    for position in positions:
+        match = snap.matches[position]
+        path = data.find_log(snap, match)
+        log = None if path is None else data.read_log(path)
+        yield data.match_href(snap.slug, match.idx), render_match(data.match_page(snap, position, log), snap.slug)
+
+
+def tournament_files(snap: data.Snapshot, matches: bool = True) -> Iterator[tuple[str, str]]:
+    """Every page of one tournament (with ``matches=False``, all but the match pages), as (site-relative path,
+    HTML)."""
     yield data.tournament_href(snap.slug), render_tournament(data.tournament_page(snap))
     for listing in data.match_list_pages(snap):
         yield listing.path, render_match_list(listing)
@@ -120,10 +157,32 @@ def tournament_files(snap: data.Snapshot) -> Iterator[tuple[str, str]]:
         yield page.matches.path, render_bot(page)
         for listing in more:
             yield listing.path, render_match_list(listing)
-    for position, match in enumerate(snap.matches):
-        path = data.find_log(snap, match)
-        log = None if path is None else data.read_log(path)
-        yield data.match_href(snap.slug, match.idx), render_match(data.match_page(snap, position, log), snap.slug)
+    if matches:
+        yield from match_files(snap, range(len(snap.matches)))
+
+
+_worker: tuple[data.Snapshot, Path] | None = None
+
+
+def _start_worker(snap: data.Snapshot, out: Path) -> None:
+    global _worker
+    _worker = (snap, out)  # sent once per worker, not once per chunk
+
+
+def _write_span(span: tuple[int, int]) -> int:
+    assert _worker is not None
+    snap, out = _worker
+    return write_site(out, match_files(snap, range(*span)))
+
+
+def write_matches_in_parallel(snap: data.Snapshot, out: Path, workers: int) -> int:
+    """Render and write the match pages with a process pool: they are most of a big build (a log to read and a
+    replay to render each). Each worker writes its own pages, through :func:`write_site` like everything else,
+    so that hundreds of megabytes of HTML do not travel back through pipes."""
+    spans = [(start, min(start + CHUNK, len(snap.matches))) for start in range(0, len(snap.matches), CHUNK)]
+    # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
+    with multiprocessing.get_context("spawn").Pool(min(workers, len(spans)), _start_worker, (snap, out)) as pool:
+        return sum(pool.imap_unordered(_write_span, spans))
 
 
 def write_site(out: Path, files: Iterable[tuple[str, str | bytes]], replace: Sequence[str] = ()) -> int:
@@ -158,23 +217,30 @@ class BuildReport:
         return self.out / "index.html"
 
 
-def build_site(store: Store, out: Path, names: Sequence[str] | None = None) -> BuildReport:
-    """Render the home page and every page of the tournaments ``names`` (default: all) into ``out``.
+def build_site(store: Store, out: Path, names: Sequence[str] | None = None, workers: int | None = None,
+               parallel_from: int = PARALLEL_FROM) -> BuildReport:
+    """Render the home page and every page of the tournaments ``names`` (default: all) into ``out``; the match
+    pages of a tournament with ``parallel_from`` matches or more by up to ``workers`` processes (default: the CPUs).
 
     Raises KeyError naming a tournament the store does not have.
     """
+    workers = workers if workers is not None else os.cpu_count() or 1
     started = time.monotonic()
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
     snaps = [data.snapshot(store, name) for name in wanted]
     built = {snap.slug for snap in snaps}
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
 
+    pooled = [snap for snap in snaps if workers > 1 and len(snap.matches) >= parallel_from]
+
     def files() -> Iterator[tuple[str, str | bytes]]:
         for asset in ASSETS:
             yield f"assets/{asset}", (ASSET_DIR / asset).read_bytes()
         for snap in snaps:
-            yield from tournament_files(snap)
+            yield from tournament_files(snap, matches=snap not in pooled)
         yield "index.html", render_home(data.home_page(store, built | existing))
 
     count = write_site(out, files(), replace=[f"t/{slug}" for slug in sorted(built)])
+    for snap in pooled:
+        count += write_matches_in_parallel(snap, out, workers)
     return BuildReport(out, tuple(wanted), count, time.monotonic() - started)

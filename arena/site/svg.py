@@ -8,7 +8,7 @@ because callers insert the result into templates as markup.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
