@@ -301,19 +301,27 @@ def processes_under(root: Path) -> list[int]:
     return found
 
 
-def _exists_with_uid(uid: int) -> list[int]:
-    """Pids of processes of real uid ``uid``, zombies included (an unreaped zombie is a leftover too)."""
+def _exists_with_uid(uid: int, released_at: float | None = None) -> list[int]:
+    """Pids of processes of real uid ``uid``, zombies included (an unreaped zombie is a leftover too).
+
+    With ``released_at`` (CLOCK_BOOTTIME when the sandbox gave the uid back), processes started after it are
+    another bot's, launched by a concurrent runner that was handed the same uid, and do not count.
+    """
+    ticks = os.sysconf("SC_CLK_TCK")
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/status", "rb") as handle:
                     status = handle.read()
-            except OSError:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    started = int(handle.read().rsplit(b")", 1)[1].split()[19]) / ticks
+            except (OSError, IndexError, ValueError):
                 continue
             start = status.index(b"\nUid:\t") + 6
             if int(status[start : status.index(b"\t", start)]) == uid:
-                found.append(int(entry))
+                if released_at is None or started < released_at:
+                    found.append(int(entry))
     return found
 
 
@@ -328,6 +336,6 @@ def leftovers(sandbox: Any, directory: Path) -> list[str]:
             if pid is not None and os.path.exists(f"/proc/{pid}"):
                 found.append(f"pid {pid} (bwrap or its init)")
         if launch.uid is not None:
-            found += [f"pid {pid} (uid {launch.uid})" for pid in _exists_with_uid(launch.uid)]
+            found += [f"pid {pid} (uid {launch.uid})" for pid in _exists_with_uid(launch.uid, launch.released_at)]
         found += [f"cgroup {path}" for path in launch.cgroup if path.exists()]
     return found

@@ -258,6 +258,8 @@ class Launch:
     uid: int | None = None
     ns_init: int | None = None
     cgroup: list[Path] = field(default_factory=list)
+    released_at: float | None = None
+    """CLOCK_BOOTTIME when its uid went back to the pool: a process of that uid started later is another bot's."""
 
 
 class ProcessBot(BotProcess):
@@ -381,6 +383,7 @@ class ProcessBot(BotProcess):
             if self.cgroup is not None:
                 self.cgroup.close()
             if self.lease is not None and _sweep_uid(self.lease.uid):
+                self.launch.released_at = time.clock_gettime(time.CLOCK_BOOTTIME)
                 self.lease.release()  # only once nothing of the bot is left, so the next bot starts clean
             if self._info_fd is not None:
                 os.close(self._info_fd)
