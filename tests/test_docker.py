@@ -233,6 +233,37 @@ def test_an_engine_that_is_gone_is_an_infrastructure_error(sandbox, tmp_path):
         play_match([load_bot(SAMPLES / "greedy"), load_bot(SAMPLES / "random")], 1, broken, SHORT, FAST)
 
 
+class EngineGoesAway(DockerSandbox):
+    """The engine connection of seat 1 breaks once the match is under way (a real client of a dead socket)."""
+
+    def __init__(self, dead_socket: Path) -> None:
+        super().__init__()
+        self.dead_socket = dead_socket
+
+    def launch_all(self, bots, limits):
+        import docker  # type: ignore[import-untyped]
+
+        started = super().launch_all(bots, limits)
+        started[1].container.client = docker.DockerClient(base_url=f"unix://{self.dead_socket}", version="1.41",
+                                                          timeout=5)
+        return started
+
+
+def test_an_engine_failing_mid_match_voids_the_match_and_the_other_seats_are_still_removed(sandbox, tmp_path):
+    failing = EngineGoesAway(tmp_path / "dead.sock")
+    hostile = make_bot(tmp_path, "exit_mid_match")  # its exit makes the referee ask the (broken) engine how it ended
+    try:
+        with pytest.raises(InfrastructureError, match="sandbox failed during the match"):
+            play_match([load_bot(SAMPLES / "greedy"), load_bot(hostile), load_bot(SAMPLES / "random")], 1, failing,
+                       SHORT, FAST, SMALL)
+        left = failing.containers()
+        assert [c.labels[f"{LABEL}.name"] for c in left] == ["exit-mid-match"], "the healthy seats were not removed"
+    finally:
+        failing.close()
+    # close() removed the broken seat's container too (its client is closed now: ask through the fixture's).
+    assert sandbox.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={failing.run_id}"}) == []
+
+
 def test_bots_start_concurrently(sandbox, tmp_path):
     bots = [load_bot(make_bot(tmp_path, "polite", f"p{n}")) for n in range(4)]
     started = time.monotonic()

@@ -366,10 +366,15 @@ def remove_stale(client: docker.DockerClient) -> list[str]:
         for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
             if _runner_alive(container.labels.get(RUNNER_LABEL, "")):
                 continue
-            container.remove(force=True)
+            try:
+                container.remove(force=True)
+            except docker.errors.APIError as error:
+                # Another runner starting at the same moment may be removing it already (404, or 409: removal
+                # in progress): gone either way.
+                if error.status_code not in (404, 409):
+                    raise
+                continue
             removed.append(container.name)
-    except docker.errors.NotFound:
-        pass
     except ENGINE_ERRORS as error:
         raise SandboxError(f"cannot list or remove stale bot containers: {error}") from error
     if removed:
