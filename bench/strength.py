@@ -29,33 +29,9 @@ sys.path.insert(0, str(ROOT / "protocol"))
 import arena_bot
 
 from arena.local import play_local
-from arena.rules import Rules, legal_discards
+from arena.rules import Rules
 
 PLAYERS = 3
-GREEDY_DECLARE_AT = 5
-GREEDY_LOW_CARD = 3
-
-
-class FallbackGreedyBot(arena_bot.Bot):
-    """The greedy policy: highest-value set, low or set-completing floor card, declare at 5 or less."""
-
-    def on_turn(self, message: dict[str, Any]) -> dict[str, Any]:
-        hand: list[str] = message["hand"]
-        if message["may_declare"] and arena_bot.total(hand) <= GREEDY_DECLARE_AT:
-            return arena_bot.declare()
-        rules = Rules.from_dict(self.rules)
-        discard = max(legal_discards(hand, rules), key=lambda cards: (arena_bot.total(list(cards)), len(cards)))
-        kept = [card for card in hand if card not in discard]
-        wanted = [
-            card
-            for card in message["floor"]
-            if arena_bot.value(card) <= GREEDY_LOW_CARD
-            or any(len(s) > 1 and card in s for s in legal_discards([*kept, card], rules))
-        ]
-        take = min(wanted, key=arena_bot.value) if wanted else "deck"
-        return arena_bot.play(list(discard), take)
-
-
 def load_bot_class(name: str) -> type[arena_bot.Bot] | None:
     """The ``arena_bot.Bot`` subclass defined in ``sample_bots/<name>/bot.py``, or None if there is none."""
     path = ROOT / "sample_bots" / name / "bot.py"
@@ -74,12 +50,6 @@ def load_bot_class(name: str) -> type[arena_bot.Bot] | None:
 
 def opponent_factory(kind: str) -> tuple[Callable[[], arena_bot.Bot], str]:
     """A constructor for the opponents and where it came from."""
-    if kind == "greedy":
-        loaded = load_bot_class("greedy")
-        # The sample greedy calls arena_bot.legal_sets; an older arena_bot without it would make it forfeit.
-        if loaded is not None and hasattr(arena_bot, "legal_sets"):
-            return loaded, "sample_bots/greedy"
-        return FallbackGreedyBot, "bench fallback greedy"
     loaded = load_bot_class(kind)
     if loaded is None:
         raise SystemExit(f"sample_bots/{kind}/bot.py not found")
