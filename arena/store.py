@@ -283,6 +283,20 @@ class Store:
         row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id DESC LIMIT 1").fetchone()
         return row
 
+    def match_rows(self, tid: int) -> list[sqlite3.Row]:
+        """Every match of the tournament, in schedule order."""
+        return self.db.execute("SELECT * FROM matches WHERE tournament_id = ? ORDER BY idx", (tid,)).fetchall()
+
+    def seat_rows(self, tid: int) -> list[sqlite3.Row]:
+        """Every seat of every match of the tournament, by match then seat."""
+        return self.db.execute("SELECT s.* FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? "
+                               "ORDER BY s.match_id, s.seat", (tid,)).fetchall()
+
+    def status_counts(self, tid: int) -> dict[str, int]:
+        """How many matches are pending, done and failed."""
+        return dict(self.db.execute("SELECT status, count(*) FROM matches WHERE tournament_id = ? GROUP BY status",
+                                    (tid,)).fetchall())
+
     def rated_matches(self, tid: int) -> list[RatedMatch]:
         """Finished matches in schedule order, as the rater wants them."""
         rows = self.db.execute(

@@ -188,16 +188,14 @@ def snapshot(store: Store, name: str) -> Snapshot:
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
     seats: dict[int, list[SeatRow]] = defaultdict(list)
-    for s in store.db.execute(
-            "SELECT s.* FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? "
-            "ORDER BY s.match_id, s.seat", (tid,)):
+    for s in store.seat_rows(tid):
         seats[s["match_id"]].append(SeatRow(
             s["seat"], s["bot_id"], s["place"], s["score"], s["fault_kind"], s["fault_detail"], s["fault_round"],
             s["stderr_tail"], s["rounds"], s["turns"], s["points"], s["declares_ok"], s["declares_failed"]))
     matches = [MatchRow(m["id"], m["idx"], m["seed"], m["status"], m["attempts"], m["rounds"], m["turns"],
                         m["termination"], m["duration_s"], m["log_path"], m["error"], m["finished_at"],
                         tuple(seats[m["id"]]))
-               for m in store.db.execute("SELECT * FROM matches WHERE tournament_id = ? ORDER BY idx", (tid,))]
+               for m in store.match_rows(tid)]
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=matches,
@@ -357,8 +355,7 @@ def home_page(store: Store, linked: Iterable[str] | None = None) -> HomePage:
     for row in reversed(store.tournaments()):
         tid = row["id"]
         tslug = slug(row["name"], tid, "t")
-        counts = dict(store.db.execute("SELECT status, count(*) FROM matches WHERE tournament_id = ? GROUP BY status",
-                                       (tid,)).fetchall())
+        counts = store.status_counts(tid)
         table = store.standings(tid, initial_rating(json.loads(row["config"])))
         leader = table[0] if table and table[0].matches else None
         leader_bot = None if leader is None else slug(leader.name, leader.bot_id, "b")
