@@ -82,7 +82,12 @@ def run_job(job: MatchJob) -> JobResult:
             return JobResult(job.index, attempt, outcome_of(result))
         except (InfrastructureError, SandboxError) as failure:
             error = f"attempt {attempt}: {failure}"
-            _SANDBOXES.pop(job.sandbox, None)  # a broken backend is rebuilt for the next attempt
+            broken = _SANDBOXES.pop(job.sandbox, None)  # a broken backend is rebuilt for the next attempt
+            if broken is not None:
+                try:
+                    broken.close()
+                except SandboxError:
+                    pass  # it is broken: that is why it goes
             time.sleep(min(0.2 * attempt, 1.0))
     return JobResult(job.index, job.retries + 1, None, error)
 
