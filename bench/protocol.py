@@ -49,6 +49,9 @@ for line in sys.stdin:
         out.flush()
 '''
 
+BOT_PYTHON = "/usr/bin/python3"
+"""The system's interpreter, which the sandbox shows bots; the raw round trip uses the same one."""
+
 TURN = (b'{"type":"turn","round":3,"hand":["7H","8S","KD","2C","AS"],"floor":["9H"],"may_declare":true,'
         b'"deck_size":31,"hand_sizes":[5,4,5],"scores":[10,22,0],"live":[true,true,true],'
         b'"time_left_ms":11000,"bank_ms":10000}\n')
@@ -58,7 +61,7 @@ def raw_round_trip(bot_file: Path, count: int) -> float:
     """Seconds per round trip, best of three runs."""
     best = float("inf")
     for _ in range(3):
-        process = subprocess.Popen([sys.executable, str(bot_file)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        process = subprocess.Popen([BOT_PYTHON, str(bot_file)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert process.stdin and process.stdout
         stdin, stdout = process.stdin.fileno(), process.stdout
         os.write(stdin, b'{"type":"hello"}\n')
@@ -81,6 +84,9 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
     for seed in range(matches):
         log = log_dir / f"m{seed}.jsonl.gz"
         result = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log)
+        faults = [p.fault for p in result.players if p.fault is not None]
+        if faults:
+            raise SystemExit(f"the bench bot faulted: {faults[0]}")
         sends = [json.loads(line) for line in gzip.open(log) if line.startswith(b'{"t":"send"')]
         recvs = [json.loads(line) for line in gzip.open(log) if line.startswith(b'{"t":"recv"')]
         first_turn = next(r["at"] for r in sends if r["msg"]["type"] == "turn")
@@ -88,6 +94,10 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
         per_turn.append(span_ms / 1000 / result.turns)
         whole.append(result.duration_s / result.turns)
     return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole)}
+
+
+def sandbox_variant() -> str:
+    return ProcessSandbox().variant
 
 
 def main() -> None:
@@ -98,15 +108,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        root.chmod(0o755)  # the sandbox runs the bot as an unprivileged user of its own
         bot_dir = root / "fast"
         bot_dir.mkdir()
         (bot_dir / "bot.py").write_text(FAST_BOT)
-        (bot_dir / "bot.yaml").write_text(f"name: fast\ncommand: [{sys.executable}, bot.py]\n")
+        (bot_dir / "bot.yaml").write_text(f"name: fast\ncommand: [{BOT_PYTHON}, bot.py]\n")
         raw = raw_round_trip(bot_dir / "bot.py", args.round_trips)
         turns = referee_turns(bot_dir, args.matches, args.players, root)
     print(json.dumps({
         "python": platform.python_version(),
         "players": args.players,
+        "sandbox": sandbox_variant(),
         "raw_round_trip_us": round(raw * 1e6, 1),
         "referee_turn_us": round(turns["per_turn_s"] * 1e6, 1),
         "referee_turn_with_startup_us": round(turns["per_turn_with_startup_s"] * 1e6, 1),
