@@ -338,4 +338,6 @@ def leftovers(sandbox: Any, directory: Path) -> list[str]:
         if launch.uid is not None:
             found += [f"pid {pid} (uid {launch.uid})" for pid in _exists_with_uid(launch.uid, launch.released_at)]
         found += [f"cgroup {path}" for path in launch.cgroup if path.exists()]
+    if hasattr(sandbox, "containers"):  # the docker backend: every container of the run is gone after a match
+        found += [f"container {container.name}" for container in sandbox.containers()]
     return found

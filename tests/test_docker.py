@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import re
 import secrets
 import socket
 import subprocess
@@ -109,19 +108,15 @@ def test_get_sandbox_and_the_cli_choose_docker(sandbox, tmp_path):
     assert '"termination"' in done.stdout
 
 
+# The resource and escape attacks run over docker in the adversarial suite (tests/test_sandbox.py); these are the
+# protocol faults, which reach the referee through the attach socket's demultiplexer rather than a pipe.
 # attack -> (expected fault kind or None, text the fault detail must contain)
 FAULTS: dict[str, tuple[FaultKind | None, str]] = {
-    "sleep_past_deadline": (FaultKind.TIMEOUT, "no move within"),
-    "slow_loris": (FaultKind.TIMEOUT, "no move within"),
-    "exit_mid_match": (FaultKind.CRASH, "exited with status 3"),
     "not_json": (FaultKind.INVALID, ""),
     "long_line": (FaultKind.INVALID, "longer than"),
-    "flood_no_newline": (FaultKind.INVALID, "longer than"),
     "card_not_in_hand": (FaultKind.ILLEGAL, ""),
-    "stderr_flood_every_turn": (None, ""),
-    "daemon_grandchild": (None, ""),
-    "memory_balloon": (FaultKind.LIMIT, "memory"),
-    "fork_bomb": (None, ""),
+    "wrong_shape": (FaultKind.INVALID, ""),
+    "bad_ready": (FaultKind.INVALID, ""),
 }
 
 
@@ -142,34 +137,7 @@ def test_each_misbehaviour_is_its_fault_and_no_container_survives(sandbox, tmp_p
         assert bad.place == 3
     assert all(p.fault is None for p in (result.players[0], result.players[2])), result.to_dict()
     assert sorted(p.name for p in hostile.iterdir()) == before, "the bot wrote into its own directory"
-    if attack == "fork_bomb":
-        forks = re.findall(r"^FORKS=(\d+)$", bad.stderr_tail, re.MULTILINE)
-        assert forks and int(forks[0]) <= SMALL.processes, bad.stderr_tail[-300:]
     assert elapsed < 20
-
-
-def test_cpu_limit_is_a_limit_fault(sandbox, tmp_path):
-    hostile = make_bot(tmp_path, "cpu_spin")
-    result = play([SAMPLES / "greedy", hostile], sandbox, tmp_path, Limits(move_ms=4000, bank_ms=0),
-                  SandboxLimits(cpu_seconds=1))
-    fault = result.players[1].fault
-    assert fault is not None and fault.kind == FaultKind.LIMIT and "cpu time" in fault.detail, fault
-
-
-def test_no_network_not_even_the_hosts_loopback(sandbox, tmp_path):
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.setblocking(False)
-    try:
-        hostile = make_bot(tmp_path, "connect_loopback", params={"port": listener.getsockname()[1]})
-        result = play([SAMPLES / "greedy", hostile], sandbox, tmp_path)
-        with pytest.raises(BlockingIOError):
-            listener.accept()
-    finally:
-        listener.close()
-    tail = result.players[1].stderr_tail
-    assert result.players[1].fault is None and "NOCONNECT=" in tail and "CONNECTED=" not in tail, tail[-300:]
 
 
 def test_host_files_and_the_referees_environment_are_out_of_reach(sandbox, tmp_path):

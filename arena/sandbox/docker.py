@@ -405,6 +405,23 @@ class DockerSandbox(Sandbox):
         self._serial = 0
         remove_stale(self.client)
 
+    variant = "docker"
+    per_bot_uid = False
+
+    def guarantees(self) -> dict[str, tuple[bool, str]]:
+        """What this backend guarantees about a hostile bot (the keys of ``ProcessSandbox.guarantees``)."""
+        return {
+            "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol and its own /bot"),
+            "network": (True, "network mode none: no interface but its own loopback"),
+            "proc_and_signals": (True, "own pid namespace: cannot see or signal the referee or other bots"),
+            "environment": (True, "explicit minimal environment"),
+            "scratch_cap": (True, "size-capped tmpfs scratch"),
+            "processes": (True, "pids_limit"),
+            "per_bot_uid": (False, "every container runs as uid 65534; containers, not uids, keep bots apart"),
+            "memory_limit_fault": (True, "memory limit with no extra swap: an OOM kill is a `limit` fault"),
+            "tree_kill": (True, "the container is killed and removed with everything in it"),
+        }
+
     def image_for(self, bot: BotSpec) -> str:
         if bot.image:
             return bot.image
