@@ -190,8 +190,18 @@ def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
                     f"{bot.directory}: the files of bot {bot.name!r} changed since tournament {config.name!r} "
                     "started; its results would mix two versions. Pass --fresh to start over, or use a new name")
         resumed = True
+    _remove_partial_logs(log_dir)
     pending = tuple(row["idx"] for row in store.matches_with_status(tid, "pending", "failed"))
     return Plan(tid, bots, tuple(schedule), pending, len(schedule) - len(pending), resumed, log_dir)
+
+
+def _remove_partial_logs(log_dir: Path) -> None:
+    """Delete the half-written logs (``NAME.PID.tmp``) of matches that were in flight when a run was stopped or
+    killed; those matches are played again. A log whose writer is still alive is left alone."""
+    for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
+        pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            partial.unlink(missing_ok=True)
 
 
 def jobs(config: TournamentConfig, plan_: Plan) -> list[MatchJob]:

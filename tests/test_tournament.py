@@ -163,6 +163,9 @@ def test_resume_after_kill_9_gives_identical_standings(tmp_path):
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["played"] == total - finished
     assert standings_json(db) == standings_json(reference)
+    logs = db.parent / "logs" / "t"
+    assert not list(logs.glob("*.tmp")), "half-written logs of the killed run are cleared"
+    assert len(list(logs.glob("*.jsonl.gz"))) == total
 
 
 def test_dry_run_and_listing_commands(tmp_path):
