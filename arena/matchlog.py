@@ -57,6 +57,7 @@ class MatchLog:
             self.write({"t": kind, "seat": seat, "at": at_ms, "line": text})
 
     def close(self, complete: bool = True) -> None:
+        """Finish the log; an incomplete one (the match was stopped or void) is deleted: it is played again."""
         if self._file is None:
             return
         self.flush()
@@ -64,6 +65,8 @@ class MatchLog:
         self._file = None
         if complete:
             os.replace(self._partial, self.path)
+        else:
+            self._partial.unlink(missing_ok=True)
 
 
 @dataclass

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 import selectors
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from arena import protocol
 from arena.game import IllegalMoveError, Match
@@ -34,6 +37,18 @@ BATCH_BYTES = 16 * 1024
 and one wake-up of the bot per turn instead of one per message, in the same order (PROTOCOL.md, "Delivery")."""
 EXIT_GRACE_S = 1.0
 """How long bots get to exit by themselves after ``match_end`` before they are killed."""
+
+
+@contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only; nothing to hold elsewhere
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class FaultKind(str, Enum):
@@ -186,19 +201,22 @@ class Referee:
             self._say_goodbye()
             complete = True
         finally:
-            failure: SandboxError | None = None
-            for seat in self.seats:
-                try:
-                    self._kill(seat)
-                except SandboxError as error:  # still kill the other seats before it propagates
-                    failure = failure or error
-            self.selector.close()
-            self._log_events()
-            result = self._result() if complete else None
-            if self.log is not None:
-                if result is not None:
-                    self.log.write({"t": "result", "result": result.to_dict()})
-                self.log.close(complete=complete)
+            # A stop signal (Ctrl-C, a runner's SIGTERM) must not cut the clean-up short and leave bots running
+            # or a log half-written: it is held until the clean-up is done, then delivered.
+            with _stop_signals_held():
+                failure: SandboxError | None = None
+                for seat in self.seats:
+                    try:
+                        self._kill(seat)
+                    except SandboxError as error:  # still kill the other seats before it propagates
+                        failure = failure or error
+                self.selector.close()
+                self._log_events()
+                result = self._result() if complete else None
+                if self.log is not None:
+                    if result is not None:
+                        self.log.write({"t": "result", "result": result.to_dict()})
+                    self.log.close(complete=complete)
             if failure is not None and complete:  # otherwise the exception in flight says more
                 raise failure
         assert result is not None

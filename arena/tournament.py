@@ -200,8 +200,17 @@ def _remove_partial_logs(log_dir: Path) -> None:
     killed; those matches are played again. A log whose writer is still alive is left alone."""
     for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
         pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        if pid.isdigit() and not _running(int(pid)):
             partial.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie has finished: it only waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def jobs(config: TournamentConfig, plan_: Plan) -> list[MatchJob]:
