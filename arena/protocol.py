@@ -118,7 +118,8 @@ def parse_line(line: bytes) -> dict[str, Any]:
     try:
         message = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InvalidReplyError(f"not JSON ({error.msg} at column {error.colno}): {_show(line)}") from None
+        raise InvalidReplyError(f"not JSON ({error.msg} at column {error.colno}): {_show(line)}; stdout carries "
+                                "protocol lines only, debug output belongs on stderr") from None
     if not isinstance(message, dict):
         raise InvalidReplyError(f"expected a JSON object, got {_show(line)}")
     return message

@@ -459,6 +459,14 @@ class Referee:
                 self._fault(seat, FaultKind.INVALID, f"a line longer than {MAX_LINE} bytes ({len(line)} bytes)")
                 return
             if not seat.expecting:
+                if seat.reply is not None:
+                    # Two lines for one request: when the first is no reply at all (debug text, say), that is
+                    # what the author needs to hear about, not the second.
+                    try:
+                        protocol.parse_line(seat.reply)
+                    except InvalidReplyError as error:
+                        self._fault(seat, FaultKind.INVALID, str(error))
+                        return
                 self._fault(seat, FaultKind.INVALID, "sent a line when no reply was asked for: "
                                                      f"{line[:200].decode(errors='replace')!r} (only hello and turn "
                                                      "want a reply; debug output belongs on stderr)")

@@ -78,6 +78,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
     "binary_garbage": (1, "raw(bytes(range(256)) * 4 + b'\\n'); return 'silent'", ""),
     "long_line": (1, "raw(b'[' + b'1,' * 60000 + b'1]\\n'); return 'silent'", ""),
     "flood_no_newline": (1, "raw(b'x' * (8 << 20)); time.sleep(60)", ""),
+    "debug_then_move": (1, "raw(b'thinking about it...\\n'); return None", ""),
     "unsolicited": (1, "raw(b'{\"type\": \"chat\", \"text\": \"hi\"}\\n'); return None", ""),
     "card_not_in_hand": (
         1, "return arena_bot.play([next(c for c in ALL_CARDS if c not in message['hand'])], 'deck')", ""),

@@ -95,6 +95,13 @@ def test_crash_keeps_the_bots_last_words(sandbox, tmp_path):
     assert "exited with status 1" in fault.detail
 
 
+def test_debug_text_before_a_move_is_reported_as_the_problem(sandbox, tmp_path):
+    result = run([SAMPLES / "greedy", make_bot(tmp_path, "debug_then_move")], sandbox, tmp_path)
+    fault = result.players[1].fault
+    assert fault is not None and fault.kind == FaultKind.INVALID
+    assert "not JSON" in fault.detail and "thinking about it" in fault.detail and "stderr" in fault.detail
+
+
 def test_timeout_detail_says_what_was_expected(sandbox, tmp_path):
     result = run([SAMPLES / "greedy", make_bot(tmp_path, "sleep_past_deadline")], sandbox, tmp_path)
     fault = result.players[1].fault
