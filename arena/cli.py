@@ -26,7 +26,6 @@ from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxError, get_sandbox
 from arena import tournament
 from arena.config import ConfigError, TournamentConfig, load_config
-from arena.ratings import Rating
 from arena.registry import default_registry
 from arena.store import Standing, Store, StoreError
 from arena.tournament import TournamentError
@@ -198,11 +197,6 @@ def find_tournament(store: Store, name: str | None) -> Any:
     return row
 
 
-def initial_rating(row: Any) -> Rating:
-    rating = json.loads(row["config"])["rating"]
-    return Rating(rating["mu"], rating["sigma"])
-
-
 def print_standings(standings: list[Standing] | tuple[Standing, ...]) -> None:
     click.echo(f"{'rank':>4}  {'bot':<20} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
                f"{'place':>5} {'pts/rd':>6} {'declares':>9}  faults")
@@ -294,7 +288,7 @@ def standings(name: str | None, db_path: Path, as_json: bool) -> None:
     """The standings of tournament NAME (default: the latest), best conservative rating (mu - 3 sigma) first."""
     store = open_store(db_path)
     row = find_tournament(store, name)
-    table = store.standings(row["id"], initial_rating(row))
+    table = store.standings(row["id"])
     if as_json:
         emit_json({"tournament": row["name"], "standings": [line.to_dict(rank) for rank, line in enumerate(table, 1)]})
     else:

@@ -322,8 +322,15 @@ class Store:
             history[row["bot_id"]].append((row["match_idx"], Rating(row["mu"], row["sigma"])))
         return dict(history)
 
-    def standings(self, tid: int, initial: Rating) -> list[Standing]:
-        """Every bot with its rating and totals, best first (by mu - 3 sigma, then name)."""
+    def initial_rating(self, tid: int) -> Rating:
+        """A bot's rating before its first match: the prior of the tournament's stored config."""
+        rating = json.loads(self.db.execute("SELECT config FROM tournaments WHERE id = ?", (tid,)).fetchone()[0])
+        return Rating(float(rating["rating"]["mu"]), float(rating["rating"]["sigma"]))
+
+    def standings(self, tid: int, initial: Rating | None = None) -> list[Standing]:
+        """Every bot with its rating and totals, best first (by mu - 3 sigma, then name). Bots yet to play are
+        shown at ``initial`` (default: the tournament's own prior)."""
+        initial = initial or self.initial_rating(tid)
         ratings = self.final_ratings(tid)
         table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial))
                  for row in self.bots(tid)}

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
-from arena.ratings import Rating, rate_all
+from arena.ratings import rate_all
 from arena.referee import InfrastructureError, MatchResult, play_match
 from arena.registry import entrant_names
 from arena.rules import Rules
@@ -145,7 +145,6 @@ class Plan:
     schedule: tuple[ScheduledMatch, ...]
     pending: tuple[int, ...]
     done: int
-    resumed: bool
     log_dir: Path
 
 
@@ -177,7 +176,6 @@ def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
     if existing is None:
         tid = store.create_tournament(config.name, config.identity(), config.hash(),
                                       [bot.to_dict() for bot in bots], schedule)
-        resumed = False
     else:
         tid = existing["id"]
         if existing["config_hash"] != config.hash():
@@ -189,10 +187,9 @@ def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
                 raise TournamentError(
                     f"{bot.directory}: the files of bot {bot.name!r} changed since tournament {config.name!r} "
                     "started; its results would mix two versions. Pass --fresh to start over, or use a new name")
-        resumed = True
     _remove_partial_logs(log_dir)
     pending = tuple(row["idx"] for row in store.matches_with_status(tid, "pending", "failed"))
-    return Plan(tid, bots, tuple(schedule), pending, len(schedule) - len(pending), resumed, log_dir)
+    return Plan(tid, bots, tuple(schedule), pending, len(schedule) - len(pending), log_dir)
 
 
 def _remove_partial_logs(log_dir: Path) -> None:
@@ -349,7 +346,7 @@ def run_tournament(
     _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
                           config.rating)
     store.finish(prepared.tid, history)
-    standings = store.standings(prepared.tid, Rating(config.rating.mu, config.rating.sigma))
+    standings = store.standings(prepared.tid)
     return RunReport(
         tid=prepared.tid,
         name=config.name,

@@ -102,11 +102,6 @@ def remove_stale(layout: Layout) -> None:
                     pass  # still has processes, or not ours to remove
 
 
-def available() -> tuple[bool, str]:
-    layout, reason = detect()
-    return layout is not None, reason
-
-
 class BotCgroup:
     """One bot's cgroups. Create before launching; the child calls :meth:`join` (in preexec); :meth:`close`."""
 

@@ -372,11 +372,10 @@ class ProcessBot(BotProcess):
             if self.cgroup is not None:
                 self.cgroup.kill_all()
             self.popen.wait()
-            _OUR_CHILDREN.discard(self.popen.pid)
             self._exit = exit_before or self._describe(self.popen.returncode)
             # The namespace's init is reparented to us only once bwrap is reaped: wait for it briefly.
             for _ in range(200):
-                _reap_orphans(exclude=-1)
+                _reap_orphans()
                 if not any(os.path.exists(f"/proc/{pid}") for pid in _ADOPTED):
                     break
                 time.sleep(0.002)
@@ -416,7 +415,7 @@ def _sweep_uid(uid: int) -> bool:
             return True
         for pid in live:
             _signal(pid)
-        _reap_orphans(exclude=-1)
+        _reap_orphans()
         time.sleep(0.005)
     LOGGER.error("processes of uid %d survive SIGKILL (%s); the uid stays locked until this runner exits",
                  uid, pids_of_uid(uid))
@@ -452,7 +451,7 @@ def _kill_tree(root: int, marker: bytes | None = None) -> None:
                     marked.add(pid)
                     changed = True
         orphans = [pid for pid, ppid in parents.items()
-                   if ppid == me and pid not in marked and pid not in _OUR_CHILDREN and _carries(pid, marker)]
+                   if ppid == me and pid not in marked and _carries(pid, marker)]
         _ADOPTED.update(orphans)
         targets = (marked | set(orphans)) - {me}
         live = [pid for pid in targets if _stat(pid) is not None and not _is_zombie(pid)]
@@ -461,7 +460,7 @@ def _kill_tree(root: int, marker: bytes | None = None) -> None:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        _reap_orphans(exclude=root)
+        _reap_orphans()
         if not live:
             return
         time.sleep(0.005)
@@ -476,8 +475,6 @@ def _is_zombie(pid: int) -> bool:
     return data[data.rindex(b")") + 2 : data.rindex(b")") + 3] == b"Z"
 
 
-_OUR_CHILDREN: set[int] = set()
-"""Pids of bots this process launched itself (their Popen objects reap them)."""
 _ADOPTED: set[int] = set()
 """Orphans of bots, reparented to us, that we killed and must reap; no other child of ours is ever reaped here."""
 
@@ -492,10 +489,8 @@ def _carries(pid: int, marker: bytes | None) -> bool:
         return False
 
 
-def _reap_orphans(exclude: int) -> None:
+def _reap_orphans() -> None:
     for pid in list(_ADOPTED):
-        if pid == exclude:
-            continue
         try:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 _ADOPTED.discard(pid)
@@ -615,7 +610,6 @@ class ProcessSandbox(Sandbox):
         for fd in (info_write, in_read, out_write):
             if fd >= 0:
                 os.close(fd)
-        _OUR_CHILDREN.add(popen.pid)
         record = Launch(bot.directory, popen.pid, lease.uid if lease else None,
                         cgroup=list(cgroup.dirs) if cgroup else [])
         self.launched = [*self.launched[-200:], record]

@@ -173,11 +173,6 @@ class Snapshot:
         return bot.name, bot_href(self.slug, bot.slug)
 
 
-def initial_rating(config: dict[str, Any]) -> Rating:
-    rating = config.get("rating", {})
-    return Rating(float(rating.get("mu", 25.0)), float(rating.get("sigma", 25.0 / 3)))
-
-
 def snapshot(store: Store, name: str) -> Snapshot:
     """Read tournament ``name`` (KeyError if the store has none by that name)."""
     row = store.tournament(name)
@@ -199,7 +194,7 @@ def snapshot(store: Store, name: str) -> Snapshot:
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=matches,
-        standings=store.standings(tid, initial_rating(config)), head_to_head=store.head_to_head(tid),
+        standings=store.standings(tid), head_to_head=store.head_to_head(tid),
         history=store.rating_history(tid), store_dir=store.path.parent)
 
 
@@ -221,10 +216,6 @@ class StandingRow:
     declares_ok: int
     declares_failed: int
     faults: dict[str, int]
-
-    @property
-    def fault_total(self) -> int:
-        return sum(self.faults.values())
 
 
 @dataclass(frozen=True)
@@ -356,7 +347,7 @@ def home_page(store: Store, linked: Iterable[str] | None = None) -> HomePage:
         tid = row["id"]
         tslug = slug(row["name"], tid, "t")
         counts = store.status_counts(tid)
-        table = store.standings(tid, initial_rating(json.loads(row["config"])))
+        table = store.standings(tid)
         leader = table[0] if table and table[0].matches else None
         leader_bot = None if leader is None else slug(leader.name, leader.bot_id, "b")
         linked_here = allowed is None or tslug in allowed
