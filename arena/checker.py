@@ -258,8 +258,8 @@ def _match_step(name: str, seats: list[BotSpec], mine: list[int], sandbox: Sandb
                     if lines:
                         got += "; its last lines on stdout: " + " | ".join(repr(line[:120]) for line in lines)
                     return Step(name, False, expected, got,
-                                explain(fault.kind.value, fault.detail, fault.stderr_tail, lines=lines),
-                                _tail(fault.stderr_tail))
+                                explain(fault.kind.value, fault.detail, player.stderr_tail, lines=lines),
+                                _tail(player.stderr_tail))
         places = ", ".join(f"place {result.players[s].place} score {result.players[s].score}" for s in ours)
         played.append(f"seed {seed}: {result.rounds} rounds, {result.turns} turns, {places}")
     return Step(name, True, expected, "; ".join(played))

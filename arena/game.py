@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Iterable, Iterator, Literal, Sequence, TypeAlias
 
 from arena.cards import DECK, Card, hand_total, parse_card
+from arena.results import Reason, SeatStats
 from arena.rules import Rules, discard_kind, legal_discards
 
 Seat: TypeAlias = int
@@ -21,11 +22,19 @@ DECK_TAKE: Literal["deck"] = "deck"
 
 
 class InvalidMoveError(ValueError):
-    """A move that is not well formed (wrong shape, unknown card)."""
+    """A move that is not well formed (wrong shape, unknown card); :attr:`reason` says which."""
+
+    def __init__(self, message: str, reason: Reason = Reason.INVALID_MOVE) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class IllegalMoveError(ValueError):
-    """A well-formed move that the rules forbid in the current position."""
+    """A well-formed move that the rules forbid in the current position; :attr:`reason` says which rule."""
+
+    def __init__(self, message: str, reason: Reason) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ def move_from_json(message: object) -> Move:
         if take != DECK_TAKE:
             take = parse_card(take)
     except ValueError as error:
-        raise InvalidMoveError(str(error)) from None
+        raise InvalidMoveError(str(error), Reason.INVALID_CARD) from None
     return Play(cards, take)
 
 
@@ -125,7 +134,6 @@ class SeatView:
     hand_sizes: tuple[int, ...]
     scores: tuple[int, ...]
     live: tuple[bool, ...]
-    turn_in_round: int
 
 
 def score_round(totals: Sequence[int], declarer: int | None, rules: Rules = Rules()) -> list[int]:
@@ -190,6 +198,11 @@ class Match:
         self.turn: Seat = random.Random(seed).randrange(players)
         self.starter: Seat = self.turn
         self.turns_taken = [0] * players
+        # Per-seat statistics, counted as the match is played (see seat_stats()).
+        self._rounds_dealt = [0] * players
+        self._turns_total = [0] * players
+        self._declares_ok = [0] * players
+        self._declares_failed = [0] * players
         self._round_rng = random.Random()
         self.events.append({"type": "match_start", "players": players, "seed": seed, "rules": rules.to_dict()})
         self._start_round(self.turn)
@@ -223,7 +236,14 @@ class Match:
             hand_sizes=tuple(len(hand) for hand in self.hands),
             scores=tuple(self.scores),
             live=tuple(s in live for s in range(self.players)),
-            turn_in_round=self.turns_taken[seat],
+        )
+
+    def seat_stats(self) -> tuple[SeatStats, ...]:
+        """What each seat has done so far: rounds dealt into, moves, points, declarations that held or failed."""
+        return tuple(
+            SeatStats(self._rounds_dealt[s], self._turns_total[s], self.scores[s], self._declares_ok[s],
+                      self._declares_failed[s])
+            for s in range(self.players)
         )
 
     def legal_moves(self) -> Iterator[Move]:
@@ -240,25 +260,29 @@ class Match:
     def check(self, move: Move) -> None:
         """Raise :class:`IllegalMoveError` (with the reason) unless ``move`` is legal for the seat to move."""
         if self.outcome is not None:
-            raise IllegalMoveError("the match is over")
+            raise IllegalMoveError("the match is over", Reason.ILLEGAL_MATCH_OVER)
         if isinstance(move, Declare):
             if self.turns_taken[self.turn] == 0:
-                raise IllegalMoveError("may not declare on your first turn of a round")
+                raise IllegalMoveError("may not declare on your first turn of a round", Reason.ILLEGAL_FIRST_TURN_DECLARE)
             if not self.may_declare():
                 raise IllegalMoveError(
                     f"may not declare with a total of {hand_total(self.hands[self.turn])}"
-                    f" (declare_max is {self.rules.declare_max})"
+                    f" (declare_max is {self.rules.declare_max})",
+                    Reason.ILLEGAL_DECLARE_OVER_MAX,
                 )
             return
         hand = self.hands[self.turn]
         missing = [card for card in move.discard if card not in hand]
         if missing:
-            raise IllegalMoveError(f"discard {' '.join(missing)} not in hand {' '.join(hand)}")
+            raise IllegalMoveError(f"discard {' '.join(missing)} not in hand {' '.join(hand)}",
+                                   Reason.ILLEGAL_NOT_IN_HAND)
         if discard_kind(move.discard, self.rules) is None:
-            raise IllegalMoveError(f"{' '.join(move.discard)} is not a set that may be thrown (clause 3)")
+            raise IllegalMoveError(f"{' '.join(move.discard)} is not a set that may be thrown (clause 3)",
+                                   Reason.ILLEGAL_NOT_A_SET)
         if move.take != DECK_TAKE and move.take not in self.floor:
             raise IllegalMoveError(
-                f"take {move.take} is not on the floor {' '.join(self.floor)} (take 'deck' or a floor card)"
+                f"take {move.take} is not on the floor {' '.join(self.floor)} (take 'deck' or a floor card)",
+                Reason.ILLEGAL_TAKE_NOT_ON_FLOOR,
             )
 
     # -- changing the position ----------------------------------------------------------------------------------
@@ -267,6 +291,7 @@ class Match:
         """Check and play ``move`` for the seat to move (raises :class:`IllegalMoveError`)."""
         self.check(move)
         seat = self.turn
+        self._turns_total[seat] += 1
         if isinstance(move, Declare):
             self.events.append({"type": "declare", "seat": seat})
             self._end_round(seat)
@@ -330,6 +355,7 @@ class Match:
         self.hands = [[] for _ in range(self.players)]
         for seat in self.live:
             self.hands[seat] = [deck.pop() for _ in range(5)]
+            self._rounds_dealt[seat] += 1
         self.floor = (deck.pop(),)
         self.deck = deck
         self.dead = []
@@ -366,8 +392,10 @@ class Match:
         ):
             # Judged by the rule, not by the declarer's points: with penalty 0 a failed tie also scores 0.
             reason = RoundEnd.DECLARED
+            self._declares_ok[declarer] += 1
         else:
             reason = RoundEnd.FAILED_DECLARATION
+            self._declares_failed[declarer] += 1
         round_points = [0] * self.players
         for seat, gained in zip(live, points):
             round_points[seat] = gained
@@ -434,7 +462,8 @@ def replay(players: int, seed: int, rules: Rules, actions: Iterable[tuple[Seat, 
             match.forfeit(seat, action.reason)
             continue
         if seat != match.turn:
-            raise IllegalMoveError(f"recorded move by seat {seat}, but it is seat {match.turn}'s turn")
+            raise IllegalMoveError(f"recorded move by seat {seat}, but it is seat {match.turn}'s turn",
+                                   Reason.ILLEGAL_OUT_OF_TURN)
         match.apply(action)
     return match
 

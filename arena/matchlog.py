@@ -17,7 +17,10 @@ from arena.cards import hand_total
 from arena.game import IllegalMoveError, actions_from_events, replay
 from arena.rules import Rules, RulesError
 
-FORMAT = 1
+FORMAT = 2
+"""Format 2 (this one): faults carry a reason code and structured details, results carry per-seat statistics."""
+READABLE_FORMATS = (1, 2)
+"""Format 1 logs replay and verify as they are: their engine events are the same; only fault records differ."""
 
 
 class LogError(ValueError):
@@ -104,8 +107,9 @@ def load(path: Path) -> LoadedLog:
         _, header = next(records)
     except StopIteration:
         raise LogError(f"{path}: empty log (expected a header line first)") from None
-    if header.get("t") != "header" or header.get("format") != FORMAT:
-        raise LogError(f"{path}: line 1: expected a format {FORMAT} header, got {str(header)[:120]}")
+    if header.get("t") != "header" or header.get("format") not in READABLE_FORMATS:
+        raise LogError(f"{path}: line 1: expected a header of format "
+                       f"{' or '.join(map(str, READABLE_FORMATS))}, got {str(header)[:120]}")
     log = LoadedLog(path, header)
     for _, record in records:
         kind = record["t"]
@@ -172,7 +176,7 @@ def describe(log: LoadedLog) -> Iterator[str]:
             yield f"   (deck empty: {event['deck_size']} dead cards reshuffled)"
         elif kind == "forfeit":
             fault = faults.get(event["seat"])
-            detail = f"{fault['kind']}: {fault['detail']}" if fault else event["reason"]
+            detail = f"{fault.get('reason', fault['kind'])}: {fault['detail']}" if fault else event["reason"]
             yield f"   {names[event['seat']]:<16} FORFEITS ({detail})"
         elif kind == "round_end":
             who = "nobody (turn cap)" if event["declarer"] is None else names[event["declarer"]]

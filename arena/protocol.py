@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.game import InvalidMoveError, Match, Move, SeatView, move_from_json
+from arena.results import Reason
 from arena.rules import Rules
 
 VERSION = 1
@@ -20,7 +21,12 @@ MAX_LINE = 64 * 1024
 
 
 class InvalidReplyError(ValueError):
-    """A reply that is not one UTF-8 JSON object of the expected shape; the message says what was expected."""
+    """A reply that is not one UTF-8 JSON object of the expected shape; the message says what was expected and
+    :attr:`reason` which rule of the protocol the reply broke."""
+
+    def __init__(self, message: str, reason: Reason) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -110,25 +116,27 @@ def for_seat(event: dict[str, Any], seat: int, match: Match) -> dict[str, Any] |
 def parse_line(line: bytes) -> dict[str, Any]:
     """Decode one reply line into a JSON object, or raise :class:`InvalidReplyError`."""
     if len(line) > MAX_LINE:
-        raise InvalidReplyError(f"line longer than {MAX_LINE} bytes")
+        raise InvalidReplyError(f"line longer than {MAX_LINE} bytes", Reason.INVALID_LINE_TOO_LONG)
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise InvalidReplyError(f"not UTF-8 ({error.reason} at byte {error.start}): {_show(line)}") from None
+        raise InvalidReplyError(f"not UTF-8 ({error.reason} at byte {error.start}): {_show(line)}",
+                                Reason.INVALID_NOT_UTF8) from None
     try:
         message = json.loads(text)
     except json.JSONDecodeError as error:
         raise InvalidReplyError(f"not JSON ({error.msg} at column {error.colno}): {_show(line)}; stdout carries "
-                                "protocol lines only, debug output belongs on stderr") from None
+                                "protocol lines only, debug output belongs on stderr", Reason.INVALID_NOT_JSON) from None
     if not isinstance(message, dict):
-        raise InvalidReplyError(f"expected a JSON object, got {_show(line)}")
+        raise InvalidReplyError(f"expected a JSON object, got {_show(line)}", Reason.INVALID_NOT_OBJECT)
     return message
 
 
 def parse_ready(line: bytes) -> None:
     message = parse_line(line)
     if message.get("type") != "ready":
-        raise InvalidReplyError(f'expected {{"type": "ready"}} in answer to hello, got {_show(line)}')
+        raise InvalidReplyError(f'expected {{"type": "ready"}} in answer to hello, got {_show(line)}',
+                                Reason.INVALID_READY)
 
 
 def parse_move(line: bytes) -> Move:
@@ -136,7 +144,7 @@ def parse_move(line: bytes) -> Move:
     try:
         return move_from_json(message)
     except InvalidMoveError as error:
-        raise InvalidReplyError(f"{error}; the reply was {_show(line)}") from None
+        raise InvalidReplyError(f"{error}; the reply was {_show(line)}", error.reason) from None
 
 
 def _show(line: bytes, limit: int = 200) -> str:

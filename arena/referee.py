@@ -2,7 +2,7 @@
 
 It owns the conversation with each bot (through the sandbox's :class:`~arena.sandbox.BotProcess`), never blocks on
 a bot (all pipes are non-blocking and polled against absolute deadlines), and turns every way a bot can misbehave
-into a :class:`Fault` of a named kind. A faulting bot is killed and forfeits; play goes on for the others. A failure
+into a :class:`~arena.results.Fault` with a reason code. A faulting bot is killed and forfeits; play goes on for the others. A failure
 of the host instead raises :class:`InfrastructureError`: such a match is retried, never rated.
 """
 
@@ -14,8 +14,6 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -24,6 +22,7 @@ from arena.game import IllegalMoveError, Match
 from arena.manifest import BotSpec
 from arena.matchlog import FORMAT, MatchLog
 from arena.protocol import MAX_LINE, InvalidReplyError, Limits
+from arena.results import Fault, FaultKind, MatchResult, Reason, SeatResult, limit_reason
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits
 
@@ -51,78 +50,8 @@ def _stop_signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-class FaultKind(str, Enum):
-    TIMEOUT = "timeout"
-    CRASH = "crash"
-    INVALID = "invalid"
-    ILLEGAL = "illegal"
-    LIMIT = "limit"
-
-
-@dataclass(frozen=True)
-class Fault:
-    """Why a bot forfeited: the kind, what was expected and what arrived, and the end of its stderr."""
-
-    kind: FaultKind
-    detail: str
-    round: int
-    stderr_tail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "detail": self.detail, "round": self.round, "stderr_tail": self.stderr_tail}
-
-
 class InfrastructureError(RuntimeError):
     """The host failed (the sandbox could not start, say); the match is void, to be retried and never rated."""
-
-
-@dataclass(frozen=True)
-class SeatResult:
-    seat: int
-    name: str
-    files_hash: str
-    place: int
-    score: int
-    fault: Fault | None
-    stderr_tail: str
-    bank_left_ms: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seat": self.seat,
-            "name": self.name,
-            "files_hash": self.files_hash,
-            "place": self.place,
-            "score": self.score,
-            "fault": None if self.fault is None else {"kind": self.fault.kind.value, "detail": self.fault.detail,
-                                                      "round": self.fault.round},
-            "bank_left_ms": self.bank_left_ms,
-        }
-
-
-@dataclass(frozen=True)
-class MatchResult:
-    seed: int
-    rules: Rules
-    termination: str
-    rounds: int
-    turns: int
-    players: tuple[SeatResult, ...]
-    duration_s: float
-    log_path: Path | None
-    events: tuple[dict[str, Any], ...] = field(repr=False, default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seed": self.seed,
-            "rounds": self.rounds,
-            "turns": self.turns,
-            "termination": self.termination,
-            "duration_s": round(self.duration_s, 3),
-            "log": None if self.log_path is None else str(self.log_path),
-            "rules": self.rules.to_dict(),
-            "players": [player.to_dict() for player in self.players],
-        }
 
 
 class _Seat:
@@ -244,14 +173,15 @@ class Referee:
             if not seat.active:
                 continue
             if seat.reply is None:
-                self._fault(seat, FaultKind.TIMEOUT, f"no reply to hello within {self.limits.hello_ms} ms "
-                                                     f"(expected {{\"type\": \"ready\"}})")
+                self._fault(seat, Reason.TIMEOUT_HELLO, f"no reply to hello within {self.limits.hello_ms} ms "
+                                                        f"(expected {{\"type\": \"ready\"}})",
+                            line=_shown(seat.partial) if seat.partial else None)
                 continue
             line, seat.reply = seat.reply, None
             try:
                 protocol.parse_ready(line)
             except InvalidReplyError as error:
-                self._fault(seat, FaultKind.INVALID, str(error))
+                self._fault(seat, error.reason, str(error), line=_shown(line))
 
     def _play_turn(self) -> None:
         seat = self.seats[self.match.turn]
@@ -265,8 +195,9 @@ class Referee:
         if not seat.active:
             return
         if seat.reply is None:
-            self._fault(seat, FaultKind.TIMEOUT, f"no move within {budget_ms} ms ({self.limits.move_ms} ms per move "
-                                                 f"+ {seat.bank_ms} ms left in the bank)")
+            self._fault(seat, Reason.TIMEOUT_MOVE, f"no move within {budget_ms} ms ({self.limits.move_ms} ms per "
+                                                   f"move + {seat.bank_ms} ms left in the bank)",
+                        line=_shown(seat.partial) if seat.partial else None)
             return
         elapsed_ms = int((time.monotonic() - sent) * 1000)
         seat.bank_ms -= max(0, elapsed_ms - self.limits.move_ms)
@@ -274,12 +205,12 @@ class Referee:
         try:
             move = protocol.parse_move(line)
         except InvalidReplyError as error:
-            self._fault(seat, FaultKind.INVALID, str(error))
+            self._fault(seat, error.reason, str(error), line=_shown(line))
             return
         try:
             self.match.apply(move)
         except IllegalMoveError as error:
-            self._fault(seat, FaultKind.ILLEGAL, f"{error}; the move was {line[:200].decode(errors='replace')}")
+            self._fault(seat, error.reason, f"{error}; the move was {_shown(line)}", line=_shown(line))
 
     def _tell_events(self) -> None:
         """Send every seat what it may know of the engine events since the last call."""
@@ -311,17 +242,22 @@ class Referee:
 
     # -- faults -------------------------------------------------------------------------------------------------
 
-    def _fault(self, seat: _Seat, kind: FaultKind, detail: str) -> None:
-        if seat.fault is not None or self.match.outcome is not None and kind != FaultKind.LIMIT:
+    def _fault(self, seat: _Seat, reason: Reason, detail: str, line: str | None = None,
+               ended: Exit | None = None) -> None:
+        """Kill the seat's bot and forfeit it. ``ended`` is how the bot ended by itself, when it did."""
+        if seat.fault is not None or self.match.outcome is not None and reason.kind != FaultKind.LIMIT:
             return
         exit_ = self._kill(seat)
-        if exit_.limit and kind in (FaultKind.CRASH, FaultKind.TIMEOUT):
-            kind, detail = FaultKind.LIMIT, f"{exit_.describe()} ({detail})"
-        seat.fault = Fault(kind, detail, self.match.round, seat.stderr_text())
-        LOGGER.info("seat %d (%s) faulted: %s: %s", seat.seat, seat.bot.name, kind.value, detail)
+        if exit_.limit and reason.kind in (FaultKind.CRASH, FaultKind.TIMEOUT):
+            # What looked like a crash or a silence was the sandbox enforcing a limit: that is the real cause.
+            reason, detail, ended = limit_reason(exit_.limit), f"{exit_.describe()} ({detail})", exit_
+        seat.fault = Fault(reason, detail, self.match.round, line,
+                           exit_status=None if ended is None else ended.returncode,
+                           signal=None if ended is None else ended.signal)
+        LOGGER.info("seat %d (%s) faulted: %s: %s", seat.seat, seat.bot.name, reason.value, detail)
         if self.log is not None:
-            self.log.write({"t": "fault", "seat": seat.seat, **seat.fault.to_dict()})
-        self.match.forfeit(seat.seat, f"{kind.value}: {detail}")
+            self.log.write({"t": "fault", "seat": seat.seat, **seat.fault.to_dict(), "stderr_tail": seat.stderr_text()})
+        self.match.forfeit(seat.seat, reason.value)
 
     def _kill(self, seat: _Seat) -> Exit:
         """Kill the bot's whole tree and keep what it wrote to stderr until then."""
@@ -335,15 +271,18 @@ class Referee:
             seat.exit = seat.process.kill()
         return seat.exit
 
-    def _crashed(self, seat: _Seat, what: str) -> None:
-        # Give the exit status a moment to arrive, so the detail can say how the bot ended.
+    def _crashed(self, seat: _Seat, reason: Reason, what: str) -> None:
+        """A pipe closed: say how the bot ended if it did (an exit is the cause, whichever pipe noticed it)."""
         deadline = time.monotonic() + 0.2
         while seat.process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
         ended = seat.process.poll()
-        how = ended.describe() if ended else "still running"
-        kind = FaultKind.LIMIT if ended and ended.limit else FaultKind.CRASH
-        self._fault(seat, kind, f"{what} ({how})")
+        if ended is None:
+            self._fault(seat, reason, f"{what} while still running")
+        elif ended.limit:
+            self._fault(seat, limit_reason(ended.limit), f"{ended.describe()} ({what})", ended=ended)
+        else:
+            self._fault(seat, Reason.CRASH_EXIT, ended.describe(), ended=ended)
 
     # -- pipes --------------------------------------------------------------------------------------------------
 
@@ -366,11 +305,11 @@ class Referee:
         try:
             written = seat.process.write(seat.outbuf)
         except (BrokenPipeError, ConnectionResetError):
-            self._crashed(seat, "closed its stdin")
+            self._crashed(seat, Reason.CRASH_CLOSED_STDIN, "closed its stdin")
             return
         del seat.outbuf[:written]
         if len(seat.outbuf) > PENDING_CAP:
-            self._fault(seat, FaultKind.TIMEOUT, f"not reading its input ({len(seat.outbuf)} bytes waiting)")
+            self._fault(seat, Reason.TIMEOUT_NOT_READING, f"not reading its input ({len(seat.outbuf)} bytes waiting)")
             return
         self._want_write(seat, fd, bool(seat.outbuf))
 
@@ -423,7 +362,7 @@ class Referee:
                 self._unregister(fd)
                 seat.closed = True
                 if self.match.outcome is None and seat.active:
-                    self._crashed(seat, "closed its stdout" if seat.partial == b"" else
+                    self._crashed(seat, Reason.CRASH_CLOSED_STDOUT, "closed its stdout" if seat.partial == b"" else
                                   f"closed its stdout in the middle of a line ({len(seat.partial)} bytes)")
                 return
             self._stdout(seat, data)
@@ -445,8 +384,9 @@ class Referee:
             if newline < 0:
                 seat.partial += data[start:]
                 if len(seat.partial) > MAX_LINE:
-                    self._fault(seat, FaultKind.INVALID, f"a line longer than {MAX_LINE} bytes "
-                                                         f"(cut off at {len(seat.partial)} bytes)")
+                    self._fault(seat, Reason.INVALID_LINE_TOO_LONG, f"a line longer than {MAX_LINE} bytes "
+                                                                      f"(cut off at {len(seat.partial)} bytes)",
+                                line=_shown(seat.partial))
                 return
             line = bytes(seat.partial) + data[start:newline]
             seat.partial.clear()
@@ -456,7 +396,8 @@ class Referee:
             if self.log is not None:
                 self.log.write_message("recv", seat.seat, self._now_ms(), line[: MAX_LINE + 1])
             if len(line) > MAX_LINE:
-                self._fault(seat, FaultKind.INVALID, f"a line longer than {MAX_LINE} bytes ({len(line)} bytes)")
+                self._fault(seat, Reason.INVALID_LINE_TOO_LONG, f"a line longer than {MAX_LINE} bytes "
+                                                              f"({len(line)} bytes)", line=_shown(line))
                 return
             if not seat.expecting:
                 if seat.reply is not None:
@@ -465,11 +406,11 @@ class Referee:
                     try:
                         protocol.parse_line(seat.reply)
                     except InvalidReplyError as error:
-                        self._fault(seat, FaultKind.INVALID, str(error))
+                        self._fault(seat, error.reason, str(error), line=_shown(seat.reply))
                         return
-                self._fault(seat, FaultKind.INVALID, "sent a line when no reply was asked for: "
-                                                     f"{line[:200].decode(errors='replace')!r} (only hello and turn "
-                                                     "want a reply; debug output belongs on stderr)")
+                self._fault(seat, Reason.INVALID_UNSOLICITED, "sent a line when no reply was asked for: "
+                                                              f"{_shown(line)!r} (only hello and turn want a reply; "
+                                                              "debug output belongs on stderr)", line=_shown(line))
                 return
             seat.expecting = False
             seat.reply = line
@@ -504,6 +445,7 @@ class Referee:
     def _result(self) -> MatchResult:
         outcome = self.match.outcome
         assert outcome is not None
+        stats = self.match.seat_stats()
         players = tuple(
             SeatResult(
                 seat=seat.seat,
@@ -511,13 +453,14 @@ class Referee:
                 files_hash=seat.bot.files_hash,
                 place=outcome.places[seat.seat],
                 score=outcome.scores[seat.seat],
+                stats=stats[seat.seat],
                 fault=seat.fault,
                 stderr_tail=seat.stderr_text(),
                 bank_left_ms=seat.bank_ms,
             )
             for seat in self.seats
         )
-        turns = sum(1 for event in self.match.events if event["type"] in ("play", "declare"))
+        turns = sum(seat.turns for seat in stats)
         return MatchResult(
             seed=self.seed,
             rules=self.rules,
@@ -547,3 +490,8 @@ def play_match(
     if not 2 <= len(bots) <= 8:
         raise ValueError(f"a match needs 2 to 8 bots, got {len(bots)}")
     return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path).run()
+
+
+def _shown(line: bytes | bytearray, limit: int = 200) -> str:
+    """The start of a line a bot sent, as text (for a fault's ``line``)."""
+    return bytes(line[:limit]).decode("utf-8", errors="replace")

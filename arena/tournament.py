@@ -28,7 +28,6 @@ from arena.registry import entrant_names
 from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.schedule import ScheduledMatch, design_for, make_schedule
-from arena.stats import seat_stats
 from arena.store import MatchOutcome, SeatOutcome, Standing, Store
 
 PR_SET_PDEATHSIG = 1
@@ -93,7 +92,6 @@ def run_job(job: MatchJob) -> JobResult:
 
 
 def outcome_of(result: MatchResult) -> MatchOutcome:
-    stats = seat_stats(result.events, len(result.players))
     return MatchOutcome(
         rounds=result.rounds,
         turns=result.turns,
@@ -108,11 +106,11 @@ def outcome_of(result: MatchResult) -> MatchOutcome:
                 fault_detail=None if player.fault is None else player.fault.detail,
                 fault_round=None if player.fault is None else player.fault.round,
                 stderr_tail=player.stderr_tail,
-                rounds=stats[player.seat].rounds,
-                turns=stats[player.seat].turns,
-                points=stats[player.seat].points,
-                declares_ok=stats[player.seat].declares_ok,
-                declares_failed=stats[player.seat].declares_failed,
+                rounds=player.stats.rounds,
+                turns=player.stats.turns,
+                points=player.stats.points,
+                declares_ok=player.stats.declares_ok,
+                declares_failed=player.stats.declares_failed,
             )
             for player in result.players
         ),

@@ -21,7 +21,6 @@ from arena.matchlog import FORMAT, MatchLog
 from arena.ratings import rate_all
 from arena.rules import Rules
 from arena.schedule import make_schedule
-from arena.stats import seat_stats
 from arena.store import MatchOutcome, SeatOutcome, Store
 
 RULES = {"threshold": 30}
@@ -52,7 +51,7 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
                 continue
             match.apply(rng.choice(list(match.legal_moves())))
         assert match.outcome is not None
-        stats = seat_stats(match.events, players)
+        stats = match.seat_stats()
         log_path = log_dir / f"{scheduled.index:06d}.jsonl.gz"
         if logs:
             log = MatchLog(log_path)

@@ -9,7 +9,8 @@ import pytest
 from arena.manifest import load_bot
 from arena.matchlog import load, verify
 from arena.protocol import Limits
-from arena.referee import FaultKind, MatchResult, play_match
+from arena.results import FaultKind, Reason
+from arena.referee import MatchResult, play_match
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
@@ -91,7 +92,7 @@ def test_crash_keeps_the_bots_last_words(sandbox, tmp_path):
     result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path)
     fault = result.players[1].fault
     assert fault is not None and fault.kind == FaultKind.CRASH
-    assert "boom: the bot fell over" in fault.stderr_tail
+    assert "boom: the bot fell over" in result.players[1].stderr_tail
     assert "exited with status 1" in fault.detail
 
 
@@ -140,7 +141,8 @@ def test_a_command_that_does_not_exist_is_a_crash_not_an_infrastructure_error(sa
     result = run([SAMPLES / "greedy", broken, SAMPLES / "random"], sandbox, tmp_path)
     fault = result.players[1].fault
     assert fault is not None and fault.kind == FaultKind.CRASH
-    assert "no-such-program" in fault.stderr_tail
+    assert fault.reason == Reason.CRASH_EXIT and fault.exit_status == 127
+    assert "no-such-program" in result.players[1].stderr_tail
     assert result.players[1].place == 3
 
 

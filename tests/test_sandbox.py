@@ -25,7 +25,8 @@ import pytest
 
 from arena.manifest import load_bot
 from arena.protocol import Limits
-from arena.referee import FaultKind, MatchResult, play_match
+from arena.results import FaultKind
+from arena.referee import MatchResult, play_match
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox, bwrap_status
@@ -213,7 +214,7 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
         if env.listener is not None and attack != "connect_loopback":
             env.listener.close()
     bad = result.players[1]
-    tail = bad.fault.stderr_tail if bad.fault else bad.stderr_tail
+    tail = bad.stderr_tail
     # Nothing of the bot survives, whatever else happened.
     assert leftovers(sandbox, hostile) == []
     # The other bots' match finished.
