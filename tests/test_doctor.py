@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 
+import arena.sandbox.bwrap as bwrap
 import arena.sandbox.process as process
 from arena.cli import main
 from arena.sandbox import get_sandbox
@@ -26,8 +27,8 @@ def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:
 
 
 def test_without_bwrap_the_process_backend_falls_back_and_says_why(monkeypatch, caplog) -> None:
-    monkeypatch.setattr(process, "BWRAP", "/nonexistent/bwrap")
-    assert process.bwrap_status.__wrapped__() == (False, "/nonexistent/bwrap is not installed")
+    monkeypatch.setattr(bwrap, "BWRAP", "/nonexistent/bwrap")
+    assert bwrap.bwrap_status.__wrapped__() == (False, "/nonexistent/bwrap is not installed")
     monkeypatch.setattr(process, "bwrap_status", lambda: (False, "/nonexistent/bwrap is not installed"))
     monkeypatch.setattr(process, "_WARNED", False)
     with caplog.at_level("WARNING"):
