@@ -36,3 +36,17 @@ def test_without_bwrap_the_process_backend_falls_back_and_says_why(monkeypatch, 
     assert not sandbox.isolated  # type: ignore[attr-defined]
     assert not sandbox.guarantees()["network"][0]  # type: ignore[attr-defined]
     assert any("/nonexistent/bwrap is not installed" in r.getMessage() for r in caplog.records)
+
+
+def test_doctor_shows_the_docker_backends_guarantees_when_an_engine_answers() -> None:
+    from arena.sandbox.docker import engine_status
+
+    report = json.loads(CliRunner().invoke(main, ["doctor", "--json"]).output)
+    docker_check = next(check for check in report["checks"] if check["name"] == "docker")
+    answers, reason = engine_status()
+    assert docker_check["ok"] is answers
+    if answers:
+        assert set(report["docker_sandbox"]) == set(report["process_sandbox"])
+        assert report["docker_sandbox"]["network"]["ok"] is True
+    else:
+        assert "docker_sandbox" not in report and docker_check["reason"] == reason

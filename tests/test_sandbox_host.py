@@ -115,3 +115,13 @@ def test_proc_stat_survives_a_command_name_with_spaces_and_parentheses(tmp_path:
         child.kill()
         child.wait()
     assert procfs.stat(child.pid) is None and not procfs.running(child.pid)
+
+
+def test_every_backend_answers_every_guarantee_and_names_its_variant() -> None:
+    from arena.sandbox import GUARANTEES
+    from arena.sandbox.docker import GUARANTEES as DOCKER_GUARANTEES
+
+    plain = ProcessSandbox(isolate=False)
+    assert list(plain.guarantees()) == list(GUARANTEES) and plain.variant == "plain"
+    assert list(DOCKER_GUARANTEES) == list(GUARANTEES)
+    assert ProcessSandbox().variant == ("bwrap" if bwrap_status()[0] else "plain")

@@ -4,10 +4,12 @@ key, instead of every launch failing later)."""
 
 from __future__ import annotations
 
+import os
 import resource
 from dataclasses import dataclass
 
-from arena.sandbox import SandboxLimits, procfs
+from arena.sandbox import SandboxLimits, cgroups, procfs
+from arena.sandbox.bwrap import BWRAP
 
 MIB = 1 << 20
 NAMES = {resource.RLIMIT_CPU: "RLIMIT_CPU", resource.RLIMIT_DATA: "RLIMIT_DATA", resource.RLIMIT_FSIZE:
@@ -70,9 +72,14 @@ def ceiling(which: int, inherited: bool = True) -> tuple[int, str] | None:
 
 def ungrantable(limits: SandboxLimits, backend: str = "process") -> dict[str, str]:
     """The ``limits:`` keys this host cannot grant a bot of ``backend``, each with what it can grant."""
+    process = backend == "process"
+    # The rlimits the process backend would really set here (per-bot uids need root and bwrap; RLIMIT_DATA is
+    # larger with a memory cgroup), without running the bwrap probe just to read a config.
+    per_bot_uid = process and os.geteuid() == 0 and os.access(BWRAP, os.X_OK)
+    memory_cgroup = process and cgroups.detect()[0] is not None
     refused: dict[str, str] = {}
-    for limit in rlimits(limits, per_bot_uid=False, memory_cgroup=False):
-        cap = ceiling(limit.resource, inherited=backend == "process")
+    for limit in rlimits(limits, per_bot_uid, memory_cgroup):
+        cap = ceiling(limit.resource, inherited=process)
         if limit.key is not None and cap is not None and limit.hard > cap[0]:
             refused[limit.key] = (f"a value this host can grant (it needs {NAMES[limit.resource]} "
                                   f"{limit.hard}, above {cap[0]}, {cap[1]})")
