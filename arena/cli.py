@@ -23,7 +23,7 @@ from arena.matchlog import LogError, describe, load, verify
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, MatchResult, play_match
 from arena.rules import Rules, RulesError
-from arena.sandbox import SandboxError, get_sandbox
+from arena.sandbox import BACKENDS, SandboxError, get_sandbox
 from arena import tournament
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.registry import default_registry
@@ -83,7 +83,7 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 @click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
 @click.option("--bank-ms", type=click.IntRange(0), default=Limits.bank_ms, show_default=True)
 @click.option("--hello-ms", type=click.IntRange(1), default=Limits.hello_ms, show_default=True)
-@click.option("--sandbox", "sandbox_name", type=click.Choice(["process", "docker"]), default="process",
+@click.option("--sandbox", "sandbox_name", type=click.Choice(BACKENDS), default=BACKENDS[0],
               show_default=True, help="process: bubblewrap on this host; docker: a container per bot.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,
@@ -153,22 +153,25 @@ def replay(log_file: Path, check: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def doctor(as_json: bool) -> None:
     """Say what this host can guarantee about untrusted bots (see docs/SECURITY.md)."""
-    from arena.sandbox.doctor import checks, sandbox_guarantees
+    from arena.sandbox.doctor import checks, docker_guarantees, sandbox_guarantees
 
     found = checks()
-    guarantees = sandbox_guarantees()
+    backends = {"process": sandbox_guarantees(), "docker": docker_guarantees()}
+    shown = {name: guarantees for name, guarantees in backends.items() if guarantees is not None}
     if as_json:
-        emit_json({"checks": [check.to_dict() for check in found],
-                   "process_sandbox": {key: {"ok": ok, "reason": reason} for key, (ok, reason) in guarantees.items()}})
+        emit_json({"checks": [check.to_dict() for check in found]}
+                  | {f"{name}_sandbox": {key: {"ok": ok, "reason": reason} for key, (ok, reason) in guarantees.items()}
+                     for name, guarantees in shown.items()})
         return
     width = max(len(check.name) for check in found)
     for check in found:
         click.echo(f"{check.name:<{width}}  {'yes' if check.ok else 'no ':<3}  {check.reason}")
-    click.echo("\nThe process sandbox on this host guarantees:")
-    width = max(len(key) for key in guarantees)
-    for key, (ok, reason) in guarantees.items():
-        click.echo(f"  {key:<{width}}  {'yes' if ok else 'no ':<3}  {reason}")
-    if not all(ok for ok, _ in guarantees.values()):
+    for name, guarantees in shown.items():
+        click.echo(f"\nThe {name} sandbox on this host guarantees:")
+        width = max(len(key) for key in guarantees)
+        for key, (ok, reason) in guarantees.items():
+            click.echo(f"  {key:<{width}}  {'yes' if ok else 'no ':<3}  {reason}")
+    if not all(ok for ok, _ in shown["process"].values()):
         click.echo("\nNot every guarantee holds: run only trusted bots here (docs/SECURITY.md).")
 
 
@@ -348,9 +351,9 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
         click.echo(f"replay: arena replay {detail['log_path']}")
 
 
-from arena.sandbox.commands import sandbox_group  # noqa: E402 - registered last, like a plugin
+from arena import cli_sandbox  # noqa: E402 - sandbox build-image: the backends' chores
 
-main.add_command(sandbox_group)
+cli_sandbox.register(main)
 
 
 from arena import cli_site  # noqa: E402 - site build, site serve; run builds the site too

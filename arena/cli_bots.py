@@ -18,10 +18,11 @@ import click
 from arena.checker import CheckReport, check_bot, format_report
 from arena.manifest import ManifestError
 from arena.registry import Registry, RegistryError, SubmissionRejected, default_registry
+from arena.sandbox import BACKENDS
 from arena.scaffold import LANGUAGES, ScaffoldError, scaffold
 
 DEFAULT_DB = Path("results/arena.db")
-SANDBOX_CHOICE = click.Choice(["process", "docker"])
+SANDBOX_CHOICE = click.Choice(BACKENDS)
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:

@@ -21,10 +21,10 @@ from arena.manifest import NAME_PATTERN
 from arena.protocol import Limits
 from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
 from arena.rules import Rules, RulesError
-from arena.sandbox import SandboxLimits
+from arena.sandbox import BACKENDS, SandboxLimits
+from arena.sandbox.rlimits import ungrantable
 
 FORMATS = ("round-robin",)
-SANDBOXES = ("process", "docker")
 DEFAULT_REGISTRY = Path("results/bots")
 """Beside the default store, results/arena.db (relative to where the command runs)."""
 TOURNAMENT_NAME = NAME_PATTERN
@@ -57,7 +57,7 @@ class TournamentConfig:
     rules: Rules = Rules()
     limits: Limits = Limits()
     sandbox_limits: SandboxLimits = SandboxLimits()
-    sandbox: str = "process"
+    sandbox: str = BACKENDS[0]
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     rating: RatingConfig = RatingConfig()
     retries: int = 2
@@ -135,9 +135,9 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     format_ = data.get("format", "round-robin")
     if format_ not in FORMATS:
         raise bad("format", "one of " + ", ".join(FORMATS), format_)
-    sandbox = data.get("sandbox", "process")
-    if sandbox not in SANDBOXES:
-        raise bad("sandbox", "one of " + ", ".join(SANDBOXES), sandbox)
+    sandbox = data.get("sandbox", BACKENDS[0])
+    if sandbox not in BACKENDS:
+        raise bad("sandbox", "one of " + ", ".join(BACKENDS), sandbox)
     workers = data.get("workers", os.cpu_count() or 1)
     if type(workers) is not int or not 1 <= workers <= 256:
         raise bad("workers", "an integer from 1 to 256", workers)
@@ -148,7 +148,7 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
         rules = Rules.from_dict(data.get("rules") or {})
     except RulesError as error:
         raise ConfigError(f"{source}: {error}") from None
-    limits, sandbox_limits = _limits(data.get("limits") or {}, bad)
+    limits, sandbox_limits = _limits(data.get("limits") or {}, bad, sandbox)
     rating = _rating(data.get("rating") or {}, bad)
     return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
                             rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
@@ -206,7 +206,7 @@ def _bots(value: object, source: Path, bad: Any, registry: tuple[Path, str]) -> 
     return tuple(paths)
 
 
-def _limits(value: object, bad: Any) -> tuple[Limits, SandboxLimits]:
+def _limits(value: object, bad: Any, sandbox: str) -> tuple[Limits, SandboxLimits]:
     if not isinstance(value, Mapping):
         raise bad("limits", "a mapping such as {move_ms: 1000, memory_mb: 512}", value)
     for key, number in value.items():
@@ -215,8 +215,11 @@ def _limits(value: object, bad: Any) -> tuple[Limits, SandboxLimits]:
         if type(number) is not int or number < (0 if key == "bank_ms" else 1):
             raise bad(f"limits.{key}", "a positive integer", number)
     time_keys = {f.name for f in dataclasses.fields(Limits)}
-    return (Limits(**{k: v for k, v in value.items() if k in time_keys}),
-            SandboxLimits(**{k: v for k, v in value.items() if k not in time_keys}))
+    sandbox_limits = SandboxLimits(**{k: v for k, v in value.items() if k not in time_keys})
+    # A limit the host cannot grant would fail every launch, match after match: refuse it now, naming the key.
+    for key, expected in ungrantable(sandbox_limits, sandbox).items():
+        raise bad(f"limits.{key}", expected, value.get(key, getattr(sandbox_limits, key)))
+    return Limits(**{k: v for k, v in value.items() if k in time_keys}), sandbox_limits
 
 
 def _rating(value: object, bad: Any) -> RatingConfig:

@@ -26,7 +26,7 @@ from arena.ratings import rate_all
 from arena.referee import InfrastructureError, MatchResult, play_match
 from arena.registry import entrant_names
 from arena.rules import Rules
-from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
+from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox, procfs
 from arena.schedule import ScheduledMatch, design_for, make_schedule
 from arena.store import MatchOutcome, SeatOutcome, Standing, Store
 
@@ -195,17 +195,8 @@ def _remove_partial_logs(log_dir: Path) -> None:
     killed; those matches are played again. A log whose writer is still alive is left alone."""
     for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
         pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not procfs.running(int(pid)):
             partial.unlink(missing_ok=True)
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie has finished: it only waits to be reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def jobs(config: TournamentConfig, plan_: Plan) -> list[MatchJob]:

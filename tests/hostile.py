@@ -121,6 +121,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
         "",
     ),
     "bad_ready": (0, "return {'type': 'steady'}", ""),
+    "slow_ready": (0, "time.sleep(2)\nreturn None", ""),
     # -- attacks on the sandbox (tests/test_sandbox.py); each plays legal moves afterwards --------------------
     "fork_bomb": (
         1,

@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 
+import arena.sandbox.bwrap as bwrap
 import arena.sandbox.process as process
 from arena.cli import main
 from arena.sandbox import get_sandbox
@@ -26,8 +27,8 @@ def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:
 
 
 def test_without_bwrap_the_process_backend_falls_back_and_says_why(monkeypatch, caplog) -> None:
-    monkeypatch.setattr(process, "BWRAP", "/nonexistent/bwrap")
-    assert process.bwrap_status.__wrapped__() == (False, "/nonexistent/bwrap is not installed")
+    monkeypatch.setattr(bwrap, "BWRAP", "/nonexistent/bwrap")
+    assert bwrap.bwrap_status.__wrapped__() == (False, "/nonexistent/bwrap is not installed")
     monkeypatch.setattr(process, "bwrap_status", lambda: (False, "/nonexistent/bwrap is not installed"))
     monkeypatch.setattr(process, "_WARNED", False)
     with caplog.at_level("WARNING"):
@@ -35,3 +36,17 @@ def test_without_bwrap_the_process_backend_falls_back_and_says_why(monkeypatch, 
     assert not sandbox.isolated  # type: ignore[attr-defined]
     assert not sandbox.guarantees()["network"][0]  # type: ignore[attr-defined]
     assert any("/nonexistent/bwrap is not installed" in r.getMessage() for r in caplog.records)
+
+
+def test_doctor_shows_the_docker_backends_guarantees_when_an_engine_answers() -> None:
+    from arena.sandbox.docker import engine_status
+
+    report = json.loads(CliRunner().invoke(main, ["doctor", "--json"]).output)
+    docker_check = next(check for check in report["checks"] if check["name"] == "docker")
+    answers, reason = engine_status()
+    assert docker_check["ok"] is answers
+    if answers:
+        assert set(report["docker_sandbox"]) == set(report["process_sandbox"])
+        assert report["docker_sandbox"]["network"]["ok"] is True
+    else:
+        assert "docker_sandbox" not in report and docker_check["reason"] == reason

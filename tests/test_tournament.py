@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import ConfigError, load_config
+from arena.sandbox.rlimits import ceiling
 from arena.store import Store
 from arena.tournament import run_tournament
 from tests.hostile import make_bot
@@ -113,6 +115,36 @@ def test_infrastructure_errors_are_retried_and_never_rated(tmp_path, monkeypatch
     assert all(line.matches == 0 and line.rating.mu == 25 for line in report.standings)
     result = CliRunner().invoke(main, ["run", str(tmp_path / "t.yaml"), "--db", str(tmp_path / "a.db")])
     assert result.exit_code == 1 and "infrastructure" in result.stderr
+
+
+def nofile_above_the_host() -> int:
+    cap = ceiling(resource.RLIMIT_NOFILE)
+    if cap is None:
+        pytest.skip("this host caps no bot's open files")
+    return cap[0] + 1
+
+
+def test_a_limit_the_host_cannot_grant_is_refused_when_the_config_is_read(tmp_path):
+    path = write_config(tmp_path, limits={"move_ms": 2000, "open_files": nofile_above_the_host()})
+    with pytest.raises(ConfigError, match=r"limits\.open_files: expected a value this host can grant"):
+        load_config(path)
+    result = CliRunner().invoke(main, ["run", str(path), "--db", str(tmp_path / "a.db")])
+    assert result.exit_code == 2 and "limits.open_files" in result.stderr
+
+
+def test_bots_the_host_cannot_launch_fail_their_matches_and_the_tournament_goes_on(tmp_path, monkeypatch):
+    # Past the config check (a host whose limits shrank after the config was read, say), every launch fails in
+    # the child: each match is retried, then marked failed with the real cause, and the run ends with exit 1.
+    path = write_config(tmp_path, limits={"move_ms": 2000, "open_files": nofile_above_the_host()}, repeats=1,
+                        retries=1)
+    monkeypatch.setattr("arena.config.ungrantable", lambda limits, backend: {})
+    result = CliRunner().invoke(main, ["run", str(path), "--db", str(tmp_path / "a.db"), "--workers", "2"])
+    assert result.exit_code == 1, result.output
+    assert "6 matches failed for infrastructure reasons" in result.stderr and "Traceback" not in result.output
+    rows = Store(tmp_path / "a.db").db.execute("SELECT status, attempts, error FROM matches").fetchall()
+    assert len(rows) == 6 and {row["status"] for row in rows} == {"failed"}
+    assert {row["attempts"] for row in rows} == {2}
+    assert all("RLIMIT_NOFILE" in row["error"] and "limits.open_files" in row["error"] for row in rows)
 
 
 def test_changed_config_or_bot_is_refused_unless_fresh(tmp_path):

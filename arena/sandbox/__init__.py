@@ -3,20 +3,27 @@
 The referee sees a bot only through :class:`BotProcess`: file descriptors to poll, non-blocking reads and writes,
 and a kill that takes the whole process tree with it. Backends (``process``, ``docker``) know processes and
 containers, never the rules or the protocol.
+
+The package, one job per module: ``common`` (what every backend shares: paths inside the sandbox, the bot's
+environment, signal-to-limit names, the stand-in for a bot that never started), ``procfs`` (reading /proc),
+``rlimits``, ``uids`` (per-bot uid leases), ``bwrap`` (command line and probe), ``cgroups``, ``reaper`` (tree kill),
+the backends ``process`` and ``docker``, and ``doctor`` (what this host guarantees).
 """
 
 from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from arena.manifest import BotSpec
 
 Stream = Literal["stdout", "stderr"]
-PROTOCOL_LIB = Path(__file__).resolve().parent.parent.parent / "protocol"
-"""``protocol/`` holds ``arena_bot.py``, which every bot finds on its PYTHONPATH."""
+BACKENDS = ("process", "docker")
+"""The backends' names, as ``--sandbox`` and a config's ``sandbox:`` take them; the first is the default."""
+GUARANTEES = ("filesystem", "network", "proc_and_signals", "environment", "scratch_cap", "processes", "per_bot_uid",
+              "memory_limit_fault", "tree_kill")
+"""The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them."""
 
 
 class SandboxError(RuntimeError):
@@ -69,7 +76,7 @@ class BotProcess(abc.ABC):
         """The descriptor of the bot's stdin, or None once it is closed."""
 
     @abc.abstractmethod
-    def write(self, data: bytes | memoryview) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         """Write without blocking; return how many bytes went. Raises ``BrokenPipeError`` when stdin is gone."""
 
     @abc.abstractmethod
@@ -88,6 +95,16 @@ class Sandbox(abc.ABC):
     """A backend: launches bots under its isolation."""
 
     name: str = "abstract"
+
+    @property
+    def variant(self) -> str:
+        """Which isolation this backend gives on this host (the process backend: ``bwrap`` or ``plain``)."""
+        return self.name
+
+    @abc.abstractmethod
+    def guarantees(self) -> dict[str, tuple[bool, str]]:
+        """What this sandbox guarantees about a hostile bot here: every key of :data:`GUARANTEES`, each with
+        whether it holds and a one-line reason."""
 
     @abc.abstractmethod
     def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
@@ -123,4 +140,4 @@ def get_sandbox(name: str) -> Sandbox:
         from arena.sandbox.docker import DockerSandbox
 
         return DockerSandbox()
-    raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: process, docker)")
+    raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: {', '.join(BACKENDS)})")

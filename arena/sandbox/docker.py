@@ -29,6 +29,7 @@ import hashlib
 import io
 import logging
 import os
+import signal
 import socket
 import tarfile
 import threading
@@ -44,8 +45,9 @@ from docker.models.containers import Container  # type: ignore[import-untyped]
 from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped]
 
 from arena.manifest import BotSpec
-from arena.sandbox import PROTOCOL_LIB, BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream
-from arena.sandbox.process import RUNTIME_DIRS, RUNTIME_ETC, FailedBot, bot_environment
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, procfs
+from arena.sandbox.common import BOT_DIR, PROTOCOL_DIR, PROTOCOL_LIB, READ_CHUNK, RUNTIME_DIRS, RUNTIME_ETC, \
+    SCRATCH_DIR, SIGNAL_LIMITS, FailedBot, bot_environment
 
 LOGGER = logging.getLogger(__name__)
 
@@ -59,20 +61,29 @@ RUNNER_LABEL = "arena.runner"
 LAYOUT_LABEL = "arena.runtime.layout"
 """A hash of the runtime image's layer, so that an up-to-date image is not rebuilt."""
 BOT_USER = "65534:65534"
-BOT_DIR = "/bot"
-PROTOCOL_DIR = "/protocol"
-SCRATCH_DIR = "/tmp"
 RUNTIME_EXTRA_ETC = ("/etc/ssl",)
 """Besides the process backend's list: CA certificates, harmless and wanted by TLS libraries at import time."""
 NO_BIND = ("/sbin",)
 """Never bound from the host: the engine mounts its init at /sbin/docker-init, which a read-only bind would hide."""
 API_TIMEOUT_S = 30
-READ_CHUNK = 1 << 16
 STREAMS: dict[int, Stream] = {1: "stdout", 2: "stderr"}
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 """What a down or misbehaving engine raises through the SDK (APIError and NotFound are DockerExceptions)."""
-SIGXCPU, SIGXFSZ, SIGKILL = 24, 25, 9
-SIGNAL_LIMITS = {SIGXCPU: "cpu time", SIGXFSZ: "file size"}
+SIGKILL = int(signal.SIGKILL)
+
+
+GUARANTEES: dict[str, tuple[bool, str]] = {
+    "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol and its own /bot"),
+    "network": (True, "network mode none: no interface but its own loopback"),
+    "proc_and_signals": (True, "own pid namespace: cannot see or signal the referee or other bots"),
+    "environment": (True, "explicit minimal environment"),
+    "scratch_cap": (True, "size-capped tmpfs scratch"),
+    "processes": (True, "pids_limit"),
+    "per_bot_uid": (False, "every container runs as uid 65534; containers, not uids, keep bots apart"),
+    "memory_limit_fault": (True, "memory limit with no extra swap: an OOM kill is a `limit` fault"),
+    "tree_kill": (True, "the container is killed and removed with everything in it"),
+}
+"""What this backend guarantees about a hostile bot, wherever an engine answers (see :data:`arena.sandbox.GUARANTEES`)."""
 
 
 class Demux:
@@ -169,7 +180,7 @@ class DockerBot(BotProcess):
     def write_fd(self) -> int | None:
         return self._write_fd if self._stdin_open else None
 
-    def write(self, data: bytes | memoryview) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         if not self._stdin_open or self._write_fd is None:
             raise BrokenPipeError("stdin closed")
         try:
@@ -259,12 +270,8 @@ def _runner_identity(pid: int | None = None) -> str:
 
 def _start_time(pid: int) -> str:
     """The process's start time in clock ticks since boot, so a reused pid does not look like the old runner."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return "gone"
-    return data[data.rindex(b")") + 2 :].split()[19].decode()
+    info = procfs.stat(pid)
+    return "gone" if info is None else str(info.start_time)
 
 
 def _runner_alive(identity: str) -> bool:
@@ -405,22 +412,10 @@ class DockerSandbox(Sandbox):
         self._serial = 0
         remove_stale(self.client)
 
-    variant = "docker"
     per_bot_uid = False
 
     def guarantees(self) -> dict[str, tuple[bool, str]]:
-        """What this backend guarantees about a hostile bot (the keys of ``ProcessSandbox.guarantees``)."""
-        return {
-            "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol and its own /bot"),
-            "network": (True, "network mode none: no interface but its own loopback"),
-            "proc_and_signals": (True, "own pid namespace: cannot see or signal the referee or other bots"),
-            "environment": (True, "explicit minimal environment"),
-            "scratch_cap": (True, "size-capped tmpfs scratch"),
-            "processes": (True, "pids_limit"),
-            "per_bot_uid": (False, "every container runs as uid 65534; containers, not uids, keep bots apart"),
-            "memory_limit_fault": (True, "memory limit with no extra swap: an OOM kill is a `limit` fault"),
-            "tree_kill": (True, "the container is killed and removed with everything in it"),
-        }
+        return dict(GUARANTEES)
 
     def image_for(self, bot: BotSpec) -> str:
         if bot.image:

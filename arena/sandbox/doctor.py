@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 
 from arena.sandbox import cgroups
-from arena.sandbox.process import BWRAP, SYSTEM_PATH, bwrap_status
+from arena.sandbox.bwrap import BWRAP, bwrap_status
+from arena.sandbox.common import SYSTEM_PATH
 
 
 @dataclass(frozen=True)
@@ -52,12 +54,12 @@ def _program(name: str, flag: str) -> Check:
     return Check(name, ok, f"{path} {version}".strip() if ok else f"{path} fails: {detail}")
 
 
-def _docker() -> Check:
-    docker = shutil.which("docker")
-    if docker is None:
-        return Check("docker", False, "the docker client is not installed")
-    ok, detail = _run([docker, "info", "--format", "{{.ServerVersion}}"], timeout=15)
-    return Check("docker", ok, f"daemon reachable (server {detail})" if ok else f"daemon not reachable: {detail}")
+def _docker_engine() -> Check:
+    """Asked through the SDK the backend itself uses, not the docker command line, which the backend never needs."""
+    from arena.sandbox.docker import engine_status
+
+    ok, reason = engine_status()
+    return Check("docker", ok, reason)
 
 
 def checks() -> list[Check]:
@@ -78,7 +80,7 @@ def checks() -> list[Check]:
         Check("memory cgroup (memory limit fault)", layout is not None, cgroup_reason),
         Check("pids cgroup", layout is not None and layout.pids is not None,
               "per-bot pids.max" if layout is not None and layout.pids is not None else "no pids controller"),
-        _docker(),
+        _docker_engine(),
         _program("python3", "--version"),
         _program("node", "--version"),
     ]
@@ -87,8 +89,6 @@ def checks() -> list[Check]:
 
 def sandbox_guarantees() -> dict[str, tuple[bool, str]]:
     """What ``get_sandbox("process")`` would guarantee here (without its warning, which doctor replaces)."""
-    import logging
-
     from arena.sandbox.process import ProcessSandbox
 
     logger = logging.getLogger("arena.sandbox.process")
@@ -97,3 +97,10 @@ def sandbox_guarantees() -> dict[str, tuple[bool, str]]:
         return ProcessSandbox().guarantees()
     finally:
         logger.disabled = level
+
+
+def docker_guarantees() -> dict[str, tuple[bool, str]] | None:
+    """What ``get_sandbox("docker")`` guarantees, or None when no engine answers here."""
+    from arena.sandbox.docker import GUARANTEES, engine_status
+
+    return dict(GUARANTEES) if engine_status()[0] else None

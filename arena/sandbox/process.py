@@ -15,225 +15,36 @@ Two variants, chosen by :class:`ProcessSandbox` (``isolate=None`` picks the best
 Where the host lets us create cgroups (v1 or v2), each bot also gets its own memory cgroup (an OOM kill there is
 reported as the ``memory`` limit rather than a crash) and a pids cgroup (a process cap that holds even for root).
 
-The runner makes itself a child subreaper, so a bot's double-forked daemons are reparented to us rather than to
-init, where the sweep finds and reaps them.
+The pieces live beside this module: :mod:`~arena.sandbox.bwrap` (the command line and the probe),
+:mod:`~arena.sandbox.uids` (per-bot uids), :mod:`~arena.sandbox.rlimits`, :mod:`~arena.sandbox.cgroups` and
+:mod:`~arena.sandbox.reaper` (the tree kill).
 """
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
 import json
 import logging
 import os
-import resource
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from arena.manifest import BotSpec
-from arena.sandbox import PROTOCOL_LIB, BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream
-from arena.sandbox import cgroups
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, procfs, reaper
+from arena.sandbox.bwrap import bwrap_command, bwrap_status, shim
+from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
+from arena.sandbox.reaper import ORPHANS
+from arena.sandbox.rlimits import Rlimit, rlimits
+from arena.sandbox.uids import UidLease
+
+__all__ = ["Launch", "ProcessBot", "ProcessSandbox", "bwrap_status"]  # bwrap_status: callers asked here first
 
 LOGGER = logging.getLogger(__name__)
-
-PR_SET_CHILD_SUBREAPER = 36
-READ_CHUNK = 1 << 16
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
-BWRAP = "/usr/bin/bwrap"
-SETPRIV = "/usr/bin/setpriv"
-BOT_DIR = "/bot"
-"""Where the bot's own directory appears (read-only, the working directory) inside the sandbox."""
-PROTOCOL_DIR = "/protocol"
-SCRATCH_DIR = "/tmp"
-"""The bot's size-capped private tmpfs inside the sandbox (also HOME and TMPDIR)."""
-RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-RUNTIME_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
-"""The few files of /etc that interpreters read; never the whole of the host's /etc."""
-UID_BASE = 60000
-UID_COUNT = 1000
-"""Per-bot uids (when the runner is root) are taken from [UID_BASE, UID_BASE + UID_COUNT), one per running bot."""
-UID_LOCKS = Path("/run/arena-uids")
-
-
-def become_subreaper() -> bool:
-    """Make orphans of our descendants our children (Linux); False where the kernel refuses."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def _stat(pid: int) -> tuple[int, int, int] | None:
-    """(ppid, pgid, session) of a live process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(b")") + 2 :].split()
-    return int(fields[1]), int(fields[2]), int(fields[3])
-
-
-def _all_pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def uid_of(pid: int) -> int | None:
-    """The real uid of a live (non-zombie) process, or None."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
-            status = handle.read()
-    except OSError:
-        return None
-    if b"\nState:\tZ" in status:
-        return None
-    start = status.index(b"\nUid:\t") + 6
-    return int(status[start : status.index(b"\t", start)])
-
-
-def pids_of_uid(uid: int) -> list[int]:
-    return [pid for pid in _all_pids() if uid_of(pid) == uid]
-
-
-def bot_environment(scratch: Path | str, protocol: Path | str = PROTOCOL_LIB) -> dict[str, str]:
-    """The whole environment a bot gets: nothing of the referee's own variables leaks through."""
-    return {
-        "PATH": SYSTEM_PATH,
-        "HOME": str(scratch),
-        "TMPDIR": str(scratch),
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": str(protocol),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
-def _rlimits(limits: SandboxLimits, per_bot_uid: bool, memory_cgroup: bool) -> list[tuple[int, tuple[int, int]]]:
-    mib = 1 << 20
-    # RLIMIT_DATA, not RLIMIT_AS: JIT runtimes (V8, the JVM) reserve gigabytes of address space they never touch.
-    # With a memory cgroup the cgroup is the real cap (an OOM kill we can report as a limit); RLIMIT_DATA then
-    # only stops address-space games far above it, instead of turning the cap into a MemoryError crash.
-    data = limits.memory_mb * mib * (2 if memory_cgroup else 1) + (256 * mib if memory_cgroup else 0)
-    result = [
-        # Soft below hard, so an overrun first sends SIGXCPU, which we report as a limit rather than a crash.
-        (resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 2)),
-        (resource.RLIMIT_DATA, (data, data)),
-        (resource.RLIMIT_FSIZE, (limits.file_mb * mib, limits.file_mb * mib)),
-        (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
-        (resource.RLIMIT_CORE, (0, 0)),
-    ]
-    if per_bot_uid:
-        # Counts the processes of the bot's own uid; meaningless (and not enforced) for a shared or root uid.
-        result.append((resource.RLIMIT_NPROC, (limits.processes, limits.processes)))
-    return result
-
-
-class UidLease:
-    """An unprivileged uid held by one running bot, locked so that no other bot (in this or any other runner
-    process on the host) gets it until it is released."""
-
-    def __init__(self) -> None:
-        try:
-            UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
-        except OSError as error:
-            raise SandboxError(f"cannot create {UID_LOCKS} for per-bot uids: {error}") from error
-        busy = {uid_of(pid) for pid in _all_pids()}
-        for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-            if uid in busy:
-                continue  # a process of a crashed runner, or a real user: never share it
-            fd = os.open(UID_LOCKS / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            self.uid, self._fd = uid, fd
-            return
-        raise SandboxError(f"no free per-bot uid in {UID_BASE}..{UID_BASE + UID_COUNT - 1}")
-
-    def release(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-
-def _runtime_binds() -> list[str]:
-    """Read-only binds of the system runtime; symlinked top-level dirs (merged /usr) are recreated as symlinks."""
-    args: list[str] = []
-    for path in RUNTIME_DIRS:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--perms", "0755", "--dir", "/etc"]  # else bwrap makes it root-only and lookups fail with EACCES
-    for path in RUNTIME_ETC:
-        args += ["--ro-bind-try", path, path]
-    return args
-
-
-def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid: int | None,
-                  info_fd: int | None = None) -> list[str]:
-    """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root)."""
-    args = [BWRAP]
-    if uid is None:
-        args += ["--unshare-all"]  # includes the user namespace: we are unprivileged anyway
-    else:
-        # As root, a user namespace would map the bot back to root outside; we drop to a real unprivileged uid
-        # instead, so every other namespace of --unshare-all, but not the user one.
-        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
-             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR, "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
-             "--clearenv"]
-    for key, value in bot_environment(SCRATCH_DIR, PROTOCOL_DIR).items():
-        args += ["--setenv", key, value]
-    if info_fd is not None:
-        args += ["--info-fd", str(info_fd)]
-    if uid is not None:
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
-                 SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                 "--bounding-set=-all", "--no-new-privs"]
-    return [*args, "--", *command]
-
-
-BASH = "/bin/bash"
-
-
-def shim(stdin_fd: int, stdout_fd: int) -> list[str]:
-    """Inside the sandbox, move our pipes to the bot's stdin and stdout and exec its command (PATH lookup)."""
-    return [BASH, "-c", f'exec 0<&{stdin_fd} 1>&{stdout_fd} {stdin_fd}<&- {stdout_fd}>&-; exec "$@"', "bot"]
-
-
-@lru_cache(maxsize=1)
-def bwrap_status() -> tuple[bool, str]:
-    """Whether bwrap can run a bot here exactly as :class:`ProcessSandbox` would, and why not."""
-    if not os.access(BWRAP, os.X_OK):
-        return False, f"{BWRAP} is not installed"
-    root = os.geteuid() == 0
-    if not os.access(BASH, os.X_OK):
-        return False, f"{BASH} is missing; it hands the bot its pipes inside the sandbox"
-    if root and not os.access(SETPRIV, os.X_OK):
-        return False, f"{SETPRIV} (util-linux) is missing; it drops bots to their own uid"
-    with tempfile.TemporaryDirectory(prefix="arena-probe-") as probe:
-        os.chmod(probe, 0o755)
-        command = bwrap_command(Path(probe), [BASH, "-c", "test -w /tmp && test -r /bot && echo ok"],
-                                SandboxLimits(), UID_BASE + UID_COUNT - 1 if root else None)
-        try:
-            done = subprocess.run(command, capture_output=True, timeout=20, env={"PATH": SYSTEM_PATH},
-                                  stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return False, f"bwrap did not run: {error}"
-    if done.returncode != 0 or done.stdout.strip() != b"ok":
-        err = done.stderr.decode(errors="replace").strip().splitlines()
-        return False, f"bwrap fails here: {err[-1] if err else f'status {done.returncode}'}"
-    return True, f"bwrap works ({'root: a dedicated uid per bot' if root else 'unprivileged: user namespace'})"
 
 
 _WARNED = False
@@ -306,7 +117,7 @@ class ProcessBot(BotProcess):
     def write_fd(self) -> int | None:
         return self._stdin
 
-    def write(self, data: bytes | memoryview) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         if self._stdin is None:
             raise BrokenPipeError("stdin closed")
         try:
@@ -332,8 +143,7 @@ class ProcessBot(BotProcess):
         signum = -returncode
         if signum == signal.SIGKILL and self.cgroup is not None and self.cgroup.oom_kills() > 0:
             return Exit(None, signum, "memory")
-        limit = {signal.SIGXCPU: "cpu time", signal.SIGXFSZ: "file size"}.get(signal.Signals(signum))
-        return Exit(None, signum, limit)
+        return Exit(None, signum, SIGNAL_LIMITS.get(signum))
 
     def _ns_init(self) -> int | None:
         """The host pid of the sandbox's pid 1, from bwrap's --info-fd (written once the namespace exists)."""
@@ -360,28 +170,23 @@ class ProcessBot(BotProcess):
             if self.isolated:
                 init = self._ns_init()
                 # Killing the namespace's init makes the kernel kill every process in the namespace.
-                init_stat = None if init is None else _stat(init)
-                if init is not None and init_stat is not None and init_stat[0] in (self.pid, os.getpid()):
-                    _signal(init)
-                    _ADOPTED.add(init)  # once bwrap itself is gone, the namespace's init is our child to reap
+                init_stat = None if init is None else procfs.stat(init)
+                if init is not None and init_stat is not None and init_stat.ppid in (self.pid, os.getpid()):
+                    reaper.kill(init)
+                    ORPHANS.adopt(init)  # once bwrap itself is gone, the namespace's init is our child to reap
                 if self.popen.returncode is None:
-                    _signal(self.pid or 0)
-            _kill_tree(self.pid or 0, self.marker)
+                    reaper.kill(self.pid or 0)
+            reaper.kill_tree(self.pid or 0, self.marker)
             if self.lease is not None:
-                _sweep_uid(self.lease.uid)
+                reaper.sweep_uid(self.lease.uid)
             if self.cgroup is not None:
                 self.cgroup.kill_all()
             self.popen.wait()
             self._exit = exit_before or self._describe(self.popen.returncode)
-            # The namespace's init is reparented to us only once bwrap is reaped: wait for it briefly.
-            for _ in range(200):
-                _reap_orphans()
-                if not any(os.path.exists(f"/proc/{pid}") for pid in _ADOPTED):
-                    break
-                time.sleep(0.002)
+            ORPHANS.wait()  # the namespace's init is reparented to us only once bwrap is reaped
             if self.cgroup is not None:
                 self.cgroup.close()
-            if self.lease is not None and _sweep_uid(self.lease.uid):
+            if self.lease is not None and reaper.sweep_uid(self.lease.uid):
                 self.launch.released_at = time.clock_gettime(time.CLOCK_BOOTTIME)
                 self.lease.release()  # only once nothing of the bot is left, so the next bot starts clean
             if self._info_fd is not None:
@@ -400,105 +205,6 @@ class ProcessBot(BotProcess):
         return self._exit
 
 
-def _signal(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _sweep_uid(uid: int) -> bool:
-    """SIGKILL every process of ``uid`` until there are none (a bot's uid is its own while it runs)."""
-    for _ in range(400):
-        live = pids_of_uid(uid)
-        if not live:
-            return True
-        for pid in live:
-            _signal(pid)
-        _reap_orphans()
-        time.sleep(0.005)
-    LOGGER.error("processes of uid %d survive SIGKILL (%s); the uid stays locked until this runner exits",
-                 uid, pids_of_uid(uid))
-    return False
-
-
-def _kill_tree(root: int, marker: bytes | None = None) -> None:
-    """SIGKILL ``root``, its process group and session, and every descendant, including orphans reparented to us
-    that carry ``marker`` in their environment (under bwrap there are none: the pid namespace holds them).
-
-    Repeated until nothing is found, because a fork bomb can fork between our scan and our kill.
-    """
-    me = os.getpid()
-    session = root  # the bot was started with start_new_session, so its pid is its session and group id
-    for _ in range(50):
-        found = []
-        parents: dict[int, int] = {}
-        for pid in _all_pids():
-            info = _stat(pid)
-            if info is None or pid == me:
-                continue
-            ppid, pgid, sid = info
-            parents[pid] = ppid
-            if pid == root or pgid == session or sid == session:
-                found.append(pid)
-        # Descendants that left the session (setsid) are still descendants, or orphans now parented to us.
-        marked = set(found)
-        changed = True
-        while changed:
-            changed = False
-            for pid, ppid in parents.items():
-                if pid not in marked and ppid in marked:
-                    marked.add(pid)
-                    changed = True
-        orphans = [pid for pid, ppid in parents.items()
-                   if ppid == me and pid not in marked and _carries(pid, marker)]
-        _ADOPTED.update(orphans)
-        targets = (marked | set(orphans)) - {me}
-        live = [pid for pid in targets if _stat(pid) is not None and not _is_zombie(pid)]
-        for pid in live:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        _reap_orphans()
-        if not live:
-            return
-        time.sleep(0.005)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return True
-    return data[data.rindex(b")") + 2 : data.rindex(b")") + 3] == b"Z"
-
-
-_ADOPTED: set[int] = set()
-"""Orphans of bots, reparented to us, that we killed and must reap; no other child of ours is ever reaped here."""
-
-
-def _carries(pid: int, marker: bytes | None) -> bool:
-    if marker is None:
-        return False
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            return marker in b"\0" + handle.read()
-    except OSError:
-        return False
-
-
-def _reap_orphans() -> None:
-    for pid in list(_ADOPTED):
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                _ADOPTED.discard(pid)
-        except ChildProcessError:
-            if not os.path.exists(f"/proc/{pid}"):
-                _ADOPTED.discard(pid)  # gone; while its dying parent lives it is not ours yet, so keep it
-
-
 class ProcessSandbox(Sandbox):
     """Child processes under rlimits, inside bubblewrap where it works (see the module docstring).
 
@@ -509,7 +215,7 @@ class ProcessSandbox(Sandbox):
     name = "process"
 
     def __init__(self, isolate: bool | None = None, use_cgroups: bool = True) -> None:
-        self.subreaper = become_subreaper()
+        reaper.become_subreaper()
         works, reason = bwrap_status() if isolate is not False else (False, "isolation turned off")
         if isolate and not works:
             raise SandboxError(f"bubblewrap isolation was asked for but is not available: {reason}")
@@ -572,14 +278,7 @@ class ProcessSandbox(Sandbox):
         except OSError as error:
             self._cleanup(lease, cgroup, scratch, info_read, info_write)
             raise SandboxError(f"cannot prepare the sandbox: {error}") from error
-        rlimits = _rlimits(limits, self.per_bot_uid, cgroup is not None)
-
-        def in_child() -> None:
-            if cgroup is not None:
-                cgroup.join()
-            for which, values in rlimits:
-                resource.setrlimit(which, values)
-
+        in_child, cause = _child_setup(cgroup, rlimits(limits, self.per_bot_uid, cgroup is not None))
         # Our own pipes for stdin and stdout: under bwrap they reach the bot as extra descriptors that the shim
         # moves to 0 and 1, so that bwrap's own two processes never hold them and a bot closing its stdout is
         # an end of file we see at once. (bwrap closes inherited descriptors in itself, not in its child.)
@@ -591,6 +290,7 @@ class ProcessSandbox(Sandbox):
                          pass_fds=(in_read, out_write, info_write))
         else:
             stdio = dict(stdin=in_read, stdout=out_write)
+        pipes = (info_read, info_write, in_read, in_write, out_read, out_write)
         try:
             popen = subprocess.Popen(
                 command,
@@ -602,11 +302,18 @@ class ProcessSandbox(Sandbox):
                 close_fds=True,
                 **stdio,  # type: ignore[call-overload]
             )
-        except (FileNotFoundError, PermissionError, OSError) as error:
-            self._cleanup(lease, cgroup, scratch, info_read, info_write, in_read, in_write, out_read, out_write)
+        except subprocess.SubprocessError as error:
+            # Our own set-up failed in the child (an rlimit the host refuses, a cgroup that went away): the
+            # host's failure, with the cause the child wrote back, since Popen reports only that one happened.
+            self._cleanup(lease, cgroup, scratch, *pipes)
+            raise SandboxError(f"cannot start {bot.name}: {cause.read() or error}") from error
+        except OSError as error:
+            self._cleanup(lease, cgroup, scratch, *pipes)
             if self.isolated:
                 raise SandboxError(f"cannot start bwrap: {error}") from error
             return FailedBot(f"could not start {' '.join(bot.command)!r}: {error.strerror or error}")
+        finally:
+            cause.close()
         for fd in (info_write, in_read, out_write):
             if fd >= 0:
                 os.close(fd)
@@ -630,41 +337,47 @@ class ProcessSandbox(Sandbox):
                 os.close(fd)
 
 
-class FailedBot(BotProcess):
-    """A bot whose command could not even start: it reads as a process that exited at once, with the reason on
-    stderr, so the referee reports a ``crash`` fault like any other."""
+class _ChildCause:
+    """A pipe on which the child, between fork and exec, writes why its set-up failed."""
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason.encode() + b"\n"
-        self._read, self._write = os.pipe()
-        os.write(self._write, self.reason)
-        os.close(self._write)
-        self._open = True
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()  # close-on-exec: after a successful exec the child holds neither
 
-    def read_fds(self) -> list[int]:
-        return [self._read] if self._open else []
+    def report(self, text: str) -> None:
+        try:
+            os.write(self.write_fd, text.encode(errors="replace")[:4096])
+        except OSError:
+            pass
 
-    def read(self, fd: int) -> list[tuple[Stream, bytes]]:
-        data = os.read(fd, READ_CHUNK)
-        if not data:
-            self._open = False
-            return [("stderr", b""), ("stdout", b"")]
-        return [("stderr", data)]
+    def read(self) -> str:
+        """What the child wrote (it has exited or exec'd by now, so this never blocks for long)."""
+        os.close(self.write_fd)
+        self.write_fd = -1
+        return os.read(self.read_fd, 4096).decode(errors="replace")
 
-    def write_fd(self) -> int | None:
-        return None
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.read_fd = self.write_fd = -1
 
-    def write(self, data: bytes | memoryview) -> int:
-        raise BrokenPipeError("bot never started")
 
-    def close_stdin(self) -> None:
-        pass
+def _child_setup(cgroup: cgroups.BotCgroup | None, limits: tuple[Rlimit, ...]) -> tuple[Callable[[], None],
+                                                                                      _ChildCause]:
+    """What the bot's first process does before it execs (join its cgroup, set its rlimits), and the pipe on
+    which it says what failed."""
+    cause = _ChildCause()
 
-    def poll(self) -> Exit | None:
-        return Exit(127)
+    def in_child() -> None:
+        step = "joining the bot's cgroup"
+        try:
+            if cgroup is not None:
+                cgroup.join()
+            for limit in limits:
+                step = f"setting {limit} (limits.{limit.key})" if limit.key else f"setting {limit}"
+                limit.apply()
+        except BaseException as error:
+            cause.report(f"{step} failed in the child: {error}")
+            raise
 
-    def kill(self) -> Exit:
-        if self._open:
-            os.close(self._read)
-            self._open = False
-        return Exit(127)
+    return in_child, cause

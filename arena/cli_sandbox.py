@@ -1,7 +1,8 @@
 """``arena sandbox ...``: commands that prepare a host's sandbox backends (the docker runtime image).
 
-Kept apart from ``arena/cli.py`` so that backend chores do not crowd the match and tournament commands; the group
-is registered on the main command there.
+Kept apart from ``arena/cli.py`` so that backend chores do not crowd the match and tournament commands, and out of
+the ``arena.sandbox`` package, which knows processes and containers, not command lines: :func:`register` adds the
+group to the main command.
 """
 
 from __future__ import annotations
@@ -42,3 +43,7 @@ def build_image(tag: str | None, as_json: bool) -> None:
         return
     click.echo(f"built {tag} ({image_id}): an image of empty mount points, imported from a tarball made here")
     click.echo(f"bots in it see these host paths, read-only: {', '.join(binds)}")
+
+
+def register(main: click.Group) -> None:
+    main.add_command(sandbox_group)

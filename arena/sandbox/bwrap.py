@@ -1,0 +1,126 @@
+"""Bubblewrap for the ``process`` backend: the command line that puts a bot in its sandbox, the shim that hands it
+its pipes inside, and the probe that says whether bwrap works on this host at all.
+
+The probe runs a throw-away sandbox over an empty directory, ``$TMPDIR/arena-probe-PID-*``; a runner killed during
+the probe leaves that directory behind, so the next probe first sweeps those of runners that are gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from arena.sandbox import SandboxLimits, procfs
+from arena.sandbox.common import BOT_DIR, PROTOCOL_DIR, PROTOCOL_LIB, RUNTIME_DIRS, RUNTIME_ETC, SCRATCH_DIR, \
+    SYSTEM_PATH, bot_environment
+from arena.sandbox.uids import UID_BASE, UID_COUNT
+
+BWRAP = "/usr/bin/bwrap"
+SETPRIV = "/usr/bin/setpriv"
+BASH = "/bin/bash"
+PROBE_PREFIX = "arena-probe-"
+PROBE_NAME = re.compile(r"arena-probe-(?:(\d+)-)?[A-Za-z0-9_]+")
+UNOWNED_PROBE_AGE_S = 600
+"""A probe directory without a pid in its name (made before names carried one) is swept once this old: no probe
+lasts longer than its 20 s timeout."""
+
+
+def _runtime_binds() -> list[str]:
+    """Read-only binds of the system runtime; symlinked top-level dirs (merged /usr) are recreated as symlinks."""
+    args: list[str] = []
+    for path in RUNTIME_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--perms", "0755", "--dir", "/etc"]  # else bwrap makes it root-only and lookups fail with EACCES
+    for path in RUNTIME_ETC:
+        args += ["--ro-bind-try", path, path]
+    return args
+
+
+def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid: int | None,
+                  info_fd: int | None = None) -> list[str]:
+    """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root)."""
+    args = [BWRAP]
+    if uid is None:
+        args += ["--unshare-all"]  # includes the user namespace: we are unprivileged anyway
+    else:
+        # As root, a user namespace would map the bot back to root outside; we drop to a real unprivileged uid
+        # instead, so every other namespace of --unshare-all, but not the user one.
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
+             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR, "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
+             "--clearenv"]
+    for key, value in bot_environment(SCRATCH_DIR, PROTOCOL_DIR).items():
+        args += ["--setenv", key, value]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    if uid is not None:
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
+                 SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                 "--bounding-set=-all", "--no-new-privs"]
+    return [*args, "--", *command]
+
+
+def shim(stdin_fd: int, stdout_fd: int) -> list[str]:
+    """Inside the sandbox, move our pipes to the bot's stdin and stdout and exec its command (PATH lookup)."""
+    return [BASH, "-c", f'exec 0<&{stdin_fd} 1>&{stdout_fd} {stdin_fd}<&- {stdout_fd}>&-; exec "$@"', "bot"]
+
+
+def sweep_probes(directory: Path | None = None) -> list[Path]:
+    """Remove the probe directories of runners that are gone (killed during their probe); return them."""
+    root = Path(directory or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = PROBE_NAME.fullmatch(entry.name)
+        if match is None or not entry.is_dir() or entry.is_symlink():
+            continue
+        if match.group(1) is not None:
+            stale = not procfs.running(int(match.group(1)))
+        else:
+            try:
+                stale = time.time() - entry.stat().st_mtime > UNOWNED_PROBE_AGE_S
+            except OSError:
+                continue
+        if stale:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+@lru_cache(maxsize=1)
+def bwrap_status() -> tuple[bool, str]:
+    """Whether bwrap can run a bot here exactly as the ``process`` backend would, and why not."""
+    if not os.access(BWRAP, os.X_OK):
+        return False, f"{BWRAP} is not installed"
+    root = os.geteuid() == 0
+    if not os.access(BASH, os.X_OK):
+        return False, f"{BASH} is missing; it hands the bot its pipes inside the sandbox"
+    if root and not os.access(SETPRIV, os.X_OK):
+        return False, f"{SETPRIV} (util-linux) is missing; it drops bots to their own uid"
+    sweep_probes()
+    with tempfile.TemporaryDirectory(prefix=f"{PROBE_PREFIX}{os.getpid()}-") as probe:
+        os.chmod(probe, 0o755)
+        command = bwrap_command(Path(probe), [BASH, "-c", "test -w /tmp && test -r /bot && echo ok"],
+                                SandboxLimits(), UID_BASE + UID_COUNT - 1 if root else None)
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=20, env={"PATH": SYSTEM_PATH},
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return False, f"bwrap did not run: {error}"
+    if done.returncode != 0 or done.stdout.strip() != b"ok":
+        err = done.stderr.decode(errors="replace").strip().splitlines()
+        return False, f"bwrap fails here: {err[-1] if err else f'status {done.returncode}'}"
+    return True, f"bwrap works ({'root: a dedicated uid per bot' if root else 'unprivileged: user namespace'})"

@@ -1,0 +1,79 @@
+"""What every backend shares: where things appear inside a sandbox, the environment a bot gets, the host runtime
+that is made visible to it, how a fatal signal names a limit, and the stand-in for a bot that never started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from arena.sandbox import BotProcess, Exit, Stream
+
+PROTOCOL_LIB = Path(__file__).resolve().parent.parent.parent / "protocol"
+"""``protocol/`` holds ``arena_bot.py``, which every bot finds on its PYTHONPATH."""
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+BOT_DIR = "/bot"
+"""Where the bot's own directory appears (read-only, the working directory) inside the sandbox."""
+PROTOCOL_DIR = "/protocol"
+SCRATCH_DIR = "/tmp"
+"""The bot's size-capped private tmpfs inside the sandbox (also HOME and TMPDIR)."""
+RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+RUNTIME_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
+"""The few files of /etc that interpreters read; never the whole of the host's /etc."""
+READ_CHUNK = 1 << 16
+SIGNAL_LIMITS = {int(signal.SIGXCPU): "cpu time", int(signal.SIGXFSZ): "file size"}
+"""The signals the kernel sends for an exceeded rlimit (soft below hard), as the limit's name in a fault."""
+
+
+def bot_environment(scratch: Path | str, protocol: Path | str = PROTOCOL_LIB) -> dict[str, str]:
+    """The whole environment a bot gets: nothing of the referee's own variables leaks through."""
+    return {
+        "PATH": SYSTEM_PATH,
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(protocol),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+class FailedBot(BotProcess):
+    """A bot whose command could not even start: it reads as a process that exited at once, with the reason on
+    stderr, so the referee reports a ``crash`` fault like any other."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason.encode() + b"\n"
+        self._read, self._write = os.pipe()
+        os.write(self._write, self.reason)
+        os.close(self._write)
+        self._open = True
+
+    def read_fds(self) -> list[int]:
+        return [self._read] if self._open else []
+
+    def read(self, fd: int) -> list[tuple[Stream, bytes]]:
+        data = os.read(fd, READ_CHUNK)
+        if not data:
+            self._open = False
+            return [("stderr", b""), ("stdout", b"")]
+        return [("stderr", data)]
+
+    def write_fd(self) -> int | None:
+        return None
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        raise BrokenPipeError("bot never started")
+
+    def close_stdin(self) -> None:
+        pass
+
+    def poll(self) -> Exit | None:
+        return Exit(127)
+
+    def kill(self) -> Exit:
+        if self._open:
+            os.close(self._read)
+            self._open = False
+        return Exit(127)

@@ -1,0 +1,100 @@
+"""Reading /proc: the one parser of ``/proc/PID/stat`` and the few other process facts the sandboxes, the stale
+sweeps and the tournament runner need (uids, environments, capabilities, whether a pid still runs)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+CAP_SYS_RESOURCE = 24
+"""The capability that lets a process raise its hard rlimits (``fs.nr_open`` still caps open files)."""
+
+
+@dataclass(frozen=True)
+class Stat:
+    """The fields of ``/proc/PID/stat`` we use."""
+
+    state: str
+    """R, S, D, Z (a zombie: finished, waiting to be reaped), ..."""
+    ppid: int
+    pgid: int
+    session: int
+    start_time: int
+    """Clock ticks after boot: with the pid, it names a process even once the pid is reused."""
+
+    @property
+    def running(self) -> bool:
+        return self.state != "Z"
+
+
+def stat(pid: int) -> Stat | None:
+    """The stat of ``pid``, or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may itself hold spaces and parentheses: split after the
+    # last one.
+    fields = data[data.rindex(b")") + 2 :].split()
+    try:
+        return Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie has finished: it only waits to be reaped)."""
+    info = stat(pid)
+    return info is not None and info.running
+
+
+def all_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def uid_of(pid: int) -> int | None:
+    """The real uid of a live (non-zombie) process, or None."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            status = handle.read()
+    except OSError:
+        return None
+    if b"\nState:\tZ" in status:
+        return None
+    start = status.index(b"\nUid:\t") + 6
+    return int(status[start : status.index(b"\t", start)])
+
+
+def pids_of_uid(uid: int) -> list[int]:
+    return [pid for pid in all_pids() if uid_of(pid) == uid]
+
+
+def carries(pid: int, marker: bytes) -> bool:
+    """Whether ``marker`` (``KEY=VALUE\\0``) is one of the variables in the environment ``pid`` started with."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return marker in b"\0" + handle.read()
+    except OSError:
+        return False
+
+
+def has_capability(bit: int, pid: int | str = "self") -> bool:
+    """Whether ``pid`` holds capability number ``bit`` in its effective set."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"CapEff:"):
+                    return bool(int(line.split()[1], 16) >> bit & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def sysctl_int(name: str) -> int | None:
+    """An integer kernel setting such as ``fs.nr_open``, or None where /proc/sys does not have it."""
+    try:
+        with open("/proc/sys/" + name.replace(".", "/"), "rb") as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -1,0 +1,127 @@
+"""The process backend and the host: a limit the host cannot grant, the probe's leftovers after a kill, /proc."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.manifest import load_bot
+from arena.sandbox import SandboxError, SandboxLimits, procfs
+from arena.sandbox.bwrap import bwrap_status, sweep_probes
+from arena.sandbox.process import ProcessSandbox
+from arena.sandbox.rlimits import ceiling, ungrantable
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEDY = ROOT / "sample_bots" / "greedy"
+
+
+def too_many_open_files() -> int:
+    cap = ceiling(resource.RLIMIT_NOFILE)
+    if cap is None:
+        pytest.skip("this host caps no child's open files")
+    return cap[0] + 1
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("isolate", [None, False], ids=["best", "plain"])
+def test_a_limit_the_host_refuses_is_an_infrastructure_error_with_its_cause(isolate: bool | None) -> None:
+    limits = SandboxLimits(open_files=too_many_open_files())
+    sandbox = ProcessSandbox(isolate=isolate)
+    before = open_fds()
+    with pytest.raises(SandboxError) as caught:
+        sandbox.launch(load_bot(GREEDY), limits)
+    message = str(caught.value)
+    # The cause from inside the child, not Popen's "Exception occurred in preexec_fn".
+    assert "RLIMIT_NOFILE" in message and "limits.open_files" in message and "preexec_fn" not in message
+    assert "not allowed" in message or "not permitted" in message, message
+    assert open_fds() == before, "every pipe of the failed launch is closed"
+    bot = sandbox.launch(load_bot(GREEDY), SandboxLimits())  # the next launch works (its uid was released)
+    assert bot.kill() is not None
+
+
+def test_the_ungrantable_limit_is_named_and_grantable_ones_pass() -> None:
+    refused = ungrantable(SandboxLimits(open_files=too_many_open_files()))
+    assert list(refused) == ["open_files"] and "RLIMIT_NOFILE" in refused["open_files"]
+    assert ungrantable(SandboxLimits()) == {}
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_probe_directories_of_a_runner_killed_mid_probe_are_swept(tmp_path: Path) -> None:
+    if not os.access("/usr/bin/bwrap", os.X_OK):
+        pytest.skip("no bwrap: there is no probe")
+    # A real runner, killed while its probe runs (its bwrap made to hang so that the kill lands mid-probe).
+    runner = subprocess.Popen(
+        [sys.executable, "-c",
+         "import subprocess, time\n"
+         "subprocess.run = lambda *a, **k: time.sleep(60)\n"
+         "from arena.sandbox.bwrap import bwrap_status\n"
+         "bwrap_status()\n"],
+        env={**os.environ, "TMPDIR": str(tmp_path)}, cwd=ROOT)
+    try:
+        for _ in range(1000):
+            left = list(tmp_path.glob(f"arena-probe-{runner.pid}-*"))
+            if left:
+                break
+            time.sleep(0.01)
+        assert left, "the runner never started its probe"
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+    (left[0] / "something").write_text("left behind")
+    alive = tmp_path / f"arena-probe-{os.getpid()}-inuse"  # a live runner's probe is not touched
+    alive.mkdir()
+    other = tmp_path / f"arena-probe-{dead_pid()}-x"
+    other.mkdir()
+    unrelated = tmp_path / "arena-probes-of-something-else"
+    unrelated.mkdir()
+    assert sorted(sweep_probes(tmp_path)) == sorted([left[0], other])
+    assert not left[0].exists() and not other.exists() and alive.exists() and unrelated.exists()
+
+
+def test_a_new_probe_sweeps_first_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    leftover = tmp_path / f"arena-probe-{dead_pid()}-abc"
+    leftover.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # forget the cached temporary directory
+    bwrap_status.__wrapped__()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_proc_stat_survives_a_command_name_with_spaces_and_parentheses(tmp_path: Path) -> None:
+    program = tmp_path / "a b) (c"
+    program.symlink_to(sys.executable)
+    child = subprocess.Popen([str(program), "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        info = procfs.stat(child.pid)
+        assert info is not None and info.running
+        assert (info.ppid, info.pgid, info.session) == (os.getpid(), child.pid, child.pid)
+        assert info.start_time >= procfs.stat(os.getpid()).start_time  # type: ignore[union-attr]
+    finally:
+        child.kill()
+        child.wait()
+    assert procfs.stat(child.pid) is None and not procfs.running(child.pid)
+
+
+def test_every_backend_answers_every_guarantee_and_names_its_variant() -> None:
+    from arena.sandbox import GUARANTEES
+    from arena.sandbox.docker import GUARANTEES as DOCKER_GUARANTEES
+
+    plain = ProcessSandbox(isolate=False)
+    assert list(plain.guarantees()) == list(GUARANTEES) and plain.variant == "plain"
+    assert list(DOCKER_GUARANTEES) == list(GUARANTEES)
+    assert ProcessSandbox().variant == ("bwrap" if bwrap_status()[0] else "plain")
