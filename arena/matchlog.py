@@ -83,6 +83,8 @@ class LoadedLog:
     faults: list[dict[str, Any]] = field(default_factory=list)
     messages: int = 0
     result: dict[str, Any] | None = None
+    event_texts: list[bytes] = field(default_factory=list, repr=False)
+    """Each event as the JSON text the log holds (for a page that embeds the events without encoding them again)."""
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -105,6 +107,9 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 MESSAGE_PREFIXES = (b'{"t":"send"', b'{"t":"recv"')
 """How :meth:`MatchLog.write_message` starts a protocol line: :func:`load` counts those without parsing them (they
 are most of a real match's log)."""
+EVENT_PREFIX = b'{"t":"event","event":'
+"""How :meth:`MatchLog.write` starts an event record (compact JSON, keys in order): the event's own JSON follows,
+then one ``}``. :func:`load` parses all of a log's events in one call."""
 
 
 def load(path: Path) -> LoadedLog:
@@ -116,9 +121,13 @@ def load(path: Path) -> LoadedLog:
     except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError; a cut-off file raises EOFError
         raise LogError(f"{path}: not a complete gzip match log ({error})") from None
     log: LoadedLog | None = None
+    texts = []
     for number, line in enumerate(raw.splitlines(), 1):
         if log is not None and line.startswith(MESSAGE_PREFIXES):
             log.messages += 1
+            continue
+        if log is not None and line.startswith(EVENT_PREFIX) and line.endswith(b"}"):
+            texts.append(line[len(EVENT_PREFIX):-1])
             continue
         try:
             record = json.loads(line)
@@ -133,8 +142,8 @@ def load(path: Path) -> LoadedLog:
             log = LoadedLog(path, record)
             continue
         kind = record["t"]
-        if kind == "event":
-            log.events.append(record["event"])
+        if kind == "event":  # not in our writer's layout (spaces, say): encoded again, the same value
+            texts.append(json.dumps(record["event"], separators=(",", ":"), ensure_ascii=False).encode())
         elif kind == "fault":
             log.faults.append(record)
         elif kind in ("send", "recv"):
@@ -143,6 +152,12 @@ def load(path: Path) -> LoadedLog:
             log.result = record["result"]
     if log is None:
         raise LogError(f"{path}: empty log (expected a header line first)")
+    try:
+        # One parse of all the events: hundreds of json.loads calls cost several times more.
+        log.events = json.loads(b"[" + b",".join(texts) + b"]")
+    except ValueError as error:
+        raise LogError(f"{path}: an event line is not JSON ({error})") from None
+    log.event_texts = texts
     return log
 
 

@@ -37,12 +37,11 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
     hands: list[list[str]] = [[] for _ in names]
     round_ = 0
 
-    def who(seat: int) -> str:
-        # Two entrants may share a name (a bot against its copy): the seat tells them apart.
-        return f"{names[seat]} (seat {seat})"
+    # Two entrants may share a name (a bot against its copy): the seat tells them apart.
+    who = [f"{name} (seat {seat})" for seat, name in enumerate(names)]
 
     def cards(codes: Sequence[str]) -> str:
-        return " ".join(card(code) for code in codes)
+        return " ".join(map(card, codes))
 
     def hand_lines(event: dict[str, Any], scored: bool) -> tuple[str, ...]:
         width = max(len(name) for name in names)
@@ -64,7 +63,7 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
         elif kind == "round_start":
             round_ = event["round"]
             hands = [list(hand) for hand in event["hands"]]
-            text = f"Round {round_} is dealt. {who(event['starter'])} starts; the floor shows {cards(event['floor'])}."
+            text = f"Round {round_} is dealt. {who[event['starter']]} starts; the floor shows {cards(event['floor'])}."
             shown = hand_lines(event, scored=False)
         elif kind == "play":
             hand = hands[event["seat"]]
@@ -76,22 +75,22 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
                 hand.append(taken)
             took = (f"from the deck ({card(taken)})" if event["take"] == "deck" and taken else "from the deck"
                     if event["take"] == "deck" else f"{card(event['take'])} from the floor")
-            text = (f"{who(event['seat'])} throws {cards(event['discard'])} and takes {took}; "
+            text = (f"{who[event['seat']]} throws {cards(event['discard'])} and takes {took}; "
                     f"hand total now {hand_total(hand)}.")
         elif kind == "declare":
-            text = f"{who(event['seat'])} declares with a total of {hand_total(hands[event['seat']])}."
+            text = f"{who[event['seat']]} declares with a total of {hand_total(hands[event['seat']])}."
         elif kind == "reshuffle":
             text = f"The deck is empty: {event['deck_size']} dead cards are shuffled into a new deck."
         elif kind == "forfeit":
             hands[event["seat"]] = []
             fault = faults.get(event["seat"])
             why = f"{fault.reason.value}: {fault.detail}" if fault is not None else event.get("reason") or "a fault"
-            text = f"{who(event['seat'])} forfeits ({why})."
+            text = f"{who[event['seat']]} forfeits ({why})."
         elif kind == "round_end":
             declarer = event["declarer"]
             how = ("no declaration (turn cap)" if declarer is None else
-                   f"{who(declarer)} declared and was lowest" if event["reason"] == "declared" else
-                   f"{who(declarer)} declared but was not lowest (failed)")
+                   f"{who[declarer]} declared and was lowest" if event["reason"] == "declared" else
+                   f"{who[declarer]} declared but was not lowest (failed)")
             scoring = ", ".join(f"{names[seat]} {event['totals'][seat]} → +{event['points'][seat]}"
                                 for seat, hand in enumerate(event["hands"]) if hand)
             out = ", ".join(names[seat] for seat in event["eliminated"])

@@ -558,9 +558,12 @@ def card_text(code: str) -> str:
     >>> card_text("TH"), card_text("AS"), card_text("??")
     ('10\u2665', 'A\u2660', '??')
     """
-    if len(code) == 2 and code[1] in SUIT_SYMBOLS:
-        return ("10" if code[0] == "T" else code[0]) + SUIT_SYMBOLS[code[1]]
-    return code
+    return CARD_TEXTS.get(code, code)
+
+
+CARD_TEXTS = {rank + suit: ("10" if rank == "T" else rank) + symbol for rank in "A23456789TJQK"
+              for suit, symbol in SUIT_SYMBOLS.items()}
+"""Every card's text, made once: a long match's narration writes thousands of cards."""
 
 
 @dataclass(frozen=True)
@@ -620,7 +623,10 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPag
     elif log is not None:
         faults = faults_by_seat(log)
     if log is not None:
-        replay_json = json.dumps({"names": names, "events": events}, ensure_ascii=False, separators=(",", ":"))
+        # The events' text as the log holds it (re-encoding hundreds of events per page would cost more than
+        # the rest of the page); the page escapes what could close its script element.
+        replay_json = (f'{{"names":{json.dumps(names, ensure_ascii=False)},'
+                       f'"events":[{b",".join(log.event_texts).decode()}]}}')
     result = match.result
     prev_m = snap.matches[position - 1] if position > 0 else None
     next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
