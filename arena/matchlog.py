@@ -80,7 +80,8 @@ class LoadedLog:
     path: Path
     header: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
-    faults: list[dict[str, Any]] = field(default_factory=list)
+    faults: dict[int, Fault] = field(default_factory=dict)
+    """By seat, in the result model (a format 1 record, with a kind and no reason, gets the kind's generic code)."""
     messages: int = 0
     result: dict[str, Any] | None = None
     event_texts: list[bytes] = field(default_factory=list, repr=False)
@@ -113,7 +114,8 @@ then one ``}``. :func:`load` parses all of a log's events in one call."""
 
 
 def load(path: Path) -> LoadedLog:
-    """Read a whole log (the only reader of logs: ``arena replay``, the site and the checker use it)."""
+    """Read a whole log: what ``arena replay`` and the site use (:func:`read_records` yields every record, the
+    protocol lines included, for the checker)."""
     try:
         raw = gzip.decompress(path.read_bytes())
     except FileNotFoundError:
@@ -143,9 +145,14 @@ def load(path: Path) -> LoadedLog:
             continue
         kind = record["t"]
         if kind == "event":  # not in our writer's layout (spaces, say): encoded again, the same value
+            if not isinstance(record.get("event"), dict):
+                raise LogError(f'{path}: line {number}: an event record without its "event" object')
             texts.append(json.dumps(record["event"], separators=(",", ":"), ensure_ascii=False).encode())
         elif kind == "fault":
-            log.faults.append(record)
+            try:
+                log.faults[record["seat"]] = Fault.from_dict(record)
+            except (KeyError, ValueError, TypeError):
+                raise LogError(f"{path}: line {number}: a fault record without a seat, a kind or a detail") from None
         elif kind in ("send", "recv"):
             log.messages += 1
         elif kind == "result":
@@ -213,23 +220,12 @@ def verify(log: LoadedLog) -> list[str]:
     return problems
 
 
-def faults_by_seat(log: LoadedLog) -> dict[int, Fault]:
-    """The log's fault records as the result model has them (a format 1 record gets its kind's generic reason)."""
-    found = {}
-    for record in log.faults:
-        try:
-            found[record["seat"]] = Fault.from_dict(record)
-        except (KeyError, ValueError, TypeError):
-            continue  # a damaged fault record: the forfeit event still says the kind
-    return found
-
-
 def describe(log: LoadedLog) -> Iterator[str]:
     """The match turn by turn, for a terminal (``arena replay``): the narration, with the hands at each round's
     start and end."""
     names = [bot["name"] for bot in log.header["bots"]]
     yield f"match seed {log.header['seed']}: " + ", ".join(f"seat {i} {name}" for i, name in enumerate(names))
-    for line in narrate(log.events, names, faults_by_seat(log)):
+    for line in narrate(log.events, names, log.faults):
         if line.kind == "round_start":
             yield ""
         yield ("" if line.kind in ("round_start", "round_end", "match_start", "match_end") else "   ") + line.text

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from arena.cards import hand_total
 from arena.cli import main
 from arena.game import Match
-from arena.matchlog import describe, faults_by_seat, load
+from arena.matchlog import describe, load
 from arena.narrate import narrate
 from arena.results import Fault, Reason
 from arena.rules import Rules
@@ -123,7 +123,7 @@ def test_a_format_1_log_still_replays_and_verifies(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl.gz"
     write_format_1_log(path, match)
     log = load(path)
-    assert log.messages == 2 and faults_by_seat(log) == {2: Fault(Reason.CRASH_OTHER, "exited with status 1", 2)}
+    assert log.messages == 2 and log.faults == {2: Fault(Reason.CRASH_OTHER, "exited with status 1", 2)}
     text = list(describe(log))
     assert "random (seat 2) forfeits (crash.other: exited with status 1)." in [line.strip() for line in text]
     runner = CliRunner()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.matchlog import LoadedLog, LogError, faults_by_seat, find_log, load
+from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import Line, narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
@@ -621,7 +621,7 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPag
     if match.result is not None:
         faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
     elif log is not None:
-        faults = faults_by_seat(log)
+        faults = log.faults
     if log is not None:
         # The events' text as the log holds it (re-encoding hundreds of events per page would cost more than
         # the rest of the page); the page escapes what could close its script element.
