@@ -171,7 +171,7 @@ def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language:
     if reason is Reason.TIMEOUT_HELLO:
         if line is not None:
             return ["the bot's answer to hello never ended with a newline: one JSON object per line, then flush"]
-        return [no_flush(language)] + ([READ_ALL] if reads_all else [])
+        return ([READ_ALL] if reads_all else []) + [no_flush(language)]  # reading it all: the likelier cause
     if reason is Reason.TIMEOUT_NOT_READING:
         return ["the bot stopped reading its stdin: read messages line by line until stdin closes"]
     if fault.kind is FaultKind.TIMEOUT:

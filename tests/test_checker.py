@@ -211,13 +211,13 @@ def test_no_flush_advice_speaks_the_bots_language():
     assert "PYTHONUNBUFFERED" in explain(silent, language="python")[0]
     assert "readline" in explain(silent, language="javascript")[0]
     assert "fflush(stdout)" in explain(silent)[0] and "flush=True" in explain(silent)[0]  # unknown: several
-    assert explain(silent, reads_all=True)[1] == READ_ALL
+    assert explain(silent, reads_all=True)[0] == READ_ALL
 
 
 def test_a_bot_reading_all_of_stdin_is_told_to_read_line_by_line(tmp_path):
     directory = write_bot(tmp_path, "slurp", "messages = sys.stdin.read()\n")
     step = failed_step(check_bot(directory, limits=QUICK_HELLO))
-    assert step.name == "hello" and step.advice == [no_flush("python"), READ_ALL]
+    assert step.name == "hello" and step.advice == [READ_ALL, no_flush("python")]
 
 
 def test_a_command_that_is_not_executable_is_explained(tmp_path):
