@@ -2,7 +2,9 @@
 
 Schema changes are named, ordered migrations recorded in ``_migrations``, each applied atomically with its record.
 Every finished match is written in one transaction (its row and its seats), so a runner killed at any moment
-leaves only whole matches behind, and resuming is exact. Queries for the CLI and the site live here too, so no
+leaves only whole matches behind, and resuming is exact. A match is written as the referee's
+:class:`~arena.results.MatchResult` and read back as the same (inside a :class:`StoredMatch`), faults with their
+reason codes included. Queries for the CLI and the site live here too, so no
 template or command touches SQL.
 """
 
@@ -332,8 +334,7 @@ class Store:
                     duration_s=row["duration_s"], log_path=None if row["log_path"] is None else Path(row["log_path"]))
             found.append(StoredMatch(row["id"], row["tournament"], row["idx"], row["seed"], row["status"],
                                      row["attempts"], tuple(s["bot_id"] for s in mine), tuple(s["name"] for s in mine),
-                                     result, row["error"],
-                                     row["finished_at"]))
+                                     result, row["error"], row["finished_at"]))
         return found
 
     def status_counts(self, tid: int) -> dict[str, int]:
