@@ -3,13 +3,12 @@
 :func:`check_bot` validates the manifest and the files, starts the bot in the sandbox and checks the ``hello``
 handshake itself (so it knows exactly which bytes arrived), then plays short matches through the real referee:
 the bot against a copy of itself, and against the sample bot ``greedy`` in both seats. Faults are turned into
-plain-word advice from their actual details and the bot's stderr (:func:`explain`), because the person reading
+plain-word advice chosen by their reason codes and facts and the bot's stderr (:func:`explain`), because the person reading
 them is a bot author who has not read the referee's code. ``arena submit`` runs the same check.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import re
@@ -26,6 +25,7 @@ from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, read_records
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
+from arena.results import Fault, FaultKind, Reason, limit_reason
 from arena.registry import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits, get_sandbox
@@ -86,20 +86,51 @@ class CheckReport:
 TEN_AS_10 = re.compile(r"(?<![0-9A-Za-z])10[CDHScdhs](?![0-9A-Za-z])")
 DEBUG_STDOUT = ("your bot printed text to stdout; stdout is only for protocol replies, write debug output to stderr "
                 "(print(..., file=sys.stderr), arena_bot.log, console.error)")
-NO_FLUSH = ("the bot never answered hello; did you flush stdout after writing? (print(..., flush=True) in Python; "
-            "arena_bot.run flushes for you)")
+FLUSH_HOW = {
+    "python": "print(..., flush=True) or sys.stdout.flush() in Python; arena_bot.run flushes for you. The sandbox sets "
+              "PYTHONUNBUFFERED, so plain print() is never the cause: look for a file object of your own on stdout",
+    "c": "fflush(stdout) after each printf in C, or setvbuf(stdout, NULL, _IOLBF, 0) once",
+    "c++": "std::endl or std::flush after each reply in C++",
+    "java": "System.out.flush() after each reply in Java",
+    "rust": "io::stdout().flush() after each reply in Rust (stdout is line-buffered only on a terminal)",
+    "go": "Flush() on your bufio.Writer after each reply in Go",
+    "javascript": "Node writes to a pipe at once, so the bot more likely never got to write: see that it reads "
+                  "stdin line by line (readline) and answers each hello as it arrives",
+}
+FLUSH_ANY = ("fflush(stdout) in C, System.out.flush() in Java, std::flush in C++, print(..., flush=True) in "
+             "Python")
+READ_ALL = ("the bot seems to read all of stdin before answering (sys.stdin.read(), readlines(), "
+            "fs.readFileSync(0), an 'end' handler): stdin stays open until the match ends, so it waits forever. "
+            "Read line by line (PROTOCOL.md, \"Common mistakes\")")
+READS_ALL = re.compile(r"stdin\.read\(\s*\)|stdin\.readlines\(|readFileSync\(\s*(?:0|[\"']/dev/stdin)|"
+                       r"stdin\.on\(\s*[\"']end[\"']|io\.ReadAll\(os\.Stdin|read_to_string\(")
+MOVE_SHAPE = ('a move is {"type": "play", "discard": [cards], "take": "deck" or a floor card} or '
+              '{"type": "declare"}: see PROTOCOL.md, "Replies"')
+ILLEGAL_ADVICE = {
+    Reason.ILLEGAL_NOT_IN_HAND: "the bot threw a card that is not in its hand: take the cards from the turn message's "
+                                "\"hand\", not from your own bookkeeping",
+    Reason.ILLEGAL_NOT_A_SET: "the bot threw cards that are not a legal set (RULES.md, clause 3): arena_bot.legal_sets "
+                              "lists exactly the sets you may throw",
+    Reason.ILLEGAL_FIRST_TURN_DECLARE: "the bot declared on its first turn of a round, which the rules forbid: declare "
+                                       "only when the turn's \"may_declare\" is true",
+    Reason.ILLEGAL_DECLARE_OVER_MAX: "the bot declared when it may not: declare only when the turn's \"may_declare\" "
+                                     "is true",
+    Reason.ILLEGAL_TAKE_NOT_ON_FLOOR: "\"take\" must be \"deck\" or one of the turn's \"floor\" cards (not a card you "
+                                      "just threw)",
+}
+INVALID_ADVICE = {
+    Reason.INVALID_READY: 'answer hello with exactly {"type": "ready"} on one line',
+    Reason.INVALID_LINE_TOO_LONG: "a reply line may be at most 64 KiB: send one short JSON object per reply",
+}
 
 
-def _quoted_line(detail: str) -> str | None:
-    """The reply the referee quoted in a fault detail, as the bot sent it, if there is one."""
-    match = re.search(r"(?:\): |got |was |for: )('.*?'|\".*?\")(?= \.\.\. |;| \(|$)", detail)
-    if not match:
-        return None
-    try:
-        quoted = ast.literal_eval(match.group(1))  # the referee quotes with repr()
-    except (ValueError, SyntaxError):
-        return None
-    return quoted if isinstance(quoted, str) else None
+def no_flush(language: str | None) -> str:
+    """The advice for a bot that never answered hello, in the words of its language when it is known."""
+    how = FLUSH_HOW.get((language or "").lower(), FLUSH_ANY)
+    return f"the bot never answered hello; did you flush stdout after writing? ({how})"
+
+
+NO_FLUSH = no_flush("python")
 
 
 def _is_json(text: str) -> bool:
@@ -110,73 +141,74 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def explain(kind: str, detail: str, stderr: str = "", received: bytes | None = None, at_hello: bool = False,
-            lines: Sequence[str] = ()) -> list[str]:
-    """Advice for a fault in plain words, from its kind, its detail, the bot's stderr, and what arrived: the bytes
-    (at hello) or the bot's last few lines on stdout (in a match)."""
-    advice: list[str] = []
-    if TEN_AS_10.search(detail):
-        advice.append("cards are rank+suit like TH, not 10H (ranks A23456789TJQK, suits CDHS)")
-    if kind == "invalid":
-        quoted = _quoted_line(detail)
-        if "when no reply was asked for" in detail:
-            # A debug line just before a move is read as the reply, and the move itself is then the extra line:
-            # the quoted line alone would blame the move, the lines before it tell the story.
-            if any(not _is_json(line) for line in lines):
-                advice.append(DEBUG_STDOUT)
-            elif quoted is not None and _is_json(quoted):
-                advice.append("the bot answered a message that wants no reply: only hello and turn get exactly one "
-                              "line each")
-            else:
-                advice.append(DEBUG_STDOUT)
-        elif detail.startswith(("not JSON", "not UTF-8")):
-            if quoted is not None and quoted.lstrip().startswith(("{", "[")):
-                advice.append("a reply must be one JSON object on one line: do not pretty-print it (no indent)")
-            else:
-                advice.append(DEBUG_STDOUT)
-        elif "in answer to hello" in detail:
-            advice.append('answer hello with exactly {"type": "ready"} on one line')
-        elif "longer than" in detail:
-            advice.append("a reply line may be at most 64 KiB: send one short JSON object per reply")
-        elif not advice:
-            advice.append('a move is {"type": "play", "discard": [cards], "take": "deck" or a floor card} or '
-                          '{"type": "declare"}: see PROTOCOL.md, "Replies"')
-    elif kind == "illegal":
-        if "not in hand" in detail:
-            advice.append("the bot threw a card that is not in its hand: take the cards from the turn message's "
-                          "\"hand\", not from your own bookkeeping")
-        if "is not a set" in detail:
-            advice.append("the bot threw cards that are not a legal set (RULES.md, clause 3): arena_bot.legal_sets "
-                          "lists exactly the sets you may throw")
-        if "first turn" in detail:
-            advice.append("the bot declared on its first turn of a round, which the rules forbid: declare only when "
-                          "the turn's \"may_declare\" is true")
-        elif "may not declare" in detail:
-            advice.append("the bot declared when it may not: declare only when the turn's \"may_declare\" is true")
-        if "not on the floor" in detail:
-            advice.append("\"take\" must be \"deck\" or one of the turn's \"floor\" cards (not a card you just threw)")
-    elif kind == "timeout":
-        if at_hello and not received:
-            advice.append(NO_FLUSH)
-        elif at_hello:
-            advice.append("the bot's answer to hello never ended with a newline: one JSON object per line, "
-                          "then flush")
-        elif "not reading its input" in detail:
-            advice.append("the bot stopped reading its stdin: read messages line by line until stdin closes")
-        else:
-            advice.append("no move arrived in time: a move may take move_ms plus what is left of the time bank. If "
-                          "the bot did print its move, it did not flush stdout; if it was thinking, think less")
-    elif kind == "crash":
+def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language: str | None = None,
+            reads_all: bool = False) -> list[str]:
+    """Advice for a fault in plain words, chosen by its reason code and its facts (the line it sent, its exit
+    status), the bot's stderr, and its last few lines on stdout (in a match). ``reads_all``: the bot's source seems
+    to read stdin to its end (see :func:`reads_all_of_stdin`)."""
+    reason, line = fault.reason, fault.line
+    if reason is Reason.INVALID_CARD and line is not None and TEN_AS_10.search(line):
+        return ["cards are rank+suit like TH, not 10H (ranks A23456789TJQK, suits CDHS)"]
+    if reason is Reason.INVALID_UNSOLICITED:
+        # A debug line just before a move is read as the reply, and the move itself is then the extra line:
+        # the offending line alone would blame the move, the lines before it tell the story.
+        if line is not None and _is_json(line) and all(_is_json(sent) for sent in lines):
+            return ["the bot answered a message that wants no reply: only hello and turn get exactly one line each"]
+        return [DEBUG_STDOUT]
+    if reason in (Reason.INVALID_NOT_JSON, Reason.INVALID_NOT_UTF8):
+        if line is not None and line.lstrip().startswith(("{", "[")):
+            return ["a reply must be one JSON object on one line: do not pretty-print it (no indent)"]
+        return [DEBUG_STDOUT]
+    if reason in INVALID_ADVICE:
+        return [INVALID_ADVICE[reason]]
+    if fault.kind is FaultKind.INVALID:
+        return [MOVE_SHAPE]
+    if reason in ILLEGAL_ADVICE:
+        return [ILLEGAL_ADVICE[reason]]
+    if fault.kind is FaultKind.ILLEGAL:
+        return ["the move broke a rule: the turn message's \"hand\", \"floor\" and \"may_declare\" say what is "
+                "allowed (RULES.md)"]
+    if reason is Reason.TIMEOUT_HELLO:
+        if line is not None:
+            return ["the bot's answer to hello never ended with a newline: one JSON object per line, then flush"]
+        return ([READ_ALL] if reads_all else []) + [no_flush(language)]  # reading it all: the likelier cause
+    if reason is Reason.TIMEOUT_NOT_READING:
+        return ["the bot stopped reading its stdin: read messages line by line until stdin closes"]
+    if fault.kind is FaultKind.TIMEOUT:
+        return ["no move arrived in time: a move may take move_ms plus what is left of the time bank. If the bot did "
+                "print its move, it did not flush stdout; if it was thinking, think less"]
+    if fault.kind is FaultKind.CRASH:
         if "Traceback" in stderr or "Error:" in stderr or "    at " in stderr:
-            advice.append("the bot crashed with an exception: the last lines of its stderr are below")
-        elif "status 127" in detail or "not found" in stderr or "No such file" in stderr:
-            advice.append("the command in bot.yaml could not start: check the program name and the file it runs")
-        else:
-            advice.append("the bot exited (or closed stdout) before the match ended: keep reading stdin until it "
-                          "closes")
-    elif kind == "limit":
-        advice.append(f"the sandbox stopped the bot for using too much of a resource ({detail})")
-    return advice
+            return ["the bot crashed with an exception: the last lines of its stderr are below"]
+        if fault.exit_status == 126 or "Permission denied" in stderr:
+            return ["the command in bot.yaml is not executable: chmod +x the file it runs (and give it a #! line), "
+                    "or run it through its interpreter (command: python3 bot.py)"]
+        if fault.exit_status == 127 or "not found" in stderr or "No such file" in stderr:
+            return ["the command in bot.yaml could not start: check the program name and the file it runs"]
+        return ["the bot exited (or closed stdout) before the match ended: keep reading stdin until it closes"]
+    return [f"the sandbox stopped the bot for using too much of a resource ({fault.detail})"]
+
+
+def reads_all_of_stdin(directory: Path) -> bool:
+    """Whether a source file of the bot seems to read stdin to its end before answering (a heuristic: it only
+    adds a hint to a bot that never answered hello)."""
+    for path in sorted(directory.rglob("*"))[:MAX_FILES]:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= 1 << 20:
+            try:
+                if READS_ALL.search(path.read_text(encoding="utf-8", errors="replace")):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def language_of(spec: BotSpec) -> str | None:
+    """The bot's language as its manifest says, else as its command suggests."""
+    if spec.language:
+        return spec.language
+    program = Path(spec.command[0]).name if spec.command else ""
+    guesses = {"python": "python", "node": "javascript", "java": "java"}
+    return next((language for prefix, language in guesses.items() if program.startswith(prefix)), None)
 
 
 def _tail(text: str, lines: int = STDERR_LINES) -> str:
@@ -221,19 +253,26 @@ def _hello(spec: BotSpec, sandbox: Sandbox, limits: Limits) -> Step:
         process.kill()
     errors = stderr.decode(errors="replace")
     line, newline, _ = bytes(stdout).partition(b"\n")
+    language = language_of(spec)
     if newline:
         try:
             protocol.parse_ready(line.rstrip(b"\r"))
         except protocol.InvalidReplyError as error:
-            return Step("hello", False, expected, f"{line[:200].decode(errors='replace')!r}",
-                        explain("invalid", str(error), errors, bytes(stdout), at_hello=True), _tail(errors))
+            shown = line[:200].decode(errors="replace")
+            reason: Reason = Reason.INVALID_READY if error.reason is Reason.INVALID_NOT_OBJECT else error.reason
+            return Step("hello", False, expected, repr(shown),
+                        explain(Fault(reason, str(error), 0, shown), errors, language=language), _tail(errors))
         return Step("hello", True, expected, line.decode(errors="replace"))
     if exited is not None and not stdout:
         got = f"nothing: the bot {exited.describe()} before answering"
-        return Step("hello", False, expected, got, explain("crash", got, errors), _tail(errors))
+        reason = limit_reason(exited.limit) if exited.limit else Reason.CRASH_EXIT
+        fault = Fault(reason, got, 0, exit_status=exited.returncode, signal=exited.signal)
+        return Step("hello", False, expected, got, explain(fault, errors, language=language), _tail(errors))
     got = (f"nothing within {limits.hello_ms} ms (0 bytes on stdout)" if not stdout else
            f"{len(stdout)} bytes with no newline: {bytes(stdout[:200]).decode(errors='replace')!r}")
-    return Step("hello", False, expected, got, explain("timeout", got, errors, bytes(stdout), at_hello=True),
+    fault = Fault(Reason.TIMEOUT_HELLO, got, 0, bytes(stdout[:200]).decode(errors="replace") if stdout else None)
+    return Step("hello", False, expected, got,
+                explain(fault, errors, language=language, reads_all=reads_all_of_stdin(spec.directory)),
                 _tail(errors))
 
 
@@ -254,11 +293,11 @@ def _match_step(name: str, seats: list[BotSpec], mine: list[int], sandbox: Sandb
                 if player.fault is not None:
                     fault = player.fault
                     lines = _last_lines(log, seat)
-                    got = f"seat {seat}, round {fault.round}: {fault.kind.value}: {fault.detail}"
+                    got = f"seat {seat}, round {fault.round}: {fault.reason.value}: {fault.detail}"
                     if lines:
                         got += "; its last lines on stdout: " + " | ".join(repr(line[:120]) for line in lines)
                     return Step(name, False, expected, got,
-                                explain(fault.kind.value, fault.detail, player.stderr_tail, lines=lines),
+                                explain(fault, player.stderr_tail, lines, language_of(order[seat])),
                                 _tail(player.stderr_tail))
         places = ", ".join(f"place {result.players[s].place} score {result.players[s].score}" for s in ours)
         played.append(f"seed {seed}: {result.rounds} rounds, {result.turns} turns, {places}")

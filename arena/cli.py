@@ -21,7 +21,8 @@ from arena import __version__
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, describe, load, verify
 from arena.protocol import Limits
-from arena.referee import InfrastructureError, MatchResult, play_match
+from arena.referee import InfrastructureError, play_match
+from arena.results import MatchResult
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxError, get_sandbox
 from arena import tournament
@@ -117,7 +118,7 @@ def print_result(result: MatchResult) -> None:
                f"{result.duration_s:.1f} s")
     click.echo(f"{'place':>5}  {'seat':>4}  {'bot':<20} {'score':>5}  fault")
     for player in sorted(result.players, key=lambda p: (p.place, p.seat)):
-        fault = "" if player.fault is None else f"{player.fault.kind.value}: {player.fault.detail}"
+        fault = "" if player.fault is None else f"{player.fault.reason.value}: {player.fault.detail}"
         click.echo(f"{player.place:>5}  {player.seat:>4}  {player.name:<20} {player.score:>5}  {fault}")
     if result.log_path is not None:
         click.echo(f"log: {result.log_path}   (arena replay {result.log_path})")
@@ -327,28 +328,34 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
 def show(match_id: int, db_path: Path, as_json: bool) -> None:
     """One match: places, scores, faults with details and stderr tails, and the replay command."""
     store = open_store(db_path)
-    detail = store.match_detail(match_id)
-    if detail is None:
+    match_ = store.match(match_id)
+    if match_ is None:
         fail(f"{db_path}: no match with id {match_id} (see arena matches)")
     if as_json:
-        emit_json(detail)
+        emit_json(match_.to_dict())
         return
-    click.echo(f"match {detail['id']} of {detail['tournament']} (#{detail['idx']}, seed {detail['seed']}): "
-               f"{detail['status']}, {detail['rounds'] or 0} rounds, {detail['turns'] or 0} turns"
-               + (f", {detail['termination']}" if detail["termination"] else ""))
-    if detail["error"]:
-        click.echo(f"infrastructure error: {detail['error']}")
-    for player in sorted(detail["players"], key=lambda p: (p["place"] or 99, p["seat"])):
-        fault = player["fault"]
-        click.echo(f"  {player['place'] or '-'}. seat {player['seat']} {player['bot']:<20} score {player['score']}"
-                   + (f"  FAULT {fault['kind']} in round {fault['round']}: {fault['detail']}" if fault else ""))
-        if fault and player["stderr_tail"]:
-            tail = player["stderr_tail"].rstrip().splitlines()[-10:]
+    result = match_.result
+    click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
+               + ("" if result is None else
+                  f", {result.rounds} rounds, {result.turns} turns, {result.termination}"))
+    if match_.error:
+        click.echo(f"infrastructure error: {match_.error}")
+    if result is None:
+        for seat, name in enumerate(match_.names):
+            click.echo(f"  -. seat {seat} {name}")
+        return
+    for player in sorted(result.players, key=lambda p: (p.place, p.seat)):
+        fault = player.fault
+        click.echo(f"  {player.place}. seat {player.seat} {player.name:<20} score {player.score}"
+                   + ("" if fault is None else f"  FAULT {fault.reason.value} in round {fault.round}: {fault.detail}"))
+        if fault is not None and fault.line is not None:
+            click.echo(f"     the line it sent: {fault.line!r}")
+        if fault is not None and player.stderr_tail:
             click.echo("     stderr (last lines):")
-            for line in tail:
+            for line in player.stderr_tail.rstrip().splitlines()[-10:]:
                 click.echo(f"       {line}")
-    if detail["log_path"]:
-        click.echo(f"replay: arena replay {detail['log_path']}")
+    if result.log_path is not None:
+        click.echo(f"replay: arena replay {result.log_path}")
 
 
 from arena import cli_sandbox  # noqa: E402 - sandbox build-image: the backends' chores

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from arena.cards import hand_total
 from arena.game import IllegalMoveError, actions_from_events, replay
+from arena.narrate import narrate
+from arena.results import Fault
 from arena.rules import Rules, RulesError
 
 FORMAT = 2
@@ -79,9 +80,12 @@ class LoadedLog:
     path: Path
     header: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
-    faults: list[dict[str, Any]] = field(default_factory=list)
+    faults: dict[int, Fault] = field(default_factory=dict)
+    """By seat, in the result model (a format 1 record, with a kind and no reason, gets the kind's generic code)."""
     messages: int = 0
     result: dict[str, Any] | None = None
+    event_texts: list[bytes] = field(default_factory=list, repr=False)
+    """Each event as the JSON text the log holds (for a page that embeds the events without encoding them again)."""
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -101,27 +105,89 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise LogError(f"{path}: not a complete gzip match log ({error})") from None
 
 
+MESSAGE_PREFIXES = (b'{"t":"send"', b'{"t":"recv"')
+"""How :meth:`MatchLog.write_message` starts a protocol line: :func:`load` counts those without parsing them (they
+are most of a real match's log)."""
+EVENT_PREFIX = b'{"t":"event","event":'
+"""How :meth:`MatchLog.write` starts an event record (compact JSON, keys in order): the event's own JSON follows,
+then one ``}``. :func:`load` parses all of a log's events in one call."""
+
+
 def load(path: Path) -> LoadedLog:
-    records = read_records(path)
+    """Read a whole log: what ``arena replay`` and the site use (:func:`read_records` yields every record, the
+    protocol lines included, for the checker)."""
     try:
-        _, header = next(records)
-    except StopIteration:
-        raise LogError(f"{path}: empty log (expected a header line first)") from None
-    if header.get("t") != "header" or header.get("format") not in READABLE_FORMATS:
-        raise LogError(f"{path}: line 1: expected a header of format "
-                       f"{' or '.join(map(str, READABLE_FORMATS))}, got {str(header)[:120]}")
-    log = LoadedLog(path, header)
-    for _, record in records:
+        raw = gzip.decompress(path.read_bytes())
+    except FileNotFoundError:
+        raise LogError(f"{path}: no such log file") from None
+    except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError; a cut-off file raises EOFError
+        raise LogError(f"{path}: not a complete gzip match log ({error})") from None
+    log: LoadedLog | None = None
+    texts = []
+    for number, line in enumerate(raw.splitlines(), 1):
+        if log is not None and line.startswith(MESSAGE_PREFIXES):
+            log.messages += 1
+            continue
+        if log is not None and line.startswith(EVENT_PREFIX) and line.endswith(b"}"):
+            texts.append(line[len(EVENT_PREFIX):-1])
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            raise LogError(f"{path}: line {number}: not JSON ({error})") from None
+        if not isinstance(record, dict) or "t" not in record:
+            raise LogError(f'{path}: line {number}: expected an object with a "t" field')
+        if log is None:
+            if record["t"] != "header" or record.get("format") not in READABLE_FORMATS:
+                raise LogError(f"{path}: line 1: expected a header of format "
+                               f"{' or '.join(map(str, READABLE_FORMATS))}, got {str(record)[:120]}")
+            log = LoadedLog(path, record)
+            continue
         kind = record["t"]
-        if kind == "event":
-            log.events.append(record["event"])
+        if kind == "event":  # not in our writer's layout (spaces, say): encoded again, the same value
+            if not isinstance(record.get("event"), dict):
+                raise LogError(f'{path}: line {number}: an event record without its "event" object')
+            texts.append(json.dumps(record["event"], separators=(",", ":"), ensure_ascii=False).encode())
         elif kind == "fault":
-            log.faults.append(record)
+            try:
+                log.faults[record["seat"]] = Fault.from_dict(record)
+            except (KeyError, ValueError, TypeError):
+                raise LogError(f"{path}: line {number}: a fault record without a seat, a kind or a detail") from None
         elif kind in ("send", "recv"):
             log.messages += 1
         elif kind == "result":
             log.result = record["result"]
+    if log is None:
+        raise LogError(f"{path}: empty log (expected a header line first)")
+    try:
+        # One parse of all the events: hundreds of json.loads calls cost several times more.
+        log.events = json.loads(b"[" + b",".join(texts) + b"]")
+    except ValueError as error:
+        raise LogError(f"{path}: an event line is not JSON ({error})") from None
+    log.event_texts = texts
     return log
+
+
+def log_dir_for(store_dir: Path, tournament: str) -> Path:
+    """Where a tournament's runner writes its match logs: ``logs/NAME/`` beside the store."""
+    return store_dir / "logs" / tournament
+
+
+def log_path_for(log_dir: Path, index: int) -> Path:
+    """Where the runner writes the log of match ``index`` of the tournament whose :func:`log_dir_for` is
+    ``log_dir``."""
+    return log_dir / f"{index:06d}.jsonl.gz"
+
+
+def find_log(stored: Path | str | None, store_dir: Path, tournament: str, index: int) -> Path | None:
+    """A match's log: where the store says (a relative path as given, then beside the store), else where the
+    runner puts it (a store moved with its logs), or None when there is none."""
+    candidates = []
+    if stored:
+        stored = Path(stored)
+        candidates += [stored] if stored.is_absolute() else [stored, store_dir / stored]
+    candidates.append(log_path_for(log_dir_for(store_dir, tournament), index))
+    return next((path for path in candidates if path.is_file()), None)
 
 
 def verify(log: LoadedLog) -> list[str]:
@@ -155,40 +221,12 @@ def verify(log: LoadedLog) -> list[str]:
 
 
 def describe(log: LoadedLog) -> Iterator[str]:
-    """The match turn by turn, for people."""
+    """The match turn by turn, for a terminal (``arena replay``): the narration, with the hands at each round's
+    start and end."""
     names = [bot["name"] for bot in log.header["bots"]]
     yield f"match seed {log.header['seed']}: " + ", ".join(f"seat {i} {name}" for i, name in enumerate(names))
-    faults = {record["seat"]: record for record in log.faults}
-    for event in log.events:
-        kind = event["type"]
-        if kind == "round_start":
+    for line in narrate(log.events, names, log.faults):
+        if line.kind == "round_start":
             yield ""
-            yield f"== round {event['round']}: {names[event['starter']]} starts; floor {' '.join(event['floor'])}"
-            for seat, hand in enumerate(event["hands"]):
-                if hand:
-                    yield f"   {names[seat]:<16} {' '.join(hand):<16} total {hand_total(hand):>2}  score {event['scores'][seat]}"
-        elif kind == "play":
-            took = f"deck ({event['drew']})" if event["take"] == "deck" else event["take"]
-            yield f"   {names[event['seat']]:<16} throws {' '.join(event['discard']):<16} takes {took}"
-        elif kind == "declare":
-            yield f"   {names[event['seat']]:<16} DECLARES"
-        elif kind == "reshuffle":
-            yield f"   (deck empty: {event['deck_size']} dead cards reshuffled)"
-        elif kind == "forfeit":
-            fault = faults.get(event["seat"])
-            detail = f"{fault.get('reason', fault['kind'])}: {fault['detail']}" if fault else event["reason"]
-            yield f"   {names[event['seat']]:<16} FORFEITS ({detail})"
-        elif kind == "round_end":
-            who = "nobody (turn cap)" if event["declarer"] is None else names[event["declarer"]]
-            yield f"-- round {event['round']} ends: {event['reason']}, declared by {who}"
-            for seat, hand in enumerate(event["hands"]):
-                if hand:
-                    yield (f"   {names[seat]:<16} {' '.join(hand):<16} total {event['totals'][seat]:>2}"
-                           f"  +{event['points'][seat]:<3} score {event['scores'][seat]}")
-            if event["eliminated"]:
-                yield "   eliminated: " + ", ".join(names[seat] for seat in event["eliminated"])
-        elif kind == "match_end":
-            yield ""
-            yield f"== match over ({event['termination']})"
-            for seat in sorted(range(len(names)), key=lambda s: event["places"][s]):
-                yield f"   {event['places'][seat]}. {names[seat]:<16} score {event['scores'][seat]}"
+        yield ("" if line.kind in ("round_start", "round_end", "match_start", "match_end") else "   ") + line.text
+        yield from (f"      {hand}" for hand in line.hands)

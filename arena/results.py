@@ -74,9 +74,25 @@ class Reason(str, Enum):
     LIMIT_FILE_SIZE = "limit.file_size"
     LIMIT_OTHER = "limit.other"
 
+    # One generic code per kind: a fault recorded before reason codes existed (store rows migrated by
+    # ``0002_fault_reasons``, format 1 logs), or a code this version does not know (see :func:`reason_of`).
+    TIMEOUT_OTHER = "timeout.other"
+    CRASH_OTHER = "crash.other"
+    INVALID_OTHER = "invalid.other"
+    ILLEGAL_OTHER = "illegal.other"
+
     @property
     def kind(self) -> FaultKind:
         return FaultKind(self.value.partition(".")[0])
+
+
+def reason_of(code: str) -> Reason:
+    """The reason for a stored code, or a bare kind (``"crash"``); a code this version does not know (written by
+    a newer arena) becomes its kind's generic ``KIND.other``. Raises ValueError when not even the kind is known."""
+    try:
+        return Reason(code)
+    except ValueError:
+        return Reason(f"{FaultKind(code.partition('.')[0]).value}.other")
 
 
 _LIMITS = {"memory": Reason.LIMIT_MEMORY, "cpu time": Reason.LIMIT_CPU, "file size": Reason.LIMIT_FILE_SIZE}
@@ -112,7 +128,8 @@ class Fault:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
-        return cls(Reason(data["reason"]), data["detail"], data["round"], data.get("line"),
+        """Read :meth:`to_dict`'s form back; a format 1 record (a kind, no reason) gets its kind's generic code."""
+        return cls(reason_of(data.get("reason") or data["kind"]), data["detail"], data["round"], data.get("line"),
                    data.get("exit_status"), data.get("signal"))
 
 

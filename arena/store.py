@@ -2,7 +2,9 @@
 
 Schema changes are named, ordered migrations recorded in ``_migrations``, each applied atomically with its record.
 Every finished match is written in one transaction (its row and its seats), so a runner killed at any moment
-leaves only whole matches behind, and resuming is exact. Queries for the CLI and the site live here too, so no
+leaves only whole matches behind, and resuming is exact. A match is written as the referee's
+:class:`~arena.results.MatchResult` and read back as the same (inside a :class:`StoredMatch`), faults with their
+reason codes included. Queries for the CLI and the site live here too, so no
 template or command touches SQL.
 """
 
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from arena.ratings import RatedMatch, Rating
+from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
+from arena.rules import Rules
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", """
@@ -84,6 +88,16 @@ MIGRATIONS: list[tuple[str, str]] = [
             PRIMARY KEY (tournament_id, bot_id, match_idx)
         ) STRICT;
     """),
+    # A fault's reason code and the facts it was decided on, and the time bank a seat had left: the whole
+    # SeatResult is stored. Faults stored before have only a kind: they get that kind's generic code.
+    ("0002_fault_reasons", """
+        ALTER TABLE seats ADD COLUMN fault_reason TEXT;
+        ALTER TABLE seats ADD COLUMN fault_line TEXT;
+        ALTER TABLE seats ADD COLUMN fault_exit_status INTEGER;
+        ALTER TABLE seats ADD COLUMN fault_signal INTEGER;
+        ALTER TABLE seats ADD COLUMN bank_left_ms INTEGER;
+        UPDATE seats SET fault_reason = fault_kind || '.other' WHERE fault_kind IS NOT NULL;
+    """),
 ]
 
 
@@ -92,30 +106,35 @@ class StoreError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class SeatOutcome:
-    """What the store keeps of one seat of a finished match."""
+class StoredMatch:
+    """A scheduled match as the store keeps it: its place in the schedule, its status and, once it is done, the
+    referee's :class:`~arena.results.MatchResult` read back as it was written (without the engine events: those
+    are in the match's log)."""
 
-    place: int
-    score: int
-    fault_kind: str | None
-    fault_detail: str | None
-    fault_round: int | None
-    stderr_tail: str
-    rounds: int
-    turns: int
-    points: int
-    declares_ok: int
-    declares_failed: int
+    id: int
+    tournament: str
+    idx: int
+    seed: int
+    status: str
+    """``pending``, ``done`` or ``failed`` (an infrastructure failure: never rated)."""
+    attempts: int
+    bot_ids: tuple[int, ...]
+    """The bot (its row id) in each seat."""
+    names: tuple[str, ...]
+    """The bot's name in each seat."""
+    result: MatchResult | None
+    """The result when the match is done, else None."""
+    error: str | None
+    finished_at: str | None
 
+    @property
+    def log_path(self) -> Path | None:
+        return None if self.result is None else self.result.log_path
 
-@dataclass(frozen=True)
-class MatchOutcome:
-    rounds: int
-    turns: int
-    termination: str
-    duration_s: float
-    log_path: str | None
-    seats: tuple[SeatOutcome, ...]
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "tournament": self.tournament, "index": self.idx, "seed": self.seed,
+                "status": self.status, "attempts": self.attempts, "bots": list(self.names), "error": self.error,
+                "finished_at": self.finished_at, "result": None if self.result is None else self.result.to_dict()}
 
 
 @dataclass
@@ -245,19 +264,21 @@ class Store:
         return self.db.execute(f"SELECT * FROM matches WHERE tournament_id = ? AND status IN ({marks}) ORDER BY idx",
                                (tid, *statuses)).fetchall()
 
-    def record_match(self, tid: int, idx: int, outcome: MatchOutcome, attempts: int) -> None:
+    def record_match(self, tid: int, idx: int, result: MatchResult, attempts: int) -> None:
         with self.atomic() as db:
             mid = db.execute("SELECT id FROM matches WHERE tournament_id = ? AND idx = ?", (tid, idx)).fetchone()[0]
             db.execute("UPDATE matches SET status = 'done', attempts = ?, rounds = ?, turns = ?, termination = ?, "
                        "duration_s = ?, log_path = ?, error = NULL, finished_at = ? WHERE id = ?",
-                       (attempts, outcome.rounds, outcome.turns, outcome.termination, outcome.duration_s,
-                        outcome.log_path, _now(), mid))
+                       (attempts, result.rounds, result.turns, result.termination, result.duration_s,
+                        None if result.log_path is None else str(result.log_path), _now(), mid))
             db.executemany(
-                "UPDATE seats SET place = ?, score = ?, fault_kind = ?, fault_detail = ?, fault_round = ?, "
-                "stderr_tail = ?, rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ? "
+                "UPDATE seats SET place = ?, score = ?, fault_kind = ?, fault_reason = ?, fault_detail = ?, "
+                "fault_round = ?, fault_line = ?, fault_exit_status = ?, fault_signal = ?, stderr_tail = ?, "
+                "rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ?, bank_left_ms = ? "
                 "WHERE match_id = ? AND seat = ?",
-                [(s.place, s.score, s.fault_kind, s.fault_detail, s.fault_round, s.stderr_tail, s.rounds, s.turns,
-                  s.points, s.declares_ok, s.declares_failed, mid, seat) for seat, s in enumerate(outcome.seats)])
+                [(p.place, p.score, *_fault_columns(p.fault), p.stderr_tail, p.stats.rounds, p.stats.turns,
+                  p.stats.points, p.stats.declares_ok, p.stats.declares_failed, p.bank_left_ms, mid, p.seat)
+                 for p in result.players])
 
     def record_failure(self, tid: int, idx: int, error: str, attempts: int) -> None:
         with self.atomic() as db:
@@ -283,14 +304,38 @@ class Store:
         row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id DESC LIMIT 1").fetchone()
         return row
 
-    def match_rows(self, tid: int) -> list[sqlite3.Row]:
-        """Every match of the tournament, in schedule order."""
-        return self.db.execute("SELECT * FROM matches WHERE tournament_id = ? ORDER BY idx", (tid,)).fetchall()
+    def matches(self, tid: int) -> list[StoredMatch]:
+        """Every match of the tournament in schedule order, each with its result once done (two queries)."""
+        return self._stored("m.tournament_id = ?", tid)
 
-    def seat_rows(self, tid: int) -> list[sqlite3.Row]:
-        """Every seat of every match of the tournament, by match then seat."""
-        return self.db.execute("SELECT s.* FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? "
-                               "ORDER BY s.match_id, s.seat", (tid,)).fetchall()
+    def match(self, match_id: int) -> StoredMatch | None:
+        found = self._stored("m.id = ?", match_id)
+        return found[0] if found else None
+
+    def _stored(self, where: str, key: int) -> list[StoredMatch]:
+        rows = self.db.execute(f"SELECT m.*, t.name AS tournament, t.config FROM matches m JOIN tournaments t "
+                               f"ON t.id = m.tournament_id WHERE {where} ORDER BY m.idx", (key,)).fetchall()
+        seats: dict[int, list[sqlite3.Row]] = defaultdict(list)
+        for seat in self.db.execute(f"SELECT s.*, b.name, b.files_hash FROM seats s JOIN bots b ON b.id = s.bot_id "
+                                    f"JOIN matches m ON m.id = s.match_id WHERE {where} ORDER BY s.match_id, s.seat",
+                                    (key,)):
+            seats[seat["match_id"]].append(seat)
+        rules: dict[str, Rules] = {}  # one per tournament, shared by its matches
+        found = []
+        for row in rows:
+            if row["config"] not in rules:
+                rules[row["config"]] = Rules.from_dict(json.loads(row["config"]).get("rules", {}))
+            mine = seats[row["id"]]
+            result = None
+            if row["status"] == "done":
+                result = MatchResult(
+                    seed=row["seed"], rules=rules[row["config"]], termination=row["termination"],
+                    rounds=row["rounds"], turns=row["turns"], players=tuple(_seat_result(s) for s in mine),
+                    duration_s=row["duration_s"], log_path=None if row["log_path"] is None else Path(row["log_path"]))
+            found.append(StoredMatch(row["id"], row["tournament"], row["idx"], row["seed"], row["status"],
+                                     row["attempts"], tuple(s["bot_id"] for s in mine), tuple(s["name"] for s in mine),
+                                     result, row["error"], row["finished_at"]))
+        return found
 
     def status_counts(self, tid: int) -> dict[str, int]:
         """How many matches are pending, done and failed."""
@@ -383,20 +428,22 @@ class Store:
             found = [m for m in found if any(p["bot"] == bot for p in m["players"])]
         return found
 
-    def match_detail(self, match_id: int) -> dict[str, Any] | None:
-        match = self.db.execute("SELECT m.*, t.name AS tournament FROM matches m JOIN tournaments t "
-                                "ON t.id = m.tournament_id WHERE m.id = ?", (match_id,)).fetchone()
-        if match is None:
-            return None
-        seats = self.db.execute("SELECT s.*, b.name, b.files_hash FROM seats s JOIN bots b ON b.id = s.bot_id "
-                                "WHERE s.match_id = ? ORDER BY s.seat", (match_id,)).fetchall()
-        detail = {key: match[key] for key in match.keys() if key not in ("tournament_id",)}
-        detail["players"] = [
-            {"seat": s["seat"], "bot": s["name"], "files_hash": s["files_hash"], "place": s["place"],
-             "score": s["score"], "rounds": s["rounds"], "points": s["points"],
-             "declares_ok": s["declares_ok"], "declares_failed": s["declares_failed"],
-             "fault": None if s["fault_kind"] is None else {"kind": s["fault_kind"], "detail": s["fault_detail"],
-                                                            "round": s["fault_round"]},
-             "stderr_tail": s["stderr_tail"]}
-            for s in seats]
-        return detail
+
+def _fault_columns(fault: Fault | None) -> tuple[Any, ...]:
+    """The seats columns of a fault, in the order record_match writes them."""
+    if fault is None:
+        return (None,) * 7
+    return (fault.kind.value, fault.reason.value, fault.detail, fault.round, fault.line, fault.exit_status,
+            fault.signal)
+
+
+def _seat_result(row: sqlite3.Row) -> SeatResult:
+    fault = None
+    if row["fault_reason"] is not None:
+        fault = Fault(reason_of(row["fault_reason"]), row["fault_detail"] or "", row["fault_round"], row["fault_line"],
+                      row["fault_exit_status"], row["fault_signal"])
+    return SeatResult(
+        seat=row["seat"], name=row["name"], files_hash=row["files_hash"], place=row["place"], score=row["score"],
+        stats=SeatStats(row["rounds"], row["turns"], row["points"], row["declares_ok"], row["declares_failed"]),
+        fault=fault, stderr_tail=row["stderr_tail"] or "",
+        bank_left_ms=row["bank_left_ms"] or 0)  # rows stored before 0002_fault_reasons did not keep it

@@ -9,6 +9,7 @@ so they are the same whatever the number of workers, and a resumed run ends exac
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import multiprocessing
 import os
 import shutil
@@ -21,14 +22,16 @@ from typing import Any, Callable
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
+from arena.matchlog import log_dir_for, log_path_for
 from arena.protocol import Limits
 from arena.ratings import rate_all
-from arena.referee import InfrastructureError, MatchResult, play_match
+from arena.referee import InfrastructureError, play_match
 from arena.registry import entrant_names
+from arena.results import MatchResult
 from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox, procfs
 from arena.schedule import ScheduledMatch, design_for, make_schedule
-from arena.store import MatchOutcome, SeatOutcome, Standing, Store
+from arena.store import Standing, Store
 
 PR_SET_PDEATHSIG = 1
 SECONDS_PER_TURN_ESTIMATE = 0.00025
@@ -56,7 +59,8 @@ class MatchJob:
 class JobResult:
     index: int
     attempts: int
-    outcome: MatchOutcome | None
+    result: MatchResult | None
+    """Without its engine events (they are in the log): only what the store keeps crosses the process pipe."""
     error: str | None = None
 
 
@@ -78,7 +82,7 @@ def run_job(job: MatchJob) -> JobResult:
                                     job.sandbox_limits, Path(job.log_path))
             finally:
                 _IN_MATCH = False
-            return JobResult(job.index, attempt, outcome_of(result))
+            return JobResult(job.index, attempt, dataclasses.replace(result, events=()))
         except (InfrastructureError, SandboxError) as failure:
             error = f"attempt {attempt}: {failure}"
             broken = _SANDBOXES.pop(job.sandbox, None)  # a broken backend is rebuilt for the next attempt
@@ -89,32 +93,6 @@ def run_job(job: MatchJob) -> JobResult:
                     pass  # it is broken: that is why it goes
             time.sleep(min(0.2 * attempt, 1.0))
     return JobResult(job.index, job.retries + 1, None, error)
-
-
-def outcome_of(result: MatchResult) -> MatchOutcome:
-    return MatchOutcome(
-        rounds=result.rounds,
-        turns=result.turns,
-        termination=result.termination,
-        duration_s=result.duration_s,
-        log_path=None if result.log_path is None else str(result.log_path),
-        seats=tuple(
-            SeatOutcome(
-                place=player.place,
-                score=player.score,
-                fault_kind=None if player.fault is None else player.fault.kind.value,
-                fault_detail=None if player.fault is None else player.fault.detail,
-                fault_round=None if player.fault is None else player.fault.round,
-                stderr_tail=player.stderr_tail,
-                rounds=player.stats.rounds,
-                turns=player.stats.turns,
-                points=player.stats.points,
-                declares_ok=player.stats.declares_ok,
-                declares_failed=player.stats.declares_failed,
-            )
-            for player in result.players
-        ),
-    )
 
 
 def _worker_started() -> None:
@@ -165,7 +143,7 @@ def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
     """Create the tournament in the store, or check that the stored one is the same and find what is left."""
     bots = load_bots(config)
     schedule = make_schedule(len(bots), config.players, config.repeats, config.seed)
-    log_dir = store.path.parent / "logs" / config.name
+    log_dir = log_dir_for(store.path.parent, config.name)
     existing = store.tournament(config.name)
     if existing is not None and fresh:
         store.delete_tournament(config.name)
@@ -209,7 +187,7 @@ def jobs(config: TournamentConfig, plan_: Plan) -> list[MatchJob]:
             limits=config.limits,
             sandbox_limits=config.sandbox_limits,
             sandbox=config.sandbox,
-            log_path=str(plan_.log_dir / f"{match.index:06d}.jsonl.gz"),
+            log_path=str(log_path_for(plan_.log_dir, match.index)),
             retries=config.retries,
         )
         for match in (plan_.schedule[index] for index in plan_.pending)
@@ -230,10 +208,10 @@ class Progress:
 
     def add(self, result: JobResult, job: MatchJob) -> None:
         self.played += 1
-        if result.outcome is None:
+        if result.result is None:
             self.failed += 1
             return
-        for bot, seat in zip(job.bots, result.outcome.seats):
+        for bot, seat in zip(job.bots, result.result.players):
             self.place_sum[bot.name] += seat.place
             self.matches[bot.name] += 1
 
@@ -317,8 +295,8 @@ def run_tournament(
         try:
             for result in pool.imap_unordered(run_job, todo):
                 job = by_index[result.index]
-                if result.outcome is not None:
-                    store.record_match(prepared.tid, result.index, result.outcome, result.attempts)
+                if result.result is not None:
+                    store.record_match(prepared.tid, result.index, result.result, result.attempts)
                 else:
                     store.record_failure(prepared.tid, result.index, result.error or "unknown", result.attempts)
                 progress.add(result, job)

@@ -31,10 +31,12 @@ from arena.ratings import rate_all
 from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.site.render import build_site
-from arena.store import MatchOutcome, SeatOutcome, Store
+from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats
+from arena.store import Store
 
 FAULT_CHANCE = 0.01
-FAULT_KINDS = ("timeout", "crash", "invalid", "illegal", "limit")
+FAULT_REASONS = (Reason.TIMEOUT_MOVE, Reason.CRASH_EXIT, Reason.INVALID_NOT_JSON, Reason.ILLEGAL_NOT_IN_HAND,
+                 Reason.LIMIT_MEMORY)
 
 
 def greedy(match: Match, rng: random.Random) -> Move:
@@ -90,17 +92,18 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
         seats = []
         for seat in range(players):
             faulted = rng.random() < FAULT_CHANCE
-            seats.append(SeatOutcome(
+            seats.append(SeatResult(
+                seat=seat, name=f"bot-{match.bots[seat]}", files_hash=f"{match.bots[seat]:064x}",
                 place=players if faulted else places[seat], score=rng.randint(0, 120),
-                fault_kind=rng.choice(FAULT_KINDS) if faulted else None,
-                fault_detail="no reply within 1000 ms" if faulted else None,
-                fault_round=rng.randint(1, rounds) if faulted else None,
+                stats=SeatStats(rounds=rounds, turns=rounds * 6, points=rng.randint(0, 120),
+                                declares_ok=rng.randint(0, 4), declares_failed=rng.randint(0, 2)),
+                fault=Fault(rng.choice(FAULT_REASONS), "no reply within 1000 ms", rng.randint(1, rounds))
+                if faulted else None,
                 stderr_tail="Traceback (most recent call last):\n  ...\nValueError: boom\n" if faulted else "",
-                rounds=rounds, turns=rounds * 6, points=rng.randint(0, 120), declares_ok=rng.randint(0, 4),
-                declares_failed=rng.randint(0, 2)))
-        log_path = str(logs[match.index % len(logs)]) if logs else None
-        store.record_match(tid, match.index, MatchOutcome(rounds, rounds * 6 * players, "last_standing", 0.5,
-                                                          log_path, tuple(seats)), 1)
+                bank_left_ms=10000))
+        log_path = logs[match.index % len(logs)] if logs else None
+        store.record_match(tid, match.index, MatchResult(match.seed, Rules(), "last_standing", rounds,
+                                                         rounds * 6 * players, tuple(seats), 0.5, log_path), 1)
     _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
     store.finish(tid, history)
     return tid

@@ -21,9 +21,11 @@ from arena.matchlog import FORMAT, MatchLog
 from arena.ratings import rate_all
 from arena.rules import Rules
 from arena.schedule import make_schedule
-from arena.store import MatchOutcome, SeatOutcome, Store
+from arena.results import Fault, MatchResult, Reason, SeatResult
+from arena.store import Store
 
 RULES = {"threshold": 30}
+CRASH = Fault(Reason.CRASH_EXIT, "exited with status 1", 2, exit_status=1)
 STDERR = "Traceback (most recent call last):\n  File \"bot.py\", line 1\nRuntimeError: <script>alert('stderr')</script>\n"
 
 
@@ -65,23 +67,20 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
             for event in match.events:
                 log.write({"t": "event", "event": event})
             if faulty:
-                log.write({"t": "fault", "seat": 1, "kind": "crash", "detail": "exited with status 1", "round": 2})
+                log.write({"t": "fault", "seat": 1, **CRASH.to_dict(), "stderr_tail": STDERR})
             log.write({"t": "result", "result": {"seed": scheduled.seed, "players": [
                 {"seat": s, "place": match.outcome.places[s], "score": match.outcome.scores[s]}
                 for s in range(players)]}})
             log.close()
         seats = tuple(
-            SeatOutcome(place=match.outcome.places[s], score=match.outcome.scores[s],
-                        fault_kind="crash" if faulty and s == 1 else None,
-                        fault_detail="exited with status 1" if faulty and s == 1 else None,
-                        fault_round=2 if faulty and s == 1 else None,
-                        stderr_tail=STDERR if faulty and s == 1 else "",
-                        rounds=stats[s].rounds, turns=stats[s].turns, points=stats[s].points,
-                        declares_ok=stats[s].declares_ok, declares_failed=stats[s].declares_failed)
-            for s in range(players))
-        store.record_match(tid, scheduled.index, MatchOutcome(match.round, sum(st.turns for st in stats),
-                                                              match.outcome.termination.value, 0.01,
-                                                              str(log_path) if logs else None, seats), 1)
+            SeatResult(seat=s, name=bots[slot], files_hash=entrants[slot]["files_hash"],
+                       place=match.outcome.places[s], score=match.outcome.scores[s], stats=stats[s],
+                       fault=CRASH if faulty and s == 1 else None, stderr_tail=STDERR if faulty and s == 1 else "",
+                       bank_left_ms=10000)
+            for s, slot in enumerate(scheduled.bots))
+        store.record_match(tid, scheduled.index, MatchResult(
+            scheduled.seed, rules, match.outcome.termination.value, match.round, sum(st.turns for st in stats), seats,
+            0.01, log_path if logs else None), 1)
     _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
     store.finish(tid, history)
     return tid

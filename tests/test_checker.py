@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.checker import DEBUG_STDOUT, NO_FLUSH, check_bot, explain, format_report
+from arena.checker import DEBUG_STDOUT, NO_FLUSH, READ_ALL, check_bot, explain, format_report, no_flush
 from arena.cli import main
 from arena.protocol import Limits
+from arena.results import Fault, Reason
 from arena.scaffold import scaffold
 from tests.hostile import make_bot
 
@@ -161,15 +162,67 @@ def test_a_failing_bot_exits_1_from_the_command_line(tmp_path):
     assert "✗ self-play" in result.output and "NOT fit" in result.output
 
 
-@pytest.mark.parametrize("kind, detail, words", [
-    ("invalid", "not JSON (Expecting property name at column 2): '{'", "do not pretty-print"),
-    ("invalid", "sent a line when no reply was asked for: 'debug: 3 cards' (only hello and turn want a reply)",
+@pytest.mark.parametrize("fault, stderr, words", [
+    (Fault(Reason.INVALID_NOT_JSON, "not JSON", 1, line="{"), "", "do not pretty-print"),
+    (Fault(Reason.INVALID_NOT_JSON, "not JSON", 1, line="thinking..."), "", "printed text to stdout"),
+    (Fault(Reason.INVALID_NOT_UTF8, "not UTF-8", 1, line="\ufffd\ufffd"), "", "printed text to stdout"),
+    (Fault(Reason.INVALID_UNSOLICITED, "a line when none was asked for", 1, line="debug: 3 cards"), "",
      "printed text to stdout"),
-    ("invalid", "sent a line when no reply was asked for: '{\"type\": \"ok\"}' (only hello ...)",
+    (Fault(Reason.INVALID_UNSOLICITED, "a line when none was asked for", 1, line='{"type": "ok"}'), "",
      "answered a message that wants no reply"),
-    ("timeout", "no move within 11000 ms", "did not flush stdout"),
-    ("crash", "closed its stdout (exited with status 127)", "could not start"),
-    ("limit", "killed by the memory limit", "too much of a resource"),
+    (Fault(Reason.INVALID_CARD, "unknown card", 1, line='{"type":"play","discard":["10H"],"take":"deck"}'), "",
+     "not 10H"),
+    (Fault(Reason.INVALID_CARD, "unknown card", 1, line='{"type":"play","discard":["XX"],"take":"deck"}'), "",
+     '"discard": [cards]'),
+    (Fault(Reason.INVALID_MOVE, "no discard", 1, line='{"type":"play"}'), "", '"discard": [cards]'),
+    (Fault(Reason.INVALID_READY, "not ready", 0, line='{"type":"hi"}'), "", 'answer hello with exactly'),
+    (Fault(Reason.INVALID_LINE_TOO_LONG, "too long", 1), "", "at most 64 KiB"),
+    (Fault(Reason.ILLEGAL_NOT_IN_HAND, "not in hand", 1), "", "not in its hand"),
+    (Fault(Reason.ILLEGAL_NOT_A_SET, "not a set", 1), "", "not a legal set"),
+    (Fault(Reason.ILLEGAL_FIRST_TURN_DECLARE, "first turn", 1), "", "declared on its first turn"),
+    (Fault(Reason.ILLEGAL_DECLARE_OVER_MAX, "over max", 1), "", "declared when it may not"),
+    (Fault(Reason.ILLEGAL_TAKE_NOT_ON_FLOOR, "not on the floor", 1), "", '"take" must be "deck"'),
+    (Fault(Reason.ILLEGAL_OTHER, "stored before reason codes", 1), "", "broke a rule"),
+    (Fault(Reason.TIMEOUT_MOVE, "no move within 11000 ms", 1), "", "did not flush stdout"),
+    (Fault(Reason.TIMEOUT_HELLO, "no reply", 1), "", "did you flush stdout"),
+    (Fault(Reason.TIMEOUT_HELLO, "no reply", 1, line='{"type": "ready"}'), "", "never ended with a newline"),
+    (Fault(Reason.TIMEOUT_NOT_READING, "not reading", 1), "", "stopped reading its stdin"),
+    (Fault(Reason.CRASH_EXIT, "exited with status 127", 1, exit_status=127), "", "could not start"),
+    (Fault(Reason.CRASH_EXIT, "exited with status 126", 1, exit_status=126), "", "chmod +x"),
+    (Fault(Reason.CRASH_EXIT, "exited with status 1", 1, exit_status=1), "Traceback (most recent call last):",
+     "crashed with an exception"),
+    (Fault(Reason.CRASH_CLOSED_STDOUT, "closed its stdout", 1), "", "keep reading stdin"),
+    (Fault(Reason.LIMIT_MEMORY, "killed by the memory limit", 1), "", "too much of a resource"),
 ])
-def test_explanations_come_from_the_fault_details(kind, detail, words):
-    assert any(words in advice for advice in explain(kind, detail)), explain(kind, detail)
+def test_advice_is_chosen_by_the_reason_code(fault, stderr, words):
+    advice = explain(fault, stderr)
+    assert any(words in line for line in advice), advice
+
+
+def test_a_debug_line_before_a_move_blames_the_debug_line_not_the_move():
+    move = '{"type": "play", "discard": ["AS"], "take": "deck"}'
+    fault = Fault(Reason.INVALID_UNSOLICITED, "a line when none was asked for", 1, line=move)
+    assert explain(fault, lines=["thinking about AS", move]) == [DEBUG_STDOUT]
+
+
+def test_no_flush_advice_speaks_the_bots_language():
+    silent = Fault(Reason.TIMEOUT_HELLO, "nothing within 10000 ms", 0)
+    assert "fflush(stdout)" in explain(silent, language="c")[0]
+    assert "PYTHONUNBUFFERED" in explain(silent, language="python")[0]
+    assert "readline" in explain(silent, language="javascript")[0]
+    assert "fflush(stdout)" in explain(silent)[0] and "flush=True" in explain(silent)[0]  # unknown: several
+    assert explain(silent, reads_all=True)[0] == READ_ALL
+
+
+def test_a_bot_reading_all_of_stdin_is_told_to_read_line_by_line(tmp_path):
+    directory = write_bot(tmp_path, "slurp", "messages = sys.stdin.read()\n")
+    step = failed_step(check_bot(directory, limits=QUICK_HELLO))
+    assert step.name == "hello" and step.advice == [READ_ALL, no_flush("python")]
+
+
+def test_a_command_that_is_not_executable_is_explained(tmp_path):
+    directory = write_bot(tmp_path, "noexec", "")
+    (directory / "bot.yaml").write_text("name: noexec\ncommand: ./bot.py\n")
+    (directory / "bot.py").chmod(0o644)
+    step = failed_step(check_bot(directory, limits=QUICK_HELLO))
+    assert step.name == "hello" and any("chmod +x" in advice for advice in step.advice), step.to_dict()

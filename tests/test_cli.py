@@ -54,7 +54,7 @@ def test_match_table_and_replay(tmp_path):
     assert "place" in result.stdout and "greedy" in result.stdout and "random" in result.stdout
     shown = invoke("replay", str(log))
     assert shown.exit_code == 0
-    assert "round 1" in shown.stdout and "throws" in shown.stdout and "match over" in shown.stdout
+    assert "Round 1 is dealt" in shown.stdout and " throws " in shown.stdout and "Match over" in shown.stdout
     verified = invoke("replay", str(log), "--verify", "--json")
     assert verified.exit_code == 0 and json.loads(verified.stdout)["ok"] is True
 

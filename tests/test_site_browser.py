@@ -204,6 +204,8 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
         page.keyboard.press("ArrowRight")
         texts.append(_state(page)["what"])
     assert any(" throws " in text and " takes " in text for text in texts)
+    # Each step shows the narration the page embeds (its move list, one line per event), not a narration of its own.
+    assert texts == page.locator("[data-moves] > li").all_text_contents()[1:len(texts) + 1]
     assert any(text.startswith("Round 1 is dealt") for text in texts + [start["what"]])
     page.keyboard.press("End")
     shoot(page, "match-end")

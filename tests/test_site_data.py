@@ -6,16 +6,19 @@ numbers are checked against the store's own queries and against the logs' engine
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from pathlib import Path
 
 import pytest
 
+from arena.matchlog import find_log
 from arena.ratings import Rating
+from arena.results import Reason
 from arena.site import data, svg
 from arena.store import Store
-from tests.sitestore import STDERR, fill_store, make_store
+from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +34,7 @@ def snap(store: Store) -> data.Snapshot:
 def test_snapshot_reads_every_match_and_bot(snap: data.Snapshot) -> None:
     assert [bot.name for bot in snap.bots] == ["alpha", "beta", "gamma"]
     assert [m.idx for m in snap.matches] == list(range(12))
-    assert all(m.status == "done" and len(m.seats) == 2 for m in snap.matches)
+    assert all(m.status == "done" and len(m.bot_ids) == 2 and m.result is not None for m in snap.matches)
     assert snap.slug == "t"
     with pytest.raises(KeyError):
         data.snapshot(Store(snap.store_dir / "arena.db"), "nope")
@@ -84,7 +87,8 @@ def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, 
     # Matches 4 and 9 (every fifth) had a crash in seat 1.
     assert page.fault_totals == {"crash": 2} and page.fault_count == 2
     assert [f.match_idx for f in page.faults] == [9, 4]
-    assert all(f.stderr_tail == STDERR and f.match_href.startswith("t/t/matches/") for f in page.faults)
+    assert all(f.player.stderr_tail == STDERR and f.match_href.startswith("t/t/matches/") for f in page.faults)
+    assert all(f.fault.reason is Reason.CRASH_EXIT and f.fault.exit_status == 1 for f in page.faults)
     assert page.crumbs == (data.Crumb("Home", "index.html"), data.Crumb("t", None))
 
 
@@ -120,7 +124,7 @@ def test_match_lists_paginate(snap: data.Snapshot) -> None:
 def test_bot_page(store: Store, snap: data.Snapshot) -> None:
     beta = next(bot for bot in snap.bots if bot.name == "beta")
     page, more = data.bot_pages(snap, beta.id, per_page=3)
-    played = [m for m in snap.matches if any(s.bot_id == beta.id for s in m.seats)]
+    played = [m for m in snap.matches if beta.id in m.bot_ids]
     assert len(played) == 8  # two repeats of 2 seat rotations against each of 2 opponents
     assert [len(p.rows) for p in (page.matches, *more)] == [3, 3, 2]
     assert more[-1].path == "t/t/bots/beta/matches-3.html" and more[0].for_bot == "beta"
@@ -130,7 +134,7 @@ def test_bot_page(store: Store, snap: data.Snapshot) -> None:
     # Per seat: every match counted once, in the seat it sat in.
     assert sum(s.matches for s in page.seats) == 8
     for seat in page.seats:
-        places = [s.place for m in played for s in m.seats if s.bot_id == beta.id and s.seat == seat.seat]
+        places = [p.place for m in played for s, b, p in data.seated(m) if b == beta.id and s == seat.seat and p]
         assert seat.matches == len(places) and seat.mean_place == pytest.approx(sum(places) / len(places))
     h2h = store.head_to_head(snap.id)
     for opponent in page.opponents:
@@ -145,32 +149,36 @@ def test_bot_page(store: Store, snap: data.Snapshot) -> None:
 
 
 def test_bot_page_faults_carry_details_and_stderr(snap: data.Snapshot) -> None:
-    faulty = {s.bot_id for m in snap.matches for s in m.seats if s.fault_kind}
+    faulty = {b for m in snap.matches for _, b, p in data.seated(m) if p and p.fault}
     for bot in snap.bots:
         page, _ = data.bot_pages(snap, bot.id)
         assert (page.fault_count > 0) == (bot.id in faulty)
         for fault in page.faults:
-            assert fault.bot == bot.name and fault.kind == "crash" and fault.round == 2
-            assert fault.detail == "exited with status 1" and fault.stderr_tail == STDERR
+            assert fault.player.name == bot.name and fault.fault == CRASH and fault.fault.kind.value == "crash"
+            assert fault.fault.detail == "exited with status 1" and fault.player.stderr_tail == STDERR
 
 
 def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     match = snap.matches[4]
-    path = data.find_log(snap, match)
-    assert path is not None
-    log = data.read_log(path)
-    assert log is not None and log.faults and log.result is not None
+    log = data.match_log(snap, match)
+    assert log is not None and log.faults == {1: CRASH} and log.result is not None
     page = data.match_page(snap, 4, log)
     assert page.log_found and page.replay_json is not None
     replay = json.loads(page.replay_json)
     assert replay["names"] == [p.bot for p in page.players]
-    assert replay["events"] == log.events and replay["faults"][0]["kind"] == "crash"
+    assert replay["events"] == log.events and set(replay) == {"names", "events"}
     ends = [e for e in log.events if e["type"] == "round_end"]
     assert [r.round for r in page.round_rows] == [e["round"] for e in ends]
     assert list(page.round_rows[-1].scores) == [e for e in ends[-1]["scores"]]
-    assert [p.score for p in page.players] == log.events[-1]["scores"]  # the stored result agrees with the log
-    assert [p.place for p in page.standings] == sorted(p.place for p in page.players)
+    # the stored result agrees with the log
+    assert [p.result.score for p in page.players if p.result] == log.events[-1]["scores"]
+    assert [p.result.place for p in page.standings if p.result] == sorted(p.result.place for p in page.players
+                                                                          if p.result)
     kinds = [m.kind for m in page.moves]
+    # The narration: one line per event (replay.js shows line i at step i), the fault by its reason code.
+    assert kinds == [e["type"] for e in log.events]
+    forfeit = next(m.text for m in page.moves if m.kind == "forfeit")
+    assert forfeit.endswith(" (seat 1) forfeits (crash.exit: exited with status 1).")
     assert kinds.count("play") == sum(e["type"] == "play" for e in log.events)
     assert kinds.count("round_start") == sum(e["type"] == "round_start" for e in log.events) and "forfeit" in kinds
     assert page.prev_href == "t/t/matches/3.html" and page.next_href == "t/t/matches/5.html"
@@ -179,36 +187,28 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert first.prev_href is None and not first.log_found and first.replay_json is None and first.round_rows == []
 
 
-def test_read_log_skips_messages_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:
-    path = data.find_log(snap, snap.matches[0])
-    assert path is not None
-    log = data.read_log(path)
-    assert log is not None and log.header["t"] == "header"
+def test_match_log_reads_through_matchlog_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:
+    log = data.match_log(snap, snap.matches[0])
+    assert log is not None and log.header["t"] == "header" and log.messages == 4  # hello and ready, both seats
     assert log.events[0]["type"] == "match_start" and log.events[-1]["type"] == "match_end"
+    path = find_log(snap.matches[0].log_path, snap.store_dir, snap.name, 0)
+    assert path is not None
     broken = tmp_path / "broken.jsonl.gz"
     broken.write_bytes(gzip.compress(path.read_bytes())[:40])
-    assert data.read_log(broken) is None
-    assert data.read_log(tmp_path / "missing.jsonl.gz") is None
-    not_gzip = tmp_path / "plain.jsonl.gz"
-    not_gzip.write_text("{}")
-    assert data.read_log(not_gzip) is None
-    # A log written by another tool, with spaces in its JSON: its events are re-encoded, not sliced.
-    spaced = tmp_path / "spaced.jsonl.gz"
-    spaced.write_bytes(gzip.compress(b'{"t": "header", "format": 1}\n{"t": "event", "event": {"type": "x"}}\n'))
-    other = data.read_log(spaced)
-    assert other is not None and other.events == [{"type": "x"}] and other.events_json == ['{"type":"x"}']
-    assert [json.loads(text) for text in log.events_json] == log.events
+    moved = dataclasses.replace(snap, store_dir=tmp_path)
+    for damaged in (broken, tmp_path / "missing.jsonl.gz"):
+        stored = dataclasses.replace(snap.matches[0], idx=99, result=dataclasses.replace(
+            snap.matches[0].result, log_path=damaged))
+        assert data.match_log(moved, stored) is None
 
 
 def test_find_log_falls_back_beside_the_store(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=2)
     snap = data.snapshot(store, "t")
-    moved = snap.matches[0]
     # A store moved with its logs: the stored absolute path no longer exists, the runner's layout does.
-    stale = data.MatchRow(**{**moved.__dict__, "log_path": "/nowhere/000000.jsonl.gz"})
-    assert data.find_log(snap, stale) == tmp_path / "logs" / "t" / "000000.jsonl.gz"
-    gone = data.MatchRow(**{**moved.__dict__, "idx": 99, "log_path": None})
-    assert data.find_log(snap, gone) is None
+    assert find_log("/nowhere/000000.jsonl.gz", snap.store_dir, "t", 0) == tmp_path / "logs" / "t" / "000000.jsonl.gz"
+    assert find_log("logs/t/000001.jsonl.gz", snap.store_dir, "t", 7) == tmp_path / "logs" / "t" / "000001.jsonl.gz"
+    assert find_log(None, snap.store_dir, "t", 99) is None
 
 
 def test_pending_and_failed_matches_show_without_places(tmp_path: Path) -> None:

@@ -80,6 +80,9 @@ def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render
     faulty = out / data.match_href(snap.slug, 4)
     html = faulty.read_text(encoding="utf-8")
     assert "RuntimeError: &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;" in html
+    # Faults are shown with their reason code, on the match page and in the tournament's table of faults.
+    assert '<code class="reason">crash.exit</code>' in html
+    assert '<code class="reason">crash.exit</code>' in (out / data.tournament_href(snap.slug)).read_text("utf-8")
     # The embedded replay data cannot close its own script element.
     block = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', html, re.DOTALL)
     assert block is not None and "<" not in block.group(1)

@@ -95,10 +95,15 @@ def test_a_bot_that_faults_every_match_sinks_to_the_bottom(tmp_path):
     faulty = make_bot(tmp_path / "bots", "declare_first_turn", "faulty")
     config = load_config(write_config(tmp_path, bots=[str(SAMPLES / "random"), str(SAMPLES / "greedy"),
                                                      str(faulty)], players=3, repeats=1))
-    report = run_tournament(config, Store(tmp_path / "a.db"))
+    store = Store(tmp_path / "a.db")
+    report = run_tournament(config, store)
     assert report.standings[-1].name == "faulty"
     assert report.standings[-1].faults == {"illegal": 3}
     assert report.standings[-1].mean_place == 3.0
+    # The store keeps each fault as the referee decided it: its reason code and the line that broke the rule.
+    faults = [p.fault for m in store.matches(report.tid) if m.result for p in m.result.players if p.fault]
+    assert [f.reason.value for f in faults] == ["illegal.first_turn_declare"] * 3
+    assert all(f.line is not None and "declare" in f.line for f in faults)
 
 
 def test_infrastructure_errors_are_retried_and_never_rated(tmp_path, monkeypatch):

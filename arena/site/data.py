@@ -1,4 +1,6 @@
-"""What each page of the results site shows, as plain dataclasses read from the store (and the match logs).
+"""What each page of the results site shows: the store's results (:class:`~arena.store.StoredMatch` holding the
+referee's :class:`~arena.results.SeatResult` values, used as they are) with the links and sums a page adds, and the
+narration of each match's log (:mod:`arena.narrate`, logs read by :mod:`arena.matchlog`).
 
 Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML. A tournament is read once into a
 :class:`Snapshot` (a handful of bulk queries, whatever the number of matches), and every page of that tournament is
@@ -11,7 +13,6 @@ only when those are slugs: anything else a store may hold gets a name built from
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -21,8 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.matchlog import LoadedLog, LogError, find_log, load
+from arena.narrate import Line, narrate
 from arena.ratings import Rating
-from arena.store import Standing, Store
+from arena.results import Fault, SeatResult
+from arena.store import Standing, StoredMatch, Store
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -113,40 +117,6 @@ class BotInfo:
     manifest: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class SeatRow:
-    seat: int
-    bot_id: int
-    place: int | None
-    score: int | None
-    fault_kind: str | None
-    fault_detail: str | None
-    fault_round: int | None
-    stderr_tail: str | None
-    rounds: int | None
-    turns: int | None
-    points: int | None
-    declares_ok: int | None
-    declares_failed: int | None
-
-
-@dataclass(frozen=True)
-class MatchRow:
-    id: int
-    idx: int
-    seed: int
-    status: str
-    attempts: int
-    rounds: int | None
-    turns: int | None
-    termination: str | None
-    duration_s: float | None
-    log_path: str | None
-    error: str | None
-    finished_at: str | None
-    seats: tuple[SeatRow, ...]
-
-
 @dataclass
 class Snapshot:
     """Everything the pages of one tournament need, read in a few bulk queries."""
@@ -158,7 +128,7 @@ class Snapshot:
     created_at: str
     finished_at: str | None
     bots: list[BotInfo]
-    matches: list[MatchRow]
+    matches: list[StoredMatch]
     standings: list[Standing]
     head_to_head: dict[tuple[int, int], tuple[int, int]]
     history: dict[int, list[tuple[int, Rating]]]
@@ -173,6 +143,12 @@ class Snapshot:
         return bot.name, bot_href(self.slug, bot.slug)
 
 
+def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
+    """Each seat of ``match``: the seat, its bot's row id and its result (None until the match is done)."""
+    return [(seat, bot_id, None if match.result is None else match.result.players[seat])
+            for seat, bot_id in enumerate(match.bot_ids)]
+
+
 def snapshot(store: Store, name: str) -> Snapshot:
     """Read tournament ``name`` (KeyError if the store has none by that name)."""
     row = store.tournament(name)
@@ -182,15 +158,7 @@ def snapshot(store: Store, name: str) -> Snapshot:
     config = json.loads(row["config"])
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
-    seats: dict[int, list[SeatRow]] = defaultdict(list)
-    for s in store.seat_rows(tid):
-        seats[s["match_id"]].append(SeatRow(
-            s["seat"], s["bot_id"], s["place"], s["score"], s["fault_kind"], s["fault_detail"], s["fault_round"],
-            s["stderr_tail"], s["rounds"], s["turns"], s["points"], s["declares_ok"], s["declares_failed"]))
-    matches = [MatchRow(m["id"], m["idx"], m["seed"], m["status"], m["attempts"], m["rounds"], m["turns"],
-                        m["termination"], m["duration_s"], m["log_path"], m["error"], m["finished_at"],
-                        tuple(seats[m["id"]]))
-               for m in store.match_rows(tid)]
+    matches = store.matches(tid)
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=matches,
@@ -234,7 +202,7 @@ class PlayerCell:
     href: str
     place: int | None
     score: int | None
-    fault: str | None
+    fault: Fault | None
 
 
 @dataclass(frozen=True)
@@ -254,15 +222,17 @@ class MatchListRow:
 
 @dataclass(frozen=True)
 class FaultRow:
+    """A fault in a table of faults: the seat's result (which holds the fault) with its match and bot links."""
+
     match_idx: int
     match_href: str
-    bot: str
     bot_href: str
-    seat: int
-    kind: str
-    round: int | None
-    detail: str
-    stderr_tail: str
+    player: SeatResult
+
+    @property
+    def fault(self) -> Fault:
+        assert self.player.fault is not None
+        return self.player.fault
 
 
 def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, ...]:
@@ -288,27 +258,29 @@ def standing_rows(snap: Snapshot) -> list[StandingRow]:
     return rows
 
 
-def match_list_row(snap: Snapshot, match: MatchRow, for_bot: int | None = None) -> MatchListRow:
+def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = None) -> MatchListRow:
     players = []
     place_of = None
-    for s in sorted(match.seats, key=lambda s: (s.place is None, s.place or 0, s.seat)):
-        name, href = snap.bot_link(s.bot_id)
-        players.append(PlayerCell(s.seat, name, href, s.place, s.score, s.fault_kind))
-        if s.bot_id == for_bot:
-            place_of = s.place
-    return MatchListRow(match.idx, match.id, match_href(snap.slug, match.idx), match.status, match.rounds,
-                        match.turns, match.termination, tuple(players), place_of)
+    for seat, bot_id, result in seated(match):
+        name, href = snap.bot_link(bot_id)
+        players.append(PlayerCell(seat, name, href, None if result is None else result.place,
+                                  None if result is None else result.score, None if result is None else result.fault))
+        if bot_id == for_bot:
+            place_of = None if result is None else result.place
+    players.sort(key=lambda p: (p.place is None, p.place or 0, p.seat))
+    return MatchListRow(match.idx, match.id, match_href(snap.slug, match.idx), match.status,
+                        None if match.result is None else match.result.rounds,
+                        None if match.result is None else match.result.turns,
+                        None if match.result is None else match.result.termination, tuple(players), place_of)
 
 
 def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
     """Every fault of the tournament (or of one bot), latest match first."""
     found = []
     for match in reversed(snap.matches):
-        for s in match.seats:
-            if s.fault_kind and (bot_id is None or s.bot_id == bot_id):
-                name, href = snap.bot_link(s.bot_id)
-                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), name, href, s.seat,
-                                      s.fault_kind, s.fault_round, s.fault_detail or "", s.stderr_tail or ""))
+        for _, seat_bot, result in seated(match):
+            if result is not None and result.fault is not None and bot_id in (None, seat_bot):
+                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result))
     return found
 
 
@@ -426,7 +398,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         name=snap.name, slug=snap.slug, created_at=snap.created_at, finished_at=snap.finished_at,
         standings=rows, scale=rating_scale(rows), head_to_head=head_to_head(snap, order), history=history,
         settings=settings, rules=dict(config.get("rules", {})), limits=limits,
-        fault_totals=dict(sorted(Counter(f.kind for f in faults).items())), faults=faults[:FAULTS_SHOWN],
+        fault_totals=dict(sorted(Counter(f.fault.kind.value for f in faults).items())), faults=faults[:FAULTS_SHOWN],
         fault_count=len(faults), matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
         crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)))
@@ -464,7 +436,9 @@ def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[M
 
 
 @dataclass(frozen=True)
-class SeatResult:
+class SeatSummary:
+    """How a bot did from one seat."""
+
     seat: int
     matches: int
     wins: int
@@ -490,7 +464,7 @@ class BotPage:
     files_hash: str
     manifest: dict[str, Any]
     history: list[Series]
-    seats: list[SeatResult]
+    seats: list[SeatSummary]
     opponents: list[Opponent]
     matches: MatchListPage
     faults: list[FaultRow]
@@ -509,13 +483,13 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
     per_seat: dict[int, list[int]] = defaultdict(list)
     played = []
     for match in snap.matches:
-        for s in match.seats:
-            if s.bot_id == bot_id:
+        for seat, seat_bot, result in seated(match):
+            if seat_bot == bot_id:
                 played.append(match)
-                if match.status == "done" and s.place is not None:
-                    per_seat[s.seat].append(s.place)
-    players = max((len(m.seats) for m in snap.matches), default=0)
-    seats = [SeatResult(seat, len(places := per_seat.get(seat, [])), places.count(1),
+                if result is not None:
+                    per_seat[seat].append(result.place)
+    players = max((len(m.bot_ids) for m in snap.matches), default=0)
+    seats = [SeatSummary(seat, len(places := per_seat.get(seat, [])), places.count(1),
                         sum(places) / len(places) if places else None) for seat in range(players)]
     opponents = []
     for other in snap.standings:
@@ -544,86 +518,23 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
 # -- matches ------------------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class LogView:
-    """What the site uses of a match log: the header, the engine events (parsed, and as their JSON text), the
-    faults and the result."""
-
-    path: Path
-    header: dict[str, Any]
-    events: list[dict[str, Any]]
-    faults: list[dict[str, Any]]
-    result: dict[str, Any] | None
-    events_json: list[str] = field(default_factory=list)
-    """Each event as JSON text, ready to embed in a page without encoding it again."""
-
-
-EVENT_PREFIX = b'{"t":"event","event":'
-"""How :class:`arena.matchlog.MatchLog` starts an event line: the event's own JSON follows, then one ``}``."""
-
-
-def read_log(path: Path) -> LogView | None:
-    """The log at ``path``, or None when it is missing or unreadable (the page then says so).
-
-    Faster than :func:`arena.matchlog.load` for this purpose: the file is decompressed in one call, the protocol
-    messages (most of a log from a real match) are skipped by their prefix without being parsed, and each event's
-    JSON text is kept as well, since a match page embeds every event.
-    """
-    header: dict[str, Any] | None = None
-    texts: list[str] = []
-    faults: list[dict[str, Any]] = []
-    result = None
+def match_log(snap: Snapshot, match: StoredMatch) -> LoadedLog | None:
+    """The match's log, or None when it is missing or unreadable (the page then says so)."""
+    path = find_log(match.log_path, snap.store_dir, snap.name, match.idx)
     try:
-        for raw in gzip.decompress(path.read_bytes()).splitlines():
-            if raw.startswith(EVENT_PREFIX) and raw.endswith(b"}"):
-                texts.append(raw[len(EVENT_PREFIX):-1].decode())
-                continue
-            if raw.startswith((b'{"t":"send"', b'{"t":"recv"')) or not raw:
-                continue
-            record = json.loads(raw)
-            kind = record.get("t")
-            if kind == "header":
-                header = record
-            elif kind == "event":  # not our writer's layout: encode it ourselves
-                texts.append(json.dumps(record["event"], separators=(",", ":"), ensure_ascii=False))
-            elif kind == "fault":
-                faults.append(record)
-            elif kind == "result":
-                result = record["result"]
-        # One parse of all the events: hundreds of json.loads calls would cost more than the rest of the page.
-        events = json.loads("[" + ",".join(texts) + "]")
-    except (OSError, EOFError, ValueError, KeyError, AttributeError, TypeError):
+        return None if path is None else load(path)
+    except LogError:
         return None
-    if header is None:
-        return None
-    return LogView(path, header, events, faults, result, texts)
-
-
-def find_log(snap: Snapshot, match: MatchRow) -> Path | None:
-    """The match's log: where the store says (relative paths are tried as given, then beside the store), else
-    where the runner puts logs beside the store."""
-    candidates = []
-    if match.log_path:
-        stored = Path(match.log_path)
-        candidates += [stored] if stored.is_absolute() else [stored, snap.store_dir / stored]
-    candidates.append(snap.store_dir / "logs" / snap.name / f"{match.idx:06d}.jsonl.gz")
-    return next((path for path in candidates if path.is_file()), None)
 
 
 @dataclass(frozen=True)
 class MatchPlayer:
+    """A seat on a match page: its bot, the link to the bot's page, and its result once the match is done."""
+
     seat: int
     bot: str
     href: str
-    place: int | None
-    score: int | None
-    points: int | None
-    declares_ok: int | None
-    declares_failed: int | None
-    fault_kind: str | None
-    fault_detail: str | None
-    fault_round: int | None
-    stderr_tail: str
+    result: SeatResult | None
 
 
 @dataclass(frozen=True)
@@ -638,15 +549,6 @@ class RoundRow:
     eliminated: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Move:
-    """One line of the static move list: its kind (for styling) and the line itself."""
-
-    kind: str
-    round: int
-    text: str
-
-
 SUIT_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 
 
@@ -656,13 +558,12 @@ def card_text(code: str) -> str:
     >>> card_text("TH"), card_text("AS"), card_text("??")
     ('10\u2665', 'A\u2660', '??')
     """
-    if len(code) == 2 and code[1] in SUIT_SYMBOLS:
-        return ("10" if code[0] == "T" else code[0]) + SUIT_SYMBOLS[code[1]]
-    return code
+    return CARD_TEXTS.get(code, code)
 
 
-def cards_text(codes: Iterable[str]) -> str:
-    return " ".join(card_text(code) for code in codes)
+CARD_TEXTS = {rank + suit: ("10" if rank == "T" else rank) + symbol for rank in "A23456789TJQK"
+              for suit, symbol in SUIT_SYMBOLS.items()}
+"""Every card's text, made once: a long match's narration writes thousands of cards."""
 
 
 @dataclass(frozen=True)
@@ -682,52 +583,15 @@ class MatchPage:
     standings: list[MatchPlayer]
     """Best place first."""
     round_rows: list[RoundRow]
-    moves: list[Move]
+    moves: list[Line]
+    """The narration, one line per engine event: the move list, and the text of each step of the replay."""
     replay_json: str | None
-    """What replay.js steps through, as JSON: the names, the faults and the engine events. None without a log."""
+    """What replay.js steps through, as JSON: the names and the engine events. None without a log."""
     log_path: str | None
     log_found: bool
     prev_href: str | None
     next_href: str | None
     crumbs: tuple[Crumb, ...]
-
-
-def _moves(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Sequence[dict[str, Any]]) -> list[Move]:
-    # Plain lines rather than structured items: a long match has hundreds, and one escaped string per line keeps
-    # the match pages small and fast to render.
-    fault_by_seat = {record.get("seat"): record for record in faults}
-    moves: list[Move] = []
-    round_ = 0
-    for event in events:
-        kind = event.get("type")
-        if kind == "round_start":
-            round_ = event["round"]
-            moves.append(Move(kind, round_, f"Round {round_}: {names[event['starter']]} starts; "
-                                            f"floor {cards_text(event['floor'])}"))
-        elif kind == "play":
-            took = (f"from the deck ({card_text(event['drew'])})" if event["take"] == "deck" and event.get("drew")
-                    else "from the deck" if event["take"] == "deck" else f"{card_text(event['take'])} from the floor")
-            moves.append(Move(kind, round_, f"{names[event['seat']]} throws {cards_text(event['discard'])}, "
-                                            f"takes {took}"))
-        elif kind == "declare":
-            moves.append(Move(kind, round_, f"{names[event['seat']]} declares"))
-        elif kind == "reshuffle":
-            moves.append(Move(kind, round_, f"deck empty: {event['deck_size']} dead cards reshuffled"))
-        elif kind == "forfeit":
-            fault = fault_by_seat.get(event["seat"])
-            detail = f"{fault['kind']}: {fault['detail']}" if fault and "kind" in fault else event.get("reason", "")
-            moves.append(Move(kind, round_, f"{names[event['seat']]} forfeits: {detail}"))
-        elif kind == "round_end":
-            who = "nobody (turn cap)" if event["declarer"] is None else names[event["declarer"]]
-            scored = ", ".join(f"{names[seat]} {event['totals'][seat]} +{event['points'][seat]}"
-                               for seat, hand in enumerate(event["hands"]) if hand)
-            moves.append(Move(kind, round_, f"Round {round_} ends: {event['reason'].replace('_', ' ')}, declared by "
-                                            f"{who}. Totals and points: {scored}"))
-        elif kind == "match_end":
-            order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
-            moves.append(Move(kind, round_, f"Match over ({event['termination'].replace('_', ' ')}): " + ", ".join(
-                f"{event['places'][seat]}. {names[seat]} {event['scores'][seat]}" for seat in order)))
-    return moves
 
 
 def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[RoundRow]:
@@ -746,33 +610,35 @@ def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[
     return rows
 
 
-def match_page(snap: Snapshot, position: int, log: LogView | None) -> MatchPage:
-    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`read_log` returns it, if found."""
+def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPage:
+    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found."""
     match = snap.matches[position]
-    players = []
-    for s in match.seats:
-        name, href = snap.bot_link(s.bot_id)
-        players.append(MatchPlayer(s.seat, name, href, s.place, s.score, s.points, s.declares_ok,
-                                   s.declares_failed, s.fault_kind, s.fault_detail, s.fault_round,
-                                   s.stderr_tail or ""))
+    players = [MatchPlayer(seat, *snap.bot_link(bot_id), result) for seat, bot_id, result in seated(match)]
     names = [p.bot for p in players]
     events = log.events if log is not None else []
     replay_json = None
+    faults: dict[int, Fault] = {}
+    if match.result is not None:
+        faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
+    elif log is not None:
+        faults = log.faults
     if log is not None:
-        faults = [{k: f.get(k) for k in ("seat", "kind", "detail", "round")} for f in log.faults]
-        # The events' text comes from the log as it is (parsing and re-encoding hundreds of events per page
-        # would be most of the build's time); the page escapes what could close its script element.
+        # The events' text as the log holds it (re-encoding hundreds of events per page would cost more than
+        # the rest of the page); the page escapes what could close its script element.
         replay_json = (f'{{"names":{json.dumps(names, ensure_ascii=False)},'
-                       f'"faults":{json.dumps(faults, ensure_ascii=False)},"events":[{",".join(log.events_json)}]}}')
+                       f'"events":[{b",".join(log.event_texts).decode()}]}}')
+    result = match.result
     prev_m = snap.matches[position - 1] if position > 0 else None
     next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
     return MatchPage(
         tournament=snap.name, idx=match.idx, id=match.id, seed=match.seed, status=match.status,
-        rounds=match.rounds, turns=match.turns, termination=match.termination, duration_s=match.duration_s,
-        error=match.error, players=players,
-        standings=sorted(players, key=lambda p: (p.place is None, p.place or 0, p.seat)),
-        round_rows=_round_rows(events, names), moves=_moves(events, names, log.faults if log else []),
-        replay_json=replay_json, log_path=match.log_path, log_found=log is not None,
+        rounds=None if result is None else result.rounds, turns=None if result is None else result.turns,
+        termination=None if result is None else result.termination,
+        duration_s=None if result is None else result.duration_s, error=match.error, players=players,
+        standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
+        round_rows=_round_rows(events, names), moves=narrate(events, names, faults, card_text),
+        replay_json=replay_json, log_path=None if match.log_path is None else str(match.log_path),
+        log_found=log is not None,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),

@@ -22,6 +22,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from arena.narrate import Line
 from arena.site import data, svg
 from arena.store import Store
 
@@ -67,11 +68,12 @@ def setting(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_tidy(value))
 
 
-def move_items(moves: Sequence[data.Move]) -> Markup:
-    """The move list's ``<li>`` items, built here rather than in a template loop: a long match has hundreds of
-    lines, and a Jinja loop costs several times this per line on the build's hottest page.
+def move_items(moves: Sequence[Line]) -> Markup:
+    """The move list's ``<li>`` items (one per engine event: replay.js shows item i at step i), built here rather
+    than in a template loop: a long match has hundreds of lines, and a Jinja loop costs several times this per line
+    on the build's hottest page.
 
-    >>> print(move_items([data.Move("play", 1, "a <b> throws 5♣")]))
+    >>> print(move_items([Line("play", 1, "a <b> throws 5♣")]))
     <li class="play">a &lt;b&gt; throws 5♣</li>
     """
     return Markup("\n".join(f'<li class="{escape(m.kind)}">{escape(m.text)}</li>' for m in moves))
@@ -141,8 +143,7 @@ def match_files(snap: data.Snapshot, positions: Iterable[int]) -> Iterator[tuple
     """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one."""
     for position in positions:
         match = snap.matches[position]
-        path = data.find_log(snap, match)
-        log = None if path is None else data.read_log(path)
+        log = data.match_log(snap, match)
         yield data.match_href(snap.slug, match.idx), render_match(data.match_page(snap, position, log), snap.slug)
 
 

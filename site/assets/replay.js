@@ -1,6 +1,8 @@
 // Turn-by-turn replay of one match, from the engine events embedded in the page (#match-data).
-// Every step is the table after one engine event. Text from the log (bot names, fault details) is only ever
-// set with textContent, never parsed as HTML: bots are untrusted.
+// Every step is the table after one engine event; its text is that event's line of the page's move list
+// ([data-moves], written by the one narrator, arena/narrate.py): this script narrates nothing itself.
+// Text from the log (bot names, fault details) is only ever set with textContent, never parsed as HTML:
+// bots are untrusted.
 (function () {
   "use strict";
   var root = document.querySelector("[data-replay]");
@@ -8,8 +10,8 @@
   if (!root || !source) return;
   var data = JSON.parse(source.textContent);
   var names = data.names;
-  var faults = {};
-  (data.faults || []).forEach(function (f) { faults[f.seat] = f; });
+  var lines = document.querySelectorAll("[data-moves] > li");
+  function line(index, fallback) { return lines[index] ? lines[index].textContent : fallback; }
   var SUITS = { C: ["\u2663", "black"], D: ["\u2666", "red"], H: ["\u2665", "red"], S: ["\u2660", "black"] };
   var VALUES = { A: 1, T: 10, J: 10, Q: 10, K: 10 };
 
@@ -19,7 +21,6 @@
     var suit = SUITS[code[1]];
     return suit ? (code[0] === "T" ? "10" : code[0]) + suit[0] : code;
   }
-  function cardsText(codes) { return codes.map(label).join(" "); }
   function copy(hands) { return hands.map(function (h) { return h.slice(); }); }
 
   // Build every step up front: stepping back is then just showing an earlier one.
@@ -35,19 +36,18 @@
     }
     return null;
   }
-  function snapshot(text) {
+  function snapshot(index, type) {
+    var text = line(index, type);
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
                  status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text });
   }
 
-  data.events.forEach(function (e) {
+  data.events.forEach(function (e, index) {
     state.took = null;
     state.actor = e.seat === undefined ? null : e.seat;
-    var who = e.seat === undefined ? "" : names[e.seat];
     switch (e.type) {
       case "match_start":
-        snapshot("The match starts: " + names.length + " players, elimination above " + e.rules.threshold + " points.");
         break;
       case "round_start":
         state.round = e.round;
@@ -58,8 +58,6 @@
         state.deck = 52 - 1 - e.hands.reduce(function (n, h) { return n + h.length; }, 0);
         state.turn = e.starter;
         state.actor = null;
-        snapshot("Round " + e.round + " is dealt. " + names[e.starter] + " starts; the floor shows " +
-                 cardsText(e.floor) + ".");
         break;
       case "play":
         var hand = state.hands[e.seat];
@@ -70,26 +68,18 @@
         state.took = taken || null;
         state.floor = e.discard.slice();
         state.turn = nextSeat(e.seat);
-        snapshot(who + " throws " + cardsText(e.discard) + " and takes " +
-                 (e.take === "deck" ? "from the deck" + (e.drew ? " (" + label(e.drew) + ")" : "")
-                                    : label(e.take) + " from the floor") +
-                 "; hand total now " + total(hand) + ".");
         break;
       case "declare":
         state.turn = null;
-        snapshot(who + " declares with a total of " + total(state.hands[e.seat]) + ".");
         break;
       case "reshuffle":
         state.deck = e.deck_size;
         state.actor = null;
-        snapshot("The deck is empty: " + e.deck_size + " dead cards are shuffled into a new deck.");
         break;
       case "forfeit":
         state.hands[e.seat] = [];
         state.status[e.seat] = "forfeited";
         state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
-        var f = faults[e.seat];
-        snapshot(who + " forfeits: " + (f ? f.kind + ": " + f.detail : (e.reason || "fault")) + ".");
         break;
       case "round_end":
         state.hands = copy(e.hands);
@@ -98,14 +88,6 @@
         state.actor = e.declarer;
         state.turn = null;
         e.eliminated.forEach(function (seat) { state.status[seat] = "out"; });
-        var scoring = names.map(function (n, seat) {
-          return e.hands[seat].length ? n + " " + e.totals[seat] + " → +" + e.points[seat] : null;
-        }).filter(Boolean).join(", ");
-        var how = e.declarer === null ? "no declaration (turn cap)"
-          : (e.reason === "declared" ? names[e.declarer] + " declared and was lowest"
-                                    : names[e.declarer] + " declared but was not lowest (failed)");
-        snapshot("Round " + e.round + " ends: " + how + ". Totals and points: " + scoring + "." +
-                 (e.eliminated.length ? " Out: " + e.eliminated.map(function (s) { return names[s]; }).join(", ") + "." : ""));
         break;
       case "match_end":
         state.actor = null;
@@ -115,12 +97,9 @@
         var order = names.map(function (n, seat) { return seat; })
           .sort(function (a, b) { return e.places[a] - e.places[b] || a - b; });
         order.forEach(function (seat) { state.status[seat] = "place " + e.places[seat]; });
-        snapshot("Match over (" + e.termination.replace(/_/g, " ") + "): " +
-                 order.map(function (s) { return e.places[s] + ". " + names[s] + " " + e.scores[s]; }).join(", ") + ".");
         break;
-      default:
-        snapshot(e.type);
     }
+    snapshot(index, e.type);
   });
   if (!steps.length) return;
 

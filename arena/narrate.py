@@ -1,0 +1,107 @@
+"""The one narrator of a match: engine events and the seats' names in, one sentence per event out, for people.
+
+``arena replay`` prints these lines (with each round's hands under its first and last line), and the site's match
+page shows them twice: as its move list, and as the text of each step of the step-through replay (``replay.js``
+reads the move list rather than narrating again). One line per event, in order, so that line ``i`` describes the
+position after event ``i``. Pure: nothing here reads a file or a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.cards import hand_total
+from arena.results import Fault
+
+CardText = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Line:
+    """What one engine event means: its type (for styling), the round it belongs to, and the sentence."""
+
+    kind: str
+    round: int
+    text: str
+    hands: tuple[str, ...] = ()
+    """At a round's start and end: one line per seat in play with its hand and score (for a terminal)."""
+
+
+def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapping[int, Fault] | None = None,
+            card: CardText = str) -> list[Line]:
+    """One :class:`Line` per event. ``faults`` (by seat) gives a forfeit its reason and detail; ``card`` writes a
+    card code the way the medium wants it (``TH`` on a terminal, ``10♥`` on the site)."""
+    faults = faults or {}
+    hands: list[list[str]] = [[] for _ in names]
+    round_ = 0
+
+    # Two entrants may share a name (a bot against its copy): the seat tells them apart.
+    who = [f"{name} (seat {seat})" for seat, name in enumerate(names)]
+
+    def cards(codes: Sequence[str]) -> str:
+        return " ".join(map(card, codes))
+
+    def hand_lines(event: dict[str, Any], scored: bool) -> tuple[str, ...]:
+        width = max(len(name) for name in names)
+        shown = []
+        for seat, hand in enumerate(event["hands"]):
+            if hand:
+                gained = f"  +{event['points'][seat]:<3}" if scored else ""
+                shown.append(f"{names[seat]:<{width}}  {cards(hand):<16} total {hand_total(hand):>2}{gained}"
+                             f"  score {event['scores'][seat]}")
+        return tuple(shown)
+
+    lines = []
+    for event in events:
+        kind = event.get("type", "?")
+        shown: tuple[str, ...] = ()
+        if kind == "match_start":
+            text = (f"The match starts: {len(names)} players, elimination above "
+                    f"{event['rules']['threshold']} points.")
+        elif kind == "round_start":
+            round_ = event["round"]
+            hands = [list(hand) for hand in event["hands"]]
+            text = f"Round {round_} is dealt. {who[event['starter']]} starts; the floor shows {cards(event['floor'])}."
+            shown = hand_lines(event, scored=False)
+        elif kind == "play":
+            hand = hands[event["seat"]]
+            for code in event["discard"]:
+                if code in hand:
+                    hand.remove(code)
+            taken = event.get("drew") if event["take"] == "deck" else event["take"]
+            if taken:
+                hand.append(taken)
+            took = (f"from the deck ({card(taken)})" if event["take"] == "deck" and taken else "from the deck"
+                    if event["take"] == "deck" else f"{card(event['take'])} from the floor")
+            text = (f"{who[event['seat']]} throws {cards(event['discard'])} and takes {took}; "
+                    f"hand total now {hand_total(hand)}.")
+        elif kind == "declare":
+            text = f"{who[event['seat']]} declares with a total of {hand_total(hands[event['seat']])}."
+        elif kind == "reshuffle":
+            text = f"The deck is empty: {event['deck_size']} dead cards are shuffled into a new deck."
+        elif kind == "forfeit":
+            hands[event["seat"]] = []
+            fault = faults.get(event["seat"])
+            why = f"{fault.reason.value}: {fault.detail}" if fault is not None else event.get("reason") or "a fault"
+            text = f"{who[event['seat']]} forfeits ({why})."
+        elif kind == "round_end":
+            declarer = event["declarer"]
+            how = ("no declaration (turn cap)" if declarer is None else
+                   f"{who[declarer]} declared and was lowest" if event["reason"] == "declared" else
+                   f"{who[declarer]} declared but was not lowest (failed)")
+            scoring = ", ".join(f"{names[seat]} {event['totals'][seat]} → +{event['points'][seat]}"
+                                for seat, hand in enumerate(event["hands"]) if hand)
+            out = ", ".join(names[seat] for seat in event["eliminated"])
+            text = f"Round {event['round']} ends: {how}. Totals and points: {scoring}." + (f" Out: {out}." if out else "")
+            shown = hand_lines(event, scored=True)
+        elif kind == "match_end":
+            order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
+            text = (f"Match over ({event['termination'].replace('_', ' ')}): "
+                    + ", ".join(f"{event['places'][seat]}. {names[seat]} {event['scores'][seat]}" for seat in order)
+                    + ".")
+        else:  # an event this version does not know: still one line, so the lines stay in step with the events
+            text = str(kind)
+        lines.append(Line(kind, round_, text, shown))
+    return lines
