@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from arena import protocol
+from arena.botfiles import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, read_records
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
-from arena.registry import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits, get_sandbox
 

@@ -176,6 +176,9 @@ def test_dry_run_and_listing_commands(tmp_path):
     summary = json.loads(dry.stdout)
     assert summary["matches"] == 6 and summary["seats_per_bot"]["greedy"] == [2, 2]
     assert not (tmp_path / "a.db").exists(), "a dry run touches no store"
+    eight = json.loads(runner.invoke(main, ["run", str(path), "--dry-run", "--json", "--workers", "8"]).stdout)
+    assert eight["workers"] == 8 and summary["workers"] != 8, "--workers overrides the config's, as in a run"
+    assert eight["estimated_seconds"] < summary["estimated_seconds"]
     assert runner.invoke(main, ["run", str(path), "--db", str(tmp_path / "a.db")]).exit_code == 0
     listed = json.loads(runner.invoke(main, ["matches", "--db", str(tmp_path / "a.db"), "--json",
                                              "--bot", "random"]).stdout)["matches"]
