@@ -23,6 +23,7 @@ from arena.matchlog import LogError, describe, load, verify
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, MatchResult, play_match
 from arena.registry import default_registry
+from arena.resources import data_dir
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxError, get_sandbox
 from arena.sandbox.commands import sandbox_group
@@ -186,9 +187,11 @@ def print_standings(standings: list[Standing] | tuple[Standing, ...]) -> None:
 @json_option()
 def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, no_site: bool,
         as_json: bool) -> None:
-    """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."""
+    """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings.
+
+    CONFIG_FILE is a YAML file, or the name of an example config that ships with arena (demo: the sample bots)."""
     try:
-        config = load_config(config_file, registry=default_registry(db_path))
+        config = load_config(example_or_path(config_file), registry=default_registry(db_path))
         if dry_run:
             summary = tournament.dry_run(config, workers)
             if as_json:
@@ -223,6 +226,15 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     if report.failed:
         fail(f"{report.failed} matches failed for infrastructure reasons and were not rated (see arena matches); "
              "run the same command again to retry them", ExitCode.FAILED)
+
+
+def example_or_path(config_file: Path) -> Path:
+    """CONFIG_FILE as given; or, for a bare name such as ``demo`` that is no file here, the shipped example
+    ``tournaments/NAME.yaml``, so that an installed arena runs the demo without a source checkout."""
+    if config_file.exists() or config_file.parent != Path(".") or config_file.suffix:
+        return config_file
+    example = data_dir("tournaments") / f"{config_file.name}.yaml"
+    return example if example.is_file() else config_file
 
 
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,

@@ -79,6 +79,7 @@ def test_missing_keys_and_broken_yaml(tmp_path):
         load_config(path)
 
 
+@pytest.mark.slow
 def test_ratings_are_the_same_with_one_and_two_workers(tmp_path):
     config = load_config(write_config(tmp_path))
     one = run_tournament(config, Store(tmp_path / "one" / "a.db"), workers=1)
@@ -134,6 +135,7 @@ def test_changed_config_or_bot_is_refused_unless_fresh(tmp_path):
     assert runner.invoke(main, ["run", str(path), "--db", str(db), "--fresh"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_gives_identical_standings(tmp_path):
     path = write_config(tmp_path, repeats=6, rules={"threshold": 60})
     reference = tmp_path / "reference" / "a.db"

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from arena.manifest import BotSpec
+from arena.resources import data_dir
 
 Stream = Literal["stdout", "stderr"]
-PROTOCOL_LIB = Path(__file__).resolve().parent.parent.parent / "protocol"
+PROTOCOL_LIB = data_dir("protocol")
 """``protocol/`` holds ``arena_bot.py``, which every bot finds on its PYTHONPATH."""
 
 
