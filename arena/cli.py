@@ -16,7 +16,7 @@ import click
 import yaml
 
 from arena import __version__, cli_bots, cli_site, tournament
-from arena.cli_common import CONTEXT, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, describe, load, verify
@@ -66,7 +66,7 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 @click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
 @click.option("--bank-ms", type=click.IntRange(0), default=Limits.bank_ms, show_default=True)
 @click.option("--hello-ms", type=click.IntRange(1), default=Limits.hello_ms, show_default=True)
-@click.option("--sandbox", "sandbox_name", type=click.Choice(["process", "docker"]), default="process",
+@click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process",
               show_default=True, help="process: bubblewrap on this host; docker: a container per bot.")
 @json_option("Print the result as one JSON object.")
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,

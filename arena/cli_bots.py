@@ -15,12 +15,10 @@ import click
 
 from arena.botfiles import SubmissionRejected
 from arena.checker import CheckReport, check_bot, format_report
-from arena.cli_common import ExitCode, db_option, emit_json, fail, json_option
+from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option
 from arena.manifest import ManifestError
 from arena.registry import Registry, RegistryError, default_registry
 from arena.scaffold import LANGUAGES, ScaffoldError, scaffold
-
-SANDBOX_CHOICE = click.Choice(["process", "docker"])
 
 
 def _registry(registry: Path | None, db_path: Path) -> Registry:

@@ -20,6 +20,7 @@ from arena.store import Store, StoreError
 
 DEFAULT_DB = Path("results/arena.db")
 CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+SANDBOX_CHOICE = click.Choice(["process", "docker"])
 
 F = TypeVar("F", bound=Callable[..., Any])
 
