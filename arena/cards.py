@@ -42,11 +42,6 @@ def parse_card(token: object) -> Card:
     raise ValueError(f"not a card: {token!r} (expected rank {RANKS} then suit {SUITS}, e.g. 'TH')")
 
 
-def parse_cards(tokens: Iterable[object]) -> list[Card]:
-    """Parse every token with :func:`parse_card`."""
-    return [parse_card(token) for token in tokens]
-
-
 def hand_total(hand: Iterable[Card]) -> int:
     """The total a hand counts (clause 1)."""
     return sum(VALUE[card] for card in hand)

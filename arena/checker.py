@@ -21,16 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from arena import protocol
+from arena.botfiles import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, read_records
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
+from arena.resources import data_dir
 from arena.results import Fault, FaultKind, Reason, limit_reason
-from arena.registry import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits, get_sandbox
 
-SAMPLE_OPPONENT = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"
+SAMPLE_OPPONENT = data_dir("sample_bots") / "greedy"
 CHECK_RULES = Rules(threshold=30)
 """Short matches: a few rounds each. The time limits stay the tournament defaults: a check must not pass a bot
 that a tournament would fault, nor fail one it would accept."""
@@ -369,8 +370,8 @@ def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, li
         if not steps[-1].ok:
             return
         if not (opponent / "bot.yaml").is_file():
-            steps.append(Step("vs greedy", False, f"the sample bot at {opponent}", "it is missing (arena check "
-                              "needs a source checkout with sample_bots/)"))
+            steps.append(Step("vs greedy", False, f"the sample bot at {opponent}", "it is missing (an install "
+                              "without the sample bots?)"))
             return
         steps.append(_match_step("vs greedy", [spec, load_bot(opponent)], [0], sandbox, limits, [2, 3]))
         remaining.pop(0)

@@ -6,47 +6,29 @@ asked for failed (an infrastructure error, a replay that does not verify), 2 usa
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import time
-from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 import yaml
 
-from arena import __version__
+from arena import __version__, cli_bots, cli_sandbox, cli_site, tournament
+from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.config import ConfigError, TournamentConfig, load_config
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, describe, load, verify
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
+from arena.registry import default_registry
+from arena.resources import data_dir
 from arena.results import MatchResult
 from arena.rules import Rules, RulesError
-from arena.sandbox import BACKENDS, SandboxError, get_sandbox
-from arena import tournament
-from arena.config import ConfigError, TournamentConfig, load_config
-from arena.registry import default_registry
-from arena.store import Standing, Store, StoreError
+from arena.sandbox import SandboxError, get_sandbox
+from arena.store import Standing, Store
 from arena.tournament import TournamentError
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    FAILED = 1
-    USAGE = 2
-
-
-def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
-    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
-    sys.exit(code)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False))
 
 
 @click.group(context_settings=CONTEXT)
@@ -73,7 +55,7 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
         fail(f"{rules_file or '--threshold'}: {error}")
 
 
-@main.command()
+@click.command()
 @click.argument("bot_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=1, show_default=True, help="Deal seed; the same seed gives the same match.")
 @click.option("--threshold", type=int, help="Elimination threshold (shortcut for the rule option).")
@@ -84,9 +66,9 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 @click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
 @click.option("--bank-ms", type=click.IntRange(0), default=Limits.bank_ms, show_default=True)
 @click.option("--hello-ms", type=click.IntRange(1), default=Limits.hello_ms, show_default=True)
-@click.option("--sandbox", "sandbox_name", type=click.Choice(BACKENDS), default=BACKENDS[0],
+@click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process",
               show_default=True, help="process: bubblewrap on this host; docker: a container per bot.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@json_option("Print the result as one JSON object.")
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
           as_json: bool) -> None:
@@ -124,11 +106,11 @@ def print_result(result: MatchResult) -> None:
         click.echo(f"log: {result.log_path}   (arena replay {result.log_path})")
 
 
-@main.command()
+@click.command()
 @click.argument("log_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--verify", "check", is_flag=True,
               help="Re-run the engine from the seed and recorded moves; exit 1 on any mismatch.")
-@click.option("--json", "as_json", is_flag=True, help="With --verify: print the verdict as JSON.")
+@json_option("With --verify: print the verdict as JSON.")
 def replay(log_file: Path, check: bool, as_json: bool) -> None:
     """Print a match from its event log turn by turn, or verify it against the engine."""
     try:
@@ -150,8 +132,8 @@ def replay(log_file: Path, check: bool, as_json: bool) -> None:
     sys.exit(ExitCode.FAILED if problems else ExitCode.OK)
 
 
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.command()
+@json_option("Machine-readable output.")
 def doctor(as_json: bool) -> None:
     """Say what this host can guarantee about untrusted bots (see docs/SECURITY.md)."""
     from arena.sandbox.doctor import checks, docker_guarantees, sandbox_guarantees
@@ -178,21 +160,6 @@ def doctor(as_json: bool) -> None:
 
 # -- tournaments ------------------------------------------------------------------------------------------------
 
-DEFAULT_DB = Path("results/arena.db")
-db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-                         show_default=True, help="The results store (SQLite); event logs go beside it.")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the output as JSON.")
-
-
-def open_store(db_path: Path, must_exist: bool = True) -> Store:
-    if must_exist and not db_path.exists():
-        fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
-    try:
-        return Store(db_path)
-    except StoreError as error:
-        fail(str(error))
-
-
 def find_tournament(store: Store, name: str | None) -> Any:
     row = store.tournament(name) if name else store.latest_tournament()
     if row is None:
@@ -213,21 +180,23 @@ def print_standings(standings: list[Standing] | tuple[Standing, ...]) -> None:
                    f"{line.declares_ok:>4}/{line.declares_failed:<4}  {faults}")
 
 
-@main.command()
+@click.command()
 @click.argument("config_file", type=click.Path(dir_okay=False, path_type=Path))
-@db_option
+@db_option()
 @click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the config's, or the CPUs).")
 @click.option("--dry-run", is_flag=True, help="Print the schedule summary and the estimated time; play nothing.")
 @click.option("--fresh", is_flag=True, help="Discard this tournament's stored results and start over.")
 @click.option("--no-site", is_flag=True, help="Do not build the results site (site/ beside the store) at the end.")
-@json_option
+@json_option()
 def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, no_site: bool,
         as_json: bool) -> None:
-    """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."""
+    """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings.
+
+    CONFIG_FILE is a YAML file, or the name of an example config that ships with arena (demo: the sample bots)."""
     try:
-        config = load_config(config_file, registry=default_registry(db_path))
+        config = load_config(example_or_path(config_file), registry=default_registry(db_path))
         if dry_run:
-            summary = tournament.dry_run(config)
+            summary = tournament.dry_run(config, workers)
             if as_json:
                 emit_json(summary)
             else:
@@ -262,6 +231,15 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
              "run the same command again to retry them", ExitCode.FAILED)
 
 
+def example_or_path(config_file: Path) -> Path:
+    """CONFIG_FILE as given; or, for a bare name such as ``demo`` that is no file here, the shipped example
+    ``tournaments/NAME.yaml``, so that an installed arena runs the demo without a source checkout."""
+    if config_file.exists() or config_file.parent != Path(".") or config_file.suffix:
+        return config_file
+    example = data_dir("tournaments") / f"{config_file.name}.yaml"
+    return example if example.is_file() else config_file
+
+
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
                       quiet: bool) -> tournament.RunReport:
     bar: Any = None
@@ -284,10 +262,10 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
             bar.__exit__(None, None, None)
 
 
-@main.command()
+@click.command()
 @click.argument("name", required=False)
-@db_option
-@json_option
+@db_option()
+@json_option()
 def standings(name: str | None, db_path: Path, as_json: bool) -> None:
     """The standings of tournament NAME (default: the latest), best conservative rating (mu - 3 sigma) first."""
     store = open_store(db_path)
@@ -300,11 +278,11 @@ def standings(name: str | None, db_path: Path, as_json: bool) -> None:
         print_standings(table)
 
 
-@main.command()
+@click.command()
 @click.argument("name", required=False)
 @click.option("--bot", help="Only the matches this bot played.")
-@db_option
-@json_option
+@db_option()
+@json_option()
 def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> None:
     """The matches of tournament NAME (default: the latest)."""
     store = open_store(db_path)
@@ -321,10 +299,10 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
                    f"{seated}")
 
 
-@main.command()
+@click.command()
 @click.argument("match_id", type=int)
-@db_option
-@json_option
+@db_option()
+@json_option()
 def show(match_id: int, db_path: Path, as_json: bool) -> None:
     """One match: places, scores, faults with details and stderr tails, and the replay command."""
     store = open_store(db_path)
@@ -358,16 +336,7 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
         click.echo(f"replay: arena replay {result.log_path}")
 
 
-from arena import cli_sandbox  # noqa: E402 - sandbox build-image: the backends' chores
-
-cli_sandbox.register(main)
-
-
-from arena import cli_site  # noqa: E402 - site build, site serve; run builds the site too
-
-cli_site.register(main)
-
-
-from arena import cli_bots  # noqa: E402 - new-bot, check, submit, bots: the bot author's commands
-
-cli_bots.register(main)
+# Every subcommand, registered here and nowhere else.
+for command in (match, replay, doctor, run, standings, matches, show, cli_sandbox.sandbox_group, cli_site.site_group,
+                *cli_bots.COMMANDS):
+    main.add_command(command)

@@ -1,37 +1,24 @@
 """The bot author's commands: ``arena new-bot``, ``arena check``, ``arena submit`` and ``arena bots``.
 
 Thin click commands over :mod:`arena.scaffold`, :mod:`arena.checker` and :mod:`arena.registry`, registered on the
-main group by :func:`register` (kept apart from ``arena/cli.py`` so that file stays small). Exit codes as everywhere:
+main group in ``arena/cli.py`` (kept apart from ``arena/cli.py`` so that file stays small). Exit codes as everywhere:
 0 done (the bot is fit, stored, or unchanged), 1 the bot failed the check (or the host failed), 2 bad input
 (a bad manifest, a name, a directory or files we refuse).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 
+from arena.botfiles import SubmissionRejected
 from arena.checker import CheckReport, check_bot, format_report
+from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option
 from arena.manifest import ManifestError
-from arena.registry import Registry, RegistryError, SubmissionRejected, default_registry
-from arena.sandbox import BACKENDS
+from arena.registry import Registry, RegistryError, default_registry
 from arena.scaffold import LANGUAGES, ScaffoldError, scaffold
-
-DEFAULT_DB = Path("results/arena.db")
-SANDBOX_CHOICE = click.Choice(BACKENDS)
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
-    sys.exit(code)
-
-
-def _json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2))
 
 
 def _registry(registry: Path | None, db_path: Path) -> Registry:
@@ -40,9 +27,7 @@ def _registry(registry: Path | None, db_path: Path) -> Registry:
 
 registry_option = click.option("--registry", "registry_dir", type=click.Path(file_okay=False, path_type=Path),
                                help="The bot registry (default: bots/ beside the store, results/bots).")
-db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-                         show_default=True, help="The results store; the default registry is bots/ beside it.")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the output as JSON.")
+registry_db_option = db_option("The results store; the default registry is bots/ beside it.")
 
 
 @click.command("new-bot")
@@ -55,7 +40,7 @@ def new_bot(name: str, language: str, directory: Path | None) -> None:
     try:
         created = scaffold(name, language, directory)
     except (ScaffoldError, OSError) as error:
-        _fail(str(error))
+        fail(str(error))
     click.echo(f"created {language} bot {name!r} in {created}")
     click.echo(f"next: edit it, then  arena check {created}  and  arena submit {created}  (see {created}/README.md)")
 
@@ -63,13 +48,13 @@ def new_bot(name: str, language: str, directory: Path | None) -> None:
 @click.command()
 @click.argument("bot_dir", type=click.Path(path_type=Path))
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
-@json_option
+@json_option()
 def check(bot_dir: Path, sandbox_name: str, as_json: bool) -> None:
     """Check that the bot in BOT_DIR is fit to enter a tournament: its manifest, its files, the hello handshake,
     a match against itself and matches against the sample bot greedy. Exit 0 fit, 1 not fit, 2 bad manifest."""
     report = check_bot(bot_dir, sandbox_name)
     if as_json:
-        _json(report.to_dict())
+        emit_json(report.to_dict())
     else:
         for line in format_report(report, colour=sys.stdout.isatty()):
             click.echo(line)
@@ -79,9 +64,9 @@ def check(bot_dir: Path, sandbox_name: str, as_json: bool) -> None:
 @click.command()
 @click.argument("bot_dir", type=click.Path(path_type=Path))
 @registry_option
-@db_option
+@registry_db_option
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
-@json_option
+@json_option()
 def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name: str, as_json: bool) -> None:
     """Check the bot in BOT_DIR and store an immutable copy of it in the registry as its next version."""
     registry = _registry(registry_dir, db_path)
@@ -89,12 +74,12 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
         result = registry.submit(bot_dir, lambda copy: _check_copy(copy, bot_dir, sandbox_name))
     except (ManifestError, SubmissionRejected) as error:
         if as_json:
-            _json({"status": "rejected", "reason": str(error)})
-        _fail(f"rejected, nothing stored: {error}")
+            emit_json({"status": "rejected", "reason": str(error)})
+        fail(f"rejected, nothing stored: {error}")
     except (RegistryError, OSError) as error:
-        _fail(f"{registry.root}: {error}", 1)
+        fail(f"{registry.root}: {error}", ExitCode.FAILED)
     if as_json:
-        _json(result.to_dict())
+        emit_json(result.to_dict())
     else:
         if result.report is not None:
             for line in format_report(result.report, colour=sys.stdout.isatty()):
@@ -119,17 +104,17 @@ def _check_copy(copy: Path, original: Path, sandbox_name: str) -> CheckReport:
 
 @click.command()
 @registry_option
-@db_option
-@json_option
+@registry_db_option
+@json_option()
 def bots(registry_dir: Path | None, db_path: Path, as_json: bool) -> None:
     """List the registry: every bot, its versions, and the latest version's check."""
     registry = _registry(registry_dir, db_path)
     try:
         listing = [(name, registry.versions(name)) for name in registry.names()]
     except RegistryError as error:
-        _fail(str(error), 1)
+        fail(str(error), ExitCode.FAILED)
     if as_json:
-        _json({"registry": str(registry.root),
+        emit_json({"registry": str(registry.root),
                "bots": [{"name": name, "latest": versions[-1].version,
                          "versions": [v.to_dict() for v in versions]} for name, versions in listing]})
         return
@@ -144,6 +129,4 @@ def bots(registry_dir: Path | None, db_path: Path, as_json: bool) -> None:
                    f"{latest.submitted_at:<20}  {status}")
 
 
-def register(group: click.Group) -> None:
-    for command in (new_bot, check, submit, bots):
-        group.add_command(command)
+COMMANDS = (new_bot, check, submit, bots)

@@ -1,28 +1,25 @@
 """``arena sandbox ...``: commands that prepare a host's sandbox backends (the docker runtime image).
 
 Kept apart from ``arena/cli.py`` so that backend chores do not crowd the match and tournament commands, and out of
-the ``arena.sandbox`` package, which knows processes and containers, not command lines: :func:`register` adds the
-group to the main command.
+the ``arena.sandbox`` package, which knows processes and containers, not command lines.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 
+from arena.cli_common import CONTEXT, ExitCode, emit_json, fail, json_option
 from arena.sandbox import SandboxError
 
 
-@click.group("sandbox", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group("sandbox", context_settings=CONTEXT)
 def sandbox_group() -> None:
     """Prepare this host's sandbox backends."""
 
 
 @sandbox_group.command("build-image")
 @click.option("--tag", default=None, help="Image name and tag (default: the docker backend's runtime image).")
-@click.option("--json", "as_json", is_flag=True, help="Print what was built as one JSON object.")
+@json_option("Print what was built as one JSON object.")
 def build_image(tag: str | None, as_json: bool) -> None:
     """Build the docker backend's runtime image locally, with no registry and no network.
 
@@ -35,15 +32,10 @@ def build_image(tag: str | None, as_json: bool) -> None:
     try:
         image_id = build_runtime_image(connect(), tag)
     except SandboxError as error:
-        click.echo(f"arena: {error}", err=True)
-        sys.exit(1)
+        fail(str(error), ExitCode.FAILED)
     binds = [mount["Target"] for mount in runtime_mounts()]
     if as_json:
-        click.echo(json.dumps({"image": tag, "id": image_id, "read_only_binds": binds}, indent=2))
+        emit_json({"image": tag, "id": image_id, "read_only_binds": binds})
         return
     click.echo(f"built {tag} ({image_id}): an image of empty mount points, imported from a tarball made here")
     click.echo(f"bots in it see these host paths, read-only: {', '.join(binds)}")
-
-
-def register(main: click.Group) -> None:
-    main.add_command(sandbox_group)

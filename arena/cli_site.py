@@ -1,6 +1,6 @@
 """The results-site commands: ``arena site build`` and ``arena site serve``, and the build at the end of ``arena run``.
 
-Thin click commands over :func:`arena.site.render.build_site`, registered on the main group by :func:`register`
+Thin click commands over :func:`arena.site.render.build_site`, registered on the main group in ``arena/cli.py``
 (kept apart from ``arena/cli.py`` so that file stays small). The site is static: ``serve`` is only a convenience
 for looking at it on this machine, so it listens on 127.0.0.1 and nowhere else.
 """
@@ -9,23 +9,15 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
-import sys
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from arena.cli_common import ExitCode, db_option, emit_json, fail, json_option, open_store
 from arena.site.render import BuildReport, build_site
-from arena.store import Store, StoreError
+from arena.store import Store
 
-DEFAULT_DB = Path("results/arena.db")
 DEFAULT_OUT = Path("results/site")
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
-    sys.exit(code)
 
 
 def site_dir_for(db_path: Path) -> Path:
@@ -47,25 +39,19 @@ def site_group() -> None:
 @click.argument("name", required=False)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the site (default: site/ beside the store, results/site).")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-              show_default=True, help="The results store (SQLite).")
-@click.option("--json", "as_json", is_flag=True, help="Print the build summary as JSON.")
+@db_option("The results store (SQLite).")
+@json_option("Print the build summary as JSON.")
 def build(name: str | None, out_dir: Path | None, db_path: Path, as_json: bool) -> None:
     """Build the site of tournament NAME (default: every tournament) from the store."""
-    if not db_path.exists():
-        _fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
-    try:
-        store = Store(db_path)
-    except StoreError as error:
-        _fail(str(error))
+    store = open_store(db_path)
     if name is not None and store.tournament(name) is None:
         known = ", ".join(row["name"] for row in store.tournaments()) or "none"
-        _fail(f"{db_path}: no tournament {name!r} (known: {known})")
+        fail(f"{db_path}: no tournament {name!r} (known: {known})")
     out = out_dir if out_dir is not None else site_dir_for(db_path)
     report = build_site(store, out, None if name is None else [name])
     if as_json:
-        click.echo(json.dumps({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),
-                               "pages": report.pages, "seconds": round(report.seconds, 2)}, indent=2))
+        emit_json({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),
+                   "pages": report.pages, "seconds": round(report.seconds, 2)})
     else:
         click.echo(f"site: {report.index.resolve()} ({report.pages} files, {report.seconds:.1f} s)")
 
@@ -83,19 +69,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def serve(port: int, out_dir: Path) -> None:
     """Serve a built site on http://127.0.0.1:PORT/ until Ctrl-C (the site also opens from disk as it is)."""
     if not (out_dir / "index.html").is_file():
-        _fail(f"{out_dir}: no site here (build it first: arena site build --out {out_dir})")
+        fail(f"{out_dir}: no site here (build it first: arena site build --out {out_dir})")
     handler = functools.partial(_QuietHandler, directory=str(out_dir))
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as error:
-        _fail(f"cannot listen on 127.0.0.1:{port}: {error}", 1)
+        fail(f"cannot listen on 127.0.0.1:{port}: {error}", ExitCode.FAILED)
     with server:
         click.echo(f"serving {out_dir} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", err=False)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
             pass
-
-
-def register(main: click.Group) -> None:
-    main.add_command(site_group)

@@ -19,6 +19,7 @@ import yaml
 
 from arena.manifest import NAME_PATTERN
 from arena.protocol import Limits
+from arena.ratings import RatingConfig
 from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxLimits
@@ -32,18 +33,6 @@ TOURNAMENT_NAME = NAME_PATTERN
 
 class ConfigError(ValueError):
     """A bad tournament config; the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class RatingConfig:
-    """TrueSkill's parameters (see arena/ratings.py). ``draw_probability`` must stay above 0: with 0, a tie in
-    places corrupts the update."""
-
-    mu: float = 25.0
-    sigma: float = 25.0 / 3
-    beta: float = 25.0 / 6
-    tau: float = 25.0 / 300
-    draw_probability: float = 0.02
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """TrueSkill ratings over match places, applied in schedule order.
 
-The only module that touches the ``trueskill`` package (an old pin with pitfalls, see ../shared/style.md): one
-explicit environment, never the package's globals; seats passed in a fixed order (by bot id) so that tied seats
-get the same update whatever seat they sat in; the fast default backend, with the exact ``mpmath`` backend taken
-for a match whose upset overflows it.
+The only module that touches the ``trueskill`` package (an old release with module-level state and a float
+backend that overflows): one explicit environment, never the package's globals; seats passed in a fixed order (by
+bot id) so that tied seats get the same update whatever seat they sat in; the fast default backend, with the exact
+``mpmath`` backend taken for a match whose upset overflows it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,17 @@ from typing import Iterable, Sequence
 
 import trueskill
 
-from arena.config import RatingConfig
+
+@dataclass(frozen=True)
+class RatingConfig:
+    """TrueSkill's parameters, as a tournament config's ``rating:`` sets them. ``draw_probability`` must stay above 0:
+    with 0, a tie in places corrupts the update."""
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    beta: float = 25.0 / 6
+    tau: float = 25.0 / 300
+    draw_probability: float = 0.02
 
 
 @dataclass(frozen=True)

@@ -241,15 +241,16 @@ class RunReport:
     standings: tuple[Standing, ...]
 
 
-def estimate_seconds(config: TournamentConfig, matches: int) -> float:
+def estimate_seconds(config: TournamentConfig, matches: int, workers: int) -> float:
     """A rough wall-clock estimate: a match of sample-bot speed is a few hundred turns plus its start-up."""
     turns_per_match = 60 * config.players * max(1, config.rules.threshold // 25)
     per_match = SECONDS_PER_MATCH_START + turns_per_match * SECONDS_PER_TURN_ESTIMATE * config.players
-    return matches * per_match / max(1, config.workers)
+    return matches * per_match / max(1, workers)
 
 
-def dry_run(config: TournamentConfig) -> dict[str, Any]:
-    """The schedule summary, without touching the store or playing."""
+def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, Any]:
+    """The schedule summary, without touching the store or playing; ``workers`` overrides the config's, as in a run."""
+    workers = workers or config.workers
     bots = load_bots(config)
     schedule = make_schedule(len(bots), config.players, config.repeats, config.seed)
     seats: dict[str, list[int]] = {bot.name: [0] * config.players for bot in bots}
@@ -265,9 +266,9 @@ def dry_run(config: TournamentConfig) -> dict[str, Any]:
         "deals": len({match.group for match in schedule}),
         "matches_per_bot": {name: sum(counts) for name, counts in seats.items()},
         "seats_per_bot": seats,
-        "workers": config.workers,
+        "workers": workers,
         "sandbox": config.sandbox,
-        "estimated_seconds": round(estimate_seconds(config, len(schedule)), 1),
+        "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
     }
 
 

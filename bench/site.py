@@ -24,10 +24,9 @@ import time
 from pathlib import Path
 
 from arena.cards import VALUE, hand_total
-from arena.config import RatingConfig
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
 from arena.matchlog import FORMAT, MatchLog
-from arena.ratings import rate_all
+from arena.ratings import RatingConfig, rate_all
 from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.site.render import build_site

@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
-from arena.config import RatingConfig
 from arena.game import Match
 from arena.matchlog import FORMAT, MatchLog
-from arena.ratings import rate_all
+from arena.ratings import RatingConfig, rate_all
 from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.results import Fault, MatchResult, Reason, SeatResult

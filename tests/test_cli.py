@@ -110,3 +110,16 @@ def test_bad_rules_and_usage_errors(tmp_path):
     assert result.exit_code == 2 and "rules.threshold" in result.stderr and "rules.yaml" in result.stderr
     assert invoke("match", GREEDY).exit_code == 2
     assert invoke("match", *[GREEDY] * 9).exit_code == 2
+
+
+def test_run_takes_the_name_of_a_shipped_example_config_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    demo = invoke("run", "demo", "--dry-run", "--json")
+    assert demo.exit_code == 0, demo.stderr
+    summary = json.loads(demo.stdout)
+    assert summary["name"] == "demo" and summary["matches"] == 48 and summary["bots"] == 4
+    assert not (tmp_path / "results").exists(), "a dry run writes nothing"
+    unknown = invoke("run", "no-such-example", "--dry-run")
+    assert unknown.exit_code == 2 and "no-such-example: no such config file" in unknown.stderr
+    (tmp_path / "demo").mkdir()  # a path that exists is never taken for an example's name
+    assert invoke("run", "demo", "--dry-run").exit_code == 2

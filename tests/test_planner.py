@@ -31,6 +31,7 @@ STRENGTH_DEALS = 14
 MIN_WIN_RATE = 0.6
 
 
+@pytest.mark.slow
 def test_planner_is_legal_and_beats_two_greedy_bots() -> None:
     wins = 0
     matches = 0

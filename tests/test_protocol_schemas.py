@@ -112,6 +112,7 @@ def test_one_schema_per_message_type() -> None:
     )
 
 
+@pytest.mark.slow
 def test_every_message_sent_matches_its_schema() -> None:
     seen: set[str] = set()
     for name, _, transcript in played():

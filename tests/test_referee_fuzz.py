@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,10 +65,12 @@ replies = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(replies)
 def test_referee_survives_arbitrary_bot_output(tmp_path_factory, script):
     directory = tmp_path_factory.mktemp("fuzzbot")
+    directory.chmod(0o755)  # the bot runs as a uid of its own: pytest's 0700 directory would hide bot.py from it
     (directory / "bot.yaml").write_text("name: fuzz\ncommand: [python3, bot.py]\n")
     (directory / "bot.py").write_text(REPLAYER)
     (directory / "replies.bin").write_bytes(b"\0".join(script))
@@ -76,5 +79,24 @@ def test_referee_survives_arbitrary_bot_output(tmp_path_factory, script):
     fuzz = result.players[1]
     if fuzz.fault is None:
         return  # only possible when the bytes happened to be a legal game
-    assert fuzz.fault.kind in set(FaultKind)
+    # The replayer neither exits nor grows: whatever it sends, the fault is the bot's words or its silence.
+    assert fuzz.fault.kind in {FaultKind.TIMEOUT, FaultKind.INVALID, FaultKind.ILLEGAL}, fuzz.fault
+    answer, newline, more = script[0].partition(b"\n")
+    problem = hello_problem(answer.removesuffix(b"\r"))
+    if not newline:  # no whole line ever answers hello
+        assert fuzz.fault.kind == FaultKind.TIMEOUT and "no reply to hello" in fuzz.fault.detail, fuzz.fault
+    elif problem is not None:
+        assert fuzz.fault.kind == FaultKind.INVALID, fuzz.fault
+        if not more:  # a second line would be reported instead when the first one parses
+            assert fuzz.fault.detail == problem
+    if fuzz.fault.kind == FaultKind.ILLEGAL:
+        assert "the move was" in fuzz.fault.detail, fuzz.fault
     assert fuzz.place == 2 and result.players[0].place == 1
+
+
+def hello_problem(line: bytes) -> str | None:
+    try:
+        parse_ready(line)
+    except InvalidReplyError as error:
+        return str(error)
+    return None

@@ -14,9 +14,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from arena.botfiles import MAX_FILES, SubmissionRejected, scan
 from arena.cli import main
 from arena.config import ConfigError, load_config
-from arena.registry import MAX_FILES, Registry, SubmissionRejected, scan
+from arena.registry import Registry
 from arena.scaffold import scaffold
 from arena.store import Store
 from arena.tournament import load_bots, run_tournament

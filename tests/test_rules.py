@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from arena.cards import DECK, RANK, RANKS, SUIT, SUITS, VALUE, hand_total, parse_card, parse_cards
+from arena.cards import DECK, RANK, RANKS, SUIT, SUITS, VALUE, hand_total, parse_card
 from arena.rules import Rules, RulesError, discard_kind, legal_discards
 
 # -- clause 1: the cards and what they count ------------------------------------------------------------------------
@@ -53,10 +53,6 @@ def test_parse_card_rejects_malformed_tokens_naming_them(token: object) -> None:
     with pytest.raises(ValueError) as error:
         parse_card(token)
     assert repr(token) in str(error.value)
-
-
-def test_parse_cards_accepts_every_card() -> None:
-    assert parse_cards(DECK) == list(DECK)
 
 
 # -- clause 3: which sets may be thrown ----------------------------------------------------------------------------

@@ -86,6 +86,7 @@ def test_legal_sets_known_answers() -> None:
 # -- in-process matches ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rules", RULE_VARIANTS.values(), ids=RULE_VARIANTS.keys())
 def test_sample_bots_never_forfeit(rules: Rules) -> None:
     for players in range(2, 9):

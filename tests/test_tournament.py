@@ -81,6 +81,7 @@ def test_missing_keys_and_broken_yaml(tmp_path):
         load_config(path)
 
 
+@pytest.mark.slow
 def test_ratings_are_the_same_with_one_and_two_workers(tmp_path):
     config = load_config(write_config(tmp_path))
     one = run_tournament(config, Store(tmp_path / "one" / "a.db"), workers=1)
@@ -171,6 +172,7 @@ def test_changed_config_or_bot_is_refused_unless_fresh(tmp_path):
     assert runner.invoke(main, ["run", str(path), "--db", str(db), "--fresh"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_gives_identical_standings(tmp_path):
     path = write_config(tmp_path, repeats=6, rules={"threshold": 60})
     reference = tmp_path / "reference" / "a.db"
@@ -213,6 +215,9 @@ def test_dry_run_and_listing_commands(tmp_path):
     summary = json.loads(dry.stdout)
     assert summary["matches"] == 6 and summary["seats_per_bot"]["greedy"] == [2, 2]
     assert not (tmp_path / "a.db").exists(), "a dry run touches no store"
+    eight = json.loads(runner.invoke(main, ["run", str(path), "--dry-run", "--json", "--workers", "8"]).stdout)
+    assert eight["workers"] == 8 and summary["workers"] != 8, "--workers overrides the config's, as in a run"
+    assert eight["estimated_seconds"] < summary["estimated_seconds"]
     assert runner.invoke(main, ["run", str(path), "--db", str(tmp_path / "a.db")]).exit_code == 0
     listed = json.loads(runner.invoke(main, ["matches", "--db", str(tmp_path / "a.db"), "--json",
                                              "--bot", "random"]).stdout)["matches"]

@@ -8,9 +8,10 @@ import os
 import signal
 from pathlib import Path
 
+from arena.resources import data_dir
 from arena.sandbox import BotProcess, Exit, Stream
 
-PROTOCOL_LIB = Path(__file__).resolve().parent.parent.parent / "protocol"
+PROTOCOL_LIB = data_dir("protocol")
 """``protocol/`` holds ``arena_bot.py``, which every bot finds on its PYTHONPATH."""
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 BOT_DIR = "/bot"

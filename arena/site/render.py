@@ -23,10 +23,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena.narrate import Line
+from arena.resources import data_dir
 from arena.site import data, svg
 from arena.store import Store
 
-SITE_DIR = Path(__file__).resolve().parents[2] / "site"
+SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 ASSETS = ("style.css", "replay.js")

@@ -1,0 +1,60 @@
+"""What every ``arena`` command module shares: exit codes, the error exit, JSON output, the ``--db`` and ``--json``
+options, and opening the results store.
+
+One place for these so that the commands in ``arena/cli.py``, ``cli_site.py`` and ``cli_bots.py`` cannot drift apart
+in how they fail, print JSON or find the store. It imports nothing of the command modules, which all import it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from arena.sandbox import BACKENDS
+from arena.store import Store, StoreError
+
+DEFAULT_DB = Path("results/arena.db")
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+SANDBOX_CHOICE = click.Choice(BACKENDS)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+
+
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
+    """Print ``arena: MESSAGE`` on stderr and exit: 2 (bad input) unless the thing asked for failed (1)."""
+    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
+    sys.exit(code)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2))
+
+
+def db_option(help: str = "The results store (SQLite); event logs go beside it.") -> Callable[[F], F]:
+    return click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+                        show_default=True, help=help)
+
+
+def json_option(help: str = "Print the output as JSON.") -> Callable[[F], F]:
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def open_store(db_path: Path, must_exist: bool = True) -> Store:
+    if must_exist and not db_path.exists():
+        fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
+    try:
+        return Store(db_path)
+    except StoreError as error:
+        fail(str(error))
