@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -21,6 +22,10 @@ FORMAT = 2
 """Format 2 (this one): faults carry a reason code and structured details, results carry per-seat statistics."""
 READABLE_FORMATS = (1, 2)
 """Format 1 logs replay and verify as they are: their engine events are the same; only fault records differ."""
+
+
+_PLAIN_ASCII = re.compile(rb"[^\x20-\x7f]")
+"""A byte that json.dumps would escape (a control character) or that is not ASCII."""
 
 
 class LogError(ValueError):
@@ -51,11 +56,20 @@ class MatchLog:
         self._file.write(self._buffer)
         self._buffer.clear()
 
+    def write_encoded(self, line: bytes) -> None:
+        """A record already encoded as one JSON line (newline included), as :meth:`write` would have."""
+        self._append(line)
+
     def write_message(self, kind: str, seat: int, at_ms: int, line: bytes) -> None:
         """A protocol line sent or received, stored without decoding and re-encoding it (it is on the hot path)."""
         if kind == "send":  # our own encoding: a valid JSON object without its newline
             self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line.rstrip(b"\n")))
-        else:  # a bot's bytes: anything at all, so it goes in as a JSON string
+        elif _PLAIN_ASCII.search(line) is None:
+            # A bot's bytes go in as a JSON string. Printable ASCII (every well-behaved reply) needs only quotes
+            # and backslashes escaped: the same bytes json.dumps writes, without decoding and encoding.
+            self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n'
+                         % (seat, at_ms, line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')))
+        else:
             text = line.decode("utf-8", errors="backslashreplace")
             self.write({"t": kind, "seat": seat, "at": at_ms, "line": text})
 
