@@ -40,7 +40,7 @@ class MatchLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         # A per-process name: a runner killed mid-match may leave an orphan still writing its own partial file.
         self._partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        self._file: gzip.GzipFile | None = gzip.GzipFile(self._partial, "wb", compresslevel=5)
+        self._file: gzip.GzipFile | None = gzip.GzipFile(self._partial, "wb", compresslevel=3)
         self._buffer = bytearray()  # gzip's write has a per-call cost worth avoiding on every message
 
     def write(self, record: dict[str, Any]) -> None:
@@ -62,8 +62,8 @@ class MatchLog:
 
     def write_message(self, kind: str, seat: int, at_ms: int, line: bytes) -> None:
         """A protocol line sent or received, stored without decoding and re-encoding it (it is on the hot path)."""
-        if kind == "send":  # our own encoding: a valid JSON object without its newline
-            self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line.rstrip(b"\n")))
+        if kind == "send":  # our own encoding: a valid JSON object and its newline
+            self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line[:-1]))
         elif _PLAIN_ASCII.search(line) is None:
             # A bot's bytes go in as a JSON string. Printable ASCII (every well-behaved reply) needs only quotes
             # and backslashes escaped: the same bytes json.dumps writes, without decoding and encoding.

@@ -103,15 +103,19 @@ def play_fields(event: dict[str, Any]) -> tuple[bytes, bytes]:
     return common, drew
 
 
+PLAYED = b'{"type":"played"'
+"""How every ``played`` message starts; the rest is the ``play`` event's fields (see :func:`play_fields`)."""
+
+
 def tell(event: dict[str, Any], match: Match) -> list[bytes | None]:
     """Each seat's message about ``event`` (None for nothing), encoded; ``encode(for_seat(event, seat, match))``
     byte for byte, each distinct message encoded once."""
     if event["type"] == "play":
         common, drew = play_fields(event)
-        others = b'{"type":"played"' + common + b"}\n"
+        others = PLAYED + common + b"}\n"
         told: list[bytes | None] = [others] * match.players
         if drew:
-            told[event["seat"]] = b'{"type":"played"' + common + drew + b"}\n"
+            told[event["seat"]] = PLAYED + common + drew + b"}\n"
         return told
     told = []
     previous: tuple[dict[str, Any] | None, bytes | None] = (None, None)
@@ -192,12 +196,25 @@ def parse_ready(line: bytes) -> None:
                                 Reason.INVALID_READY)
 
 
+_MOVES: dict[bytes, Move] = {}
+"""Replies already parsed, by their bytes: a bot sends the same few hundred lines over and over, and parsing is a
+pure function of the bytes (moves are frozen values), so each distinct line is decoded and checked once."""
+MOVES_CACHED = 4096
+
+
 def parse_move(line: bytes) -> Move:
+    move = _MOVES.get(line)
+    if move is not None:
+        return move
     message = parse_line(line)
     try:
-        return move_from_json(message)
+        move = move_from_json(message)
     except InvalidMoveError as error:
         raise InvalidReplyError(f"{error}; the reply was {_show(line)}", error.reason) from None
+    if len(_MOVES) >= MOVES_CACHED:
+        _MOVES.clear()
+    _MOVES[bytes(line)] = move
+    return move
 
 
 def _show(line: bytes, limit: int = 200) -> str:

@@ -212,9 +212,20 @@ class Referee:
         while self._told < len(events):
             event = events[self._told]
             self._told += 1
-            for channel, message in zip(self.channels, protocol.tell(event, self.match)):
+            told = protocol.tell(event, self.match)
+            for channel, message in zip(self.channels, told):
                 if message is not None and channel.live:
                     channel.send(message)
+            if self.log is not None and self._logged_events == self._told - 1:
+                self._logged_events += 1
+                if event["type"] == "play":
+                    # The mover was told every field of the event (its draw too): log those bytes as the event.
+                    told_mover = told[event["seat"]]
+                    assert told_mover is not None
+                    self.log.write_encoded(b'{"t":"event","event":{"type":"play"'
+                                           + told_mover[len(protocol.PLAYED):-1] + b"}\n")
+                else:
+                    self.log.write({"t": "event", "event": event})
         self._log_events()
 
     def _say_goodbye(self) -> None:
@@ -289,11 +300,7 @@ class Referee:
         if self.log is None:
             return
         for event in self.match.events[self._logged_events:]:
-            if event["type"] == "play":  # most events: encoded from the fields the seats were told
-                common, drew = protocol.play_fields(event)
-                self.log.write_encoded(b'{"t":"event","event":{"type":"play"' + common + drew + b"}}\n")
-            else:
-                self.log.write({"t": "event", "event": event})
+            self.log.write({"t": "event", "event": event})
         self._logged_events = len(self.match.events)
 
     def _result(self) -> MatchResult:
