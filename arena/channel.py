@@ -124,6 +124,8 @@ class BotChannel:
         self.seat = seat
         self.process = process
         self.state = State.STARTING
+        self.live = True
+        """Not closed: the bot is still told what happens (read on every message, so kept, not computed)."""
         self.exit: Exit | None = None
         self.stdout_closed = False
         self.partial = bytearray()
@@ -144,11 +146,7 @@ class BotChannel:
     def _to(self, state: State) -> None:
         assert state in TRANSITIONS[self.state], f"seat {self.seat}: {self.state.name} -> {state.name}"
         self.state = state
-
-    @property
-    def live(self) -> bool:
-        """Not killed: it is still told what happens."""
-        return self.state is not State.CLOSED
+        self.live = state is not State.CLOSED
 
     @property
     def waiting(self) -> bool:

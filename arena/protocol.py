@@ -85,7 +85,7 @@ def _ints(values: Sequence[int]) -> str:
 def turn_line(match: Match, seat: int, time_left_ms: int, bank_left_ms: int) -> bytes:
     """``encode(turn(match.view(seat), time_left_ms, bank_left_ms))``, byte for byte, built without the view, the
     dict or the JSON encoder: it is sent every turn."""
-    live = match.live
+    live = match.seats_in_play
     hand = match.hands[seat]
     may = "true" if seat == match.turn and match.may_declare() else "false"
     return (f'{{"type":"turn","round":{match.round},"hand":{_cards(hand)},"floor":{_cards(match.floor)},'
