@@ -330,8 +330,9 @@ class Match:
         # Only the seat that just moved can have reached the cap now: look at the others only then.
         if taken[seat] >= cap and all(taken[s] >= cap for s in self._live):
             self._end_round(None)
-        else:
-            self.turn = self._next_seat(seat)
+            return
+        following = seat + 1 if seat + 1 < self.players else 0
+        self.turn = following if following not in self._out else self._next_seat(seat)
 
     def forfeit(self, seat: Seat, reason: str = "") -> None:
         """Remove ``seat`` from play (a bot's fault). It ranks below every seat that did not forfeit."""
