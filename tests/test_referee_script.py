@@ -6,12 +6,17 @@ down each one deterministically, with the exact reason, line and structured deta
 
 from __future__ import annotations
 
+import gzip
+import json
+import random
 import threading
 from pathlib import Path
 
 import pytest
 
+from arena import protocol
 from arena.channel import TRANSITIONS, BotChannel, Caps, Poller, State
+from arena.game import Match
 from arena.matchlog import load, verify
 from arena.protocol import Limits
 from arena.referee import Referee, seat_names
@@ -34,11 +39,9 @@ def play(*bots: ScriptedBot, **options: object) -> MatchResult:
     return referee(*bots, **options).run()  # type: ignore[arg-type]
 
 
-def first_turn(seat_bots: int, scripted: int) -> int:
-    """Which seat moves first with seed 7 (the scripted bot must be the one asked)."""
-    from arena.game import Match
-
-    return Match(seat_bots, 7, SHORT).turn
+def first_turn(seats: int) -> int:
+    """Which seat moves first in these matches (seed 7)."""
+    return Match(seats, 7, SHORT).turn
 
 
 def fault_of(result: MatchResult, seat: int) -> tuple[Reason, str | None]:
@@ -113,7 +116,7 @@ def test_a_bot_that_exits_at_once_is_a_crash_at_once_with_two_seats():
 
 def scripted_first_mover(*steps: Step, seats: int = 2) -> tuple[list[ScriptedBot], int]:
     """Bots for a match whose first mover follows ``steps`` after its hello and round_start."""
-    mover = first_turn(seats, 0)
+    mover = first_turn(seats)
     bots = [ScriptedBot() for _ in range(seats)]
     bots[mover] = ScriptedBot(Step("hello", READY), Step("round_start"), *steps)
     return bots, mover
@@ -121,7 +124,7 @@ def scripted_first_mover(*steps: Step, seats: int = 2) -> tuple[list[ScriptedBot
 
 def test_a_line_before_it_was_asked_for_is_unsolicited():
     # Unbatched, so that round_start reaches the seat that does not move first on its own, while it is idle.
-    idle = 1 - first_turn(2, 0)
+    idle = 1 - first_turn(2)
     bots = [ScriptedBot(), ScriptedBot()]
     bots[idle] = ScriptedBot(Step("hello", READY), Step("round_start", b'{"type":"declare"}\n'))
     result = play(*bots, caps=Caps(batch_bytes=0))
@@ -257,11 +260,6 @@ def test_every_transition_outside_the_table_is_refused():
 
 
 def test_messages_built_without_the_encoder_are_the_encoders_bytes():
-    import random
-
-    from arena import protocol
-    from arena.game import Match
-
     for seed in range(60):
         players = 2 + seed % 7
         match, rng, told = Match(players, seed, SHORT), random.Random(seed), 0
@@ -281,9 +279,6 @@ def test_messages_built_without_the_encoder_are_the_encoders_bytes():
 
 
 def test_every_log_record_is_compact_json_as_the_writer_always_wrote_it(tmp_path):
-    import gzip
-    import json
-
     bots = [ScriptedBot(), ScriptedBot(Step("hello", READY), Step("round_start"),
                                        Step("turn", b'{"type" : "x\\\\y\xc3\xa9\x01\xff"}\n')), ScriptedBot()]
     play(*bots, log=tmp_path / "m.jsonl.gz")
