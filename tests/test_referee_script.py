@@ -86,7 +86,8 @@ def test_seat_names():
 
 
 def test_no_ready_in_time_is_a_hello_timeout_with_the_partial_line():
-    result = play(ScriptedBot(), ScriptedBot(Step("hello", b'{"type":"rea')), ScriptedBot())
+    result = play(ScriptedBot(), ScriptedBot(Step("hello", b'{"type":"rea')), ScriptedBot(),
+                  limits=Limits(hello_ms=300, move_ms=300, bank_ms=0))
     assert fault_of(result, 1) == (Reason.TIMEOUT_HELLO, '{"type":"rea')
     assert result.players[1].place == 3 and result.players[0].fault is None
 
@@ -96,19 +97,35 @@ def test_a_wrong_ready_is_invalid():
     assert fault_of(result, 1) == (Reason.INVALID_READY, '{"type":"steady"}')
 
 
-def test_a_bot_that_exits_at_once_is_a_crash_at_once_with_two_seats():
-    # The survivor's ready arrives after the forfeit has ended the match: the referee must not wait for it
-    # until the hello limit (ten minutes here).
-    bots = ScriptedBot(), ScriptedBot(Step("hello", b"", "exit", status=3))
+def finished_within_a_minute(*bots: ScriptedBot, **options: object) -> MatchResult:
+    """The match's result; it fails when the match takes a minute (its limits are ten: somebody waited them out)."""
     result: list[MatchResult] = []
-    worker = threading.Thread(target=lambda: result.append(play(*bots, limits=Limits(hello_ms=600_000))),
-                              daemon=True)
+    worker = threading.Thread(target=lambda: result.append(play(*bots, **options)), daemon=True)
     worker.start()
     worker.join(60)
-    assert result, "the referee waited for the hello limit after the match was over"
-    fault = result[0].players[1].fault
+    assert result, "the referee waited out a limit after the match was over"
+    return result[0]
+
+
+def test_a_bot_that_exits_at_once_is_a_crash_at_once_with_two_seats():
+    # The survivor's ready arrives after the forfeit has ended the match: nobody waits for it any more.
+    bots = ScriptedBot(), ScriptedBot(Step("hello", b"", "exit", status=3))
+    result = finished_within_a_minute(*bots, limits=Limits(hello_ms=600_000))
+    fault = result.players[1].fault
     assert fault is not None and fault.reason == Reason.CRASH_EXIT and fault.exit_status == 3
-    assert result[0].players[0].fault is None and result[0].termination == "forfeits"
+    assert result.players[0].fault is None and result.termination == "forfeits"
+
+
+def test_a_forfeit_that_ends_the_match_ends_the_wait_for_a_move():
+    mover = first_turn(2)
+    bots = [ScriptedBot(), ScriptedBot()]
+    bots[mover] = ScriptedBot(Step("hello", READY), Step("round_start"), Step("turn", b""))  # thinks for ever
+    bots[1 - mover] = ScriptedBot(Step("hello", READY), Step("round_start", b"", "exit", status=0))
+    result = finished_within_a_minute(*bots, limits=Limits(move_ms=600_000), caps=Caps(batch_bytes=0))
+    assert result.players[mover].fault is None and result.players[mover].place == 1
+    fault = result.players[1 - mover].fault
+    assert fault is not None and fault.reason == Reason.CRASH_EXIT
+    assert bots[mover].received[-1]["type"] == "match_end"
 
 
 # -- turns ----------------------------------------------------------------------------------------------------
