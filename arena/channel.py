@@ -72,7 +72,9 @@ process ended by itself, when it did. The referee may kill the channel (it then 
 class Recorder(Protocol):
     """Where a channel logs the lines it moves (:class:`arena.matchlog.MatchLog` is one)."""
 
-    def write_message(self, kind: str, seat: int, at_ms: int, line: bytes) -> None: ...
+    def write_sent(self, seat: int, at_ms: int, line: bytes) -> None: ...
+
+    def write_received(self, seat: int, at_ms: int, line: bytes) -> None: ...
 
 
 class Poller:
@@ -180,10 +182,11 @@ class BotChannel:
         self._to(State.AWAITING_MOVE)
         self.send(data, urgent=True)
 
-    def send(self, data: bytes, urgent: bool = False) -> None:
-        """Queue one encoded message; it goes now if ``urgent`` (it wants a reply) or the batch is full."""
+    def send(self, data: bytes, urgent: bool = False, at_ms: int | None = None) -> None:
+        """Queue one encoded message; it goes now if ``urgent`` (it wants a reply) or the batch is full.
+        ``at_ms`` is the time to log it at, when the caller already read the clock (for one event, every seat)."""
         if self._log is not None:
-            self._log.write_message("send", self.seat, self._now_ms(), data)
+            self._log.write_sent(self.seat, self._now_ms() if at_ms is None else at_ms, data)
         self._outbuf += data
         if urgent or len(self._outbuf) > self._caps.batch_bytes:
             self.flush()
@@ -252,6 +255,8 @@ class BotChannel:
         while True:
             newline = data.find(b"\n", start)
             if newline < 0:
+                if start == len(data):
+                    return  # the chunk ended with a line (the usual case)
                 self.partial += data[start:]
                 if len(self.partial) > cap:
                     self._on_fault(self, Reason.INVALID_LINE_TOO_LONG,
@@ -267,7 +272,7 @@ class BotChannel:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if self._log is not None:
-                self._log.write_message("recv", self.seat, self._now_ms(), line[: cap + 1])
+                self._log.write_received(self.seat, self._now_ms(), line[: cap + 1])
             if len(line) > cap:
                 self._on_fault(self, Reason.INVALID_LINE_TOO_LONG, f"a line longer than {cap} bytes "
                                                                    f"({len(line)} bytes)", shown(line), None)

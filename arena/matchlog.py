@@ -61,17 +61,26 @@ class MatchLog:
         self._append(line)
 
     def write_message(self, kind: str, seat: int, at_ms: int, line: bytes) -> None:
-        """A protocol line sent or received, stored without decoding and re-encoding it (it is on the hot path)."""
-        if kind == "send":  # our own encoding: a valid JSON object and its newline
-            self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line[:-1]))
-        elif _PLAIN_ASCII.search(line) is None:
-            # A bot's bytes go in as a JSON string. Printable ASCII (every well-behaved reply) needs only quotes
-            # and backslashes escaped: the same bytes json.dumps writes, without decoding and encoding.
+        """A protocol line sent (``kind`` "send") or received ("recv")."""
+        if kind == "send":
+            self.write_sent(seat, at_ms, line)
+        else:
+            self.write_received(seat, at_ms, line)
+
+    def write_sent(self, seat: int, at_ms: int, line: bytes) -> None:
+        """A message sent, as encoded (a JSON object and its newline): stored as it is, on the hot path."""
+        self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line[:-1]))
+
+    def write_received(self, seat: int, at_ms: int, line: bytes) -> None:
+        """A line a bot sent (without its newline): anything at all, so it goes in as a JSON string."""
+        if _PLAIN_ASCII.search(line) is None:
+            # Printable ASCII (every well-behaved reply) needs only quotes and backslashes escaped: the same bytes
+            # json.dumps writes, without decoding and encoding.
             self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n'
                          % (seat, at_ms, line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')))
         else:
             text = line.decode("utf-8", errors="backslashreplace")
-            self.write({"t": kind, "seat": seat, "at": at_ms, "line": text})
+            self.write({"t": "recv", "seat": seat, "at": at_ms, "line": text})
 
     def close(self, complete: bool = True) -> None:
         """Finish the log; an incomplete one (the match was stopped or void) is deleted: it is played again."""

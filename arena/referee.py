@@ -213,9 +213,10 @@ class Referee:
             event = events[self._told]
             self._told += 1
             told = protocol.tell(event, self.match)
+            at_ms = self._now_ms()
             for channel, message in zip(self.channels, told):
                 if message is not None and channel.live:
-                    channel.send(message)
+                    channel.send(message, at_ms=at_ms)
             if self.log is not None and self._logged_events == self._told - 1:
                 self._logged_events += 1
                 if event["type"] == "play":
