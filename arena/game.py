@@ -188,6 +188,8 @@ class Match:
         """Seats eliminated by score, one list per round in which any were, in order."""
         self.forfeits: list[Seat] = []
         self._out: set[Seat] = set()
+        self._live: tuple[Seat, ...] = tuple(range(players))
+        """The seats in play, kept as seats leave: read on every move."""
         self.round = 0
         self.outcome: Outcome | None = None
         self.events: list[dict[str, Any]] = []
@@ -215,7 +217,15 @@ class Match:
 
     @property
     def live(self) -> list[Seat]:
-        return [seat for seat in range(self.players) if self.in_play(seat)]
+        return list(self._live)
+
+    @property
+    def seats_in_play(self) -> tuple[Seat, ...]:
+        """:attr:`live` without the copy, for the referee's hot path."""
+        return self._live
+
+    def _seats_left(self) -> None:
+        self._live = () if self.outcome is not None else tuple(s for s in range(self.players) if s not in self._out)
 
     def may_declare(self) -> bool:
         """Whether the seat to move may declare now (clause 5 and ``declare_max``)."""
@@ -276,7 +286,8 @@ class Match:
         if missing:
             raise IllegalMoveError(f"discard {' '.join(missing)} not in hand {' '.join(hand)}",
                                    Reason.ILLEGAL_NOT_IN_HAND)
-        if discard_kind(move.discard, self.rules) is None:
+        # One card of the hand is always a set (clause 3); most moves are one card, so skip the classification.
+        if len(move.discard) != 1 and discard_kind(move.discard, self.rules) is None:
             raise IllegalMoveError(f"{' '.join(move.discard)} is not a set that may be thrown (clause 3)",
                                    Reason.ILLEGAL_NOT_A_SET)
         if move.take != DECK_TAKE and move.take not in self.floor:
@@ -308,15 +319,20 @@ class Match:
         else:
             drawn = move.take
         hand.append(drawn)
-        self.dead.extend(card for card in self.floor if card != drawn)
+        for card in self.floor:
+            if card != drawn:
+                self.dead.append(card)
         self.floor = move.discard
-        self.turns_taken[seat] += 1
+        taken = self.turns_taken
+        taken[seat] += 1
         self.events.append(event)
-        live = self.live
-        if all(self.turns_taken[s] >= self.rules.max_turns_per_player for s in live):
+        cap = self.rules.max_turns_per_player
+        # Only the seat that just moved can have reached the cap now: look at the others only then.
+        if taken[seat] >= cap and all(taken[s] >= cap for s in self._live):
             self._end_round(None)
-        else:
-            self.turn = self._next_seat(seat)
+            return
+        following = seat + 1 if seat + 1 < self.players else 0
+        self.turn = following if following not in self._out else self._next_seat(seat)
 
     def forfeit(self, seat: Seat, reason: str = "") -> None:
         """Remove ``seat`` from play (a bot's fault). It ranks below every seat that did not forfeit."""
@@ -324,6 +340,7 @@ class Match:
             return
         self.forfeits.append(seat)
         self._out.add(seat)
+        self._seats_left()
         self.dead.extend(self.hands[seat])  # its cards leave play but stay accounted for
         self.hands[seat] = []
         self.events.append({"type": "forfeit", "seat": seat, "reason": reason})
@@ -339,10 +356,12 @@ class Match:
     # -- internals ----------------------------------------------------------------------------------------------
 
     def _next_seat(self, seat: Seat) -> Seat:
-        for step in range(1, self.players + 1):
-            candidate = (seat + step) % self.players
-            if self.in_play(candidate):
-                return candidate
+        out = self._out
+        if self.outcome is None:
+            for step in range(1, self.players + 1):
+                candidate = (seat + step) % self.players
+                if candidate not in out:
+                    return candidate
         raise AssertionError("no seat in play")  # callers end the match before this can happen
 
     def _start_round(self, starter: Seat) -> None:
@@ -404,6 +423,7 @@ class Match:
         if out:
             self.eliminated.append(out)
             self._out.update(out)
+            self._seats_left()
         self.events.append(
             {
                 "type": "round_end",
@@ -441,6 +461,7 @@ class Match:
         for age, seat in enumerate(reversed(self.forfeits)):
             keys[seat] = (2, age, 0)
         self.outcome = Outcome(termination, tuple(competition_places(keys)), tuple(self.scores))
+        self._seats_left()
         self.events.append(
             {
                 "type": "match_end",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,6 +25,10 @@ READABLE_FORMATS = (1, 2)
 """Format 1 logs replay and verify as they are: their engine events are the same; only fault records differ."""
 
 
+_PLAIN_ASCII = re.compile(rb"[^\x20-\x7f]")
+"""A byte that json.dumps would escape (a control character) or that is not ASCII."""
+
+
 class LogError(ValueError):
     """A log that cannot be read: the message names the file, the line and what was expected."""
 
@@ -36,7 +41,7 @@ class MatchLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         # A per-process name: a runner killed mid-match may leave an orphan still writing its own partial file.
         self._partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        self._file: gzip.GzipFile | None = gzip.GzipFile(self._partial, "wb", compresslevel=5)
+        self._file: gzip.GzipFile | None = gzip.GzipFile(self._partial, "wb", compresslevel=3)
         self._buffer = bytearray()  # gzip's write has a per-call cost worth avoiding on every message
 
     def write(self, record: dict[str, Any]) -> None:
@@ -52,13 +57,31 @@ class MatchLog:
         self._file.write(self._buffer)
         self._buffer.clear()
 
+    def write_encoded(self, line: bytes) -> None:
+        """A record already encoded as one JSON line (newline included), as :meth:`write` would have."""
+        self._append(line)
+
     def write_message(self, kind: str, seat: int, at_ms: int, line: bytes) -> None:
-        """A protocol line sent or received, stored without decoding and re-encoding it (it is on the hot path)."""
-        if kind == "send":  # our own encoding: a valid JSON object without its newline
-            self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line.rstrip(b"\n")))
-        else:  # a bot's bytes: anything at all, so it goes in as a JSON string
+        """A protocol line sent (``kind`` "send") or received ("recv")."""
+        if kind == "send":
+            self.write_sent(seat, at_ms, line)
+        else:
+            self.write_received(seat, at_ms, line)
+
+    def write_sent(self, seat: int, at_ms: int, line: bytes) -> None:
+        """A message sent, as encoded (a JSON object and its newline): stored as it is, on the hot path."""
+        self._append(b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line[:-1]))
+
+    def write_received(self, seat: int, at_ms: int, line: bytes) -> None:
+        """A line a bot sent (without its newline): anything at all, so it goes in as a JSON string."""
+        if _PLAIN_ASCII.search(line) is None:
+            # Printable ASCII (every well-behaved reply) needs only quotes and backslashes escaped: the same bytes
+            # json.dumps writes, without decoding and encoding.
+            self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n'
+                         % (seat, at_ms, line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')))
+        else:
             text = line.decode("utf-8", errors="backslashreplace")
-            self.write({"t": kind, "seat": seat, "at": at_ms, "line": text})
+            self.write({"t": "recv", "seat": seat, "at": at_ms, "line": text})
 
     def close(self, complete: bool = True) -> None:
         """Finish the log; an incomplete one (the match was stopped or void) is deleted: it is played again."""

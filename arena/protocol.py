@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from arena.game import InvalidMoveError, Match, Move, SeatView, move_from_json
 from arena.results import Reason
@@ -71,6 +71,63 @@ def turn(view: SeatView, time_left_ms: int, bank_left_ms: int) -> dict[str, Any]
         "time_left_ms": time_left_ms,
         "bank_ms": bank_left_ms,
     }
+
+
+def _cards(cards: Sequence[str]) -> str:
+    # Cards are two plain characters each (arena.cards): nothing in them needs escaping.
+    return '["' + '","'.join(cards) + '"]' if cards else "[]"
+
+
+def _ints(values: Sequence[int]) -> str:
+    return "[" + ",".join(map(str, values)) + "]"
+
+
+def turn_line(match: Match, seat: int, time_left_ms: int, bank_left_ms: int) -> bytes:
+    """``encode(turn(match.view(seat), time_left_ms, bank_left_ms))``, byte for byte, built without the view, the
+    dict or the JSON encoder: it is sent every turn."""
+    live = match.seats_in_play
+    hand = match.hands[seat]
+    may = "true" if seat == match.turn and match.may_declare() else "false"
+    return (f'{{"type":"turn","round":{match.round},"hand":{_cards(hand)},"floor":{_cards(match.floor)},'
+            f'"may_declare":{may},"deck_size":{len(match.deck)},'
+            f'"hand_sizes":{_ints([len(h) for h in match.hands])},"scores":{_ints(match.scores)},'
+            f'"live":[{",".join("true" if s in live else "false" for s in range(match.players))}],'
+            f'"time_left_ms":{time_left_ms},"bank_ms":{bank_left_ms}}}\n').encode()
+
+
+def play_fields(event: dict[str, Any]) -> tuple[bytes, bytes]:
+    """A ``play`` event's fields after its type, encoded once for the message to every seat and for the log:
+    ``(seat, discard and take, drew)``; ``drew`` is empty when the card was taken from the floor."""
+    common = (f',"seat":{event["seat"]},"discard":{_cards(event["discard"])},"take":"{event["take"]}"').encode()
+    drew = f',"drew":"{event["drew"]}"'.encode() if "drew" in event else b""
+    return common, drew
+
+
+PLAYED = b'{"type":"played"'
+"""How every ``played`` message starts; the rest is the ``play`` event's fields (see :func:`play_fields`)."""
+
+
+def tell(event: dict[str, Any], match: Match) -> list[bytes | None]:
+    """Each seat's message about ``event`` (None for nothing), encoded; ``encode(for_seat(event, seat, match))``
+    byte for byte, each distinct message encoded once."""
+    if event["type"] == "play":
+        common, drew = play_fields(event)
+        others = PLAYED + common + b"}\n"
+        told: list[bytes | None] = [others] * match.players
+        if drew:
+            told[event["seat"]] = PLAYED + common + drew + b"}\n"
+        return told
+    told = []
+    previous: tuple[dict[str, Any] | None, bytes | None] = (None, None)
+    for seat in range(match.players):
+        message = for_seat(event, seat, match)
+        if message is None:
+            told.append(None)
+            continue
+        if message != previous[0]:  # most messages are the same for every seat
+            previous = (message, encode(message))
+        told.append(previous[1])
+    return told
 
 
 def for_seat(event: dict[str, Any], seat: int, match: Match) -> dict[str, Any] | None:
@@ -139,12 +196,25 @@ def parse_ready(line: bytes) -> None:
                                 Reason.INVALID_READY)
 
 
+_MOVES: dict[bytes, Move] = {}
+"""Replies already parsed, by their bytes: a bot sends the same few hundred lines over and over, and parsing is a
+pure function of the bytes (moves are frozen values), so each distinct line is decoded and checked once."""
+MOVES_CACHED = 4096
+
+
 def parse_move(line: bytes) -> Move:
+    move = _MOVES.get(line)
+    if move is not None:
+        return move
     message = parse_line(line)
     try:
-        return move_from_json(message)
+        move = move_from_json(message)
     except InvalidMoveError as error:
         raise InvalidReplyError(f"{error}; the reply was {_show(line)}", error.reason) from None
+    if len(_MOVES) >= MOVES_CACHED:
+        _MOVES.clear()
+    _MOVES[bytes(line)] = move
+    return move
 
 
 def _show(line: bytes, limit: int = 200) -> str:

@@ -1,10 +1,13 @@
 """Benchmark: what the referee adds on top of the pipe to a bot.
 
 (a) the raw round trip: one JSON turn line to a minimal Python bot that parses it and answers, over a pipe: the
-floor for any referee; (b) whole matches between minimal fast bots through the referee (process sandbox, event log
-on), as time per turn from the first turn to the last reply. Prints one JSON object with both and their ratio.
+floor for any referee; (b) the same round trip to the same bot started by the process sandbox (bwrap where it
+works), through the :class:`~arena.sandbox.BotProcess` interface: the floor for a sandboxed referee; (c) whole
+matches between minimal fast bots through the referee (process sandbox, event log on), as time per turn from the
+first turn to the last reply (the marginal turn: start-up excluded), and the referee's own CPU time per turn. Prints one JSON object with all three and
+the ratios of (c) to (a) and to (b).
 
-    python bench/protocol.py [--round-trips 20000] [--matches 5] [--players 2]
+    python bench/protocol.py [--round-trips 20000] [--matches 5] [--players 3]
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import gzip
 import json
 import os
 import platform
+import select
 import statistics
 import subprocess
 import sys
@@ -28,6 +32,7 @@ from arena.manifest import load_bot  # noqa: E402
 from arena.protocol import Limits  # noqa: E402
 from arena.referee import play_match  # noqa: E402
 from arena.rules import Rules  # noqa: E402
+from arena.sandbox import SandboxLimits  # noqa: E402
 from arena.sandbox.process import ProcessSandbox  # noqa: E402
 
 FAST_BOT = r'''
@@ -76,14 +81,44 @@ def raw_round_trip(bot_file: Path, count: int) -> float:
     return best
 
 
+def sandboxed_round_trip(bot_dir: Path, count: int) -> float:
+    """Seconds per round trip to the bot under the process sandbox, best of three runs."""
+    best = float("inf")
+    for _ in range(3):
+        process = ProcessSandbox().launch(load_bot(bot_dir), SandboxLimits())
+        poller = select.epoll()
+        for fd in process.read_fds():
+            poller.register(fd, select.EPOLLIN)
+
+        def round_trip(line: bytes) -> None:
+            process.write(line)
+            while True:
+                for fd, _ in poller.poll(5):
+                    if any(stream == "stdout" and data.endswith(b"\n") for stream, data in process.read(fd)):
+                        return
+
+        try:
+            round_trip(b'{"type":"hello"}\n')
+            start = time.perf_counter()
+            for _ in range(count):
+                round_trip(TURN)
+            best = min(best, (time.perf_counter() - start) / count)
+        finally:
+            poller.close()
+            process.kill()
+    return best
+
+
 def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> dict[str, float]:
     """Seconds per turn through the referee, from the first turn sent to the last reply, per match."""
     bots = [load_bot(bot_dir)] * players
     sandbox = ProcessSandbox()
-    per_turn, whole = [], []
+    per_turn, whole, cpu = [], [], []
     for seed in range(matches):
         log = log_dir / f"m{seed}.jsonl.gz"
+        cpu_before = time.process_time()
         result = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log)
+        cpu.append((time.process_time() - cpu_before) / result.turns)
         faults = [p.fault for p in result.players if p.fault is not None]
         if faults:
             raise SystemExit(f"the bench bot faulted: {faults[0]}")
@@ -93,7 +128,8 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
         span_ms = recvs[-1]["at"] - first_turn
         per_turn.append(span_ms / 1000 / result.turns)
         whole.append(result.duration_s / result.turns)
-    return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole)}
+    return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole),
+            "cpu_per_turn_s": statistics.median(cpu)}
 
 
 def sandbox_variant() -> str:
@@ -104,7 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--round-trips", type=int, default=20000)
     parser.add_argument("--matches", type=int, default=5)
-    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--players", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -114,15 +150,20 @@ def main() -> None:
         (bot_dir / "bot.py").write_text(FAST_BOT)
         (bot_dir / "bot.yaml").write_text(f"name: fast\ncommand: [{BOT_PYTHON}, bot.py]\n")
         raw = raw_round_trip(bot_dir / "bot.py", args.round_trips)
+        sandboxed = sandboxed_round_trip(bot_dir, args.round_trips)
         turns = referee_turns(bot_dir, args.matches, args.players, root)
     print(json.dumps({
         "python": platform.python_version(),
         "players": args.players,
         "sandbox": sandbox_variant(),
         "raw_round_trip_us": round(raw * 1e6, 1),
+        "sandboxed_round_trip_us": round(sandboxed * 1e6, 1),
         "referee_turn_us": round(turns["per_turn_s"] * 1e6, 1),
         "referee_turn_with_startup_us": round(turns["per_turn_with_startup_s"] * 1e6, 1),
+        # The referee's own CPU time per turn (start-up and clean-up included): what it adds whatever the scheduler.
+        "referee_cpu_per_turn_us": round(turns["cpu_per_turn_s"] * 1e6, 1),
         "ratio": round(turns["per_turn_s"] / raw, 2),
+        "ratio_to_sandboxed": round(turns["per_turn_s"] / sandboxed, 2),
         "goal_ratio": 1.3,
     }))
 

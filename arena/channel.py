@@ -1,0 +1,345 @@
+"""One bot's end of the conversation: its pipes, line framing, caps, stderr tail and protocol state.
+
+A :class:`BotChannel` moves bytes between the referee and one :class:`~arena.sandbox.BotProcess`, cuts what the bot
+writes into lines, logs every line in both directions as it goes, and tracks where the conversation is with an
+explicit :class:`State` (every transition is checked against :data:`TRANSITIONS`, in the manner of python-chess's
+``BaseCommand``). It knows nothing of the rules, the clock or the match: when the bot breaks the protocol it says so
+through ``on_fault`` and the referee decides what that costs. :class:`Poller` is the one epoll every channel of a
+match registers with; the referee waits on it.
+"""
+
+from __future__ import annotations
+
+import select
+import time
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Protocol
+
+from arena import protocol
+from arena.protocol import MAX_LINE, InvalidReplyError
+from arena.results import Reason, limit_reason
+from arena.sandbox import BotProcess, Exit
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much of a bot's output and unread input the referee holds before it is a fault (or, for stderr, cut)."""
+
+    line_bytes: int = MAX_LINE
+    """A reply line longer than this (newline excluded) is ``invalid.line_too_long``."""
+    pending_bytes: int = 1 << 20
+    """Bytes held for a bot that does not read its stdin before it is ``timeout.not_reading``."""
+    stderr_bytes: int = 64 * 1024
+    """The tail of stderr kept for the result."""
+    batch_bytes: int = 16 * 1024
+    """Messages that want no reply wait in the buffer until one that does (or this much) is queued: one write and
+    one wake-up of the bot per turn instead of one per message, in the same order (PROTOCOL.md, "Delivery")."""
+
+
+class State(Enum):
+    """Where the conversation with one bot is."""
+
+    STARTING = "starting"
+    """Launched and sent hello; its ``ready`` has not arrived."""
+    ANSWERED = "answered"
+    """A reply (to hello or to a turn) arrived and is held until the referee takes it."""
+    IDLE = "idle"
+    """Nothing is asked of the bot: any line now is unsolicited."""
+    AWAITING_MOVE = "awaiting_move"
+    """Sent a turn; its next line is the move."""
+    FINISHED = "finished"
+    """The match is over: what the bot says no longer matters; it is told the end and left to exit."""
+    CLOSED = "closed"
+    """Killed (a fault, or the end of the match); nothing more goes either way."""
+
+
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.STARTING: frozenset({State.ANSWERED, State.FINISHED, State.CLOSED}),
+    State.ANSWERED: frozenset({State.IDLE, State.FINISHED, State.CLOSED}),
+    State.IDLE: frozenset({State.AWAITING_MOVE, State.FINISHED, State.CLOSED}),
+    State.AWAITING_MOVE: frozenset({State.ANSWERED, State.FINISHED, State.CLOSED}),
+    State.FINISHED: frozenset({State.CLOSED}),
+    State.CLOSED: frozenset(),
+}
+"""Every legal change of state; anything else is a bug in the referee, and asserted."""
+
+FaultHook = Callable[["BotChannel", Reason, str, "str | None", "Exit | None"], None]
+"""``on_fault(channel, reason, detail, line, ended)``: the bot broke the protocol or ended; ``ended`` is how its
+process ended by itself, when it did. The referee may kill the channel (it then becomes CLOSED) or ignore it."""
+
+
+class Recorder(Protocol):
+    """Where a channel logs the lines it moves (:class:`arena.matchlog.MatchLog` is one)."""
+
+    def write_sent(self, seat: int, at_ms: int, line: bytes) -> None: ...
+
+    def write_received(self, seat: int, at_ms: int, line: bytes) -> None: ...
+
+
+class Poller:
+    """One epoll for every channel of a match: which descriptor belongs to which channel, and which want writing."""
+
+    def __init__(self) -> None:
+        self._epoll = select.epoll()
+        self._owners: dict[int, BotChannel] = {}
+        self._writing: set[int] = set()
+
+    def register(self, fd: int, channel: BotChannel) -> None:
+        self._epoll.register(fd, select.EPOLLIN)
+        self._owners[fd] = channel
+
+    def unregister(self, fd: int) -> None:
+        if self._owners.pop(fd, None) is not None:
+            self._writing.discard(fd)
+            try:
+                self._epoll.unregister(fd)
+            except (OSError, ValueError):  # already closed by its process
+                pass
+
+    def want_write(self, fd: int, channel: BotChannel, want: bool) -> None:
+        if want and fd not in self._writing:
+            self._epoll.register(fd, select.EPOLLOUT)
+            self._owners[fd] = channel
+            self._writing.add(fd)
+        elif not want and fd in self._writing:
+            self.unregister(fd)
+
+    def wait(self, timeout_s: float) -> list[tuple[BotChannel, int, bool]]:
+        """The ready descriptors as ``(channel, fd, writable)``, waiting at most ``timeout_s``."""
+        ready = []
+        for fd, mask in self._epoll.poll(timeout_s):
+            channel = self._owners.get(fd)
+            if channel is not None:
+                ready.append((channel, fd, fd in self._writing))
+        return ready
+
+    def close(self) -> None:
+        self._epoll.close()
+
+
+class BotChannel:
+    """The referee's side of one bot's pipes."""
+
+    def __init__(self, seat: int, process: BotProcess, poller: Poller, on_fault: FaultHook,
+                 log: Recorder | None = None, now_ms: Callable[[], int] = lambda: 0, caps: Caps = Caps()) -> None:
+        self.seat = seat
+        self.process = process
+        self.state = State.STARTING
+        self.live = True
+        """Not closed: the bot is still told what happens (read on every message, so kept, not computed)."""
+        self.exit: Exit | None = None
+        self.stdout_closed = False
+        self.partial = bytearray()
+        """The start of a line that has no newline yet."""
+        self._outbuf = bytearray()
+        self._stderr = bytearray()
+        self._reply: bytes | None = None
+        self._poller = poller
+        self._on_fault = on_fault
+        self._log = log
+        self._now_ms = now_ms
+        self._caps = caps
+        for fd in process.read_fds():
+            poller.register(fd, self)
+
+    # -- state --------------------------------------------------------------------------------------------------
+
+    def _to(self, state: State) -> None:
+        assert state in TRANSITIONS[self.state], f"seat {self.seat}: {self.state.name} -> {state.name}"
+        self.state = state
+        self.live = state is not State.CLOSED
+
+    @property
+    def waiting(self) -> bool:
+        """A reply is asked for and has not arrived."""
+        return self.state is State.STARTING or self.state is State.AWAITING_MOVE
+
+    @property
+    def pending(self) -> bool:
+        """Bytes are queued for the bot that it has not read."""
+        return bool(self._outbuf)
+
+    def take_reply(self) -> bytes:
+        """The reply that arrived; the bot is idle again."""
+        assert self._reply is not None
+        line, self._reply = self._reply, None
+        self._to(State.IDLE)
+        return line
+
+    def finish(self) -> None:
+        """The match is over: nothing the bot says from now on matters."""
+        if self.state is not State.CLOSED and self.state is not State.FINISHED:
+            self._to(State.FINISHED)
+
+    def stderr_text(self) -> str:
+        return self._stderr.decode("utf-8", errors="replace")
+
+    # -- writing ------------------------------------------------------------------------------------------------
+
+    def ask(self, data: bytes) -> None:
+        """Send a turn: the bot's next line is its move."""
+        self._to(State.AWAITING_MOVE)
+        self.send(data, urgent=True)
+
+    def send(self, data: bytes, urgent: bool = False, at_ms: int | None = None) -> None:
+        """Queue one encoded message; it goes now if ``urgent`` (it wants a reply) or the batch is full.
+        ``at_ms`` is the time to log it at, when the caller already read the clock (for one event, every seat)."""
+        if self._log is not None:
+            self._log.write_sent(self.seat, self._now_ms() if at_ms is None else at_ms, data)
+        self._outbuf += data
+        if urgent or len(self._outbuf) > self._caps.batch_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.state is State.CLOSED or not self._outbuf:
+            return
+        fd = self.process.write_fd()
+        if fd is None:
+            return
+        try:
+            with memoryview(self._outbuf) as view:  # released before the buffer is trimmed
+                written = self.process.write(view)
+        except (BrokenPipeError, ConnectionResetError):
+            self._ended(Reason.CRASH_CLOSED_STDIN, "closed its stdin")
+            return
+        del self._outbuf[:written]
+        if len(self._outbuf) > self._caps.pending_bytes:
+            self._on_fault(self, Reason.TIMEOUT_NOT_READING,
+                           f"not reading its input ({len(self._outbuf)} bytes waiting)", None, None)
+            return
+        self._poller.want_write(fd, self, bool(self._outbuf))
+
+    def close_stdin(self) -> None:
+        fd = self.process.write_fd()
+        if fd is not None:
+            self._poller.want_write(fd, self, False)
+        self.process.close_stdin()
+
+    # -- reading ------------------------------------------------------------------------------------------------
+
+    def on_ready(self, fd: int, writable: bool) -> None:
+        """The poller says ``fd`` is ready."""
+        if writable:
+            self.flush()
+            return
+        for stream, data in self.process.read(fd):
+            if stream == "stderr":
+                if data:
+                    self._keep_stderr(data)
+                else:
+                    self._poller.unregister(fd)
+                continue
+            if not data:
+                self._poller.unregister(fd)
+                self.stdout_closed = True
+                if self.state is not State.FINISHED and self.state is not State.CLOSED:
+                    self._ended(Reason.CRASH_CLOSED_STDOUT, "closed its stdout" if not self.partial else
+                                f"closed its stdout in the middle of a line ({len(self.partial)} bytes)")
+                return
+            self._stdout(data)
+            if self.state is State.CLOSED:
+                return
+
+    def _keep_stderr(self, data: bytes) -> None:
+        self._stderr += data
+        cap = self._caps.stderr_bytes
+        if len(self._stderr) > cap:
+            del self._stderr[: len(self._stderr) - cap]
+
+    def _stdout(self, data: bytes) -> None:
+        if self.state is State.FINISHED:
+            return  # after match_end nothing a bot says matters
+        cap = self._caps.line_bytes
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                if start == len(data):
+                    return  # the chunk ended with a line (the usual case)
+                self.partial += data[start:]
+                if len(self.partial) > cap:
+                    self._on_fault(self, Reason.INVALID_LINE_TOO_LONG,
+                                   f"a line longer than {cap} bytes (cut off at {len(self.partial)} bytes)",
+                                   shown(self.partial), None)
+                return
+            if self.partial:
+                line = bytes(self.partial) + data[start:newline]
+                self.partial.clear()
+            else:
+                line = data[start:newline]
+            start = newline + 1
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if self._log is not None:
+                self._log.write_received(self.seat, self._now_ms(), line[: cap + 1])
+            if len(line) > cap:
+                self._on_fault(self, Reason.INVALID_LINE_TOO_LONG, f"a line longer than {cap} bytes "
+                                                                   f"({len(line)} bytes)", shown(line), None)
+                return
+            if not self._line(line):
+                return
+
+    def _line(self, line: bytes) -> bool:
+        """One complete line from the bot; False when it was a fault (stop reading this chunk)."""
+        if self.waiting:
+            self._reply = line
+            self._to(State.ANSWERED)
+            return True
+        if self.state is State.ANSWERED:
+            # Two lines for one request: when the first is no reply at all (debug text, say), that is what the
+            # author needs to hear about, not the second.
+            assert self._reply is not None
+            try:
+                protocol.parse_line(self._reply)
+            except InvalidReplyError as error:
+                self._on_fault(self, error.reason, str(error), shown(self._reply), None)
+                return False
+        self._on_fault(self, Reason.INVALID_UNSOLICITED, "sent a line when no reply was asked for: "
+                                                         f"{shown(line)!r} (only hello and turn want a reply; "
+                                                         "debug output belongs on stderr)", shown(line), None)
+        return False
+
+    # -- the end ------------------------------------------------------------------------------------------------
+
+    def _ended(self, reason: Reason, what: str) -> None:
+        """A pipe closed: say how the bot ended if it did (an exit is the cause, whichever pipe noticed it)."""
+        deadline = time.monotonic() + 0.2
+        while self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        ended = self.process.poll()
+        if ended is None:
+            self._on_fault(self, reason, f"{what} while still running", None, None)
+        elif ended.limit:
+            self._on_fault(self, limit_reason(ended.limit), f"{ended.describe()} ({what})", None, ended)
+        else:
+            self._on_fault(self, Reason.CRASH_EXIT, ended.describe(), None, ended)
+
+    def kill(self) -> Exit:
+        """Kill the bot's whole tree, keeping what it wrote to stderr until then; the channel is closed."""
+        for fd in self.process.read_fds():
+            self._drain(fd)
+            self._poller.unregister(fd)
+        stdin = self.process.write_fd()
+        if stdin is not None:
+            self._poller.want_write(stdin, self, False)
+        if self.exit is None:
+            self.exit = self.process.kill()
+        if self.state is not State.CLOSED:
+            self._to(State.CLOSED)
+        return self.exit
+
+    def _drain(self, fd: int) -> None:
+        """Read what is already waiting on ``fd`` (stderr tails matter most when a bot dies)."""
+        for _ in range(64):  # bounded: a flooding bot must not keep us here
+            chunks = self.process.read(fd)
+            if not any(data for _, data in chunks):
+                return
+            for stream, data in chunks:
+                if stream == "stderr":
+                    self._keep_stderr(data)
+
+
+def shown(line: bytes | bytearray, limit: int = 200) -> str:
+    """The start of a line a bot sent, as text (for a fault's ``line``)."""
+    return bytes(line[:limit]).decode("utf-8", errors="replace")
