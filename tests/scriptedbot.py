@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from arena.cards import VALUE
 from arena.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxLimits, Stream
+from arena.sandbox import GUARANTEES, BotProcess, Exit, Sandbox, SandboxLimits, Stream
 
 READY = b'{"type":"ready"}\n'
 Then = Literal["exit", "close_stdout", "stop_reading", "close_stdin"] | None
@@ -165,6 +165,9 @@ class ScriptedSandbox(Sandbox):
 
     def __init__(self, *bots: ScriptedBot) -> None:
         self.bots = list(bots)
+
+    def guarantees(self) -> dict[str, tuple[bool, str]]:
+        return {key: (False, "scripted bots run in the test process, unsandboxed") for key in GUARANTEES}
 
     def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
         return self.bots.pop(0)
