@@ -227,8 +227,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             if as_json:
                 emit_json(summary)
             else:
-                click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, "
-                           f"{summary['deals']} deals x {summary['players']} seat rotations), {summary['bots']} bots, "
+                deals = (f"{summary['deals']} deals x {summary['players']} seat rotations"
+                         if summary["deal_mode"] == "duplicate" else "independent deals")
+                click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, {deals}), "
+                           f"{summary['bots']} bots, "
                            f"{summary['workers']} workers, about {summary['estimated_seconds']:.0f} s")
                 for name, seats in summary["seats_per_bot"].items():
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
