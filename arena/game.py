@@ -24,16 +24,20 @@ DEAL_VERSION = 2
 """How deck cards are drawn; written into the ``match_start`` event so that a log replays with the draw it used.
 
 1: the round's shuffled deck is drawn from the top, and the dead cards are shuffled into a new deck when it runs out.
-2 (current): each deck draw gives all 52 cards fresh random keys from a stream of its own, keyed by (deal, round,
-seat, that seat's draws so far), and takes the card left in the deck with the lowest key. A deck nobody has seen is,
-for every player, the same as a uniform draw from the unseen cards, and the lowest of independent keys is uniform
-over any set of cards, so the game is unchanged. But in the rotations of a duplicate deal a seat now draws the same
-card whenever that card is still in the deck, however the deck differs otherwise (a seat taking from the floor in
-one rotation and from the deck in another), instead of every later deck card going to another seat. Drawing
-floor(u x cards left) from a sorted deck would be uniform too, but one card more or less shifts the index: the
-same seat then got the same card only 69% of the time in that case, against 96% with keys (tests/test_deals.py).
+2 (current): each deck draw reads a fixed block of random numbers from a stream of its own, keyed by (deal, round,
+seat, that seat's draws so far), as a sequence of candidate cards, and takes the first candidate still in the deck.
+A deck nobody has seen is, for every player, the same as a uniform draw from the unseen cards, and the first of
+independent uniform candidates that lies in a set is uniform over that set, so the game is unchanged. But in the
+rotations of a duplicate deal a seat now draws the same card whenever that card is still in the deck, however the
+deck differs otherwise (a seat taking from the floor in one rotation and from the deck in another), instead of
+every later deck card going to another seat. Drawing floor(u x cards left) from a sorted deck would be uniform
+too, but one card more or less shifts the index: the next seat then got the same card only 69% of the time in that
+case, against 96% this way (tests/test_deals.py).
 """
 DEAL_VERSIONS = (1, 2)
+_CANDIDATE_BITS = 6  # 0..63: values 52 and above are no card and are skipped
+_CANDIDATES = 64
+_CANDIDATE_MASK = (1 << _CANDIDATE_BITS) - 1
 
 
 class InvalidMoveError(ValueError):
@@ -401,11 +405,20 @@ class Match:
         if self.deal_version == 1:
             return self.deck.pop()
         rng = self._draw_rngs.get(seat)
-        if rng is None:  # the stream's n-th 52 numbers are the keys of this seat's n-th draw of the round
+        if rng is None:
             rng = self._draw_rngs[seat] = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}")
-        keys = dict(zip(DECK, [rng.random() for _ in DECK]))
-        drawn = min(self.deck, key=keys.__getitem__)
-        self.deck.remove(drawn)
+        # Exactly one block per draw, so that a seat's n-th draw reads the same numbers in every rotation.
+        block = candidates = rng.getrandbits(_CANDIDATE_BITS * _CANDIDATES)
+        deck = self.deck
+        for _ in range(_CANDIDATES):
+            index = candidates & _CANDIDATE_MASK
+            if index < len(DECK) and DECK[index] in deck:
+                deck.remove(DECK[index])
+                return DECK[index]
+            candidates >>= _CANDIDATE_BITS
+        # Rare (a deck of a few cards): a uniform choice keyed by the block, so rotations still share it.
+        drawn = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}/{block}").choice(sorted(deck))
+        deck.remove(drawn)
         return drawn
 
     def _reshuffle(self) -> None:

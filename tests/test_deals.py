@@ -138,3 +138,15 @@ def test_a_log_of_an_unknown_deal_version_is_refused_by_name() -> None:
     header = {"t": "header", "format": 2, "players": 3, "seed": 1, "rules": Rules().to_dict()}
     problems = verify(LoadedLog(Path("x.jsonl.gz"), header, events))
     assert len(problems) == 1 and "deal_version 9" in problems[0]
+
+
+def test_draws_from_a_nearly_empty_deck_are_uniform() -> None:
+    # A deck of a few cards is where the candidate block can run out and the fallback choice draws instead.
+    counts: Counter[str] = Counter()
+    matches = 900
+    for seed in range(matches):
+        match = Match(3, seed)
+        match.deck = ["2C", "9D", "KS"]
+        match.apply(Play((match.hands[match.turn][0],), DECK_TAKE))
+        counts[match.events[-1]["drew"]] += 1
+    assert chi_square([counts[card] for card in ("2C", "9D", "KS")], [matches / 3] * 3) < 13.82  # 2 df, p 0.001
