@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from arena.confidence import SeatResult
 from arena.ratings import RatedMatch, Rating
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -400,3 +401,9 @@ class Store:
              "stderr_tail": s["stderr_tail"]}
             for s in seats]
         return detail
+
+    def seat_results(self, tid: int) -> list[SeatResult]:
+        """Every seat of every finished match as (group, bot, place): what arena/confidence.py resamples."""
+        return [SeatResult(row["grp"], row["bot_id"], row["place"]) for row in self.db.execute(
+            "SELECT m.grp, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
