@@ -313,7 +313,8 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
 @db_option
 @json_option
 def standings(name: str | None, db_path: Path, as_json: bool) -> None:
-    """The standings of tournament NAME (default: the latest), best conservative rating (mu - 3 sigma) first."""
+    """The standings of tournament NAME (default: the latest), best mean place first, with shared ranks where the
+    order is not settled at 95% (docs/RATINGS.md)."""
     store = open_store(db_path)
     row = find_tournament(store, name)
     table = store.standings(row["id"])

@@ -329,8 +329,9 @@ class Store:
         return Rating(float(rating["rating"]["mu"]), float(rating["rating"]["sigma"]))
 
     def standings(self, tid: int, initial: Rating | None = None) -> list[Standing]:
-        """Every bot with its rating and totals, best first (by mu - 3 sigma, then name). Bots yet to play are
-        shown at ``initial`` (default: the tournament's own prior)."""
+        """Every bot with its rating and totals, best first: by mean place (docs/RATINGS.md says why), then
+        mu - 3 sigma, then name; bots yet to play last. They are shown at ``initial`` (default: the tournament's
+        own prior)."""
         initial = initial or self.initial_rating(tid)
         ratings = self.final_ratings(tid)
         table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial))
@@ -348,7 +349,8 @@ class Store:
             line.declares_failed += row["declares_failed"]
             if row["fault_kind"]:
                 line.faults[row["fault_kind"]] += 1
-        return sorted(table.values(), key=lambda s: (-s.rating.conservative, s.name))
+        return sorted(table.values(), key=lambda s: (s.mean_place is None, s.mean_place or 0.0,
+                                                     -s.rating.conservative, s.name))
 
     def head_to_head(self, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
         """(a, b) -> (matches where a placed above b, matches they shared)."""
