@@ -249,9 +249,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{time.perf_counter() - started:7.1f}s {line}", file=sys.stderr, flush=True)
 
     designs: tuple[Deals, ...] = DEALS if args.deals == "both" else (args.deals,)
-    found = {deals: run_design(deals, args.tournaments, args.repeats, args.seed, rules, args.deal_version,
-                               args.coverage_from, args.resamples, progress, args.shared_randomness)
-             for deals in designs}
+    found: dict[str, dict[str, Any]] = {
+        deals: run_design(deals, args.tournaments, args.repeats, args.seed, rules, args.deal_version,
+                          args.coverage_from, args.resamples, progress, args.shared_randomness)
+        for deals in designs}
     report: dict[str, Any] = {
         "benchmark": "rating",
         "ladder_random_moves": list(LADDER),
