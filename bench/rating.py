@@ -221,6 +221,20 @@ def _pooled_variance(samples: Any) -> float:
     return squares / max(freedom, 1)
 
 
+def confidence_seconds(matches: int = 10_000, seed: int = 1) -> float:
+    """Time :func:`arena.confidence.confidence` on ``matches`` synthetic 3-seat matches of the 5-bot schedule."""
+    rng = random.Random(seed)
+    results: list[SeatResult] = []
+    repeats = -(-matches // len(make_schedule(len(LADDER), PLAYERS, 1, 0)))
+    for match in make_schedule(len(LADDER), PLAYERS, repeats, seed)[:matches]:
+        strength = [bot * 0.3 + rng.gauss(0, 1) for bot in match.bots]
+        places = competition_places([(value,) for value in strength])  # type: ignore[misc]
+        results.extend(SeatResult(match.group, bot, place) for bot, place in zip(match.bots, places))
+    started = time.perf_counter()
+    confidence(results, list(range(len(LADDER))))
+    return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tournaments", type=int, default=100, help="simulated tournaments per design (100)")
@@ -274,6 +288,7 @@ def main(argv: list[str] | None = None) -> None:
                               found["independent"]["matches_to_target"][name])]}
         report["variance_ratio_independent_over_duplicate"] = round(
             found["independent"]["group_place_sum_variance"] / found["duplicate"]["group_place_sum_variance"], 3)
+    report["confidence_seconds_10000_matches"] = round(confidence_seconds(), 2)
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report))
 

@@ -41,7 +41,7 @@ def test_bots_that_cannot_be_told_apart_share_a_rank() -> None:
     sure = confidence(ladder_results(40, gap=0.0))
     labels = sure.shared_ranks()
     assert set(labels.values()) == {"1="}
-    assert all(line.rank_low == 1 and line.rank_high >= 3 for line in sure.bots)
+    assert all(line.rank_high - line.rank_low >= 2 for line in sure.bots)
     for (a, b), p in sure.p_above.items():
         assert abs(p + sure.p_above[(b, a)] - 1) < 1e-9
         assert 0.0 < p < 1.0
