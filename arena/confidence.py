@@ -103,7 +103,7 @@ def confidence(results: Iterable[SeatResult], bots: Sequence[int] | None = None,
     # a resample's weight for such a kind of group is the sum of its groups' weights. Summing per kind first makes
     # the per-bot sums run over a few hundred kinds instead of thousands of groups, with the same distribution.
     kinds: dict[tuple[tuple[int, int], ...], list[int]] = defaultdict(list)
-    for group in groups:
+    for group in sorted(groups):
         outcome = tuple(sorted((bot, place_sum[bot][group] << _PACK | played[bot][group])
                                for bot in measured if group in played[bot]))
         kinds[outcome].append(group)
