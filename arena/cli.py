@@ -27,6 +27,7 @@ from arena.resources import data_dir
 from arena.results import MatchResult
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxError, get_sandbox
+from arena.confidence import Confidence, confidence
 from arena.store import Standing, Store
 from arena.tournament import TournamentError
 
@@ -168,16 +169,41 @@ def find_tournament(store: Store, name: str | None) -> Any:
     return row
 
 
-def print_standings(standings: list[Standing] | tuple[Standing, ...]) -> None:
+def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Confidence | None = None) -> None:
+    """The standings table; with ``sure``, ranks not settled at 95% are shared (``2=``) and each line shows its
+    95% rank interval and P(above the next bot)."""
+    order = [line.bot_id for line in standings]
+    labels = sure.shared_ranks(order) if sure else {}
+    above = sure.p_above_next(order) if sure else {}
+    extra = f" {'rank95':>6} {'P>next':>6}" if sure else ""
     click.echo(f"{'rank':>4}  {'bot':<20} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
-               f"{'place':>5} {'pts/rd':>6} {'declares':>9}  faults")
+               f"{'place':>5} {'pts/rd':>6} {'declares':>9}{extra}  faults")
     for rank, line in enumerate(standings, 1):
         faults = ", ".join(f"{kind} {count}" for kind, count in sorted(line.faults.items())) or "-"
         place = "-" if line.mean_place is None else f"{line.mean_place:.2f}"
         per_round = "-" if line.points_per_round is None else f"{line.points_per_round:.2f}"
-        click.echo(f"{rank:>4}  {line.name:<20} {line.rating.conservative:>7.2f} {line.rating.mu:>6.2f} "
-                   f"{line.rating.sigma:>6.2f} {line.matches:>7} {line.wins:>5} {place:>5} {per_round:>6} "
-                   f"{line.declares_ok:>4}/{line.declares_failed:<4}  {faults}")
+        if sure:
+            interval = sure.line(line.bot_id)
+            p_next = above[line.bot_id]
+            extra = (f" {f'{interval.rank_low}-{interval.rank_high}':>6} "
+                     f"{'-' if p_next is None else f'{p_next:.2f}':>6}")
+        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {line.name:<20} {line.rating.conservative:>7.2f} "
+                   f"{line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} {line.matches:>7} {line.wins:>5} {place:>5} "
+                   f"{per_round:>6} {line.declares_ok:>4}/{line.declares_failed:<4}{extra}  {faults}")
+
+
+def standings_with_confidence(table: list[Standing], sure: Confidence) -> list[dict[str, Any]]:
+    """The standings as JSON, each line with its shared rank label, 95% rank interval and P(above the next)."""
+    order = [line.bot_id for line in table]
+    labels, above = sure.shared_ranks(order), sure.p_above_next(order)
+    found = []
+    for rank, line in enumerate(table, 1):
+        interval = sure.line(line.bot_id)
+        p_next = above[line.bot_id]
+        found.append(line.to_dict(rank) | {
+            "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
+            "p_above_next": None if p_next is None else round(p_next, 3)})
+    return found
 
 
 @click.command()
@@ -200,8 +226,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             if as_json:
                 emit_json(summary)
             else:
-                click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, "
-                           f"{summary['deals']} deals x {summary['players']} seat rotations), {summary['bots']} bots, "
+                deals = (f"{summary['deals']} deals x {summary['players']} seat rotations"
+                         if summary["deal_mode"] == "duplicate" else "independent deals")
+                click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, {deals}), "
+                           f"{summary['bots']} bots, "
                            f"{summary['workers']} workers, about {summary['estimated_seconds']:.0f} s")
                 for name, seats in summary["seats_per_bot"].items():
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
@@ -267,15 +295,17 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
 @db_option()
 @json_option()
 def standings(name: str | None, db_path: Path, as_json: bool) -> None:
-    """The standings of tournament NAME (default: the latest), best conservative rating (mu - 3 sigma) first."""
+    """The standings of tournament NAME (default: the latest), best mean place first, with shared ranks where the
+    order is not settled at 95% (docs/RATINGS.md)."""
     store = open_store(db_path)
     row = find_tournament(store, name)
     table = store.standings(row["id"])
+    sure = confidence(store.seat_results(row["id"]), [line.bot_id for line in table])
     if as_json:
-        emit_json({"tournament": row["name"], "standings": [line.to_dict(rank) for rank, line in enumerate(table, 1)]})
+        emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure)})
     else:
         click.echo(f"{row['name']}" + ("" if row["finished_at"] else " (not finished)"))
-        print_standings(table)
+        print_standings(table, sure)
 
 
 @click.command()

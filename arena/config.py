@@ -24,6 +24,7 @@ from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryErr
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxLimits
 from arena.sandbox.rlimits import ungrantable
+from arena.schedule import DEALS, Deals
 
 FORMATS = ("round-robin",)
 DEFAULT_REGISTRY = Path("results/bots")
@@ -43,6 +44,8 @@ class TournamentConfig:
     seed: int
     repeats: int = 1
     format: str = "round-robin"
+    deals: Deals = "duplicate"
+    """Duplicate deals (a group's rotations share a deal) or independent ones (every match its own); schedule.py."""
     rules: Rules = Rules()
     limits: Limits = Limits()
     sandbox_limits: SandboxLimits = SandboxLimits()
@@ -55,6 +58,8 @@ class TournamentConfig:
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the results (not ``workers``, which must not change them), as plain data."""
+        # ``deals`` only when not the default, so that the configs of tournaments stored before it keep their hash.
+        extra: dict[str, Any] = {} if self.deals == "duplicate" else {"deals": self.deals}
         return {
             "name": self.name,
             "bots": [str(path) for path in self.bots],
@@ -67,13 +72,14 @@ class TournamentConfig:
             "sandbox_limits": dataclasses.asdict(self.sandbox_limits),
             "sandbox": self.sandbox,
             "rating": dataclasses.asdict(self.rating),
+            **extra,
         }
 
     def hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
 
 
-TOP_KEYS = {"name", "bots", "players", "format", "repeats", "seed", "rules", "limits", "sandbox", "workers",
+TOP_KEYS = {"name", "bots", "players", "format", "deals", "repeats", "seed", "rules", "limits", "sandbox", "workers",
             "rating", "retries", "registry"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
@@ -124,6 +130,9 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     format_ = data.get("format", "round-robin")
     if format_ not in FORMATS:
         raise bad("format", "one of " + ", ".join(FORMATS), format_)
+    deals = data.get("deals", "duplicate")
+    if deals not in DEALS:
+        raise bad("deals", "one of " + ", ".join(DEALS), deals)
     sandbox = data.get("sandbox", BACKENDS[0])
     if sandbox not in BACKENDS:
         raise bad("sandbox", "one of " + ", ".join(BACKENDS), sandbox)
@@ -140,7 +149,7 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     limits, sandbox_limits = _limits(data.get("limits") or {}, bad, sandbox)
     rating = _rating(data.get("rating") or {}, bad)
     return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
-                            rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
+                            deals=deals, rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
                             workers=workers, rating=rating, retries=retries, source=source)
 
 

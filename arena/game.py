@@ -20,6 +20,25 @@ from arena.rules import Rules, discard_kind, legal_discards
 Seat: TypeAlias = int
 DECK_TAKE: Literal["deck"] = "deck"
 
+DEAL_VERSION = 2
+"""How deck cards are drawn; written into the ``match_start`` event so that a log replays with the draw it used.
+
+1: the round's shuffled deck is drawn from the top, and the dead cards are shuffled into a new deck when it runs out.
+2 (current): each deck draw reads a fixed block of random numbers from a stream of its own, keyed by (deal, round,
+seat, that seat's draws so far), as a sequence of candidate cards, and takes the first candidate still in the deck.
+A deck nobody has seen is, for every player, the same as a uniform draw from the unseen cards, and the first of
+independent uniform candidates that lies in a set is uniform over that set, so the game is unchanged. But in the
+rotations of a duplicate deal a seat now draws the same card whenever that card is still in the deck, however the
+deck differs otherwise (a seat taking from the floor in one rotation and from the deck in another), instead of
+every later deck card going to another seat. Drawing floor(u x cards left) from a sorted deck would be uniform
+too, but one card more or less shifts the index: the next seat then got the same card only 69% of the time in that
+case, against 96% this way (tests/test_deals.py).
+"""
+DEAL_VERSIONS = (1, 2)
+_CANDIDATE_BITS = 6  # 0..63: values 52 and above are no card and are skipped
+_CANDIDATES = 64
+_CANDIDATE_MASK = (1 << _CANDIDATE_BITS) - 1
+
 
 class InvalidMoveError(ValueError):
     """A move that is not well formed (wrong shape, unknown card); :attr:`reason` says which."""
@@ -177,9 +196,12 @@ class Match:
     must leave (a bot's fault) is removed with :meth:`forfeit`. :attr:`outcome` is None until the match is over.
     """
 
-    def __init__(self, players: int, seed: int, rules: Rules = Rules()) -> None:
+    def __init__(self, players: int, seed: int, rules: Rules = Rules(), deal_version: int = DEAL_VERSION) -> None:
         if type(players) is not int or not 2 <= players <= 8:
             raise ValueError(f"players: expected an integer from 2 to 8, got {players!r}")
+        if deal_version not in DEAL_VERSIONS:
+            raise ValueError(f"deal_version: expected one of {DEAL_VERSIONS}, got {deal_version!r}")
+        self.deal_version = deal_version
         self.players = players
         self.seed = seed
         self.rules = rules
@@ -206,7 +228,11 @@ class Match:
         self._declares_ok = [0] * players
         self._declares_failed = [0] * players
         self._round_rng = random.Random()
-        self.events.append({"type": "match_start", "players": players, "seed": seed, "rules": rules.to_dict()})
+        self._draw_rngs: dict[Seat, random.Random] = {}
+        start: dict[str, Any] = {"type": "match_start", "players": players, "seed": seed, "rules": rules.to_dict()}
+        if deal_version != 1:  # version 1 logs have no such field; their replays must produce the same events
+            start["deal_version"] = deal_version
+        self.events.append(start)
         self._start_round(self.turn)
 
     # -- what the seats see -------------------------------------------------------------------------------------
@@ -312,9 +338,7 @@ class Match:
             hand.remove(card)
         event: dict[str, Any] = {"type": "play", "seat": seat, "discard": list(move.discard), "take": move.take}
         if move.take == DECK_TAKE:
-            if not self.deck:
-                self._reshuffle()
-            drawn = self.deck.pop()
+            drawn = self._draw(seat)
             event["drew"] = drawn
         else:
             drawn = move.take
@@ -377,6 +401,7 @@ class Match:
             self._rounds_dealt[seat] += 1
         self.floor = (deck.pop(),)
         self.deck = deck
+        self._draw_rngs = {}
         self.dead = []
         self.turn = self.starter = starter
         self.turns_taken = [0] * self.players
@@ -392,11 +417,34 @@ class Match:
             }
         )
 
+    def _draw(self, seat: Seat) -> Card:
+        """Take one card from the deck for ``seat`` (see :data:`DEAL_VERSION`)."""
+        if not self.deck:
+            self._reshuffle()
+        if self.deal_version == 1:
+            return self.deck.pop()
+        rng = self._draw_rngs.get(seat)
+        if rng is None:
+            rng = self._draw_rngs[seat] = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}")
+        # Exactly one block per draw, so that a seat's n-th draw reads the same numbers in every rotation.
+        block = candidates = rng.getrandbits(_CANDIDATE_BITS * _CANDIDATES)
+        deck = self.deck
+        for _ in range(_CANDIDATES):
+            index = candidates & _CANDIDATE_MASK
+            if index < len(DECK) and DECK[index] in deck:
+                deck.remove(DECK[index])
+                return DECK[index]
+            candidates >>= _CANDIDATE_BITS
+        # Rare (a deck of a few cards): a uniform choice keyed by the block, so rotations still share it.
+        drawn = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}/{block}").choice(sorted(deck))
+        deck.remove(drawn)
+        return drawn
+
     def _reshuffle(self) -> None:
         # Clause-free decision: the dead floor cards (never the previous player's discard) become the new deck.
         self.deck = self.dead
         self.dead = []
-        self._round_rng.shuffle(self.deck)
+        self._round_rng.shuffle(self.deck)  # version 2 draws do not depend on the order; kept for version 1
         self.events.append({"type": "reshuffle", "deck_size": len(self.deck)})
 
     def _end_round(self, declarer: Seat | None) -> None:
@@ -472,12 +520,13 @@ class Match:
         )
 
 
-def replay(players: int, seed: int, rules: Rules, actions: Iterable[tuple[Seat, Action]]) -> Match:
-    """Rebuild a match from its seed and its recorded ``(seat, action)`` pairs.
+def replay(players: int, seed: int, rules: Rules, actions: Iterable[tuple[Seat, Action]],
+           deal_version: int = DEAL_VERSION) -> Match:
+    """Rebuild a match from its seed and its recorded ``(seat, action)`` pairs, drawing as ``deal_version`` did.
 
     Raises :class:`IllegalMoveError` when an action does not fit (a move by the wrong seat, or an illegal one).
     """
-    match = Match(players, seed, rules)
+    match = Match(players, seed, rules, deal_version)
     for seat, action in actions:
         if isinstance(action, Forfeit):
             match.forfeit(seat, action.reason)
@@ -487,6 +536,16 @@ def replay(players: int, seed: int, rules: Rules, actions: Iterable[tuple[Seat, 
                                    Reason.ILLEGAL_OUT_OF_TURN)
         match.apply(action)
     return match
+
+
+def deal_version_of(events: Sequence[dict[str, Any]]) -> int:
+    """The deal version a recorded event list was played with (logs from before versions were recorded: 1)."""
+    start = events[0] if events else {}
+    version = start.get("deal_version", 1) if start.get("type") == "match_start" else DEAL_VERSION
+    if version not in DEAL_VERSIONS:
+        raise ValueError(f"match_start: deal_version {version!r} is not one this engine can replay "
+                         f"(known: {', '.join(map(str, DEAL_VERSIONS))}); a newer arena wrote this log")
+    return int(version)
 
 
 def actions_from_events(events: Iterable[dict[str, Any]]) -> list[tuple[Seat, Action]]:

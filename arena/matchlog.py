@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from arena.game import IllegalMoveError, actions_from_events, replay
+from arena.game import IllegalMoveError, actions_from_events, deal_version_of, replay
 from arena.narrate import narrate
 from arena.results import Fault
 from arena.rules import Rules, RulesError
@@ -218,7 +218,9 @@ def verify(log: LoadedLog) -> list[str]:
     header = log.header
     try:
         rules = Rules.from_dict(header["rules"])
-        match = replay(header["players"], header["seed"], rules, actions_from_events(log.events))
+        # Logs of the engine before deal version 2 (no deal_version in match_start) replay with the draw they used.
+        match = replay(header["players"], header["seed"], rules, actions_from_events(log.events),
+                       deal_version_of(log.events))
     except (IllegalMoveError, RulesError, KeyError, TypeError, ValueError) as error:
         return [f"the recorded moves do not replay: {error}"]
     problems = []

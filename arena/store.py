@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from arena.confidence import GroupPlace
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
@@ -373,8 +374,9 @@ class Store:
         return Rating(float(rating["rating"]["mu"]), float(rating["rating"]["sigma"]))
 
     def standings(self, tid: int, initial: Rating | None = None) -> list[Standing]:
-        """Every bot with its rating and totals, best first (by mu - 3 sigma, then name). Bots yet to play are
-        shown at ``initial`` (default: the tournament's own prior)."""
+        """Every bot with its rating and totals, best first: by mean place (docs/RATINGS.md says why), then
+        mu - 3 sigma, then name; bots yet to play last. They are shown at ``initial`` (default: the tournament's
+        own prior)."""
         initial = initial or self.initial_rating(tid)
         ratings = self.final_ratings(tid)
         table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial))
@@ -392,7 +394,8 @@ class Store:
             line.declares_failed += row["declares_failed"]
             if row["fault_kind"]:
                 line.faults[row["fault_kind"]] += 1
-        return sorted(table.values(), key=lambda s: (-s.rating.conservative, s.name))
+        return sorted(table.values(), key=lambda s: (s.mean_place is None, s.mean_place or 0.0,
+                                                     -s.rating.conservative, s.name))
 
     def head_to_head(self, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
         """(a, b) -> (matches where a placed above b, matches they shared)."""
@@ -428,6 +431,12 @@ class Store:
             found = [m for m in found if any(p["bot"] == bot for p in m["players"])]
         return found
 
+    def seat_results(self, tid: int) -> list[GroupPlace]:
+        """Every seat of every finished match as (group, bot, place): what arena/confidence.py resamples."""
+        return [GroupPlace(row["grp"], row["bot_id"], row["place"]) for row in self.db.execute(
+            "SELECT m.grp, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
+
 
 def _fault_columns(fault: Fault | None) -> tuple[Any, ...]:
     """The seats columns of a fault, in the order record_match writes them."""
@@ -447,3 +456,5 @@ def _seat_result(row: sqlite3.Row) -> SeatResult:
         stats=SeatStats(row["rounds"], row["turns"], row["points"], row["declares_ok"], row["declares_failed"]),
         fault=fault, stderr_tail=row["stderr_tail"] or "",
         bank_left_ms=row["bank_left_ms"] or 0)  # rows stored before 0002_fault_reasons did not keep it
+
+

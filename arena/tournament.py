@@ -142,7 +142,7 @@ def load_bots(config: TournamentConfig) -> tuple[BotSpec, ...]:
 def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
     """Create the tournament in the store, or check that the stored one is the same and find what is left."""
     bots = load_bots(config)
-    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed)
+    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
     log_dir = log_dir_for(store.path.parent, config.name)
     existing = store.tournament(config.name)
     if existing is not None and fresh:
@@ -252,7 +252,7 @@ def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, A
     """The schedule summary, without touching the store or playing; ``workers`` overrides the config's, as in a run."""
     workers = workers or config.workers
     bots = load_bots(config)
-    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed)
+    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
     seats: dict[str, list[int]] = {bot.name: [0] * config.players for bot in bots}
     for match in schedule:
         for seat, slot in enumerate(match.bots):
@@ -263,7 +263,8 @@ def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, A
         "bots": len(bots),
         "players": config.players,
         "matches": len(schedule),
-        "deals": len({match.group for match in schedule}),
+        "deals": len({match.seed for match in schedule}),
+        "deal_mode": config.deals,
         "matches_per_bot": {name: sum(counts) for name, counts in seats.items()},
         "seats_per_bot": seats,
         "workers": workers,

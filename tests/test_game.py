@@ -190,16 +190,18 @@ def test_clause2_play_skips_eliminated_seats() -> None:
     assert all(b == next(s for s in [(a + k) % 4 for k in (1, 2, 3)] if s != out) for a, b in zip(seats, seats[1:]))
 
 
-def test_clause2_take_from_deck_takes_the_top_card() -> None:
+def test_clause2_take_from_deck_takes_a_card_of_the_deck() -> None:
     match = Match(3, seed=4)
     seat = match.turn
-    top = match.deck[-1]
+    deck_before = list(match.deck)
     card = match.hands[seat][0]
     match.apply(Play((card,), DECK_TAKE))
-    assert match.hands[seat][-1] == top
+    drawn = match.hands[seat][-1]
+    assert drawn in deck_before and drawn not in match.deck
+    assert sorted(match.deck + [drawn]) == sorted(deck_before)
     assert card not in match.hands[seat]
     assert len(match.hands[seat]) == 5
-    assert events_of(match, "play")[-1]["drew"] == top
+    assert events_of(match, "play")[-1]["drew"] == drawn
     assert match.floor == (card,)
 
 

@@ -66,3 +66,28 @@ def test_large_fields_use_the_balanced_random_design():
 def test_impossible_schedules_are_refused(bots, players, repeats):
     with pytest.raises(ValueError):
         make_schedule(bots, players, repeats, 0)
+
+
+def test_duplicate_deals_are_the_default_and_unchanged():
+    schedule = make_schedule(5, 3, 1, 7)
+    assert schedule == make_schedule(5, 3, 1, 7, deals="duplicate")
+    # The seeds the schedule had before independent deals existed: stored tournaments keep their deals.
+    assert [schedule[0].seed, schedule[3].seed, schedule[-1].seed] == [
+        3333410122014758397, 1359305515856566714, 9181534801221374430]
+
+
+@pytest.mark.parametrize("bots, players, repeats", [(5, 3, 2), (40, 4, 2), (4, 2, 3)])
+def test_independent_deals_give_every_match_its_own_deal_with_balanced_seats(bots, players, repeats):
+    duplicate = make_schedule(bots, players, repeats, 5)
+    independent = make_schedule(bots, players, repeats, 5, deals="independent")
+    assert len({m.seed for m in independent}) == len(independent)
+    assert len(set(seat_counts(independent, bots, players).values())) == 1
+    # The same groups of bots meet, but not always in the duplicate design's seat order.
+    assert Counter(tuple(sorted(m.bots)) for m in independent) == Counter(tuple(sorted(m.bots)) for m in duplicate)
+    assert [m.bots for m in independent] != [m.bots for m in duplicate]
+    assert make_schedule(bots, players, repeats, 5, deals="independent") == independent
+
+
+def test_unknown_deals_are_refused():
+    with pytest.raises(ValueError, match="deals: expected one of duplicate, independent"):
+        make_schedule(5, 3, 1, 0, deals="shared")  # type: ignore[arg-type]

@@ -60,6 +60,7 @@ def standings_json(db: Path, name: str = "t") -> list[dict]:
     ({"limits": {"memroy_mb": 5}}, "limits.memroy_mb"),
     ({"rating": {"draw_probability": 0}}, "rating.draw_probability: expected a positive number"),
     ({"sandbox": "vm"}, "sandbox: expected one of process, docker"),
+    ({"deals": "shared"}, "deals: expected one of duplicate, independent"),
     ({"colour": "red"}, "colour: unknown key"),
 ])
 def test_config_errors_name_the_file_and_the_key(tmp_path, change, message):
@@ -69,6 +70,17 @@ def test_config_errors_name_the_file_and_the_key(tmp_path, change, message):
     assert str(path) in str(caught.value) and message in str(caught.value)
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(tmp_path / "a.db")])
     assert result.exit_code == 2 and message in result.stderr
+
+
+def test_deals_key_chooses_the_schedule_and_keeps_old_config_hashes(tmp_path):
+    default = load_config(write_config(tmp_path))
+    assert default.deals == "duplicate" and "deals" not in default.identity()
+    independent = load_config(write_config(tmp_path, deals="independent"))
+    assert independent.identity()["deals"] == "independent" and independent.hash() != default.hash()
+    result = CliRunner().invoke(main, ["run", str(tmp_path / "t.yaml"), "--dry-run", "--json"])
+    assert result.exit_code == 0
+    summary = json.loads(result.stdout)
+    assert summary["deal_mode"] == "independent" and summary["deals"] == summary["matches"]
 
 
 def test_missing_keys_and_broken_yaml(tmp_path):

@@ -1,0 +1,89 @@
+"""Confidence in the standings: rank intervals and P(above) from resampling whole duplicate groups."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.confidence import GroupPlace, confidence
+from tests.sitestore import make_store
+
+
+def ladder_results(groups: int, gap: float, copies: int = 1, seed: int = 1) -> list[GroupPlace]:
+    """Three-bot groups of bots 0..3 whose strength falls by ``gap`` per bot; each match is repeated ``copies``
+    times within its group (as if the rotations of a duplicate deal all played out the same way)."""
+    rng = random.Random(seed)
+    members = [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)]
+    results = []
+    for group in range(groups):
+        bots = members[group % len(members)]
+        strength = [gap * bot + rng.gauss(0, 1) for bot in bots]
+        places = {bot: 1 + sorted(strength).index(s) for bot, s in zip(bots, strength)}
+        for _ in range(copies):
+            results.extend(GroupPlace(group, bot, places[bot]) for bot in bots)
+    return results
+
+
+def test_a_clear_order_is_settled_with_single_rank_intervals() -> None:
+    sure = confidence(ladder_results(800, gap=1.0))
+    assert sure.order() == [0, 1, 2, 3]
+    assert [(line.rank_low, line.rank_high) for line in sure.bots] == [(1, 1), (2, 2), (3, 3), (4, 4)]
+    assert sure.shared_ranks() == {0: "1", 1: "2", 2: "3", 3: "4"}
+    assert all(p is None or p > 0.99 for p in sure.p_above_next().values())
+    assert sure.p_above[(3, 0)] < 0.01
+
+
+def test_bots_that_cannot_be_told_apart_share_a_rank() -> None:
+    sure = confidence(ladder_results(40, gap=0.0))
+    labels = sure.shared_ranks()
+    assert set(labels.values()) == {"1="}
+    assert all(line.rank_high - line.rank_low >= 2 for line in sure.bots)
+    for (a, b), p in sure.p_above.items():
+        assert abs(p + sure.p_above[(b, a)] - 1) < 1e-9
+        assert 0.0 < p < 1.0
+
+
+def test_copies_within_a_group_add_no_confidence() -> None:
+    # The resampling unit is the group: three identical rotations are one piece of evidence, not three. A bootstrap
+    # over single matches would have tripled the apparent sample and narrowed every interval.
+    once = confidence(ladder_results(60, gap=0.4), seed=3)
+    thrice = confidence(ladder_results(60, gap=0.4, copies=3), seed=3)
+    assert once.p_above == thrice.p_above
+    assert [(l.rank_low, l.rank_high) for l in once.bots] == [(l.rank_low, l.rank_high) for l in thrice.bots]
+    assert [l.matches * 3 for l in once.bots] == [l.matches for l in thrice.bots]
+
+
+def test_deterministic_for_a_seed_and_a_bot_without_matches_ranks_last() -> None:
+    results = ladder_results(30, gap=0.5)
+    assert confidence(results, seed=4) == confidence(results, seed=4)
+    sure = confidence(results, bots=[0, 1, 2, 3, 9])
+    assert sure.bots[-1].bot == 9 and sure.bots[-1].matches == 0
+    assert (sure.bots[-1].rank_low, sure.bots[-1].rank_high) == (5, 5)
+    assert sure.p_above[(0, 9)] == 0.5  # nothing is known of it
+
+
+def test_shared_ranks_follow_the_order_given() -> None:
+    sure = confidence(ladder_results(800, gap=1.0))
+    # In a wrong order, every neighbour pair is reversed with certainty: P(above the next) is about 0, all shared.
+    assert sure.shared_ranks([3, 2, 1, 0]) == {3: "1=", 2: "1=", 1: "1=", 0: "1="}
+    assert sure.p_above_next([3, 2, 1, 0])[3] == 0.0
+
+
+def test_standings_show_shared_ranks_intervals_and_p_above_next(tmp_path: Path) -> None:
+    # Three bots playing the same random policy: their order cannot be settled by 12 matches.
+    store = make_store(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(main, ["standings", "t", "--db", str(store.path), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0
+    lines = json.loads(result.stdout)["standings"]
+    assert [line["rank"] for line in lines] == [1, 2, 3]
+    assert lines[0]["shared_rank"].endswith("=")
+    assert all(line["rank_interval_95"][0] <= line["rank"] <= line["rank_interval_95"][1] for line in lines)
+    assert lines[-1]["p_above_next"] is None and 0 <= lines[0]["p_above_next"] < 0.95
+    text = runner.invoke(main, ["standings", "t", "--db", str(store.path)], catch_exceptions=False)
+    assert text.exit_code == 0
+    assert "P>next" in text.stdout and f"{lines[0]['shared_rank']:>4}  {lines[0]['bot']}" in text.stdout
