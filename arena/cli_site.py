@@ -55,9 +55,9 @@ def build(name: str | None, out_dir: Path | None, db_path: Path, as_json: bool) 
     if not db_path.exists():
         _fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
     try:
-        store = Store(db_path)
+        store = Store(db_path, readonly=True)
     except StoreError as error:
-        _fail(str(error))
+        _fail(str(error), error.exit_code)
     if name is not None and store.tournament(name) is None:
         known = ", ".join(row["name"] for row in store.tournaments()) or "none"
         _fail(f"{db_path}: no tournament {name!r} (known: {known})")

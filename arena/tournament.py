@@ -13,11 +13,13 @@ import multiprocessing
 import os
 import shutil
 import signal
+import threading
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -29,7 +31,7 @@ from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.schedule import ScheduledMatch, design_for, make_schedule
 from arena.stats import seat_stats
-from arena.store import MatchOutcome, SeatOutcome, Standing, Store
+from arena.store import Lease, MatchOutcome, SeatOutcome, Standing, Store, StoreError, disk_full, running
 
 PR_SET_PDEATHSIG = 1
 SECONDS_PER_TURN_ESTIMATE = 0.00025
@@ -63,10 +65,26 @@ class JobResult:
 
 _SANDBOXES: dict[str, Sandbox] = {}
 _IN_MATCH = False
+_STOPPING = False
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+HEARTBEAT_S = 10.0
+"""How often a runner renews its lease on the tournament while it waits for results."""
 
 
 def run_job(job: MatchJob) -> JobResult:
     """Play one scheduled match, retrying infrastructure errors; a bot's faults are results, never retried."""
+    try:
+        return _play(job)
+    except BaseException:
+        # Once told to stop, a worker exits whatever its clean-up raised on the way (a full disk while closing a
+        # log, say): an exception here would go back to the pool, and the worker would wait for the next task
+        # on a queue lock the stopping runner holds, deadlocking it.
+        if _STOPPING:
+            os._exit(128 + signal.SIGTERM)
+        raise
+
+
+def _play(job: MatchJob) -> JobResult:
     global _IN_MATCH
     error = ""
     for attempt in range(1, job.retries + 2):
@@ -119,21 +137,32 @@ def outcome_of(result: MatchResult) -> MatchOutcome:
     )
 
 
-def _worker_started() -> None:
-    # Ctrl-C is the parent's to handle; SIGTERM (from the parent stopping, or the parent dying: PDEATHSIG) raises,
-    # so the referee's cleanup kills the bots of the match in flight.
+def _worker_started(runner: int) -> None:
+    # The runner starts its workers with the stop signals blocked, so that one arriving while a worker imports
+    # is held, not a KeyboardInterrupt traceback; here they get their handlers, then are let through. Ctrl-C is
+    # the runner's to handle; SIGTERM (the runner stopping, or dying: PDEATHSIG) raises, so the referee's
+    # clean-up kills the bots of the match in flight.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if os.getppid() != runner:  # it died before PDEATHSIG was set: nobody would take our results
+        os._exit(128 + signal.SIGTERM)
 
 
 def _exit_on_term(signum: int, frame: Any) -> None:
+    global _STOPPING
+    _STOPPING = True
     if _IN_MATCH:
         raise SystemExit(128 + signum)  # unwinds through the referee, which kills the match's bots
     os._exit(128 + signum)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a runner as Ctrl-C does: in flight discarded, the rest resumable
 
 
 @dataclass(frozen=True)
@@ -197,17 +226,8 @@ def _remove_partial_logs(log_dir: Path) -> None:
     killed; those matches are played again. A log whose writer is still alive is left alone."""
     for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
         pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not running(int(pid)):
             partial.unlink(missing_ok=True)
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie has finished: it only waits to be reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def jobs(config: TournamentConfig, plan_: Plan) -> list[MatchJob]:
@@ -313,10 +333,25 @@ def run_tournament(
 ) -> RunReport:
     """Play every match not yet done, store each as it finishes, then rate in schedule order.
 
-    ``KeyboardInterrupt`` stops the pool (the matches in flight are discarded, their bots killed) and returns a
-    report with ``interrupted=True``; running again resumes.
+    ``KeyboardInterrupt`` or SIGTERM stops the pool (the matches in flight are discarded, their bots killed) and
+    returns a report with ``interrupted=True``; running again resumes. The tournament is held by a lease in the
+    store meanwhile: a second runner gets :class:`~arena.store.LeaseHeldError`. A full disk stops the run with
+    :class:`~arena.store.DiskFullError`, what is stored kept.
     """
     started = time.monotonic()
+    with _sigterm_interrupts():
+        lease = store.acquire(config.name)
+        try:
+            return _run(config, store, lease, fresh, workers, on_result, started)
+        finally:
+            try:
+                store.release(lease)
+            except StoreError:
+                pass  # a full disk, say: the lease expires, and this host sees at once that its holder is gone
+
+
+def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, workers: int | None,
+         on_result: Callable[[Progress], None] | None, started: float) -> RunReport:
     prepared = plan(config, store, fresh)
     todo = jobs(config, prepared)
     by_index = {job.index: job for job in todo}
@@ -324,9 +359,27 @@ def run_tournament(
     interrupted = False
     if todo:
         context = multiprocessing.get_context("spawn")
-        pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started)
+        # Workers inherit the blocked stop signals and unblock them once their handlers are set.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        pool = None
         try:
-            for result in pool.imap_unordered(run_job, todo):
+            pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started,
+                                initargs=(os.getpid(),))
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
+            results = pool.imap_unordered(run_job, todo)
+            renewed = time.monotonic()
+            while True:
+                try:
+                    result = results.next(timeout=HEARTBEAT_S)
+                except multiprocessing.TimeoutError:
+                    result = None
+                except StopIteration:
+                    break
+                if time.monotonic() - renewed >= HEARTBEAT_S / 2:
+                    store.renew(lease)
+                    renewed = time.monotonic()
+                if result is None:
+                    continue
                 job = by_index[result.index]
                 if result.outcome is not None:
                     store.record_match(prepared.tid, result.index, result.outcome, result.attempts)
@@ -337,12 +390,19 @@ def run_tournament(
                     on_result(progress)
             pool.close()
         except BaseException as stop:
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # a second Ctrl-C must not cut the stop short
+            if pool is not None:
+                pool.terminate()
             interrupted = isinstance(stop, KeyboardInterrupt)
-            pool.terminate()
             if not interrupted:
+                full = disk_full(stop, prepared.log_dir)
+                if full is not None:
+                    raise full from None
                 raise
         finally:
-            pool.join()
+            if pool is not None:
+                pool.join()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
                           config.rating)
     store.finish(prepared.tid, history)
@@ -358,3 +418,15 @@ def run_tournament(
         seconds=time.monotonic() - started,
         standings=tuple(standings),
     )
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (and Python runs them there only)
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -2,12 +2,13 @@
 
 The ``render_*`` functions are pure: a page's data in, its HTML out. :func:`write_site` is the only function of
 the site that writes files, and :func:`build_site` is the one entry point that reads the store, renders every page
-and hands them to it. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
+and hands them to it, built in a staged copy of the site that is swapped in whole. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
 every template: bot names, fault details and stderr tails come from untrusted programs.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import os
@@ -23,7 +24,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena.site import data, svg
-from arena.store import Store
+from arena.store import Store, running
 
 SITE_DIR = Path(__file__).resolve().parents[2] / "site"
 TEMPLATE_DIR = SITE_DIR / "templates"
@@ -197,6 +198,8 @@ def write_site(out: Path, files: Iterable[tuple[str, str | bytes]], replace: Seq
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
+        # A new file, never a rewrite in place: a staged site shares its unchanged files with the live one.
+        target.unlink(missing_ok=True)
         if isinstance(content, bytes):
             target.write_bytes(content)
         else:
@@ -240,7 +243,56 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
             yield from tournament_files(snap, matches=snap not in pooled)
         yield "index.html", render_home(data.home_page(store, built | existing))
 
-    count = write_site(out, files(), replace=[f"t/{slug}" for slug in sorted(built)])
-    for snap in pooled:
-        count += write_matches_in_parallel(snap, out, workers)
+    stage = _stage(out)
+    try:
+        count = write_site(stage, files(), replace=[f"t/{slug}" for slug in sorted(built)])
+        for snap in pooled:
+            count += write_matches_in_parallel(snap, stage, workers)
+        _swap(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
     return BuildReport(out, tuple(wanted), count, time.monotonic() - started)
+
+
+def _stage(out: Path) -> Path:
+    """A new directory beside ``out`` holding a copy of it (hard links: cheap) to build the next site in, so a
+    build stopped part-way (a kill, a full disk) leaves the old site whole. Stages of dead builds are swept."""
+    for leftover in out.parent.glob(f".{out.name}.*"):
+        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
+        if kind in ("tmp", "old") and pid.isdigit() and not running(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
+    stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
+    shutil.rmtree(stage, ignore_errors=True)
+    if out.is_dir():
+        shutil.copytree(out, stage, copy_function=_link, symlinks=True)
+    else:
+        stage.mkdir(parents=True)
+    return stage
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)  # a file system without hard links
+
+
+RENAME_EXCHANGE = 2
+
+
+def _swap(stage: Path, out: Path) -> None:
+    """Put the staged site in place of ``out`` in one step (Linux's atomic exchange of two paths), then remove
+    the old one; elsewhere in two renames."""
+    if not out.exists():
+        os.rename(stage, out)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    at_cwd = -100
+    if renameat2 is None or renameat2(at_cwd, os.fsencode(stage), at_cwd, os.fsencode(out), RENAME_EXCHANGE) != 0:
+        old = out.with_name(f".{out.name}.{os.getpid()}.old")
+        os.rename(out, old)
+        os.rename(stage, out)
+        stage = old
+    shutil.rmtree(stage, ignore_errors=True)
