@@ -146,12 +146,22 @@ def disk_full(error: BaseException, fallback: str | Path) -> DiskFullError | Non
 def _translate(path: Path, error: sqlite3.Error) -> Exception:
     # IntegrityError, ProgrammingError and the like are our bugs, not the file's: they keep their traceback.
     if isinstance(error, sqlite3.OperationalError):
-        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+        if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _nearly_full(path)):
             return DiskFullError(path)
         return StoreError(f"{path}: cannot use the store ({error})")
     if type(error) is sqlite3.DatabaseError:  # malformed pages, not a database
         return StoreError(f"{path}: not a usable arena store ({error})")
     return error
+
+
+def _nearly_full(path: Path) -> bool:
+    # SQLite reports a write to a full disk as an I/O error when it is its shared-memory file that cannot grow.
+    try:
+        room = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return room.f_bavail * room.f_frsize < 1 << 20
 
 
 class _Cursor(sqlite3.Cursor):

@@ -132,7 +132,7 @@ def test_a_full_disk_stops_the_run_at_once_and_it_resumes_when_there_is_room(tin
                                                                               reference: tuple[Path, Path]) -> None:
     config, reference_db = reference
     db = tiny_disk / "a.db"
-    filler = fill(tiny_disk, 150 * 1024)
+    filler = fill(tiny_disk, 250 * 1024)
     runner = start("run", config, "--db", db, "--no-site")
     try:
         _, stderr = runner.communicate(timeout=120)  # it used to hang here for ever
@@ -155,7 +155,7 @@ def test_when_the_matches_fit_but_the_site_does_not_the_standings_are_printed(ti
     config = write_config(tmp_path, repeats=1)
     db = tiny_disk / "a.db"
     assert arena("run", config, "--db", db, "--no-site").returncode == 0
-    fill(tiny_disk, 24 * 1024)
+    fill(tiny_disk, 100 * 1024)
     again = arena("run", config, "--db", db)
     plain_failure(again, 1, "site not built: no space left on device")
     assert "greedy" in again.stdout, "the standings come first"
