@@ -138,17 +138,15 @@ def outcome_of(result: MatchResult) -> MatchOutcome:
 
 
 def _worker_started(runner: int) -> None:
-    # The runner starts its workers with the stop signals blocked, so that one arriving while a worker imports
-    # is held, not a KeyboardInterrupt traceback; here they get their handlers, then are let through. Ctrl-C is
-    # the runner's to handle; SIGTERM (the runner stopping, or dying: PDEATHSIG) raises, so the referee's
-    # clean-up kills the bots of the match in flight.
+    # Ctrl-C is the runner's to handle (workers ignore it from birth: _sigint_ignored_by_new_processes); SIGTERM
+    # (the runner stopping, or dying: PDEATHSIG) kills a worker, and in a match raises, so that the referee's
+    # clean-up kills the match's bots.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if os.getppid() != runner:  # it died before PDEATHSIG was set: nobody would take our results
         os._exit(128 + signal.SIGTERM)
 
@@ -359,12 +357,12 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
     interrupted = False
     if todo:
         context = multiprocessing.get_context("spawn")
-        # Workers inherit the blocked stop signals and unblock them once their handlers are set.
         held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         pool = None
         try:
-            pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started,
-                                initargs=(os.getpid(),))
+            with _sigint_ignored_by_new_processes():
+                pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started,
+                                    initargs=(os.getpid(),))
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
             results = pool.imap_unordered(run_job, todo)
             renewed = time.monotonic()
@@ -418,6 +416,21 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         seconds=time.monotonic() - started,
         standings=tuple(standings),
     )
+
+
+@contextmanager
+def _sigint_ignored_by_new_processes() -> Iterator[None]:
+    """Processes started meanwhile ignore Ctrl-C from their first instruction (an ignored signal stays ignored
+    through exec, and Python keeps it so), so a Ctrl-C while a worker imports is no traceback. This process
+    loses none: the caller blocks the signal meanwhile, and a blocked signal is held, not ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager

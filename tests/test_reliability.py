@@ -96,7 +96,7 @@ def plain_failure(outcome: subprocess.CompletedProcess[str] | tuple[int, str], c
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """An uninterrupted run of the chaos config: (config, store)."""
     directory = tmp_path_factory.mktemp("reference")
-    config = write_config(directory, repeats=4, rules={"threshold": 40})
+    config = write_config(directory, repeats=8, rules={"threshold": 40})
     db = directory / "a.db"
     done = arena("run", config, "--db", db, "--no-site")
     assert done.returncode == 0, done.stderr
@@ -297,17 +297,12 @@ def stop_at(config: Path, db: Path, stop: signal.Signals, after: float, group: b
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stop, group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
-def test_a_stop_while_the_workers_start_is_quiet_and_resumable(stop: signal.Signals, group: bool, tmp_path: Path,
-                                                               reference: tuple[Path, Path]) -> None:
-    config, reference_db = reference
-    db = tmp_path / "a.db"
-    for after in (0.6, 1.0, 1.4):  # the workers import arena about then
-        status, stderr = stop_at(config, db, stop, after, group)
-        if status == 0:
-            break
+def test_a_stop_while_the_runner_and_its_workers_start_is_quiet(stop: signal.Signals, group: bool, tmp_path: Path,
+                                                                reference: tuple[Path, Path]) -> None:
+    config, _ = reference
+    for after in (0.2, 0.6, 1.0):  # the runner, then its workers, import arena about then
+        status, stderr = stop_at(config, tmp_path / f"{after}.db", stop, after, group)
         plain_failure((status, stderr), 1, "interrupted")
-    assert arena("run", config, "--db", db, "--no-site").returncode == 0
-    assert results(db) == results(reference_db)
 
 
 @pytest.mark.slow
@@ -319,13 +314,14 @@ def test_chaos_kills_at_random_moments_then_resume_gives_identical_results(tmp_p
     stops = [(signal.SIGKILL, False), (signal.SIGKILL, True), (signal.SIGINT, True), (signal.SIGTERM, False)] * 2
     survived = 0
     for stop, group in stops:
-        status, stderr = stop_at(config, db, stop, chance.uniform(0.3, 2.5), group)
+        status, stderr = stop_at(config, db, stop, chance.uniform(0.3, 3.0), group)
         if status == 0:
             break
         if stop is not signal.SIGKILL:
             plain_failure((status, stderr), 1, "interrupted")
         survived += 1
-    assert survived >= 4, "most stops came before the end"
+    print(f"chaos: {survived} stops survived, then resumed")
+    assert survived >= 6, "most stops came before the end"
     assert arena("run", config, "--db", db, "--no-site").returncode == 0
     assert results(db) == results(reference_db)
     assert not list((db.parent / "logs" / "t").glob("*.tmp")), "half-written logs of the stopped runs are cleared"
@@ -343,9 +339,10 @@ def test_a_kill_during_the_site_build_leaves_the_old_site_whole(reference: tuple
     index = (out / "index.html").read_bytes()
     builder = start("site", "build", "--db", db, "--out", out)
     wait_for(lambda: any(tmp_path.glob(".site.*.tmp")) or builder.poll() is not None)
-    time.sleep(random.Random(SEED).uniform(0.0, 0.3))
+    time.sleep(random.Random(SEED).uniform(0.0, 0.1))
     os.killpg(builder.pid, signal.SIGKILL)
     builder.communicate()
+    assert builder.returncode == -signal.SIGKILL, "the build finished before it could be killed"
     assert sorted(str(path.relative_to(out)) for path in out.rglob("*")) == before
     assert (out / "index.html").read_bytes() == index
     assert arena("site", "build", "--db", db, "--out", out).returncode == 0
