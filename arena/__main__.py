@@ -1,6 +1,7 @@
 """``python -m arena`` and the ``arena`` command: the command-line interface, quiet about a Ctrl-C even while it
 is still importing (a second or so on a busy host), and taking SIGTERM as it takes Ctrl-C."""
 
+import os
 import signal
 import sys
 from types import FrameType
@@ -16,7 +17,10 @@ def entry() -> None:
         from arena.cli import main
     except KeyboardInterrupt:
         sys.stderr.write("arena: interrupted\n")
-        sys.exit(1)
+        sys.stderr.flush()
+        # Nothing to clean up yet, and a normal exit would be turned into death by SIGINT when the interrupt
+        # landed in certain import paths (the interpreter flags it as unhandled).
+        os._exit(1)
     main()
 
 

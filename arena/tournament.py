@@ -18,6 +18,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -138,15 +139,17 @@ def outcome_of(result: MatchResult) -> MatchOutcome:
 
 
 def _worker_started(runner: int) -> None:
-    # Ctrl-C is the runner's to handle (workers ignore it from birth: _sigint_ignored_by_new_processes); SIGTERM
-    # (the runner stopping, or dying: PDEATHSIG) kills a worker, and in a match raises, so that the referee's
-    # clean-up kills the match's bots.
+    # Workers are born with the stop signals blocked (the runner's mask while it starts them), so one that comes
+    # while they import is held; they are let through once the handlers are set. Ctrl-C is the runner's to
+    # handle (workers ignore it from birth: _sigint_ignored_by_new_processes); SIGTERM (the runner stopping, or
+    # dying: PDEATHSIG) kills a worker, and in a match raises, so that the referee's clean-up kills the bots.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if os.getppid() != runner:  # it died before PDEATHSIG was set: nobody would take our results
         os._exit(128 + signal.SIGTERM)
 
@@ -357,6 +360,9 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
     interrupted = False
     if todo:
         context = multiprocessing.get_context("spawn")
+        # Started now, as the pool would start it: its start unblocks the stop signals, which below would lose
+        # a Ctrl-C (this process ignores it while the workers are born).
+        resource_tracker.ensure_running()
         held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         pool = None
         try:

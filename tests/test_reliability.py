@@ -96,7 +96,7 @@ def plain_failure(outcome: subprocess.CompletedProcess[str] | tuple[int, str], c
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """An uninterrupted run of the chaos config: (config, store)."""
     directory = tmp_path_factory.mktemp("reference")
-    config = write_config(directory, repeats=8, rules={"threshold": 40})
+    config = write_config(directory, repeats=5, rules={"threshold": 30})
     db = directory / "a.db"
     done = arena("run", config, "--db", db, "--no-site")
     assert done.returncode == 0, done.stderr
@@ -300,7 +300,7 @@ def stop_at(config: Path, db: Path, stop: signal.Signals, after: float, group: b
 def test_a_stop_while_the_runner_and_its_workers_start_is_quiet(stop: signal.Signals, group: bool, tmp_path: Path,
                                                                 reference: tuple[Path, Path]) -> None:
     config, _ = reference
-    for after in (0.2, 0.6, 1.0):  # the runner, then its workers, import arena about then
+    for after in (0.4, 0.8, 1.2):  # the runner, then its workers, import arena about then
         status, stderr = stop_at(config, tmp_path / f"{after}.db", stop, after, group)
         plain_failure((status, stderr), 1, "interrupted")
 
@@ -312,16 +312,17 @@ def test_chaos_kills_at_random_moments_then_resume_gives_identical_results(tmp_p
     db = tmp_path / "a.db"
     chance = random.Random(SEED)
     stops = [(signal.SIGKILL, False), (signal.SIGKILL, True), (signal.SIGINT, True), (signal.SIGTERM, False)] * 2
+    chance.shuffle(stops)
     survived = 0
     for stop, group in stops:
-        status, stderr = stop_at(config, db, stop, chance.uniform(0.3, 3.0), group)
+        status, stderr = stop_at(config, db, stop, chance.uniform(0.3, 2.5), group)
         if status == 0:
             break
         if stop is not signal.SIGKILL:
             plain_failure((status, stderr), 1, "interrupted")
         survived += 1
     print(f"chaos: {survived} stops survived, then resumed")
-    assert survived >= 6, "most stops came before the end"
+    assert survived >= 5, "most stops came before the end"
     assert arena("run", config, "--db", db, "--no-site").returncode == 0
     assert results(db) == results(reference_db)
     assert not list((db.parent / "logs" / "t").glob("*.tmp")), "half-written logs of the stopped runs are cleared"
