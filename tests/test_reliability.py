@@ -25,6 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
+from arena.site import data
 from arena.store import LeaseHeldError, Store
 from tests.test_tournament import ROOT, write_config
 
@@ -288,9 +289,11 @@ def stop_at(config: Path, db: Path, stop: signal.Signals, after: float, group: b
         (os.killpg if group else os.kill)(runner.pid, stop)
     try:
         _, stderr = runner.communicate(timeout=60)
-    finally:
-        if runner.poll() is None:
-            os.killpg(runner.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:
+        stuck = subprocess.run(["ps", "-o", "pid,stat,wchan:24,args", "-g", str(runner.pid)], capture_output=True,
+                               text=True).stdout
+        os.killpg(runner.pid, signal.SIGKILL)
+        raise AssertionError(f"a {stop.name} at {after:.2f} s did not stop the run:\n{stuck}") from None
     assert not wait_group_gone(runner.pid), f"processes outlived a {stop.name} at {after:.2f} s"
     return runner.returncode, stderr
 
@@ -348,3 +351,23 @@ def test_a_kill_during_the_site_build_leaves_the_old_site_whole(reference: tuple
     assert (out / "index.html").read_bytes() == index
     assert arena("site", "build", "--db", db, "--out", out).returncode == 0
     assert not list(tmp_path.glob(".site.*")), "the next build sweeps the stage of the killed one"
+
+
+def test_a_corrupt_log_is_reported_as_corrupt_not_missing(reference: tuple[Path, Path], tmp_path: Path) -> None:
+    _, reference_db = reference
+    db = tmp_path / "a.db"
+    shutil.copy(reference_db, db)
+    shutil.copytree(reference_db.parent / "logs", tmp_path / "logs")
+    Store(db).db.execute("UPDATE matches SET log_path = replace(log_path, ?, ?)",  # the logs moved with the store
+                         (str(reference_db.parent), str(tmp_path)))
+    log = tmp_path / "logs" / "t" / "000003.jsonl.gz"
+    log.write_bytes(log.read_bytes()[:200])  # cut off, as a full disk or a crash in the middle of a copy leaves it
+    (tmp_path / "logs" / "t" / "000004.jsonl.gz").unlink()
+    built = CliRunner().invoke(main, ["site", "build", "--db", str(db), "--out", str(tmp_path / "site")])
+    assert built.exit_code == 0, built.output
+    assert f"warning: corrupt event log, its match page has no replay: {log}" in built.stderr
+    assert "000004" not in built.stderr, "a missing log is no warning: the page says it is missing"
+    page = {idx: (tmp_path / "site" / data.match_href("t", idx)).read_text() for idx in (2, 3, 4)}
+    assert "is corrupt (unreadable at" in page[3] and "is missing" not in page[3]
+    assert "is missing" in page[4] and "is corrupt" not in page[4]
+    assert 'id="nolog"' not in page[2]

@@ -690,6 +690,8 @@ class MatchPage:
     prev_href: str | None
     next_href: str | None
     crumbs: tuple[Crumb, ...]
+    log_corrupt: bool = False
+    """The log is there but cannot be read (cut off, garbled): the page says so rather than "missing"."""
 
 
 def _moves(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Sequence[dict[str, Any]]) -> list[Move]:
@@ -746,8 +748,9 @@ def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[
     return rows
 
 
-def match_page(snap: Snapshot, position: int, log: LogView | None) -> MatchPage:
-    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`read_log` returns it, if found."""
+def match_page(snap: Snapshot, position: int, log: LogView | None, corrupt: bool = False) -> MatchPage:
+    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`read_log` returns it, if found
+    (``corrupt``: found, but unreadable)."""
     match = snap.matches[position]
     players = []
     for s in match.seats:
@@ -772,7 +775,7 @@ def match_page(snap: Snapshot, position: int, log: LogView | None) -> MatchPage:
         error=match.error, players=players,
         standings=sorted(players, key=lambda p: (p.place is None, p.place or 0, p.seat)),
         round_rows=_round_rows(events, names), moves=_moves(events, names, log.faults if log else []),
-        replay_json=replay_json, log_path=match.log_path, log_found=log is not None,
+        replay_json=replay_json, log_path=match.log_path, log_found=log is not None, log_corrupt=corrupt,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),

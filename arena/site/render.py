@@ -138,16 +138,23 @@ def render_match(page: data.MatchPage, slug: str) -> str:
     return _render("match.html", data.match_href(slug, page.idx), page=page)
 
 
-def match_files(snap: data.Snapshot, positions: Iterable[int]) -> Iterator[tuple[str, str]]:
-    """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one."""
+def match_files(snap: data.Snapshot, positions: Iterable[int],
+                corrupt: list[str] | None = None) -> Iterator[tuple[str, str]]:
+    """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one;
+    the paths of logs that are there but unreadable are added to ``corrupt``."""
     for position in positions:
         match = snap.matches[position]
         path = data.find_log(snap, match)
         log = None if path is None else data.read_log(path)
-        yield data.match_href(snap.slug, match.idx), render_match(data.match_page(snap, position, log), snap.slug)
+        unreadable = path is not None and log is None
+        if unreadable and corrupt is not None:
+            corrupt.append(str(path))
+        yield (data.match_href(snap.slug, match.idx),
+               render_match(data.match_page(snap, position, log, unreadable), snap.slug))
 
 
-def tournament_files(snap: data.Snapshot, matches: bool = True) -> Iterator[tuple[str, str]]:
+def tournament_files(snap: data.Snapshot, matches: bool = True,
+                     corrupt: list[str] | None = None) -> Iterator[tuple[str, str]]:
     """Every page of one tournament (with ``matches=False``, all but the match pages), as (site-relative path,
     HTML)."""
     yield data.tournament_href(snap.slug), render_tournament(data.tournament_page(snap))
@@ -159,7 +166,7 @@ def tournament_files(snap: data.Snapshot, matches: bool = True) -> Iterator[tupl
         for listing in more:
             yield listing.path, render_match_list(listing)
     if matches:
-        yield from match_files(snap, range(len(snap.matches)))
+        yield from match_files(snap, range(len(snap.matches)), corrupt)
 
 
 _worker: tuple[data.Snapshot, Path] | None = None
@@ -170,20 +177,25 @@ def _start_worker(snap: data.Snapshot, out: Path) -> None:
     _worker = (snap, out)  # sent once per worker, not once per chunk
 
 
-def _write_span(span: tuple[int, int]) -> int:
+def _write_span(span: tuple[int, int]) -> tuple[int, list[str]]:
     assert _worker is not None
     snap, out = _worker
-    return write_site(out, match_files(snap, range(*span)))
+    corrupt: list[str] = []
+    return write_site(out, match_files(snap, range(*span), corrupt)), corrupt
 
 
-def write_matches_in_parallel(snap: data.Snapshot, out: Path, workers: int) -> int:
+def write_matches_in_parallel(snap: data.Snapshot, out: Path, workers: int) -> tuple[int, list[str]]:
     """Render and write the match pages with a process pool: they are most of a big build (a log to read and a
     replay to render each). Each worker writes its own pages, through :func:`write_site` like everything else,
     so that hundreds of megabytes of HTML do not travel back through pipes."""
     spans = [(start, min(start + CHUNK, len(snap.matches))) for start in range(0, len(snap.matches), CHUNK)]
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
+    count, corrupt = 0, []
     with multiprocessing.get_context("spawn").Pool(min(workers, len(spans)), _start_worker, (snap, out)) as pool:
-        return sum(pool.imap_unordered(_write_span, spans))
+        for written, unreadable in pool.imap_unordered(_write_span, spans):
+            count += written
+            corrupt += unreadable
+    return count, sorted(corrupt)
 
 
 def write_site(out: Path, files: Iterable[tuple[str, str | bytes]], replace: Sequence[str] = ()) -> int:
@@ -214,6 +226,8 @@ class BuildReport:
     tournaments: tuple[str, ...]
     pages: int
     seconds: float
+    corrupt_logs: tuple[str, ...] = ()
+    """Logs found but unreadable: their match pages say so, and the build warns."""
 
     @property
     def index(self) -> Path:
@@ -240,19 +254,22 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
         for asset in ASSETS:
             yield f"assets/{asset}", (ASSET_DIR / asset).read_bytes()
         for snap in snaps:
-            yield from tournament_files(snap, matches=snap not in pooled)
+            yield from tournament_files(snap, matches=snap not in pooled, corrupt=corrupt)
         yield "index.html", render_home(data.home_page(store, built | existing))
 
+    corrupt: list[str] = []
     stage = _stage(out)
     try:
         count = write_site(stage, files(), replace=[f"t/{slug}" for slug in sorted(built)])
         for snap in pooled:
-            count += write_matches_in_parallel(snap, stage, workers)
+            written, unreadable = write_matches_in_parallel(snap, stage, workers)
+            count += written
+            corrupt += unreadable
         _swap(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    return BuildReport(out, tuple(wanted), count, time.monotonic() - started)
+    return BuildReport(out, tuple(wanted), count, time.monotonic() - started, tuple(corrupt))
 
 
 def _stage(out: Path) -> Path:
