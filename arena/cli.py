@@ -56,7 +56,7 @@ class _Main(click.Group):
         except StoreError as error:
             fail(str(error), ExitCode(error.exit_code))
         except OSError as error:
-            full = disk_full(error, "?")
+            full = disk_full(error, "the disk being written to")
             if full is None:
                 raise
             fail(str(full), ExitCode.FAILED)

@@ -66,6 +66,7 @@ class JobResult:
 
 _SANDBOXES: dict[str, Sandbox] = {}
 _IN_MATCH = False
+_IN_WORKER = False
 _STOPPING = False
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 HEARTBEAT_S = 10.0
@@ -86,18 +87,14 @@ def run_job(job: MatchJob) -> JobResult:
 
 
 def _play(job: MatchJob) -> JobResult:
-    global _IN_MATCH
     error = ""
     for attempt in range(1, job.retries + 2):
         try:
             if job.sandbox not in _SANDBOXES:
                 _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
-            _IN_MATCH = True
-            try:
+            with _match_in_flight():
                 result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
                                     job.sandbox_limits, Path(job.log_path))
-            finally:
-                _IN_MATCH = False
             return JobResult(job.index, attempt, outcome_of(result))
         except (InfrastructureError, SandboxError) as failure:
             error = f"attempt {attempt}: {failure}"
@@ -138,13 +135,32 @@ def outcome_of(result: MatchResult) -> MatchOutcome:
     )
 
 
+@contextmanager
+def _match_in_flight() -> Iterator[None]:
+    """In a worker, SIGTERM raises during a match, so that the referee's clean-up kills the match's bots; out of
+    one it kills at once. Not a Python handler there: one that comes just before the worker blocks on the pool's
+    task queue would only run when the block ends, which after the runner stops is never."""
+    global _IN_MATCH
+    if _IN_WORKER:
+        signal.signal(signal.SIGTERM, _exit_on_term)
+    _IN_MATCH = True
+    try:
+        yield
+    finally:
+        _IN_MATCH = False
+        if _IN_WORKER:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _worker_started(runner: int) -> None:
     # Workers are born with the stop signals blocked (the runner's mask while it starts them), so one that comes
-    # while they import is held; they are let through once the handlers are set. Ctrl-C is the runner's to
+    # while they import is held; they are let through once the dispositions are set. Ctrl-C is the runner's to
     # handle (workers ignore it from birth: _sigint_ignored_by_new_processes); SIGTERM (the runner stopping, or
-    # dying: PDEATHSIG) kills a worker, and in a match raises, so that the referee's clean-up kills the bots.
+    # dying: PDEATHSIG) kills a worker (see _match_in_flight).
+    global _IN_WORKER
+    _IN_WORKER = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_term)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):

@@ -1,6 +1,7 @@
 """How long ``arena run`` takes to stop after SIGINT (to its process group, as Ctrl-C sends it) and after SIGTERM
 (to the runner alone, as ``kill`` sends it), at seeded random moments of a real 2-worker run of the sample bots:
-from the signal until the runner has exited and every process it started is gone. Prints ONE JSON object.
+from the signal until the runner has exited and every process it started is gone (stops that came after the
+run finished are left out of the times). Prints ONE JSON object.
 
     python bench/stop.py --stops 6 --seed 1
 
@@ -14,6 +15,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -46,10 +48,15 @@ def standings(db: Path) -> object:
     return json.loads(arena("standings", "--db", str(db), "--json").stdout)["standings"]
 
 
+def default_sigint() -> None:
+    # A job started in the background of a shell ignores Ctrl-C, and so would everything it starts: not here.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def stop_once(config: Path, db: Path, stop: signal.Signals, after: float) -> dict[str, object]:
     runner = subprocess.Popen([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site"],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
+                              start_new_session=True, preexec_fn=default_sigint)
     time.sleep(after)
     sent = time.monotonic()
     if stop is signal.SIGINT:
@@ -60,6 +67,9 @@ def stop_once(config: Path, db: Path, stop: signal.Signals, after: float) -> dic
     exited = time.monotonic() - sent
     while group_alive(runner.pid):
         time.sleep(0.01)
+    if runner.returncode == 0:  # it finished before the signal: start the next one from scratch
+        db.unlink()
+        shutil.rmtree(db.parent / "logs", ignore_errors=True)
     return {"signal": stop.name, "after_s": round(after, 2), "status": runner.returncode,
             "exit_s": round(exited, 3), "all_gone_s": round(time.monotonic() - sent, 3),
             "traceback": "Traceback" in stderr}
@@ -86,9 +96,9 @@ def main() -> None:
         identical = standings(db) == standings(reference)
     summary = {}
     for name in ("SIGINT", "SIGTERM"):
-        times = [s["all_gone_s"] for s in stops if s["signal"] == name]
-        summary[name] = {"stops": len(times), "median_s": round(statistics.median(times), 3),
-                         "max_s": round(max(times), 3)}
+        times = [s["all_gone_s"] for s in stops if s["signal"] == name and s["status"] == 1]
+        summary[name] = {"stops": len(times), "median_s": round(statistics.median(times), 3) if times else None,
+                         "max_s": round(max(times), 3) if times else None}
     print(json.dumps({"seed": args.seed, "identical": identical, "stop_to_all_gone": summary,
                       "tracebacks": sum(bool(s["traceback"]) for s in stops),
                       "statuses": sorted({s["status"] for s in stops}), "stops": stops}, indent=2))

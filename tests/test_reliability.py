@@ -40,7 +40,14 @@ def arena(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[st
 def start(*args: str | Path) -> subprocess.Popen[str]:
     """``arena ARGS`` in its own process group (as a shell runs a job), so a test can signal the whole group."""
     return subprocess.Popen([sys.executable, "-m", "arena", *map(str, args)], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=default_sigint)
+
+
+def default_sigint() -> None:
+    # Tests run as a background job ignore Ctrl-C, and so would the runs they start (arena keeps an ignored
+    # SIGINT ignored, as Unix programs do): these runs must take it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def group_members(pgid: int) -> list[int]:
