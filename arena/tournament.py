@@ -69,6 +69,7 @@ _IN_MATCH = False
 _IN_WORKER = False
 _STOPPING = False
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+STOP_GRACE_S = 10.0
 HEARTBEAT_S = 10.0
 """How often a runner renews its lease on the tournament while it waits for results."""
 
@@ -412,7 +413,8 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         except BaseException as stop:
             signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # a second Ctrl-C must not cut the stop short
             if pool is not None:
-                pool.terminate()
+                with _stragglers_killed(pool):
+                    pool.terminate()
             interrupted = isinstance(stop, KeyboardInterrupt)
             if not interrupted:
                 full = disk_full(stop, prepared.log_dir)
@@ -421,7 +423,8 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
                 raise
         finally:
             if pool is not None:
-                pool.join()
+                with _stragglers_killed(pool):
+                    pool.join()
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
     _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
                           config.rating)
@@ -438,6 +441,37 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         seconds=time.monotonic() - started,
         standings=tuple(standings),
     )
+
+
+@contextmanager
+def _stragglers_killed(pool: Any) -> Iterator[None]:
+    """Kill the pool's workers that are still alive ``STOP_GRACE_S`` after a stop began, so the stop ends even if
+    a worker missed its SIGTERM (it is only a backstop: workers die of SIGTERM at once)."""
+    workers = [process.pid for process in getattr(pool, "_pool", ())]  # the pool keeps no public list
+
+    def kill() -> None:
+        for pid in workers:
+            if pid is not None and parent_of(pid) == os.getpid():  # still ours: not reaped, so not a reused pid
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    timer = threading.Timer(STOP_GRACE_S, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 @contextmanager
