@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 from collections import defaultdict
@@ -70,6 +71,7 @@ _IN_WORKER = False
 _STOPPING = False
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 STOP_GRACE_S = 10.0
+STOP_ALARM_S = 3
 HEARTBEAT_S = 10.0
 """How often a runner renews its lease on the tournament while it waits for results."""
 
@@ -151,6 +153,8 @@ def _match_in_flight() -> Iterator[None]:
         _IN_MATCH = False
         if _IN_WORKER:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if _STOPPING:  # told to stop, whatever became of the exception: never back to the task queue
+            os._exit(128 + signal.SIGTERM)
 
 
 def _worker_started(runner: int) -> None:
@@ -160,6 +164,7 @@ def _worker_started(runner: int) -> None:
     # dying: PDEATHSIG) kills a worker (see _match_in_flight).
     global _IN_WORKER
     _IN_WORKER = True
+    sys.unraisablehook = _quiet_when_stopping
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
@@ -171,10 +176,21 @@ def _worker_started(runner: int) -> None:
         os._exit(128 + signal.SIGTERM)
 
 
+def _quiet_when_stopping(unraisable: Any) -> None:
+    if _STOPPING and unraisable.exc_type is SystemExit:
+        return  # our stop, raised where Python cannot raise it (see _exit_on_term): no "Exception ignored" noise
+    sys.__unraisablehook__(unraisable)
+
+
 def _exit_on_term(signum: int, frame: Any) -> None:
     global _STOPPING
     _STOPPING = True
     if _IN_MATCH:
+        # A handler can run where Python ignores what it raises (an at-fork hook while the referee starts a bot
+        # prints "Exception ignored" and goes on): then the alarm's default action ends the worker, and its bots
+        # die with it (the sandbox ties them to their parent). Unwinding normally ends in os._exit long before.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(STOP_ALARM_S)
         raise SystemExit(128 + signum)  # unwinds through the referee, which kills the match's bots
     os._exit(128 + signum)
 
