@@ -28,11 +28,25 @@ from arena.results import MatchResult
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxError, get_sandbox
 from arena.confidence import Confidence, confidence
-from arena.store import Standing, Store
+from arena.store import Standing, Store, StoreError, disk_full
 from arena.tournament import TournamentError
 
 
-@click.group(context_settings=CONTEXT)
+class _Main(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        # A damaged store can surface in any query of any command, a full disk in any write: one plain line each.
+        try:
+            return super().invoke(ctx)
+        except StoreError as error:
+            fail(str(error), ExitCode(error.exit_code))
+        except OSError as error:
+            full = disk_full(error, "the disk being written to")
+            if full is None:
+                raise
+            fail(str(full), ExitCode.FAILED)
+
+
+@click.group(cls=_Main, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", message=f"arena %(version)s (Python {platform.python_version()})")
 def main() -> None:
     """Run tournaments between bots that play the card game Least Score."""
@@ -238,7 +252,18 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         report = run_with_progress(config, store, fresh, workers, quiet=as_json)
     except (ConfigError, TournamentError) as error:
         fail(str(error))
-    site = None if no_site or report.interrupted else cli_site.build_after_run(store, report.name)
+    except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
+        fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
+    site = None
+    site_error = None
+    if not (no_site or report.interrupted):
+        try:
+            site = cli_site.build_after_run(store, report.name)
+        except OSError as error:
+            full = disk_full(error, cli_site.site_dir_for(db_path))
+            if full is None:
+                raise
+            site_error = f"site not built: {full}"
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
@@ -252,6 +277,8 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                    f"{report.seconds:.1f} s; store {db_path}", err=True)
         if site is not None:
             click.echo(f"site: {site.index}", err=True)
+    if site_error is not None:
+        fail(site_error, ExitCode.FAILED)
     if report.interrupted:
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
     if report.failed:

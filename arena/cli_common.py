@@ -52,9 +52,10 @@ def json_option(help: str = "Print the output as JSON.") -> Callable[[F], F]:
 
 
 def open_store(db_path: Path, must_exist: bool = True) -> Store:
+    """The store, read-only unless it is for a runner (``must_exist=False``, which may create it)."""
     if must_exist and not db_path.exists():
         fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
     try:
-        return Store(db_path)
+        return Store(db_path, readonly=must_exist)
     except StoreError as error:
-        fail(str(error))
+        fail(str(error), ExitCode(error.exit_code))

@@ -27,7 +27,16 @@ def site_dir_for(db_path: Path) -> Path:
 
 def build_after_run(store: Store, name: str) -> BuildReport:
     """The site of one tournament (and the home page), beside the store: what ``arena run`` does at its end."""
-    return build_site(store, site_dir_for(store.path), [name])
+    return warn_corrupt(build_site(store, site_dir_for(store.path), [name]))
+
+
+def warn_corrupt(report: BuildReport, shown: int = 5) -> BuildReport:
+    """Say on stderr which event logs are there but unreadable (their pages have no replay)."""
+    for path in report.corrupt_logs[:shown]:
+        click.echo(f"arena: warning: corrupt event log, its match page has no replay: {path}", err=True)
+    if len(report.corrupt_logs) > shown:
+        click.echo(f"arena: warning: ... and {len(report.corrupt_logs) - shown} more corrupt event logs", err=True)
+    return report
 
 
 @click.group("site")
@@ -48,10 +57,10 @@ def build(name: str | None, out_dir: Path | None, db_path: Path, as_json: bool) 
         known = ", ".join(row["name"] for row in store.tournaments()) or "none"
         fail(f"{db_path}: no tournament {name!r} (known: {known})")
     out = out_dir if out_dir is not None else site_dir_for(db_path)
-    report = build_site(store, out, None if name is None else [name])
+    report = warn_corrupt(build_site(store, out, None if name is None else [name]))
     if as_json:
         emit_json({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),
-                   "pages": report.pages, "seconds": round(report.seconds, 2)})
+                   "pages": report.pages, "seconds": round(report.seconds, 2), "corrupt_logs": list(report.corrupt_logs)})
     else:
         click.echo(f"site: {report.index.resolve()} ({report.pages} files, {report.seconds:.1f} s)")
 

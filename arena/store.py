@@ -6,13 +6,22 @@ leaves only whole matches behind, and resuming is exact. A match is written as t
 :class:`~arena.results.MatchResult` and read back as the same (inside a :class:`StoredMatch`), faults with their
 reason codes included. Queries for the CLI and the site live here too, so no
 template or command touches SQL.
+
+Only ``arena run`` opens a store for writing (creating it when the file does not exist); every other command opens
+it read-only, so it works on a read-only file and never writes a schema into a file that is not a store. Any SQLite
+error, whenever it surfaces (a damaged page is often found only by a query), becomes a :class:`StoreError` naming
+the file. A tournament is run by one runner at a time: the runner holds a :class:`Lease` in the store.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import socket
 import sqlite3
 import time
+import uuid
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from arena.confidence import GroupPlace
+from arena.sandbox import procfs
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
@@ -99,11 +109,134 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE seats ADD COLUMN bank_left_ms INTEGER;
         UPDATE seats SET fault_reason = fault_kind || '.other' WHERE fault_kind IS NOT NULL;
     """),
+    # Who runs which tournament: one row per tournament being run, kept by name (``--fresh`` recreates the id).
+    ("0003_leases", """
+        CREATE TABLE leases (
+            tournament TEXT PRIMARY KEY,
+            token TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            since TEXT NOT NULL,
+            expires REAL NOT NULL
+        ) STRICT;
+    """),
 ]
+
+LEASE_SECONDS = 60.0
+"""How long a lease lasts without a heartbeat: a holder on another host cannot be checked any other way."""
 
 
 class StoreError(RuntimeError):
-    """The store file cannot be used (not SQLite, newer schema, locked); the message names the file."""
+    """The store file cannot be used (not SQLite, damaged, newer schema, locked); the message names the file."""
+
+    exit_code = 2
+
+
+class DiskFullError(StoreError):
+    """The disk under the store or its logs is full: what is stored is kept, the rest stays pending."""
+
+    exit_code = 1
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(f"no space left on device: {path}")
+
+
+class LeaseHeldError(StoreError):
+    """Another runner holds the tournament."""
+
+    exit_code = 1
+
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(error: BaseException, fallback: str | Path) -> DiskFullError | None:
+    """``error`` as a :class:`DiskFullError` when it is a full disk (naming its file, else ``fallback``)."""
+    if isinstance(error, DiskFullError):
+        return error
+    if isinstance(error, OSError) and error.errno in NO_SPACE:
+        return DiskFullError(error.filename or fallback)
+    return None
+
+
+def _translate(path: Path, error: sqlite3.Error) -> Exception:
+    # IntegrityError, ProgrammingError and the like are our bugs, not the file's: they keep their traceback.
+    if isinstance(error, sqlite3.OperationalError):
+        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+        if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _nearly_full(path)):
+            return DiskFullError(path)
+        return StoreError(f"{path}: cannot use the store ({error})")
+    if type(error) is sqlite3.DatabaseError:  # malformed pages, not a database
+        return StoreError(f"{path}: not a usable arena store ({error})")
+    return error
+
+
+def _nearly_full(path: Path) -> bool:
+    # SQLite reports a write to a full disk as an I/O error when it is its shared-memory file that cannot grow.
+    try:
+        room = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return room.f_bavail * room.f_frsize < 1 << 20
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose SQLite errors name the store file (see :func:`_translate`)."""
+
+    def _path(self) -> Path:
+        connection: _Connection = self.connection  # type: ignore[assignment]
+        return connection.path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as error:
+            raise _translate(self._path(), error) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.Error as error:
+            raise _translate(self._path(), error) from None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as error:
+            raise _translate(self._path(), error) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as error:
+            raise _translate(self._path(), error) from None
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as error:
+            raise _translate(self._path(), error) from None
+
+
+class _Connection(sqlite3.Connection):
+    path: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        return self.cursor(_Cursor).execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
+        return self.cursor(_Cursor).executemany(sql, parameters)
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A runner's hold on a tournament: it renews ``expires`` while it runs and deletes the row when it stops."""
+
+    tournament: str
+    token: str
+    host: str
+    pid: int
+    since: str
 
 
 @dataclass(frozen=True)
@@ -184,21 +317,57 @@ def _now() -> str:
 
 
 class Store:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, readonly: bool = False) -> None:
+        """Open the store at ``path``: read-only, or for writing (``arena run``), which alone creates a store, and
+        only where there is no file yet."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        new = not self.path.exists()
+        if new and readonly:
+            raise StoreError(f"{self.path}: no results store here yet (run a tournament first, or pass --db)")
+        if not new and self.path.is_file() and self.path.stat().st_size == 0:
+            raise StoreError(f"{self.path}: not a usable arena store (an empty file, not a store: delete it or "
+                             "pass another --db)")
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-            self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA foreign_keys = ON")
+            if readonly:
+                self.db = self._connect("mode=ro")
+                try:
+                    self.db.execute("SELECT count(*) FROM sqlite_master")
+                except StoreError:
+                    # No -shm beside the file and no right to make one (a read-only mount): then no runner can
+                    # be writing, and the file can be read as it is.
+                    self.db.close()
+                    self.db = self._connect("mode=ro&immutable=1")
+            else:
+                if not new and not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)):
+                    raise StoreError(f"{self.path}: the store is read-only here; running a tournament writes to it "
+                                     "(and beside it)")
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = self._connect("mode=rwc")
+        except (sqlite3.Error, OSError) as error:
+            raise StoreError(f"{self.path}: not a usable arena store ({error})") from None
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
             self.db.execute("PRAGMA journal_mode = WAL")  # the site build reads while a runner writes
             self.db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
-        except sqlite3.DatabaseError as error:
-            raise StoreError(f"{self.path}: not a usable arena store ({error})") from None
+        self._migrate(new)
+        if not new:
+            # A damaged page may lie where one command reads and another does not: every command checks the
+            # whole file first, so each says the same thing (a linear read: well under a second for a large store).
+            problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if problem != "ok":
+                raise StoreError(f"{self.path}: not a usable arena store (damaged: {problem})")
 
     def close(self) -> None:
         self.db.close()
+
+    def _connect(self, mode: str) -> _Connection:
+        db = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, timeout=30,
+                             factory=_Connection)
+        assert isinstance(db, _Connection)
+        db.path = self.path
+        return db
 
     @contextmanager
     def atomic(self) -> Iterator[sqlite3.Connection]:
@@ -212,20 +381,58 @@ class Store:
                 self.db.execute("ROLLBACK")
             raise
 
-    def _migrate(self) -> None:
-        self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    def _migrate(self, new: bool) -> None:
+        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if new:
+            self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        elif "_migrations" not in tables:
+            raise StoreError(f"{self.path}: not a usable arena store (an SQLite file without arena's tables)")
         applied = {row["name"] for row in self.db.execute("SELECT name FROM _migrations")}
         known = {name for name, _ in MIGRATIONS}
         if applied - known:
             raise StoreError(f"{self.path}: written by a newer arena (migrations {sorted(applied - known)})")
+        if self.readonly:
+            return  # a reader of an older store reads what there is; the next run migrates it
         for name, script in MIGRATIONS:
             if name in applied:
                 continue
             with self.atomic() as db:
+                if db.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                    continue  # another runner opening the store at the same moment applied it
                 for statement in script.split(";"):
                     if statement.strip():
                         db.execute(statement)
                 db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, _now()))
+
+    # -- leases -------------------------------------------------------------------------------------------------
+
+    def acquire(self, tournament: str, seconds: float = LEASE_SECONDS) -> Lease:
+        """Hold ``tournament`` for this process, or raise :class:`LeaseHeldError` naming the live holder.
+
+        A holder is dead when its lease expired (it stopped renewing it), or at once when it is a process of this
+        host that no longer runs."""
+        host, pid = socket.gethostname(), os.getpid()
+        with self.atomic() as db:
+            held = db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
+            if held is not None and held["expires"] > time.time() and not (
+                    held["host"] == host and not procfs.running(held["pid"])):
+                raise LeaseHeldError(f"tournament {tournament} is being run by PID {held['pid']} on {held['host']} "
+                                     f"since {held['since']}")
+            lease = Lease(tournament, uuid.uuid4().hex, host, pid, _now())
+            db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?)",
+                       (tournament, lease.token, host, pid, lease.since, time.time() + seconds))
+        return lease
+
+    def renew(self, lease: Lease, seconds: float = LEASE_SECONDS) -> None:
+        """Push the lease's expiry on; :class:`LeaseHeldError` if it was lost (it expired and another took it)."""
+        renewed = self.db.execute("UPDATE leases SET expires = ? WHERE tournament = ? AND token = ?",
+                                  (time.time() + seconds, lease.tournament, lease.token)).rowcount
+        if not renewed:
+            raise LeaseHeldError(f"{self.path}: lost the hold on tournament {lease.tournament} (it expired and "
+                                 "another runner took it): stopping")
+
+    def release(self, lease: Lease) -> None:
+        self.db.execute("DELETE FROM leases WHERE tournament = ? AND token = ?", (lease.tournament, lease.token))
 
     # -- writing ------------------------------------------------------------------------------------------------
 

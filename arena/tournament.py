@@ -14,11 +14,15 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
+import threading
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -31,7 +35,7 @@ from arena.results import MatchResult
 from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox, procfs
 from arena.schedule import ScheduledMatch, design_for, make_schedule
-from arena.store import Standing, Store
+from arena.store import Lease, Standing, Store, StoreError, disk_full
 
 PR_SET_PDEATHSIG = 1
 SECONDS_PER_TURN_ESTIMATE = 0.00025
@@ -66,22 +70,37 @@ class JobResult:
 
 _SANDBOXES: dict[str, Sandbox] = {}
 _IN_MATCH = False
+_IN_WORKER = False
+_STOPPING = False
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+STOP_GRACE_S = 10.0
+STOP_ALARM_S = 3
+HEARTBEAT_S = 10.0
+"""How often a runner renews its lease on the tournament while it waits for results."""
 
 
 def run_job(job: MatchJob) -> JobResult:
     """Play one scheduled match, retrying infrastructure errors; a bot's faults are results, never retried."""
-    global _IN_MATCH
+    try:
+        return _play(job)
+    except BaseException:
+        # Once told to stop, a worker exits whatever its clean-up raised on the way (a full disk while closing a
+        # log, say): an exception here would go back to the pool, and the worker would wait for the next task
+        # on a queue lock the stopping runner holds, deadlocking it.
+        if _STOPPING:
+            os._exit(128 + signal.SIGTERM)
+        raise
+
+
+def _play(job: MatchJob) -> JobResult:
     error = ""
     for attempt in range(1, job.retries + 2):
         try:
             if job.sandbox not in _SANDBOXES:
                 _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
-            _IN_MATCH = True
-            try:
+            with _match_in_flight():
                 result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
                                     job.sandbox_limits, Path(job.log_path))
-            finally:
-                _IN_MATCH = False
             return JobResult(job.index, attempt, dataclasses.replace(result, events=()))
         except (InfrastructureError, SandboxError) as failure:
             error = f"attempt {attempt}: {failure}"
@@ -95,21 +114,65 @@ def run_job(job: MatchJob) -> JobResult:
     return JobResult(job.index, job.retries + 1, None, error)
 
 
-def _worker_started() -> None:
-    # Ctrl-C is the parent's to handle; SIGTERM (from the parent stopping, or the parent dying: PDEATHSIG) raises,
-    # so the referee's cleanup kills the bots of the match in flight.
+@contextmanager
+def _match_in_flight() -> Iterator[None]:
+    """In a worker, SIGTERM raises during a match, so that the referee's clean-up kills the match's bots; out of
+    one it kills at once. Not a Python handler there: one that comes just before the worker blocks on the pool's
+    task queue would only run when the block ends, which after the runner stops is never."""
+    global _IN_MATCH
+    if _IN_WORKER:
+        signal.signal(signal.SIGTERM, _exit_on_term)
+    _IN_MATCH = True
+    try:
+        yield
+    finally:
+        _IN_MATCH = False
+        if _IN_WORKER:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if _STOPPING:  # told to stop, whatever became of the exception: never back to the task queue
+            os._exit(128 + signal.SIGTERM)
+
+
+def _worker_started(runner: int) -> None:
+    # Workers are born with the stop signals blocked (the runner's mask while it starts them), so one that comes
+    # while they import is held; they are let through once the dispositions are set. Ctrl-C is the runner's to
+    # handle (workers ignore it from birth: _sigint_ignored_by_new_processes); SIGTERM (the runner stopping, or
+    # dying: PDEATHSIG) kills a worker (see _match_in_flight).
+    global _IN_WORKER
+    _IN_WORKER = True
+    sys.unraisablehook = _quiet_when_stopping
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_term)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if os.getppid() != runner:  # it died before PDEATHSIG was set: nobody would take our results
+        os._exit(128 + signal.SIGTERM)
+
+
+def _quiet_when_stopping(unraisable: Any) -> None:
+    if _STOPPING and unraisable.exc_type is SystemExit:
+        return  # our stop, raised where Python cannot raise it (see _exit_on_term): no "Exception ignored" noise
+    sys.__unraisablehook__(unraisable)
 
 
 def _exit_on_term(signum: int, frame: Any) -> None:
+    global _STOPPING
+    _STOPPING = True
     if _IN_MATCH:
+        # A handler can run where Python ignores what it raises (an at-fork hook while the referee starts a bot
+        # prints "Exception ignored" and goes on): then the alarm's default action ends the worker, and its bots
+        # die with it (the sandbox ties them to their parent). Unwinding normally ends in os._exit long before.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(STOP_ALARM_S)
         raise SystemExit(128 + signum)  # unwinds through the referee, which kills the match's bots
     os._exit(128 + signum)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a runner as Ctrl-C does: in flight discarded, the rest resumable
 
 
 @dataclass(frozen=True)
@@ -282,10 +345,25 @@ def run_tournament(
 ) -> RunReport:
     """Play every match not yet done, store each as it finishes, then rate in schedule order.
 
-    ``KeyboardInterrupt`` stops the pool (the matches in flight are discarded, their bots killed) and returns a
-    report with ``interrupted=True``; running again resumes.
+    ``KeyboardInterrupt`` or SIGTERM stops the pool (the matches in flight are discarded, their bots killed) and
+    returns a report with ``interrupted=True``; running again resumes. The tournament is held by a lease in the
+    store meanwhile: a second runner gets :class:`~arena.store.LeaseHeldError`. A full disk stops the run with
+    :class:`~arena.store.DiskFullError`, what is stored kept.
     """
     started = time.monotonic()
+    with _sigterm_interrupts():
+        lease = store.acquire(config.name)
+        try:
+            return _run(config, store, lease, fresh, workers, on_result, started)
+        finally:
+            try:
+                store.release(lease)
+            except StoreError:
+                pass  # a full disk, say: the lease expires, and this host sees at once that its holder is gone
+
+
+def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, workers: int | None,
+         on_result: Callable[[Progress], None] | None, started: float) -> RunReport:
     prepared = plan(config, store, fresh)
     todo = jobs(config, prepared)
     by_index = {job.index: job for job in todo}
@@ -293,9 +371,30 @@ def run_tournament(
     interrupted = False
     if todo:
         context = multiprocessing.get_context("spawn")
-        pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started)
+        # Started now, as the pool would start it: its start unblocks the stop signals, which below would lose
+        # a Ctrl-C (this process ignores it while the workers are born).
+        resource_tracker.ensure_running()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        pool = None
         try:
-            for result in pool.imap_unordered(run_job, todo):
+            with _sigint_ignored_by_new_processes():
+                pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started,
+                                    initargs=(os.getpid(),))
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
+            results = pool.imap_unordered(run_job, todo)
+            renewed = time.monotonic()
+            while True:
+                try:
+                    result = results.next(timeout=HEARTBEAT_S)
+                except multiprocessing.TimeoutError:
+                    result = None
+                except StopIteration:
+                    break
+                if time.monotonic() - renewed >= HEARTBEAT_S / 2:
+                    store.renew(lease)
+                    renewed = time.monotonic()
+                if result is None:
+                    continue
                 job = by_index[result.index]
                 if result.result is not None:
                     store.record_match(prepared.tid, result.index, result.result, result.attempts)
@@ -306,12 +405,21 @@ def run_tournament(
                     on_result(progress)
             pool.close()
         except BaseException as stop:
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # a second Ctrl-C must not cut the stop short
+            if pool is not None:
+                with _stragglers_killed(pool):
+                    pool.terminate()
             interrupted = isinstance(stop, KeyboardInterrupt)
-            pool.terminate()
             if not interrupted:
+                full = disk_full(stop, prepared.log_dir)
+                if full is not None:
+                    raise full from None
                 raise
         finally:
-            pool.join()
+            if pool is not None:
+                with _stragglers_killed(pool):
+                    pool.join()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
                           config.rating)
     store.finish(prepared.tid, history)
@@ -327,3 +435,61 @@ def run_tournament(
         seconds=time.monotonic() - started,
         standings=tuple(standings),
     )
+
+
+@contextmanager
+def _stragglers_killed(pool: Any) -> Iterator[None]:
+    """Kill the pool's workers that are still alive ``STOP_GRACE_S`` after a stop began, so the stop ends even if
+    a worker missed its SIGTERM (it is only a backstop: workers die of SIGTERM at once)."""
+    workers = [process.pid for process in getattr(pool, "_pool", ())]  # the pool keeps no public list
+
+    def kill() -> None:
+        for pid in workers:
+            if pid is not None and parent_of(pid) == os.getpid():  # still ours: not reaped, so not a reused pid
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    timer = threading.Timer(STOP_GRACE_S, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@contextmanager
+def _sigint_ignored_by_new_processes() -> Iterator[None]:
+    """Processes started meanwhile ignore Ctrl-C from their first instruction (an ignored signal stays ignored
+    through exec, and Python keeps it so), so a Ctrl-C while a worker imports is no traceback. This process
+    loses none: the caller blocks the signal meanwhile, and a blocked signal is held, not ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (and Python runs them there only)
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -160,7 +160,7 @@ def test_bot_page_faults_carry_details_and_stderr(snap: data.Snapshot) -> None:
 
 def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     match = snap.matches[4]
-    log = data.match_log(snap, match)
+    log, _ = data.match_log(snap, match)
     assert log is not None and log.faults == {1: CRASH} and log.result is not None
     page = data.match_page(snap, 4, log)
     assert page.log_found and page.replay_json is not None
@@ -188,7 +188,7 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
 
 
 def test_match_log_reads_through_matchlog_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:
-    log = data.match_log(snap, snap.matches[0])
+    log, _ = data.match_log(snap, snap.matches[0])
     assert log is not None and log.header["t"] == "header" and log.messages == 4  # hello and ready, both seats
     assert log.events[0]["type"] == "match_start" and log.events[-1]["type"] == "match_end"
     path = find_log(snap.matches[0].log_path, snap.store_dir, snap.name, 0)
@@ -199,7 +199,7 @@ def test_match_log_reads_through_matchlog_and_refuses_damage(snap: data.Snapshot
     for damaged in (broken, tmp_path / "missing.jsonl.gz"):
         stored = dataclasses.replace(snap.matches[0], idx=99, result=dataclasses.replace(
             snap.matches[0].result, log_path=damaged))
-        assert data.match_log(moved, stored) is None
+        assert data.match_log(moved, stored)[0] is None
 
 
 def test_find_log_falls_back_beside_the_store(tmp_path: Path) -> None:

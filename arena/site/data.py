@@ -518,13 +518,14 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
 # -- matches ------------------------------------------------------------------------------------------------------------
 
 
-def match_log(snap: Snapshot, match: StoredMatch) -> LoadedLog | None:
-    """The match's log, or None when it is missing or unreadable (the page then says so)."""
+def match_log(snap: Snapshot, match: StoredMatch) -> tuple[LoadedLog | None, Path | None]:
+    """The match's log, or None when it is missing or unreadable (the page then says which); and the path of a
+    log that is there but unreadable (corrupt), which the build reports."""
     path = find_log(match.log_path, snap.store_dir, snap.name, match.idx)
     try:
-        return None if path is None else load(path)
+        return (None, None) if path is None else (load(path), None)
     except LogError:
-        return None
+        return None, path
 
 
 @dataclass(frozen=True)
@@ -592,6 +593,8 @@ class MatchPage:
     prev_href: str | None
     next_href: str | None
     crumbs: tuple[Crumb, ...]
+    log_corrupt: bool = False
+    """The log is there but cannot be read (cut off, garbled): the page says so rather than "missing"."""
 
 
 def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[RoundRow]:
@@ -610,8 +613,9 @@ def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[
     return rows
 
 
-def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPage:
-    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found."""
+def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:
+    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found
+    (``corrupt``: found, but unreadable)."""
     match = snap.matches[position]
     players = [MatchPlayer(seat, *snap.bot_link(bot_id), result) for seat, bot_id, result in seated(match)]
     names = [p.bot for p in players]
@@ -638,7 +642,7 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPag
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         round_rows=_round_rows(events, names), moves=narrate(events, names, faults, card_text),
         replay_json=replay_json, log_path=None if match.log_path is None else str(match.log_path),
-        log_found=log is not None,
+        log_found=log is not None, log_corrupt=corrupt,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),

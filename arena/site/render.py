@@ -2,12 +2,13 @@
 
 The ``render_*`` functions are pure: a page's data in, its HTML out. :func:`write_site` is the only function of
 the site that writes files, and :func:`build_site` is the one entry point that reads the store, renders every page
-and hands them to it. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
+and hands them to it, built in a staged copy of the site that is swapped in whole. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
 every template: bot names, fault details and stderr tails come from untrusted programs.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import os
@@ -25,6 +26,7 @@ from markupsafe import Markup, escape
 from arena.narrate import Line
 from arena.resources import data_dir
 from arena.site import data, svg
+from arena.sandbox import procfs
 from arena.store import Store
 
 SITE_DIR = data_dir("site")
@@ -140,15 +142,21 @@ def render_match(page: data.MatchPage, slug: str) -> str:
     return _render("match.html", data.match_href(slug, page.idx), page=page)
 
 
-def match_files(snap: data.Snapshot, positions: Iterable[int]) -> Iterator[tuple[str, str]]:
-    """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one."""
+def match_files(snap: data.Snapshot, positions: Iterable[int],
+                corrupt: list[str] | None = None) -> Iterator[tuple[str, str]]:
+    """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one;
+    the paths of logs that are there but unreadable are added to ``corrupt``."""
     for position in positions:
         match = snap.matches[position]
-        log = data.match_log(snap, match)
-        yield data.match_href(snap.slug, match.idx), render_match(data.match_page(snap, position, log), snap.slug)
+        log, unreadable = data.match_log(snap, match)
+        if unreadable is not None and corrupt is not None:
+            corrupt.append(str(unreadable))
+        yield (data.match_href(snap.slug, match.idx),
+               render_match(data.match_page(snap, position, log, unreadable is not None), snap.slug))
 
 
-def tournament_files(snap: data.Snapshot, matches: bool = True) -> Iterator[tuple[str, str]]:
+def tournament_files(snap: data.Snapshot, matches: bool = True,
+                     corrupt: list[str] | None = None) -> Iterator[tuple[str, str]]:
     """Every page of one tournament (with ``matches=False``, all but the match pages), as (site-relative path,
     HTML)."""
     yield data.tournament_href(snap.slug), render_tournament(data.tournament_page(snap))
@@ -160,7 +168,7 @@ def tournament_files(snap: data.Snapshot, matches: bool = True) -> Iterator[tupl
         for listing in more:
             yield listing.path, render_match_list(listing)
     if matches:
-        yield from match_files(snap, range(len(snap.matches)))
+        yield from match_files(snap, range(len(snap.matches)), corrupt)
 
 
 _worker: tuple[data.Snapshot, Path] | None = None
@@ -171,20 +179,25 @@ def _start_worker(snap: data.Snapshot, out: Path) -> None:
     _worker = (snap, out)  # sent once per worker, not once per chunk
 
 
-def _write_span(span: tuple[int, int]) -> int:
+def _write_span(span: tuple[int, int]) -> tuple[int, list[str]]:
     assert _worker is not None
     snap, out = _worker
-    return write_site(out, match_files(snap, range(*span)))
+    corrupt: list[str] = []
+    return write_site(out, match_files(snap, range(*span), corrupt)), corrupt
 
 
-def write_matches_in_parallel(snap: data.Snapshot, out: Path, workers: int) -> int:
+def write_matches_in_parallel(snap: data.Snapshot, out: Path, workers: int) -> tuple[int, list[str]]:
     """Render and write the match pages with a process pool: they are most of a big build (a log to read and a
     replay to render each). Each worker writes its own pages, through :func:`write_site` like everything else,
     so that hundreds of megabytes of HTML do not travel back through pipes."""
     spans = [(start, min(start + CHUNK, len(snap.matches))) for start in range(0, len(snap.matches), CHUNK)]
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
+    count, corrupt = 0, []
     with multiprocessing.get_context("spawn").Pool(min(workers, len(spans)), _start_worker, (snap, out)) as pool:
-        return sum(pool.imap_unordered(_write_span, spans))
+        for written, unreadable in pool.imap_unordered(_write_span, spans):
+            count += written
+            corrupt += unreadable
+    return count, sorted(corrupt)
 
 
 def write_site(out: Path, files: Iterable[tuple[str, str | bytes]], replace: Sequence[str] = ()) -> int:
@@ -199,6 +212,8 @@ def write_site(out: Path, files: Iterable[tuple[str, str | bytes]], replace: Seq
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
+        # A new file, never a rewrite in place: a staged site shares its unchanged files with the live one.
+        target.unlink(missing_ok=True)
         if isinstance(content, bytes):
             target.write_bytes(content)
         else:
@@ -213,6 +228,8 @@ class BuildReport:
     tournaments: tuple[str, ...]
     pages: int
     seconds: float
+    corrupt_logs: tuple[str, ...] = ()
+    """Logs found but unreadable: their match pages say so, and the build warns."""
 
     @property
     def index(self) -> Path:
@@ -239,10 +256,62 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
         for asset in ASSETS:
             yield f"assets/{asset}", (ASSET_DIR / asset).read_bytes()
         for snap in snaps:
-            yield from tournament_files(snap, matches=snap not in pooled)
+            yield from tournament_files(snap, matches=snap not in pooled, corrupt=corrupt)
         yield "index.html", render_home(data.home_page(store, built | existing))
 
-    count = write_site(out, files(), replace=[f"t/{slug}" for slug in sorted(built)])
-    for snap in pooled:
-        count += write_matches_in_parallel(snap, out, workers)
-    return BuildReport(out, tuple(wanted), count, time.monotonic() - started)
+    corrupt: list[str] = []
+    stage = _stage(out)
+    try:
+        count = write_site(stage, files(), replace=[f"t/{slug}" for slug in sorted(built)])
+        for snap in pooled:
+            written, unreadable = write_matches_in_parallel(snap, stage, workers)
+            count += written
+            corrupt += unreadable
+        _swap(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return BuildReport(out, tuple(wanted), count, time.monotonic() - started, tuple(corrupt))
+
+
+def _stage(out: Path) -> Path:
+    """A new directory beside ``out`` holding a copy of it (hard links: cheap) to build the next site in, so a
+    build stopped part-way (a kill, a full disk) leaves the old site whole. Stages of dead builds are swept."""
+    for leftover in out.parent.glob(f".{out.name}.*"):
+        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
+        if kind in ("tmp", "old") and pid.isdigit() and not procfs.running(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
+    stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
+    shutil.rmtree(stage, ignore_errors=True)
+    if out.is_dir():
+        shutil.copytree(out, stage, copy_function=_link, symlinks=True)
+    else:
+        stage.mkdir(parents=True)
+    return stage
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)  # a file system without hard links
+
+
+RENAME_EXCHANGE = 2
+
+
+def _swap(stage: Path, out: Path) -> None:
+    """Put the staged site in place of ``out`` in one step (Linux's atomic exchange of two paths), then remove
+    the old one; elsewhere in two renames."""
+    if not out.exists():
+        os.rename(stage, out)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    at_cwd = -100
+    if renameat2 is None or renameat2(at_cwd, os.fsencode(stage), at_cwd, os.fsencode(out), RENAME_EXCHANGE) != 0:
+        old = out.with_name(f".{out.name}.{os.getpid()}.old")
+        os.rename(out, old)
+        os.rename(stage, out)
+        stage = old
+    shutil.rmtree(stage, ignore_errors=True)
