@@ -17,7 +17,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -29,6 +29,9 @@ from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.schedule import ScheduledMatch, design_for, make_schedule
 from arena.store import MatchOutcome, SeatOutcome, Standing, Store
+
+if TYPE_CHECKING:
+    from arena.cluster import ClusterStats
 
 PR_SET_PDEATHSIG = 1
 SECONDS_PER_TURN_ESTIMATE = 0.00025
@@ -236,6 +239,8 @@ class Progress:
     failed: int = 0
     place_sum: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     matches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    cluster: ClusterStats | None = None
+    """Workers and matches per worker of a run on a Dask cluster (arena/cluster.py)."""
 
     def add(self, result: JobResult, job: MatchJob) -> None:
         self.played += 1
@@ -270,6 +275,7 @@ class RunReport:
     interrupted: bool
     seconds: float
     standings: tuple[Standing, ...]
+    cluster: ClusterStats | None = None
 
 
 def estimate_seconds(config: TournamentConfig, matches: int) -> float:
@@ -308,11 +314,13 @@ def run_tournament(
     fresh: bool = False,
     workers: int | None = None,
     on_result: Callable[[Progress], None] | None = None,
+    cluster: str | None = None,
 ) -> RunReport:
     """Play every match not yet done, store each as it finishes, then rate in schedule order.
 
     ``KeyboardInterrupt`` stops the pool (the matches in flight are discarded, their bots killed) and returns a
-    report with ``interrupted=True``; running again resumes.
+    report with ``interrupted=True``; running again resumes. ``cluster`` (default: the config's ``cluster:``) plays
+    the matches on a Dask cluster instead of the local pool (arena/cluster.py); the results are the same.
     """
     started = time.monotonic()
     prepared = plan(config, store, fresh)
@@ -320,19 +328,36 @@ def run_tournament(
     by_index = {job.index: job for job in todo}
     progress = Progress(total=len(prepared.schedule), done=prepared.done)
     interrupted = False
-    if todo:
+
+    def record(result: JobResult) -> None:
+        job = by_index[result.index]
+        if result.outcome is not None:
+            store.record_match(prepared.tid, result.index, result.outcome, result.attempts)
+        else:
+            store.record_failure(prepared.tid, result.index, result.error or "unknown", result.attempts)
+        progress.add(result, job)
+        if on_result is not None:
+            on_result(progress)
+
+    address = cluster if cluster is not None else config.cluster
+    if todo and address is not None:
+        from arena import cluster as dask_cluster  # Dask is imported only when a cluster is asked for
+
+        progress.cluster = dask_cluster.ClusterStats(address)
+        results = dask_cluster.play(address, todo, progress.cluster)
+        try:
+            for result in results:
+                record(result)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            results.close()  # cancels what is in flight
+    elif todo:
         context = multiprocessing.get_context("spawn")
         pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started)
         try:
             for result in pool.imap_unordered(run_job, todo):
-                job = by_index[result.index]
-                if result.outcome is not None:
-                    store.record_match(prepared.tid, result.index, result.outcome, result.attempts)
-                else:
-                    store.record_failure(prepared.tid, result.index, result.error or "unknown", result.attempts)
-                progress.add(result, job)
-                if on_result is not None:
-                    on_result(progress)
+                record(result)
             pool.close()
         except BaseException as stop:
             interrupted = isinstance(stop, KeyboardInterrupt)
@@ -355,4 +380,5 @@ def run_tournament(
         interrupted=interrupted,
         seconds=time.monotonic() - started,
         standings=tuple(standings),
+        cluster=progress.cluster,
     )
