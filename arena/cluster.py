@@ -282,9 +282,17 @@ def connect(address: str, security: Any = None) -> tuple[Client, Any]:
         except BaseException:
             cluster.close()
             raise
+    if address.startswith("tls://") and security is None:
+        from distributed.security import Security
+
+        security = Security()  # from Dask's configuration, which reads the DASK_... variables
+        if not (security.tls_ca_file and security.tls_client_cert):
+            raise ClusterError(f"cannot reach the Dask scheduler at {address}: tls:// needs certificates; set "
+                               "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT "
+                               "and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (docs/CLUSTER.md)")
     try:
         return Client(address, security=security, timeout=CONNECT_TIMEOUT_S), None
-    except (OSError, TimeoutError, ValueError) as error:
+    except (OSError, TimeoutError, ValueError, TypeError) as error:
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
 

@@ -1,0 +1,263 @@
+"""Tournaments on a Dask cluster (arena/cluster.py), on loopback only: a LocalCluster, then a real ``dask
+scheduler`` with ``dask worker`` subprocesses whose working directories hold none of the bots; a worker killed
+mid-match, a worker of another arena version, and TLS with certificates made here."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import yaml
+
+from arena.config import load_config
+from arena.manifest import load_bot
+from arena.store import Store
+from arena.tournament import run_tournament
+
+pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+BOTS = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
+DASK = str(Path(sys.executable).parent / "dask")
+START_TIMEOUT_S = 90
+
+
+def write_config(directory: Path, **overrides: object) -> Path:
+    config = {"name": "t", "bots": [str(bot) for bot in BOTS], "players": 2, "repeats": 2, "seed": 3,
+              "rules": {"threshold": 25}, "limits": {"move_ms": 2000}, "workers": 2} | overrides
+    path = directory / "t.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def results(db: Path) -> tuple[list[dict], list[dict]]:
+    """The standings and every match's result (not its timing), as stored."""
+    store = Store(db)
+    tid = store.latest_tournament()["id"]
+    standings = [line.to_dict(rank) for rank, line in enumerate(store.standings(tid), 1)]
+    matches = [{key: value for key, value in match.items() if key not in ("id", "duration_s")}
+               for match in store.match_list(tid)]
+    return standings, matches
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[list[dict], list[dict]]]:
+    """The config, and what the local process pool makes of it."""
+    directory = tmp_path_factory.mktemp("reference")
+    path = write_config(directory)
+    report = run_tournament(load_config(path), Store(directory / "a.db"))
+    assert report.played == 12 and report.failed == 0
+    return path, results(directory / "a.db")
+
+
+def run_cli(config: Path, db: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
+                           "--json", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+
+
+class Cluster:
+    """A ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1, each in its own process group and its own
+    directory (the workers' bot caches are there too)."""
+
+    def __init__(self, directory: Path, tls: list[str] | None = None) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
+        self.tls = tls or []
+        self.scheduler_file = directory / "scheduler.json"
+        self.processes: dict[str, subprocess.Popen] = {}
+        self.start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                 "--scheduler-file", str(self.scheduler_file), *self.tls,
+                                 *(["--protocol", "tls"] if self.tls else [])])
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self.scheduler_file.exists():
+            assert time.monotonic() < deadline and self.processes["scheduler"].poll() is None, self.log("scheduler")
+            time.sleep(0.1)
+        while True:  # written as the scheduler starts: wait until it names an address
+            try:
+                self.address: str = json.loads(self.scheduler_file.read_text())["address"]
+                break
+            except (ValueError, KeyError):
+                time.sleep(0.1)
+
+    def start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
+        home = self.directory / name
+        home.mkdir()
+        self.processes[name] = subprocess.Popen(
+            command, cwd=home, stdin=subprocess.DEVNULL, stdout=open(home / "out.log", "wb"),
+            stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})})
+
+    def add_worker(self, name: str, *extra: str) -> None:
+        cache = self.directory / name / "cache"
+        self.start(name, [DASK, "worker", self.address, "--nthreads", "1", "--no-dashboard", "--name", name,
+                          "--local-directory", str(self.directory / name / "dask"), *self.tls, *extra],
+                   env={"ARENA_BOT_CACHE": str(cache)})
+
+    def wait_for_workers(self, count: int) -> dict[str, str]:
+        """Block until ``count`` workers joined; their addresses by name."""
+        from distributed import Client
+        from distributed.security import Security
+
+        security = Security(**dict(zip(("tls_ca_file", "tls_client_cert", "tls_client_key"), self.tls[1::2])))
+        with Client(self.address, security=security if self.tls else None, timeout=START_TIMEOUT_S) as client:
+            client.wait_for_workers(count, timeout=START_TIMEOUT_S)
+            return {info["name"]: address for address, info in client.scheduler_info(n_workers=-1)["workers"].items()}
+
+    def log(self, name: str) -> str:
+        return (self.directory / name / "out.log").read_text(errors="replace")[-3000:]
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    started = Cluster(tmp_path / "cluster")
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def bot_processes(marker: str) -> list[int]:
+    """Live processes whose command line names ``marker`` (bwrap binds a bot's cached directory by its path)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.slow
+def test_local_cluster_gives_the_local_pool_results(reference, tmp_path):
+    path, expected = reference
+    report = run_tournament(load_config(path), Store(tmp_path / "a.db"), cluster="local:2")
+    assert report.played == 12 and report.failed == 0 and not report.interrupted
+    assert results(tmp_path / "a.db") == expected
+    assert report.cluster is not None and report.cluster.workers == 2
+    assert sum(report.cluster.per_worker.values()) == 12
+    logs = sorted((tmp_path / "logs" / "t").iterdir())
+    assert len(logs) == 12 and not [log for log in logs if not log.name.endswith(".jsonl.gz")]
+    verified = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(logs[0])], cwd=ROOT,
+                              capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.slow
+def test_real_workers_without_the_bots_refuse_another_version(reference, cluster, tmp_path):
+    path, expected = reference
+    preload = tmp_path / "other_version.py"  # written here: a test module would be imported by pytest itself
+    preload.write_text("import arena\narena.__version__ = '0.0.0+other'\n")
+    cluster.add_worker("w1")
+    cluster.add_worker("w2")
+    cluster.add_worker("old", "--preload", str(preload))
+    workers = cluster.wait_for_workers(3)
+    done = run_cli(path, tmp_path / "a.db", "--cluster", cluster.address)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)["cluster"]
+    assert report["address"] == cluster.address and report["workers"] == 2
+    assert set(report["matches_per_worker"]) <= {workers["w1"], workers["w2"]}
+    assert sum(report["matches_per_worker"].values()) == 12
+    assert list(report["refused"]) == [workers["old"]]
+    assert "arena 0.0.0+other, the runner has" in report["refused"][workers["old"]]
+    assert f"refusing worker {workers['old']}" in done.stderr
+    assert results(tmp_path / "a.db") == expected
+    hashes = {load_bot(bot).files_hash for bot in BOTS}
+    for name in ("w1", "w2"):  # each got every bot by content, into its own cache
+        assert {entry.name for entry in (cluster.directory / name / "cache").iterdir()} == hashes
+    assert not (cluster.directory / "old" / "cache").exists()
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_match_changes_nothing(reference, cluster, tmp_path):
+    path, expected = reference
+    cluster.add_worker("w1")
+    cluster.add_worker("w2")
+    cluster.wait_for_workers(2)
+    db = tmp_path / "a.db"
+    runner = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--db", str(db), "--no-site",
+                               "--json", "--cluster", cluster.address], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    victim = str(cluster.directory / "w1" / "cache")
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not bot_processes(victim):  # w1 is in the middle of a match
+        assert time.monotonic() < deadline and runner.poll() is None, "w1 never played"
+        time.sleep(0.05)
+    os.killpg(cluster.processes["w1"].pid, signal.SIGKILL)  # its nanny and its worker
+    cluster.processes["w1"].wait()
+    stdout, stderr = runner.communicate(timeout=300)
+    assert runner.returncode == 0, stderr
+    assert json.loads(stdout)["played"] == 12
+    assert results(db) == expected
+    with sqlite3.connect(db) as probe:
+        assert probe.execute("SELECT count(*), sum(status = 'done'), max(attempts) FROM matches").fetchone() \
+            == (12, 12, 1)
+    deadline = time.monotonic() + 10
+    while bot_processes(victim):  # bwrap dies with its worker, and the bots with it
+        assert time.monotonic() < deadline, f"bots of the killed worker live on: {bot_processes(victim)}"
+        time.sleep(0.1)
+
+
+def make_certificates(directory: Path) -> list[str]:
+    """A CA and one certificate it signs for 127.0.0.1 (used by the scheduler, the worker and the runner)."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=arena-test-ca",
+            "-keyout", "ca.key", "-out", "ca.pem")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "node.key",
+            "-out", "node.csr")
+    (directory / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "ext.cnf", "-out", "node.pem")
+    return ["--tls-ca-file", str(directory / "ca.pem"), "--tls-cert", str(directory / "node.pem"),
+            "--tls-key", str(directory / "node.key")]
+
+
+@pytest.mark.slow
+def test_tls_cluster_on_loopback(reference, tmp_path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed to make the test's certificates")
+    path, expected = reference
+    certificates = tmp_path / "certs"
+    certificates.mkdir()
+    tls = make_certificates(certificates)
+    cluster = Cluster(tmp_path / "cluster", tls)
+    try:
+        assert cluster.address.startswith("tls://127.0.0.1:")
+        cluster.add_worker("w1")
+        cluster.wait_for_workers(1)
+        plain = run_cli(path, tmp_path / "plain.db", "--cluster", cluster.address)
+        assert plain.returncode == 1 and "cannot reach the Dask scheduler" in plain.stderr
+        env = {**os.environ, "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": tls[1],
+               "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": tls[3], "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": tls[5]}
+        done = run_cli(path, tmp_path / "a.db", "--cluster", cluster.address, env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["cluster"]["workers"] == 1
+        assert results(tmp_path / "a.db") == expected
+    finally:
+        cluster.stop()
+
+
+def test_cluster_addresses_are_checked(tmp_path):
+    path = write_config(tmp_path, cluster="http://nowhere:1")
+    done = run_cli(path, tmp_path / "a.db")
+    assert done.returncode == 2 and "cluster: expected a Dask scheduler address" in done.stderr
+    done = run_cli(write_config(tmp_path), tmp_path / "a.db", "--cluster", "local:0")
+    assert done.returncode == 2 and "--cluster" in done.stderr and "local:N" in done.stderr
