@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import logging
 import os
 import shutil
 import socket
@@ -34,15 +35,13 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Generator, Iterator
 
 from arena.manifest import BotSpec, hash_files
 from arena.tournament import JobResult, MatchJob, run_job
-
-if TYPE_CHECKING:
-    from distributed import Client, Future
 
 LOCAL_PREFIX = "local:"
 WINDOW_PER_THREAD = 2
@@ -264,34 +263,36 @@ def play_remote(job: MatchJob, wanted: Requirements) -> Played:
 # -- the runner's side ------------------------------------------------------------------------------------------
 
 
-def connect(address: str, security: Any = None) -> tuple[Client, Any]:
+def _distributed() -> Any:
+    """Dask's ``distributed`` package; untyped for mypy, and imported only once a cluster is asked for."""
+    import distributed
+
+    return distributed
+
+
+def connect(address: str, security: Any = None) -> tuple[Any, Any]:
     """A client of the cluster at ``address``, and the ``LocalCluster`` it started for ``local:N`` (else None).
 
     ``tls://`` addresses take their certificates from ``security`` or, by default, from Dask's configuration
     (``DASK_DISTRIBUTED__COMM__TLS__...``; docs/CLUSTER.md).
     """
-    import logging
-
-    from distributed import Client, LocalCluster
-
+    distributed = _distributed()
     if address.startswith(LOCAL_PREFIX):
-        cluster = LocalCluster(n_workers=int(address[len(LOCAL_PREFIX):]), threads_per_worker=1, processes=True,
+        cluster = distributed.LocalCluster(n_workers=int(address[len(LOCAL_PREFIX):]), threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
         try:
-            return Client(cluster), cluster
+            return distributed.Client(cluster), cluster
         except BaseException:
             cluster.close()
             raise
     if address.startswith("tls://") and security is None:
-        from distributed.security import Security
-
-        security = Security()  # from Dask's configuration, which reads the DASK_... variables
+        security = distributed.security.Security()  # from Dask's configuration, which reads the DASK_... variables
         if not (security.tls_ca_file and security.tls_client_cert):
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: tls:// needs certificates; set "
                                "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT "
                                "and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (docs/CLUSTER.md)")
     try:
-        return Client(address, security=security, timeout=CONNECT_TIMEOUT_S), None
+        return distributed.Client(address, security=security, timeout=CONNECT_TIMEOUT_S), None
     except (OSError, TimeoutError, ValueError, TypeError) as error:
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
@@ -313,7 +314,7 @@ def say(message: str) -> None:
 class _Runner:
     """One run's client-side state: admitted and refused workers, the window of futures, the bots' blobs."""
 
-    def __init__(self, client: Client, todo: list[MatchJob], wanted: Requirements, stats: ClusterStats,
+    def __init__(self, client: Any, todo: list[MatchJob], wanted: Requirements, stats: ClusterStats,
                  notify: Callable[[str], None]) -> None:
         self.client = client
         self.queue = list(reversed(todo))  # pop() takes the next in schedule order
@@ -327,7 +328,7 @@ class _Runner:
                     self.blobs[bot.files_hash] = pack_bot(bot)
         self.fit: dict[str, int] = {}  # address -> threads
         self.refused: set[str] = set()
-        self.inflight: dict[Future, tuple[MatchJob, frozenset[str]]] = {}
+        self.inflight: dict[Any, tuple[MatchJob, frozenset[str]]] = {}  # Dask futures
         self.stored: set[int] = set()
         self.token = uuid.uuid4().hex[:8]
 
@@ -387,8 +388,7 @@ class _Runner:
                 self.submit(job)
 
     def run(self) -> Iterator[JobResult]:
-        from distributed import wait
-
+        wait = _distributed().wait
         self.wait_for_workers()
         self.fill()
         while self.inflight:
@@ -409,7 +409,7 @@ class _Runner:
         if self.client.status not in ("running", "connecting"):
             raise ClusterError(f"lost the Dask scheduler at {self.stats.address} (client {self.client.status})")
 
-    def settle(self, future: Future) -> Iterator[JobResult]:
+    def settle(self, future: Any) -> Iterator[JobResult]:
         job, _ = self.inflight.pop(future)
         if future.status == "finished":
             played: Played = future.result()
@@ -458,7 +458,7 @@ class _Runner:
 
 
 def play(address: str, todo: list[MatchJob], stats: ClusterStats, security: Any = None,
-         notify: Callable[[str], None] = say) -> Iterator[JobResult]:
+         notify: Callable[[str], None] = say) -> Generator[JobResult, None, None]:
     """Play ``todo`` on the cluster at ``address`` and yield each result once, in completion order.
 
     Closing the generator (Ctrl-C in the caller, an error) cancels the matches in flight; a local cluster is shut
@@ -471,8 +471,11 @@ def play(address: str, todo: list[MatchJob], stats: ClusterStats, security: Any 
     runner = _Runner(client, todo, wanted, stats, notify)
     try:
         yield from runner.run()
-    except (OSError, TimeoutError) as error:
-        raise ClusterError(f"lost the Dask scheduler at {address}: {error}") from None
+    except (OSError, TimeoutError, CancelledError) as error:
+        # Only the scheduler cancels futures behind our back, when the connection to it is gone.
+        why = "the connection to it closed" if isinstance(error, CancelledError) else str(error)
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks add nothing
+        raise ClusterError(f"lost the Dask scheduler at {address}: {why}") from None
     finally:
         runner.cancel()
         try:

@@ -69,13 +69,13 @@ class Cluster:
     """A ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1, each in its own process group and its own
     directory (the workers' bot caches are there too)."""
 
-    def __init__(self, directory: Path, tls: list[str] | None = None) -> None:
+    def __init__(self, directory: Path, tls: list[str] | None = None, port: int = 0) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self.tls = tls or []
         self.scheduler_file = directory / "scheduler.json"
         self.processes: dict[str, subprocess.Popen] = {}
-        self.start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+        self.start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
                                  "--scheduler-file", str(self.scheduler_file), *self.tls,
                                  *(["--protocol", "tls"] if self.tls else [])])
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -159,8 +159,29 @@ def test_local_cluster_gives_the_local_pool_results(reference, tmp_path):
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+def wait_until_done(db: Path, count: int, runner: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        assert time.monotonic() < deadline and runner.poll() is None, "the run ended before it could be disturbed"
+        try:
+            with sqlite3.connect(db) as probe:
+                if probe.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()[0] >= count:
+                    return
+        except sqlite3.Error:
+            pass  # not created yet
+        time.sleep(0.05)
+
+
+def start_run(config: Path, db: Path, address: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
+                             "--json", "--cluster", address], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
 @pytest.mark.slow
-def test_real_workers_without_the_bots_refuse_another_version(reference, cluster, tmp_path):
+def test_real_workers_without_the_bots_one_refused_one_killed(reference, cluster, tmp_path):
+    """Three ``dask worker`` processes in directories without the bots: one reports another arena version and is
+    refused; one is killed (kill -9 of its process group) in the middle of a match; nothing changes."""
     path, expected = reference
     preload = tmp_path / "other_version.py"  # written here: a test module would be imported by pytest itself
     preload.write_text("import arena\narena.__version__ = '0.0.0+other'\n")
@@ -168,46 +189,35 @@ def test_real_workers_without_the_bots_refuse_another_version(reference, cluster
     cluster.add_worker("w2")
     cluster.add_worker("old", "--preload", str(preload))
     workers = cluster.wait_for_workers(3)
-    done = run_cli(path, tmp_path / "a.db", "--cluster", cluster.address)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)["cluster"]
-    assert report["address"] == cluster.address and report["workers"] == 2
-    assert set(report["matches_per_worker"]) <= {workers["w1"], workers["w2"]}
-    assert sum(report["matches_per_worker"].values()) == 12
-    assert list(report["refused"]) == [workers["old"]]
-    assert "arena 0.0.0+other, the runner has" in report["refused"][workers["old"]]
-    assert f"refusing worker {workers['old']}" in done.stderr
-    assert results(tmp_path / "a.db") == expected
-    hashes = {load_bot(bot).files_hash for bot in BOTS}
-    for name in ("w1", "w2"):  # each got every bot by content, into its own cache
-        assert {entry.name for entry in (cluster.directory / name / "cache").iterdir()} == hashes
-    assert not (cluster.directory / "old" / "cache").exists()
-
-
-@pytest.mark.slow
-def test_a_worker_killed_mid_match_changes_nothing(reference, cluster, tmp_path):
-    path, expected = reference
-    cluster.add_worker("w1")
-    cluster.add_worker("w2")
-    cluster.wait_for_workers(2)
     db = tmp_path / "a.db"
-    runner = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--db", str(db), "--no-site",
-                               "--json", "--cluster", cluster.address], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    runner = start_run(path, db, cluster.address)
     victim = str(cluster.directory / "w1" / "cache")
     deadline = time.monotonic() + START_TIMEOUT_S
     while not bot_processes(victim):  # w1 is in the middle of a match
         assert time.monotonic() < deadline and runner.poll() is None, "w1 never played"
-        time.sleep(0.05)
+        time.sleep(0.02)
     os.killpg(cluster.processes["w1"].pid, signal.SIGKILL)  # its nanny and its worker
     cluster.processes["w1"].wait()
     stdout, stderr = runner.communicate(timeout=300)
     assert runner.returncode == 0, stderr
-    assert json.loads(stdout)["played"] == 12
+    done = json.loads(stdout)
+    assert done["played"] == 12
     assert results(db) == expected
     with sqlite3.connect(db) as probe:
         assert probe.execute("SELECT count(*), sum(status = 'done'), max(attempts) FROM matches").fetchone() \
             == (12, 12, 1)
+
+    report = done["cluster"]
+    assert report["address"] == cluster.address
+    assert set(report["matches_per_worker"]) <= {workers["w1"], workers["w2"]}
+    assert sum(report["matches_per_worker"].values()) == 12
+    assert list(report["refused"]) == [workers["old"]]
+    assert "arena 0.0.0+other, the runner has" in report["refused"][workers["old"]]
+    assert f"refusing worker {workers['old']}" in stderr
+    hashes = {load_bot(bot).files_hash for bot in BOTS}
+    # Every bot reached the live worker by content, into its own cache; the refused one got none.
+    assert {entry.name for entry in (cluster.directory / "w2" / "cache").iterdir()} == hashes
+    assert not (cluster.directory / "old" / "cache").exists()
     deadline = time.monotonic() + 10
     while bot_processes(victim):  # bwrap dies with its worker, and the bots with it
         assert time.monotonic() < deadline, f"bots of the killed worker live on: {bot_processes(victim)}"
@@ -231,7 +241,9 @@ def make_certificates(directory: Path) -> list[str]:
 
 
 @pytest.mark.slow
-def test_tls_cluster_on_loopback(reference, tmp_path):
+def test_tls_cluster_and_a_lost_scheduler(reference, tmp_path):
+    """A TLS cluster with certificates made here; its scheduler killed mid-run: exit 1 with a clear message, and
+    the same command resumes once a scheduler listens there again."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed to make the test's certificates")
     path, expected = reference
@@ -239,20 +251,34 @@ def test_tls_cluster_on_loopback(reference, tmp_path):
     certificates.mkdir()
     tls = make_certificates(certificates)
     cluster = Cluster(tmp_path / "cluster", tls)
+    again = None
     try:
         assert cluster.address.startswith("tls://127.0.0.1:")
         cluster.add_worker("w1")
         cluster.wait_for_workers(1)
         plain = run_cli(path, tmp_path / "plain.db", "--cluster", cluster.address)
-        assert plain.returncode == 1 and "cannot reach the Dask scheduler" in plain.stderr
+        assert plain.returncode == 1 and "tls:// needs certificates" in plain.stderr
         env = {**os.environ, "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": tls[1],
                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": tls[3], "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": tls[5]}
-        done = run_cli(path, tmp_path / "a.db", "--cluster", cluster.address, env=env)
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["cluster"]["workers"] == 1
-        assert results(tmp_path / "a.db") == expected
+        db = tmp_path / "a.db"
+        runner = start_run(path, db, cluster.address, env)
+        wait_until_done(db, 2, runner)
+        cluster.stop()
+        _, stderr = runner.communicate(timeout=120)
+        assert runner.returncode == 1
+        assert f"lost the Dask scheduler at {cluster.address}" in stderr and "run the same command again" in stderr
+
+        again = Cluster(tmp_path / "again", tls, port=int(cluster.address.rsplit(":", 1)[1]))
+        again.add_worker("w2")
+        again.wait_for_workers(1)
+        resumed = run_cli(path, db, "--cluster", cluster.address, env=env)
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["cluster"]["workers"] == 1
+        assert results(db) == expected
     finally:
         cluster.stop()
+        if again is not None:
+            again.stop()
 
 
 def test_cluster_addresses_are_checked(tmp_path):
