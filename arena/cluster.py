@@ -26,6 +26,7 @@ import io
 import logging
 import os
 import shutil
+import signal
 import socket
 import stat
 import sys
@@ -278,8 +279,17 @@ def connect(address: str, security: Any = None) -> tuple[Any, Any]:
     """
     distributed = _distributed()
     if address.startswith(LOCAL_PREFIX):
-        cluster = distributed.LocalCluster(n_workers=int(address[len(LOCAL_PREFIX):]), threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+        # The worker processes inherit an ignored SIGINT (Python keeps it ignored): Ctrl-C in a terminal reaches
+        # the whole process group, and stopping the workers is the runner's job, not a traceback in each of them.
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            cluster = distributed.LocalCluster(
+                n_workers=int(address[len(LOCAL_PREFIX):]), threads_per_worker=1, processes=True,
+                host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
         try:
             return distributed.Client(cluster), cluster
         except BaseException:
