@@ -258,6 +258,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "
                    f"{report.seconds:.1f} s; store {db_path}", err=True)
+        if report.cluster is not None:
+            counts = ", ".join(f"{worker} {count}" for worker, count in sorted(report.cluster.per_worker.items()))
+            click.echo(f"cluster {report.cluster.address}: {report.cluster.workers} workers; matches per worker: "
+                       f"{counts or 'none'}", err=True)
         if site is not None:
             click.echo(f"site: {site.index}", err=True)
     if report.interrupted:
