@@ -340,7 +340,6 @@ class _Runner:
         self.refused: set[str] = set()
         self.inflight: dict[Any, tuple[MatchJob, frozenset[str]]] = {}  # Dask futures
         self.stored: set[int] = set()
-        self.token = uuid.uuid4().hex[:8]
 
     def admit(self) -> None:
         """Check the workers that joined since last time; forget the ones that left."""
@@ -380,8 +379,9 @@ class _Runner:
 
     def submit(self, job: MatchJob) -> None:
         workers = frozenset(self.fit)
-        future = self.client.submit(play_remote, job, self.wanted, key=f"arena-match-{job.index}-{uuid.uuid4().hex}",
-                                    pure=False, workers=sorted(workers), allow_other_workers=False)
+        key = f"arena-match-{job.index}-{uuid.uuid4().hex}"  # readable in the dashboard's task stream
+        future = self.client.submit(play_remote, job, self.wanted, key=key, pure=False, workers=sorted(workers),
+                                    allow_other_workers=False)
         self.inflight[future] = (job, workers)
 
     def fill(self) -> None:
@@ -430,9 +430,8 @@ class _Runner:
             yield self.keep_log(job, played)
             return
         if future.status == "cancelled":
-            self.check_scheduler()
             if self.client.status != "running":
-                raise ClusterError(f"lost the Dask scheduler at {self.stats.address}")
+                raise ClusterError(f"lost the Dask scheduler at {self.stats.address}: the connection to it closed")
             self.submit(job)  # cancelled by the scheduler (not by us): play it again
             return
         error = future.exception()

@@ -288,3 +288,29 @@ def test_cluster_addresses_are_checked(tmp_path):
     assert done.returncode == 2 and "cluster: expected a Dask scheduler address" in done.stderr
     done = run_cli(write_config(tmp_path), tmp_path / "a.db", "--cluster", "local:0")
     assert done.returncode == 2 and "--cluster" in done.stderr and "local:N" in done.stderr
+
+
+def test_bots_travel_by_content_and_a_wrong_hash_is_refused(tmp_path, monkeypatch):
+    from arena.cluster import WorkerUnfit, materialise, pack_bot
+
+    monkeypatch.setenv("ARENA_BOT_CACHE", str(tmp_path / "cache"))
+    bot = load_bot(SAMPLES / "greedy")
+    blob = pack_bot(bot)
+    other = load_bot(SAMPLES / "random")
+    with pytest.raises(WorkerUnfit, match="hashing to"):
+        materialise(other.files_hash, blob)  # a blob that is not what it claims to be never enters the cache
+    assert not (tmp_path / "cache" / other.files_hash).exists()
+    unpacked = materialise(bot.files_hash, blob)
+    assert unpacked == tmp_path / "cache" / bot.files_hash
+    assert load_bot(unpacked).files_hash == bot.files_hash and load_bot(unpacked).command == bot.command
+    assert all(path.stat().st_mode & 0o004 for path in unpacked.rglob("*"))  # bots run as other uids
+    assert materialise(bot.files_hash, b"not even a tar") == unpacked  # cached: reused, not unpacked again
+    (tmp_path / "cache").chmod(0o777)
+    with pytest.raises(WorkerUnfit, match="only writable by"):
+        materialise(bot.files_hash, blob)
+
+
+def test_without_a_cluster_dask_is_not_imported():
+    code = ("import sys, arena.cli, arena.tournament, arena.cluster; "
+            "sys.exit(int(any(name.split('.')[0] in ('dask', 'distributed') for name in sys.modules)))")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
