@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -30,26 +32,50 @@ from arena.store import Store
 from arena.tournament import run_tournament
 
 
+def cpu_seconds() -> float:
+    """CPU used by this process and its reaped children (pool workers, a local cluster's worker processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def timed(config: TournamentConfig, directory: Path, **how: object) -> dict[str, float]:
-    """One fresh run; its matches per second over the whole run (planning and rating included)."""
+    """One fresh run; its matches per second over the whole run (planning and rating included), and the CPU
+    seconds per match it cost this process and its children (a measure that other load on the host does not
+    change)."""
     directory.mkdir(parents=True)
+    cpu = cpu_seconds()
     report = run_tournament(config, Store(directory / "a.db"), **how)  # type: ignore[arg-type]
     assert report.failed == 0 and report.played > 0, report
     return {"matches": report.played, "seconds": round(report.seconds, 2),
-            "matches_per_s": round(report.played / report.seconds, 2)}
+            "matches_per_s": round(report.played / report.seconds, 2),
+            "cpu_s_per_match": round((cpu_seconds() - cpu) / report.played, 4)}
 
 
-def on_started_cluster(config: TournamentConfig, directory: Path, workers: int) -> tuple[dict[str, float], float]:
-    """A run on a LocalCluster started beforehand (its start-up returned apart), reached by its tcp address."""
+def local_cluster(workers: int) -> tuple[Any, Any, float]:
     started = time.monotonic()
     client, cluster = connect(f"local:{workers}")
     client.wait_for_workers(workers)
-    startup = time.monotonic() - started
+    return client, cluster, time.monotonic() - started
+
+
+def on_started_cluster(config: TournamentConfig, directory: Path, workers: int) -> tuple[dict[str, float], float]:
+    """A run on a LocalCluster started beforehand (its start-up returned apart), reached by its tcp address. Its
+    workers' CPU is counted once they are reaped, less what an idle cluster of the same size costs to start and
+    stop, so ``cpu_s_per_match`` is what the matches cost."""
+    cpu = cpu_seconds()
+    client, cluster, _ = local_cluster(workers)
+    client.close()
+    cluster.close()
+    idle = cpu_seconds() - cpu
+    cpu = cpu_seconds()
+    client, cluster, startup = local_cluster(workers)
     try:
-        return timed(config, directory, cluster=cluster.scheduler_address), startup
+        run = timed(config, directory, cluster=cluster.scheduler_address)
     finally:
         client.close()
         cluster.close()
+    run["cpu_s_per_match"] = round((cpu_seconds() - cpu - idle) / run["matches"], 4)
+    return run, startup
 
 
 def thinking_bots(directory: Path, think_ms: int, count: int) -> list[Path]:
@@ -75,6 +101,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4,8")
     parser.add_argument("--repeats", type=int, default=4, help="deals per pairing of the scaling tournament")
     parser.add_argument("--skip-demo", action="store_true")
+    parser.add_argument("--skip-scaling", action="store_true")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="arena-bench-cluster-"))
     result: dict[str, object] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
@@ -87,8 +114,11 @@ def main() -> None:
             result["demo"] = {
                 "pool_2_workers": pool, "cluster_2_workers": cluster, "cluster_startup_s": round(startup, 2),
                 "local_2_end_to_end": end_to_end,
-                "cluster_cost_per_match": round(pool["matches_per_s"] / cluster["matches_per_s"] - 1, 3),
+                "cluster_cost_per_match_wall": round(pool["matches_per_s"] / cluster["matches_per_s"] - 1, 3),
+                "cluster_cost_per_match_cpu": round(cluster["cpu_s_per_match"] / pool["cpu_s_per_match"] - 1, 3),
             }
+        if args.skip_scaling:
+            return
         bots = thinking_bots(scratch / "bots", args.think_ms, 4)
         config = parse_config({"name": "thinkers", "bots": [str(bot) for bot in bots], "players": 2,
                                "repeats": args.repeats, "seed": 11, "rules": {"threshold": 25},
@@ -103,7 +133,7 @@ def main() -> None:
         result["scaling"] = {"think_ms": args.think_ms, "matches": rows[0]["matches"], "rows": rows}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
