@@ -1,13 +1,13 @@
 """Benchmark: what playing on a Dask cluster costs, and how it scales. Prints one JSON object.
 
 (a) the demo tournament (48 matches, 3 at a table) on the local process pool with 2 workers, then on a
-``LocalCluster`` of 2 single-threaded worker processes reached over tcp like any scheduler (its start-up is timed
-apart: it happens once per run, not per match), and end to end with ``--cluster local:2``; matches/s and the
+``LocalCluster`` of 2 single-threaded worker processes reached over tcp like any scheduler (its start-up and the
+workers' first fitness check are timed apart: they happen once per cluster, not per match), and end to end with ``--cluster local:2``; matches/s and the
 cluster's extra cost per match. (b) scaling with bots that think: copies of the greedy sample bot that sleep
 ``--think-ms`` before every move, so that the cores are not what limits; 1, 2, 4, 8 workers, matches/s and the
 efficiency against linear (rate with N workers / (N x rate with one)).
 
-    python bench/cluster.py [--think-ms 20] [--workers 1,2,4,8] [--repeats 4]
+    python bench/cluster.py [--think-ms 20] [--workers 1,2,4,8] [--repeats 8]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.cluster import connect
+from arena.cluster import connect, prepare_worker, requirements
 from arena.config import TournamentConfig, load_config, parse_config
 from arena.store import Store
 from arena.tournament import run_tournament
@@ -51,10 +51,13 @@ def timed(config: TournamentConfig, directory: Path, **how: object) -> dict[str,
             "cpu_s_per_match": round((cpu_seconds() - cpu) / report.played, 4)}
 
 
-def local_cluster(workers: int) -> tuple[Any, Any, float]:
+def local_cluster(workers: int, sandbox: str) -> tuple[Any, Any, float]:
+    """A started LocalCluster whose workers have answered the fitness check once (as a long-lived cluster's have:
+    it happens once per worker, not per run or per match); how long that took."""
     started = time.monotonic()
     client, cluster = connect(f"local:{workers}")
     client.wait_for_workers(workers)
+    client.run(prepare_worker, requirements(sandbox), {})
     return client, cluster, time.monotonic() - started
 
 
@@ -63,12 +66,12 @@ def on_started_cluster(config: TournamentConfig, directory: Path, workers: int) 
     workers' CPU is counted once they are reaped, less what an idle cluster of the same size costs to start and
     stop, so ``cpu_s_per_match`` is what the matches cost."""
     cpu = cpu_seconds()
-    client, cluster, _ = local_cluster(workers)
+    client, cluster, _ = local_cluster(workers, config.sandbox)
     client.close()
     cluster.close()
     idle = cpu_seconds() - cpu
     cpu = cpu_seconds()
-    client, cluster, startup = local_cluster(workers)
+    client, cluster, startup = local_cluster(workers, config.sandbox)
     try:
         run = timed(config, directory, cluster=cluster.scheduler_address)
     finally:
@@ -99,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--think-ms", type=int, default=20)
     parser.add_argument("--workers", default="1,2,4,8")
-    parser.add_argument("--repeats", type=int, default=4, help="deals per pairing of the scaling tournament")
+    parser.add_argument("--repeats", type=int, default=8, help="deals per pairing of the scaling tournament")
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--skip-scaling", action="store_true")
     args = parser.parse_args()
