@@ -116,8 +116,9 @@ def sandbox_guarantees(sandbox: str) -> tuple[tuple[str, bool, str], ...]:
     from arena.sandbox import doctor
 
     if sandbox == "docker":
-        engine = next(check for check in doctor.checks() if check.name == "docker")
-        return (("docker_engine", engine.ok, engine.reason),)
+        from arena.sandbox.docker import engine_status
+
+        return (("docker_engine", *engine_status()),)
     return tuple((name, ok, reason) for name, (ok, reason) in doctor.sandbox_guarantees().items())
 
 
