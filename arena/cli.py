@@ -30,6 +30,7 @@ from arena.sandbox import SandboxError, get_sandbox
 from arena.confidence import Confidence, confidence
 from arena.store import Standing, Store, StoreError, disk_full
 from arena.tournament import TournamentError
+from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
 
 
 class _Main(click.Group):
@@ -227,9 +228,11 @@ def standings_with_confidence(table: list[Standing], sure: Confidence) -> list[d
 @click.option("--dry-run", is_flag=True, help="Print the schedule summary and the estimated time; play nothing.")
 @click.option("--fresh", is_flag=True, help="Discard this tournament's stored results and start over.")
 @click.option("--no-site", is_flag=True, help="Do not build the results site (site/ beside the store) at the end.")
+@click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
+              help="Play on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (docs/CLUSTER.md).")
 @json_option()
 def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, no_site: bool,
-        as_json: bool) -> None:
+        cluster: str | None, as_json: bool) -> None:
     """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings.
 
     CONFIG_FILE is a YAML file, or the name of an example config that ships with arena (demo: the sample bots)."""
@@ -249,11 +252,13 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
             return
         store = open_store(db_path, must_exist=False)
-        report = run_with_progress(config, store, fresh, workers, quiet=as_json)
+        report = run_with_progress(config, store, fresh, workers, quiet=as_json, cluster=cluster)
     except (ConfigError, TournamentError) as error:
         fail(str(error))
     except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
+    except ClusterError as error:
+        fail(f"{error}; finished matches are stored, run the same command again to resume", ExitCode.FAILED)
     site = None
     site_error = None
     if not (no_site or report.interrupted):
@@ -268,6 +273,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
                    "db": str(db_path), "site": None if site is None else str(site.index),
+                   **({} if report.cluster is None else {"cluster": {
+                       "address": report.cluster.address, "workers": report.cluster.workers,
+                       "matches_per_worker": dict(sorted(report.cluster.per_worker.items())),
+                       "refused": report.cluster.refused}}),
                    "standings": [line.to_dict(rank) for rank, line in enumerate(report.standings, 1)]})
     else:
         print_standings(report.standings)
@@ -275,6 +284,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "
                    f"{report.seconds:.1f} s; store {db_path}", err=True)
+        if report.cluster is not None:
+            counts = ", ".join(f"{worker} {count}" for worker, count in sorted(report.cluster.per_worker.items()))
+            click.echo(f"cluster {report.cluster.address}: {report.cluster.workers} workers; matches per worker: "
+                       f"{counts or 'none'}", err=True)
         if site is not None:
             click.echo(f"site: {site.index}", err=True)
     if site_error is not None:
@@ -295,23 +308,36 @@ def example_or_path(config_file: Path) -> Path:
     return example if example.is_file() else config_file
 
 
+def check_cluster(address: str | None) -> str | None:
+    from arena.config import cluster_address_problem
+
+    problem = None if address is None else cluster_address_problem(address)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint="--cluster")
+    return address
+
+
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
-                      quiet: bool) -> tournament.RunReport:
+                      quiet: bool, cluster: str | None = None) -> tournament.RunReport:
     bar: Any = None
+
+    def status(progress: tournament.Progress) -> str:
+        on = "" if progress.cluster is None else f" on {progress.cluster.workers} workers"
+        return f"{progress.rate:.1f}/s leader {progress.leader}{on}"
 
     def show(progress: tournament.Progress) -> None:
         nonlocal bar
         if bar is None:
             bar = click.progressbar(length=progress.total - progress.done, label=config.name, file=sys.stderr,
                                     show_eta=True, show_pos=True,
-                                    item_show_func=lambda _: f"{progress.rate:.1f}/s leader {progress.leader}")
+                                    item_show_func=lambda _: status(progress))
             bar.__enter__()
         bar.update(1, progress)
 
     try:
         # A bar only on a terminal: in a log file it would be noise.
         live = not quiet and sys.stderr.isatty()
-        return tournament.run_tournament(config, store, fresh, workers, show if live else None)
+        return tournament.run_tournament(config, store, fresh, workers, show if live else None, cluster)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -54,6 +55,8 @@ class TournamentConfig:
     rating: RatingConfig = RatingConfig()
     retries: int = 2
     """How many times a match that failed for infrastructure reasons is tried again."""
+    cluster: str | None = None
+    """A Dask scheduler to play on (docs/CLUSTER.md); like ``workers``, not part of the identity."""
     source: Path | None = field(default=None, compare=False)
 
     def identity(self) -> dict[str, Any]:
@@ -80,7 +83,7 @@ class TournamentConfig:
 
 
 TOP_KEYS = {"name", "bots", "players", "format", "deals", "repeats", "seed", "rules", "limits", "sandbox", "workers",
-            "rating", "retries", "registry"}
+            "rating", "retries", "registry", "cluster"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
@@ -142,6 +145,9 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     retries = data.get("retries", 2)
     if type(retries) is not int or not 0 <= retries <= 10:
         raise bad("retries", "an integer from 0 to 10", retries)
+    cluster = data.get("cluster")
+    if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
+        raise bad("cluster", CLUSTER_EXPECTED, cluster)
     try:
         rules = Rules.from_dict(data.get("rules") or {})
     except RulesError as error:
@@ -150,7 +156,19 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     rating = _rating(data.get("rating") or {}, bad)
     return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
                             deals=deals, rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
-                            workers=workers, rating=rating, retries=retries, source=source)
+                            workers=workers, rating=rating, retries=retries, cluster=cluster, source=source)
+
+
+CLUSTER_EXPECTED = "a Dask scheduler address: local:N (N from 1 to 256), tcp://HOST:PORT or tls://HOST:PORT"
+CLUSTER_ADDRESS = re.compile(r"local:(?P<n>[0-9]{1,3})|(?:tcp|tls)://(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
+
+
+def cluster_address_problem(address: str) -> str | None:
+    """Why ``address`` is not one ``--cluster`` and ``cluster:`` accept, or None when it is."""
+    found = CLUSTER_ADDRESS.fullmatch(address)
+    if found is None or found["n"] is not None and not 1 <= int(found["n"]) <= 256:
+        return f"expected {CLUSTER_EXPECTED}, got {address!r}"
+    return None
 
 
 def _registry(value: object, source: Path, bad: Any, default: Path | None) -> tuple[Path, str]:

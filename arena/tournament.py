@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -36,6 +36,9 @@ from arena.rules import Rules
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox, procfs
 from arena.schedule import ScheduledMatch, design_for, make_schedule
 from arena.store import Lease, Standing, Store, StoreError, disk_full
+
+if TYPE_CHECKING:
+    from arena.cluster import ClusterStats
 
 PR_SET_PDEATHSIG = 1
 SECONDS_PER_TURN_ESTIMATE = 0.00025
@@ -268,6 +271,8 @@ class Progress:
     failed: int = 0
     place_sum: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     matches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    cluster: ClusterStats | None = None
+    """Workers and matches per worker of a run on a Dask cluster (arena/cluster.py)."""
 
     def add(self, result: JobResult, job: MatchJob) -> None:
         self.played += 1
@@ -302,6 +307,7 @@ class RunReport:
     interrupted: bool
     seconds: float
     standings: tuple[Standing, ...]
+    cluster: ClusterStats | None = None
 
 
 def estimate_seconds(config: TournamentConfig, matches: int, workers: int) -> float:
@@ -342,19 +348,21 @@ def run_tournament(
     fresh: bool = False,
     workers: int | None = None,
     on_result: Callable[[Progress], None] | None = None,
+    cluster: str | None = None,
 ) -> RunReport:
     """Play every match not yet done, store each as it finishes, then rate in schedule order.
 
     ``KeyboardInterrupt`` or SIGTERM stops the pool (the matches in flight are discarded, their bots killed) and
     returns a report with ``interrupted=True``; running again resumes. The tournament is held by a lease in the
     store meanwhile: a second runner gets :class:`~arena.store.LeaseHeldError`. A full disk stops the run with
-    :class:`~arena.store.DiskFullError`, what is stored kept.
+    :class:`~arena.store.DiskFullError`, what is stored kept. ``cluster`` (default: the config's ``cluster:``)
+    plays the matches on a Dask cluster instead of the local pool (arena/cluster.py); the results are the same.
     """
     started = time.monotonic()
     with _sigterm_interrupts():
         lease = store.acquire(config.name)
         try:
-            return _run(config, store, lease, fresh, workers, on_result, started)
+            return _run(config, store, lease, fresh, workers, on_result, started, cluster)
         finally:
             try:
                 store.release(lease)
@@ -363,13 +371,46 @@ def run_tournament(
 
 
 def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, workers: int | None,
-         on_result: Callable[[Progress], None] | None, started: float) -> RunReport:
+         on_result: Callable[[Progress], None] | None, started: float, cluster: str | None) -> RunReport:
     prepared = plan(config, store, fresh)
     todo = jobs(config, prepared)
     by_index = {job.index: job for job in todo}
     progress = Progress(total=len(prepared.schedule), done=prepared.done)
     interrupted = False
-    if todo:
+
+    renewed = time.monotonic()
+
+    def keep_lease() -> None:
+        nonlocal renewed
+        if time.monotonic() - renewed >= HEARTBEAT_S / 2:
+            store.renew(lease)
+            renewed = time.monotonic()
+
+    def record(result: JobResult) -> None:
+        keep_lease()
+        job = by_index[result.index]
+        if result.result is not None:
+            store.record_match(prepared.tid, result.index, result.result, result.attempts)
+        else:
+            store.record_failure(prepared.tid, result.index, result.error or "unknown", result.attempts)
+        progress.add(result, job)
+        if on_result is not None:
+            on_result(progress)
+
+    address = cluster if cluster is not None else config.cluster
+    if todo and address is not None:
+        from arena import cluster as dask_cluster  # Dask is imported only when a cluster is asked for
+
+        progress.cluster = dask_cluster.ClusterStats(address)
+        played = dask_cluster.play(address, todo, progress.cluster)
+        try:
+            for result in played:
+                record(result)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            played.close()  # cancels what is in flight
+    elif todo:
         context = multiprocessing.get_context("spawn")
         # Started now, as the pool would start it: its start unblocks the stop signals, which below would lose
         # a Ctrl-C (this process ignores it while the workers are born).
@@ -382,27 +423,15 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
                                     initargs=(os.getpid(),))
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
             results = pool.imap_unordered(run_job, todo)
-            renewed = time.monotonic()
             while True:
                 try:
                     result = results.next(timeout=HEARTBEAT_S)
                 except multiprocessing.TimeoutError:
-                    result = None
+                    keep_lease()
+                    continue
                 except StopIteration:
                     break
-                if time.monotonic() - renewed >= HEARTBEAT_S / 2:
-                    store.renew(lease)
-                    renewed = time.monotonic()
-                if result is None:
-                    continue
-                job = by_index[result.index]
-                if result.result is not None:
-                    store.record_match(prepared.tid, result.index, result.result, result.attempts)
-                else:
-                    store.record_failure(prepared.tid, result.index, result.error or "unknown", result.attempts)
-                progress.add(result, job)
-                if on_result is not None:
-                    on_result(progress)
+                record(result)
             pool.close()
         except BaseException as stop:
             signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # a second Ctrl-C must not cut the stop short
@@ -434,6 +463,7 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         interrupted=interrupted,
         seconds=time.monotonic() - started,
         standings=tuple(standings),
+        cluster=progress.cluster,
     )
 
 
