@@ -160,7 +160,7 @@ class _Writer:
 class _CountingReader(io.RawIOBase):
     """A stream that refuses to yield more than ``cap`` bytes: the gzip layer of a tar.gz bomb stops here."""
 
-    def __init__(self, inner: IO[bytes], cap: int, refuse: ArchiveRejected) -> None:
+    def __init__(self, inner: IO[bytes] | gzip.GzipFile, cap: int, refuse: ArchiveRejected) -> None:
         self.inner = inner
         self.cap = cap
         self.count = 0

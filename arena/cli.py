@@ -361,3 +361,8 @@ cli_site.register(main)
 from arena import cli_bots  # noqa: E402 - new-bot, check, submit, bots: the bot author's commands
 
 cli_bots.register(main)
+
+
+from arena import cli_server  # noqa: E402 - serve, author, league: the league server (docs/SERVER.md)
+
+cli_server.register(main)

@@ -1,0 +1,203 @@
+"""The league server's web application: the HTTP API, the live standings page and the public results site.
+
+Starlette on uvicorn (see docs/SERVER.md for why): the API is a handful of JSON routes, so a small ASGI toolkit
+with streaming request bodies (the upload cap is enforced while reading) and a static-files mount is all it needs.
+Handlers do no blocking work on the event loop: the store, the archive guards and the admission check run in
+worker threads, each opening its own store connection as SQLite wants. The league runs in one background thread
+started and stopped with the application (its lifespan).
+
+Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /api/bots``, ``GET /api/standings``,
+``GET /api/league``, ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from arena.archive import ArchiveLimits
+from arena.checker import check_bot
+from arena.registry import Registry, RegistryError
+from arena.server.authors import Author, authenticate, owner_of
+from arena.server.intake import Checker, Intake, IntakeSettings
+from arena.server.league import League, ServeConfig
+from arena.server.public import league_href, publish
+from arena.store import Store
+
+REFRESH_S = 10
+"""How often the live standings page reloads itself."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    db: Path
+    config: ServeConfig
+    site_dir: Path
+    scratch: Path
+    run_league: bool = True
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"status": "rejected", "error": message}, status, headers=headers)
+
+
+STANDINGS_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{{ refresh }}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ league }}: live standings</title><link rel="stylesheet" href="/site/assets/style.css"></head>
+<body><main>
+<h1>{{ league }}: live standings</h1>
+<p>{{ state }}; {{ done }} matches played{% if pending %}, {{ pending }} in play{% endif %}.
+This page reloads every {{ refresh }} s.{% if href %} <a href="/site/{{ href }}">Matches, bots and replays</a>.{% endif %}</p>
+<table id="standings"><thead><tr><th>#</th><th>Bot</th><th class="num">Rating</th><th class="num">mu</th>
+<th class="num">sigma</th><th class="num">Matches</th><th class="num">Wins</th><th>Faults</th></tr></thead><tbody>
+{% for line in standings %}<tr{% if not line.active %} class="retired"{% endif %}><td>{{ line.rank }}</td>
+<td>{{ line.bot }}{% if not line.active %} (retired){% endif %}</td><td class="num">{{ "%.2f"|format(line.conservative) }}</td>
+<td class="num">{{ "%.2f"|format(line.mu) }}</td><td class="num">{{ "%.2f"|format(line.sigma) }}</td>
+<td class="num">{{ line.matches }}</td><td class="num">{{ line.wins }}</td>
+<td>{% for kind, count in line.faults.items() %}{{ kind }} {{ count }} {% endfor %}</td></tr>
+{% else %}<tr><td colspan="8">No bots yet: submit one (see the API: POST /api/bots).</td></tr>{% endfor %}
+</tbody></table></main></body></html>
+""")
+
+
+def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starlette:
+    config = settings.config
+    name = config.league.name
+    settings.scratch.mkdir(parents=True, exist_ok=True)
+    settings.site_dir.mkdir(parents=True, exist_ok=True)
+    league = League(config.league, settings.db,
+                    publish=lambda store, ids: publish(store, name, settings.site_dir, ids))
+    intake = Intake(IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
+                                   sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
+                                   archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes)), checker)
+    registry = Registry(config.league.registry)
+    cap = config.max_upload_bytes
+
+    def with_store(work: Callable[[Store], Any]) -> Any:
+        store = Store(settings.db)
+        try:
+            return work(store)
+        finally:
+            store.close()
+
+    async def in_thread(work: Callable[[Store], Any]) -> Any:
+        return await run_in_threadpool(with_store, work)
+
+    async def author_of(request: Request) -> Author | None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        found: Author | None = await in_thread(lambda store: authenticate(store, token.strip()))
+        return found
+
+    async def post_bot(request: Request) -> Response:
+        author = await author_of(request)
+        if author is None:
+            return error(401, "a valid API token is required: Authorization: Bearer TOKEN (the organiser gives you "
+                              "one with arena author add)", {"WWW-Authenticate": 'Bearer realm="arena"'})
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > cap):
+            return error(413, f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)")
+        fd, name_ = tempfile.mkstemp(prefix="upload-", dir=settings.scratch)
+        upload = Path(name_)
+        try:
+            size = 0
+            with os.fdopen(fd, "wb") as sink:
+                # Counted while streaming too: a chunked body has no Content-Length to check first.
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > cap:
+                        return error(413, f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)")
+                    sink.write(chunk)
+            if size == 0:
+                return error(400, "an empty body: send the bot as a .tar.gz or .zip (curl --data-binary @bot.tar.gz)")
+            reply = await run_in_threadpool(intake.submit, author, upload)
+        except ClientDisconnect:
+            return error(400, "the upload was cut off")
+        finally:
+            upload.unlink(missing_ok=True)
+        return JSONResponse(reply.body, reply.status, headers=reply.headers)
+
+    def bot_listing(store: Store) -> dict[str, Any]:
+        bots = []
+        for bot in registry.names():
+            versions = registry.versions(bot)
+            # No check reports here: they hold the bot's stderr, which only its author may see.
+            bots.append({"name": bot, "owner": owner_of(store, bot), "latest": versions[-1].version,
+                         "versions": [{"version": v.version, "files_hash": v.files_hash,
+                                       "submitted_at": v.submitted_at, "fit": v.fit} for v in versions]})
+        return {"bots": bots}
+
+    async def get_bots(request: Request) -> Response:
+        try:
+            return JSONResponse(await in_thread(bot_listing))
+        except RegistryError as failure:
+            return error(500, str(failure))
+
+    def standings_data(store: Store) -> dict[str, Any]:
+        row = store.tournament(name)
+        lines: list[dict[str, Any]] = []
+        counts: dict[str, int] = {}
+        if row is not None:
+            active = set(league.state.active)
+            lines = [{**line.to_dict(rank), "active": line.name in active}
+                     for rank, line in enumerate(store.standings(row["id"]), 1)]
+            counts = store.status_counts(row["id"])
+        return {"league": name, "state": league.state.state, "matches": counts, "standings": lines,
+                "href": league_href(store, name)}
+
+    async def get_standings(request: Request) -> Response:
+        body = await in_thread(standings_data)
+        body.pop("href")
+        return JSONResponse(body)
+
+    async def get_league(request: Request) -> Response:
+        body = await in_thread(standings_data)
+        return JSONResponse({"league": name, **league.state.to_dict(), "matches": body["matches"]})
+
+    async def home(request: Request) -> Response:
+        body = await in_thread(standings_data)
+        html = STANDINGS_PAGE.render(league=name, state=body["state"], done=body["matches"].get("done", 0),
+                                     pending=body["matches"].get("pending", 0), standings=body["standings"],
+                                     href=body["href"], refresh=REFRESH_S)
+        return HTMLResponse(html)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        stop = threading.Event()
+        thread = None
+        if settings.run_league:
+            thread = threading.Thread(target=league.run, args=(stop,), name=f"league-{name}", daemon=True)
+            thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if thread is not None:
+                await run_in_threadpool(thread.join, 60)
+
+    app = Starlette(routes=[
+        Route("/", home),
+        Route("/api/bots", post_bot, methods=["POST"]),
+        Route("/api/bots", get_bots, methods=["GET"]),
+        Route("/api/standings", get_standings),
+        Route("/api/league", get_league),
+        Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
+    ], lifespan=lifespan)
+    app.state.league = league
+    return app
