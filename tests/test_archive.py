@@ -6,6 +6,7 @@ import io
 import stat
 import tarfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def special(name: str, kind: bytes, linkname: str = "") -> tarfile.TarInfo:
     return info
 
 
-def make_zip(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
+def make_zip(path: Path, members: Sequence[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as bundle:
         for info, content in members:
             bundle.writestr(info, content, compress_type=zipfile.ZIP_DEFLATED)

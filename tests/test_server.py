@@ -18,7 +18,7 @@ import sys
 import tarfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,7 +228,7 @@ def test_an_oversized_upload_is_413_with_or_without_content_length(server: Serve
     assert streamed.status_code == 413
 
 
-def hostile_zip(members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
+def hostile_zip(members: Sequence[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
         for info, content in members:
