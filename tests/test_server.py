@@ -27,6 +27,8 @@ import httpx
 import pytest
 
 from arena.client import pack
+from arena.config import RatingConfig
+from arena.ratings import Rating, rate_all
 from arena.store import Store
 
 pytestmark = pytest.mark.slow
@@ -274,10 +276,23 @@ def test_a_bots_stderr_is_in_the_store_but_never_on_public_pages(server: Server)
     server.wait_for("the site to hold league pages", lambda: any((server.db.parent / "public" / "t").glob("*/bots/*")))
     store = Store(server.db)
     try:
+        store.db.execute("BEGIN")  # one snapshot: the league writes on
         tails = [row[0] for row in store.db.execute("SELECT stderr_tail FROM seats WHERE stderr_tail LIKE ?",
                                                     (f"%{SECRET}%",))]
+        # Ratings were brought up to date batch by batch: they equal a full recomputation in schedule order.
+        row = store.tournament("ladder")
+        assert row is not None
+        tid = row["id"]
+        upto = store.db.execute("SELECT max(match_idx) FROM ratings WHERE tournament_id = ?", (tid,)).fetchone()[0]
+        rated = [match for match in store.rated_matches(tid) if match.index <= upto]
+        full, _ = rate_all([row["id"] for row in store.bots(tid)], rated, RatingConfig())
+        stored = store.final_ratings(tid)
+        store.db.execute("COMMIT")
     finally:
         store.close()
+    assert len(rated) > 20 and set(stored) == {bot for match in rated for bot in match.bots}
+    assert all(abs(stored[bot].mu - full[bot].mu) < 1e-9 and abs(stored[bot].sigma - full[bot].sigma) < 1e-9
+               for bot in stored)
     assert tails, "the leaky house bot's stderr should be stored for the organiser"
     public = [httpx.get(f"{server.url}{path}").text for path in ("/", "/api/standings", "/api/bots", "/api/league")]
     pages = list((server.db.parent / "public").rglob("*.html"))

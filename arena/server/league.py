@@ -42,7 +42,7 @@ import yaml
 from arena.config import ConfigError, RatingConfig, SANDBOXES, TOURNAMENT_NAME, _limits, _rating
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
-from arena.ratings import Rating, rate_all
+from arena.ratings import Rater, Rating, rate_all
 from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxLimits
@@ -56,6 +56,8 @@ LEAGUE_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", 
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox"}
 IDLE_POLL_S = 1.0
 """How often an idle league (fewer active bots than seats) looks for new versions."""
+PUBLISH_EVERY_S = 5.0
+"""The public site lags the store by at most this (or four times a publish's own cost, if that is more)."""
 
 
 class LeagueError(ValueError):
@@ -205,7 +207,6 @@ class BatchReport:
     seconds: float
     rate_seconds: float
     publish_seconds: float
-    new_match_ids: tuple[int, ...]
 
 
 @dataclass
@@ -237,6 +238,11 @@ class League:
         self.publish = publish
         self.state = LeagueState()
         self._specs: dict[str, BotSpec] = {}
+        self._ratings: dict[int, Rating] | None = None
+        self._rated_upto = -1
+        self._unpublished: list[int] = []
+        self._published_at = 0.0
+        self._publish_cost = 0.0
 
     # -- the store ------------------------------------------------------------------------------------------------
 
@@ -365,12 +371,49 @@ class League:
         return jobs, ids
 
     def rate(self, store: Store, tid: int) -> None:
-        _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), self.config.rating)
-        store.finish(tid, history)
+        """Bring the ratings up to date, in schedule order, as a tournament's are.
+
+        The first call in a process rates every finished match; later calls apply only the matches finished since,
+        which gives the same numbers (each batch's matches come after every match already rated: a batch is
+        scheduled only when the last one is played, and failed matches are never rated) at a cost that does not
+        grow with the league's age.
+        """
+        matches = store.rated_matches(tid)
+        if self._ratings is None:
+            self._ratings, history = rate_all([row["id"] for row in store.bots(tid)], matches, self.config.rating)
+            store.finish(tid, history)
+        else:
+            rater = Rater(self.config.rating)
+            ratings = self._ratings
+            history = []
+            for match in matches:
+                if match.index > self._rated_upto:
+                    ratings = rater.update({**{bot: rater.initial for bot in match.bots}, **ratings}, match)
+                    history.append((match.index, {bot: ratings[bot] for bot in match.bots}))
+            self._ratings = ratings
+            with store.atomic() as db:
+                db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
+                               [(tid, bot, idx, r.mu, r.sigma) for idx, rated in history for bot, r in rated.items()])
+        self._rated_upto = max((match.index for match in matches), default=-1)
         # A league never finishes: finish() marks it finished when nothing is pending, which is only true between
         # two batches.
         with store.atomic() as db:
             db.execute("UPDATE tournaments SET finished_at = NULL WHERE id = ?", (tid,))
+
+    def maybe_publish(self, store: Store, new: tuple[int, ...], force: bool = False) -> float:
+        """Publish the site if it is due; returns the seconds spent. Publishing re-renders the league's standings,
+        bot and list pages, which grow with the league, so it runs at most once every :data:`PUBLISH_EVERY_S`
+        and never takes more than a fifth of the loop's time (the live standings at ``/`` are always current)."""
+        self._unpublished.extend(new)
+        now = time.monotonic()
+        if self.publish is None or not force and now - self._published_at < max(PUBLISH_EVERY_S,
+                                                                                  4 * self._publish_cost):
+            return 0.0
+        self.publish(store, tuple(self._unpublished))
+        self._unpublished.clear()
+        self._published_at = time.monotonic()
+        self._publish_cost = self._published_at - now
+        return self._publish_cost
 
     # -- the loop -------------------------------------------------------------------------------------------------
 
@@ -382,6 +425,7 @@ class League:
             tid = self.prepare(store)
             if self.publish is not None:
                 self.publish(store, None)  # the whole site once: a restart may follow a crash mid-publish
+                self._published_at = time.monotonic()
             self.log_dir.mkdir(parents=True, exist_ok=True)
             _remove_partial_logs(self.log_dir)
             context = multiprocessing.get_context("spawn")
@@ -435,13 +479,11 @@ class League:
                 store.record_failure(tid, result.index, result.error or "unknown", result.attempts)
         rated = time.monotonic()
         self.rate(store, tid)
-        published = time.monotonic()
+        rate_seconds = time.monotonic() - rated
         new = tuple(ids[job.index] for job in jobs)
-        if self.publish is not None:
-            self.publish(store, new)
-        done = time.monotonic()
-        return BatchReport(len(active), scheduled, played, failed, round(done - started, 3),
-                           round(published - rated, 3), round(done - published, 3), new)
+        publish_seconds = self.maybe_publish(store, new)
+        return BatchReport(len(active), scheduled, played, failed, round(time.monotonic() - started, 3),
+                           round(rate_seconds, 3), round(publish_seconds, 3))
 
 
 def _add_bot(store: Store, tid: int, slot: int, spec: BotSpec) -> int:
