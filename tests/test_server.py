@@ -187,6 +187,10 @@ def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Pa
     # The league is a tournament in the store like any other.
     standings = json.loads(arena("standings", "ladder", "--json", "--db", str(server.db)).stdout)
     assert "alice-bot@1" in [row["bot"] for row in standings["standings"]]
+    mine = httpx.get(f"{server.url}/api/me", headers={"Authorization": f"Bearer {tokens['alice']}"}).json()
+    assert mine["author"] == "alice" and mine["bots"][0]["versions"][0]["check"]["fit"] is True
+    assert len(mine["matches"]) >= 4 and {m["bot"] for m in mine["matches"]} == {"alice-bot@1"}
+    assert httpx.get(f"{server.url}/api/me").status_code == 401
     status = arena("league", "status", "--db", str(server.db)).stdout
     assert status.startswith("ladder: since") and "matches played" in status
 
@@ -199,10 +203,12 @@ def test_a_rejected_upload_claims_no_name_and_another_authors_name_is_403(
     assert reply.json()["check"]["fit"] is False and "failed the admission check" in reply.json()["error"]
     good = make_bot(tmp_path / "good", "contested", SAMPLES / "greedy")
     assert server.upload(tokens["carol"], pack(good)).status_code == 201  # bob's failure claimed nothing
-    for author, name in (("bob", "contested"), ("bob", "alice-bot")):
+    arena("submit", str(SAMPLES / "random"), "--db", str(server.db))  # the organiser's own bot, submitted locally
+    for author, name in (("bob", "contested"), ("bob", "alice-bot"), ("bob", "random")):
         taken = server.upload(tokens[author], pack(make_bot(tmp_path / author / name, name, SAMPLES / "random")))
         assert taken.status_code == 403, taken.text
-        assert f"the bot name {name!r} belongs to another author" in taken.json()["error"]
+        owner = "the organiser" if name == "random" else "another author"
+        assert f"the bot name {name!r} belongs to {owner}" in taken.json()["error"]
 
 
 def test_the_rate_limit_counts_accepted_uploads_only(server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
@@ -327,7 +333,7 @@ def alive(pid: int) -> bool:
 def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
         server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
     erin = server.add_author("erin")
-    reply = server.upload(erin, pack(make_bot(tmp_path, "erin-bot", SAMPLES / "planner")))
+    reply = server.upload(erin, pack(make_bot(tmp_path, "erin-bot", SAMPLES / "greedy")))
     assert reply.status_code == 201, reply.text
     played = httpx.get(f"{server.url}/api/league").json()["matches"].get("done", 0)
     assert server.process is not None

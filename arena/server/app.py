@@ -7,7 +7,8 @@ worker threads, each opening its own store connection as SQLite wants. The leagu
 started and stopped with the application (its lifespan).
 
 Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /api/bots``, ``GET /api/standings``,
-``GET /api/league``, ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
+``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr:
+the only route that shows stderr, and only the author's own), ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from arena.archive import ArchiveLimits
 from arena.checker import check_bot
 from arena.registry import Registry, RegistryError
-from arena.server.authors import Author, authenticate, owner_of
+from arena.server.authors import Author, authenticate, owned_by, owner_of, recent_seats
 from arena.server.intake import Checker, Intake, IntakeSettings
 from arena.server.league import League, ServeConfig
 from arena.server.public import league_href, publish
@@ -40,6 +41,8 @@ from arena.store import Store
 
 REFRESH_S = 10
 """How often the live standings page reloads itself."""
+RECENT_MATCHES = 50
+"""How many of their latest league seats ``GET /api/me`` shows an author."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,25 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         except RegistryError as failure:
             return error(500, str(failure))
 
+    def author_data(store: Store, author: Author) -> dict[str, Any]:
+        owned = owned_by(store, author)
+        bots = [{"name": bot, "versions": [v.to_dict() | {"directory": None} for v in registry.versions(bot)]}
+                for bot in owned]
+        row = store.tournament(name)
+        matches: list[dict[str, Any]] = []
+        if row is not None:
+            mine = [b["id"] for b in store.bots(row["id"]) if b["name"].partition("@")[0] in owned
+                    and Path(b["directory"]).is_relative_to(registry.root)]
+            matches = recent_seats(store, row["id"], mine, RECENT_MATCHES)
+        return {"author": author.name, "bots": bots, "matches": matches}
+
+    async def get_me(request: Request) -> Response:
+        author = await author_of(request)
+        if author is None:
+            return error(401, "a valid API token is required: Authorization: Bearer TOKEN",
+                         {"WWW-Authenticate": 'Bearer realm="arena"'})
+        return JSONResponse(await in_thread(lambda store: author_data(store, author)))
+
     def standings_data(store: Store) -> dict[str, Any]:
         row = store.tournament(name)
         lines: list[dict[str, Any]] = []
@@ -197,6 +219,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/api/bots", get_bots, methods=["GET"]),
         Route("/api/standings", get_standings),
         Route("/api/league", get_league),
+        Route("/api/me", get_me),
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
     ], lifespan=lifespan)
     app.state.league = league
