@@ -310,6 +310,27 @@ def test_a_bots_stderr_is_in_the_store_but_never_on_public_pages(server: Server)
     assert httpx.get(f"{server.url}/site/").status_code == 200
 
 
+def test_the_upload_page_checks_its_csrf_token_and_shows_the_result(server: Server, tmp_path: Path) -> None:
+    token = server.add_author("frank")
+    archive = pack(make_bot(tmp_path, "frank-bot", SAMPLES / "random"))
+    with httpx.Client(base_url=server.url, timeout=120) as browser:
+        page = browser.get("/upload")
+        assert page.status_code == 200 and 'type="file" name="archive"' in page.text
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        assert browser.cookies["arena_csrf"] == csrf
+        files = {"archive": ("frank-bot.tar.gz", archive, "application/gzip")}
+        forged = httpx.post(f"{server.url}/upload", data={"csrf": csrf, "token": token}, files=files)
+        assert forged.status_code == 403 and "CSRF" in forged.text  # another site: no cookie
+        wrong = browser.post("/upload", data={"csrf": csrf + "x", "token": token}, files=files)
+        assert wrong.status_code == 403
+        bad_token = browser.post("/upload", data={"csrf": csrf, "token": "nope"}, files=files)
+        assert bad_token.status_code == 401
+        done = browser.post("/upload", data={"csrf": csrf, "token": token}, files=files)
+        assert done.status_code == 201, done.text
+        assert "Stored frank-bot@1" in done.text and '<table id="check">' in done.text
+    assert "frank-bot" in [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
+
+
 def children(pid: int) -> set[int]:
     found = set()
     for status in Path("/proc").glob("[0-9]*/status"):

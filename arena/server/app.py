@@ -8,13 +8,16 @@ started and stopped with the application (its lifespan).
 
 Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /api/bots``, ``GET /api/standings``,
 ``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr:
-the only route that shows stderr, and only the author's own), ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
+the only route that shows stderr, and only the author's own), ``GET``/``POST /upload`` (the upload page for people,
+with a double-submit CSRF cookie), ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import os
+import secrets
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +28,8 @@ from typing import Any
 from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -78,6 +83,33 @@ This page reloads every {{ refresh }} s.{% if href %} <a href="/site/{{ href }}"
 """)
 
 
+UPLOAD_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ league }}: submit a bot</title><link rel="stylesheet" href="/site/assets/style.css"></head>
+<body><main>
+<h1>{{ league }}: submit a bot</h1>
+{% if result %}<section id="result" class="{{ 'ok' if result.status in ('stored', 'unchanged') else 'failed' }}">
+<h2>{% if result.status == 'stored' %}Stored {{ result.label }}{% elif result.status == 'unchanged' %}Unchanged
+{% else %}Rejected, nothing stored{% endif %}</h2>
+<p>HTTP {{ code }}{% if result.error %}: {{ result.error }}{% endif %}{% if result.reason %}: {{ result.reason }}{% endif %}</p>
+{% if result.check %}<table id="check"><thead><tr><th>Step</th><th>OK</th><th>Expected</th><th>Got</th><th>Advice</th></tr></thead><tbody>
+{% for step in result.check.steps %}<tr><td>{{ step.step }}</td><td>{{ {True: '✓', False: '✗', None: '-'}[step.ok] }}</td>
+<td>{{ step.expected }}</td><td>{{ step.got }}</td><td>{{ step.advice|join(' ') }}
+{% if step.stderr_tail %}<details><summary>stderr (your bot's, shown only to you)</summary><pre>{{ step.stderr_tail }}</pre></details>{% endif %}</td></tr>
+{% endfor %}</tbody></table>{% endif %}</section>{% endif %}
+<form method="post" action="/upload" enctype="multipart/form-data">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<p><label>API token <input type="password" name="token" required autocomplete="off"></label></p>
+<p><label>Bot archive (.tar.gz or .zip, at most {{ cap_kb }} KiB) <input type="file" name="archive" required
+accept=".zip,.tar.gz,.tgz,application/zip,application/gzip"></label></p>
+<p><button type="submit">Submit</button> The admission check runs before the answer: allow a minute.</p>
+</form><p><a href="/">Live standings</a></p></main></body></html>
+""")
+CSRF_COOKIE = "arena_csrf"
+FORM_OVERHEAD = 64 << 10
+"""Room for the multipart framing and the small fields around the archive."""
+
+
 def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starlette:
     config = settings.config
     name = config.league.name
@@ -108,6 +140,72 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         found: Author | None = await in_thread(lambda store: authenticate(store, token.strip()))
         return found
 
+    def too_large() -> str:
+        return f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)"
+
+    async def save(chunks: AsyncIterator[bytes], upload: Path) -> int | None:
+        """Write the chunks to ``upload``; None as soon as they pass the cap (counted, not trusted)."""
+        size = 0
+        with open(upload, "wb") as sink:
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > cap:
+                    return None
+                sink.write(chunk)
+        return size
+
+    def upload_page(request: Request, code: int = 200, result: dict[str, Any] | None = None) -> Response:
+        token = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        html = UPLOAD_PAGE.render(league=name, csrf=token, cap_kb=cap >> 10, result=result, code=code)
+        response = HTMLResponse(html, code)
+        # Double-submit: a page on another site can post this form, but can neither read nor set this cookie.
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/upload",
+                            secure=request.url.scheme == "https")
+        return response
+
+    async def get_upload(request: Request) -> Response:
+        return upload_page(request)
+
+    async def post_upload(request: Request) -> Response:
+        length = request.headers.get("content-length")
+        if length is None or not length.isdigit():
+            return upload_page(request, 411, {"status": "rejected", "error": "the form must have a Content-Length"})
+        if int(length) > cap + FORM_OVERHEAD:
+            return upload_page(request, 413, {"status": "rejected", "error": too_large()})
+        fd, path = tempfile.mkstemp(prefix="form-", dir=settings.scratch)
+        os.close(fd)
+        upload = Path(path)
+        try:
+            async with request.form(max_files=1, max_fields=4) as form:
+                cookie = request.cookies.get(CSRF_COOKIE, "")
+                field = form.get("csrf")
+                if not cookie or not isinstance(field, str) or not hmac.compare_digest(cookie, field):
+                    return upload_page(request, 403, {"status": "rejected", "error": "the form expired or came from "
+                                                      "another site (CSRF check): reload this page and submit again"})
+                token = form.get("token")
+                author = None
+                if isinstance(token, str) and token.strip():
+                    author = await in_thread(lambda store: authenticate(store, token.strip()))
+                if author is None:
+                    return upload_page(request, 401, {"status": "rejected", "error": "that API token is not valid"})
+                archive = form.get("archive")
+                if not isinstance(archive, UploadFile):
+                    return upload_page(request, 400, {"status": "rejected", "error": "choose an archive to upload"})
+
+                async def chunks() -> AsyncIterator[bytes]:
+                    while block := await archive.read(1 << 16):
+                        yield block
+
+                size = await save(chunks(), upload)
+            if size is None:
+                return upload_page(request, 413, {"status": "rejected", "error": too_large()})
+            reply = await run_in_threadpool(intake.submit, author, upload)
+        except MultiPartException as failure:
+            return upload_page(request, 400, {"status": "rejected", "error": f"a malformed form: {failure.message}"})
+        finally:
+            upload.unlink(missing_ok=True)
+        return upload_page(request, reply.status, reply.body)
+
     async def post_bot(request: Request) -> Response:
         author = await author_of(request)
         if author is None:
@@ -115,18 +213,15 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
                               "one with arena author add)", {"WWW-Authenticate": 'Bearer realm="arena"'})
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > cap):
-            return error(413, f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)")
-        fd, name_ = tempfile.mkstemp(prefix="upload-", dir=settings.scratch)
-        upload = Path(name_)
+            return error(413, too_large())
+        fd, path = tempfile.mkstemp(prefix="upload-", dir=settings.scratch)
+        os.close(fd)
+        upload = Path(path)
         try:
-            size = 0
-            with os.fdopen(fd, "wb") as sink:
-                # Counted while streaming too: a chunked body has no Content-Length to check first.
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > cap:
-                        return error(413, f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)")
-                    sink.write(chunk)
+            # Counted while streaming too: a chunked body has no Content-Length to check first.
+            size = await save(request.stream(), upload)
+            if size is None:
+                return error(413, too_large())
             if size == 0:
                 return error(400, "an empty body: send the bot as a .tar.gz or .zip (curl --data-binary @bot.tar.gz)")
             reply = await run_in_threadpool(intake.submit, author, upload)
@@ -220,6 +315,8 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/api/standings", get_standings),
         Route("/api/league", get_league),
         Route("/api/me", get_me),
+        Route("/upload", get_upload, methods=["GET"]),
+        Route("/upload", post_upload, methods=["POST"]),
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
     ], lifespan=lifespan)
     app.state.league = league
