@@ -18,6 +18,7 @@ organiser sees to it); it never leaves half a version.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -46,6 +47,8 @@ class IntakeSettings:
     sandbox: str = "process"
     uploads_per_hour: int = 10
     archive: ArchiveLimits = ArchiveLimits()
+    check_slots: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) // 2))
+    """Admission checks at once: they play timed matches, and an overloaded host would fail bots for being slow."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ class Intake:
         self.registry = Registry(settings.registry)
         self._author_locks = _Locks()
         self._name_locks = _Locks()
+        self._check_slots = threading.BoundedSemaphore(settings.check_slots)
         settings.scratch.mkdir(parents=True, exist_ok=True)
 
     def submit(self, author: Author, archive: Path) -> Reply:
@@ -139,7 +143,8 @@ class Intake:
                 store.close()
 
     def _check(self, copy: Path, name: str) -> CheckReport:
-        report = self.checker(copy, self.settings.sandbox)
+        with self._check_slots:
+            report = self.checker(copy, self.settings.sandbox)
         report.directory = f"upload:{name}"  # not the server's scratch path
         return report
 
