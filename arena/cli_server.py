@@ -211,6 +211,9 @@ def submit_remote(bot_dir: Path, server: str, token: str | None, as_json: bool) 
     sys.exit(0 if reply.status in (200, 201) else 1 if reply.status == 422 or reply.status >= 500 else 2)
 
 
+COMMANDS = (serve, author_group, league_group)
+
+
 def register(main: click.Group) -> None:
-    for command in (serve, author_group, league_group):
+    for command in COMMANDS:
         main.add_command(command)

@@ -84,7 +84,7 @@ MIGRATIONS: list[tuple[str, str]] = [
             PRIMARY KEY (tournament_id, bot_id, match_idx)
         ) STRICT;
     """),
-    ("0002_league_authors", """
+    ("0003_league_authors", """
         CREATE TABLE authors (
             id INTEGER PRIMARY KEY,
             name TEXT NOT NULL UNIQUE,

@@ -98,9 +98,11 @@ def league_config(tmp_path: Path, entries: tuple[str, ...] = HOUSE, seed: int = 
 def schedule_of(store: Store, tid: int) -> list[tuple[int, int, int, tuple[str, ...]]]:
     names = {row["id"]: row["name"] for row in store.bots(tid)}
     seats: dict[int, list[str]] = {}
-    for row in store.seat_rows(tid):
+    for row in store.db.execute("SELECT s.match_id, s.bot_id FROM seats s JOIN matches m ON m.id = s.match_id "
+                                "WHERE m.tournament_id = ? ORDER BY s.match_id, s.seat", (tid,)):
         seats.setdefault(row["match_id"], []).append(names[row["bot_id"]])
-    return [(row["grp"], row["rotation"], row["seed"], tuple(seats[row["id"]])) for row in store.match_rows(tid)]
+    return [(row["grp"], row["rotation"], row["seed"], tuple(seats[row["id"]]))
+            for row in store.db.execute("SELECT * FROM matches WHERE tournament_id = ? ORDER BY idx", (tid,))]
 
 
 def test_groups_are_duplicate_deals_spread_evenly_and_deterministic(tmp_path: Path) -> None:

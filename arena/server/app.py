@@ -38,7 +38,7 @@ from starlette.staticfiles import StaticFiles
 from arena.archive import ArchiveLimits
 from arena.checker import check_bot
 from arena.registry import Registry, RegistryError
-from arena.server.authors import Author, authenticate, owned_by, owner_of, recent_seats
+from arena.server.authors import Author, all_owners, authenticate, owned_by, recent_seats
 from arena.server.intake import Checker, Intake, IntakeSettings
 from arena.server.league import League, ServeConfig
 from arena.server.public import league_href, publish
@@ -233,10 +233,11 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
 
     def bot_listing(store: Store) -> dict[str, Any]:
         bots = []
+        owners = all_owners(store)
         for bot in registry.names():
             versions = registry.versions(bot)
             # No check reports here: they hold the bot's stderr, which only its author may see.
-            bots.append({"name": bot, "owner": owner_of(store, bot), "latest": versions[-1].version,
+            bots.append({"name": bot, "owner": owners.get(bot), "latest": versions[-1].version,
                          "versions": [{"version": v.version, "files_hash": v.files_hash,
                                        "submitted_at": v.submitted_at, "fit": v.fit} for v in versions]})
         return {"bots": bots}

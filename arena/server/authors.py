@@ -120,6 +120,12 @@ def owner_of(store: Store, bot_name: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def all_owners(store: Store) -> dict[str, str]:
+    """Bot name -> its owner's name, for every bot an author owns."""
+    return dict(store.db.execute("SELECT o.bot_name, a.name FROM bot_owners o JOIN authors a ON a.id = o.author_id"
+                                 ).fetchall())
+
+
 def owned_by(store: Store, author: Author) -> list[str]:
     return [row[0] for row in store.db.execute("SELECT bot_name FROM bot_owners WHERE author_id = ? ORDER BY bot_name",
                                                (author.id,))]
