@@ -66,9 +66,17 @@ def check(bot_dir: Path, sandbox_name: str, as_json: bool) -> None:
 @registry_option
 @registry_db_option
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
+@click.option("--server", help="Upload to the league server at this URL instead (docs/SERVER.md).")
+@click.option("--token", envvar="ARENA_TOKEN", help="Your API token for --server (default: $ARENA_TOKEN).")
 @json_option()
-def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name: str, as_json: bool) -> None:
-    """Check the bot in BOT_DIR and store an immutable copy of it in the registry as its next version."""
+def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name: str, server: str | None,
+           token: str | None, as_json: bool) -> None:
+    """Check the bot in BOT_DIR and store an immutable copy of it in the registry as its next version; with
+    --server, upload it to a league server, which does the same there."""
+    if server is not None:
+        from arena.cli_server import submit_remote
+
+        submit_remote(bot_dir, server, token, as_json)
     registry = _registry(registry_dir, db_path)
     try:
         result = registry.submit(bot_dir, lambda copy: _check_copy(copy, bot_dir, sandbox_name))

@@ -120,6 +120,30 @@ MIGRATIONS: list[tuple[str, str]] = [
             expires REAL NOT NULL
         ) STRICT;
     """),
+    # League server: authors (token hashes only), who owns which bot name, and accepted submissions (rate limit).
+    ("0004_league_authors", """
+        CREATE TABLE authors (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        ) STRICT;
+        CREATE TABLE bot_owners (
+            bot_name TEXT PRIMARY KEY,
+            author_id INTEGER NOT NULL REFERENCES authors(id),
+            claimed_at TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE submissions (
+            id INTEGER PRIMARY KEY,
+            author_id INTEGER NOT NULL REFERENCES authors(id),
+            bot_name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            files_hash TEXT NOT NULL,
+            accepted_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX submissions_by_author ON submissions (author_id, accepted_at);
+    """),
 ]
 
 LEASE_SECONDS = 60.0

@@ -136,7 +136,8 @@ def _match_in_flight() -> Iterator[None]:
             os._exit(128 + signal.SIGTERM)
 
 
-def _worker_started(runner: int) -> None:
+def worker_started(runner: int) -> None:
+    """A pool worker's set-up (the initializer, with the runner's pid): signals, and death with the runner."""
     # Workers are born with the stop signals blocked (the runner's mask while it starts them), so one that comes
     # while they import is held; they are let through once the dispositions are set. Ctrl-C is the runner's to
     # handle (workers ignore it from birth: _sigint_ignored_by_new_processes); SIGTERM (the runner stopping, or
@@ -229,12 +230,12 @@ def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
                 raise TournamentError(
                     f"{bot.directory}: the files of bot {bot.name!r} changed since tournament {config.name!r} "
                     "started; its results would mix two versions. Pass --fresh to start over, or use a new name")
-    _remove_partial_logs(log_dir)
+    remove_partial_logs(log_dir)
     pending = tuple(row["idx"] for row in store.matches_with_status(tid, "pending", "failed"))
     return Plan(tid, bots, tuple(schedule), pending, len(schedule) - len(pending), log_dir)
 
 
-def _remove_partial_logs(log_dir: Path) -> None:
+def remove_partial_logs(log_dir: Path) -> None:
     """Delete the half-written logs (``NAME.PID.tmp``) of matches that were in flight when a run was stopped or
     killed; those matches are played again. A log whose writer is still alive is left alone."""
     for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
@@ -419,7 +420,7 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         pool = None
         try:
             with _sigint_ignored_by_new_processes():
-                pool = context.Pool(min(workers or config.workers, len(todo)), initializer=_worker_started,
+                pool = context.Pool(min(workers or config.workers, len(todo)), initializer=worker_started,
                                     initargs=(os.getpid(),))
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
             results = pool.imap_unordered(run_job, todo)

@@ -1,0 +1,10 @@
+"""The league server (``arena serve``): authors submit bots over HTTP, a league plays them continuously, and the
+results site stays current. See docs/SERVER.md.
+
+- :mod:`arena.server.authors`: authors, their API tokens (only a hash is stored), bot-name ownership, the log of
+  accepted submissions that the rate limit counts;
+- :mod:`arena.server.intake`: one upload from archive to registry version (archive guards, admission check,
+  ownership, rate limit);
+- :mod:`arena.server.league`: the ``league:`` config and the loop that schedules and plays it;
+- :mod:`arena.server.app`: the Starlette application (the HTTP API, the live standings, the public site).
+"""

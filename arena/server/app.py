@@ -1,0 +1,324 @@
+"""The league server's web application: the HTTP API, the live standings page and the public results site.
+
+Starlette on uvicorn (see docs/SERVER.md for why): the API is a handful of JSON routes, so a small ASGI toolkit
+with streaming request bodies (the upload cap is enforced while reading) and a static-files mount is all it needs.
+Handlers do no blocking work on the event loop: the store, the archive guards and the admission check run in
+worker threads, each opening its own store connection as SQLite wants. The league runs in one background thread
+started and stopped with the application (its lifespan).
+
+Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /api/bots``, ``GET /api/standings``,
+``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr:
+the only route that shows stderr, and only the author's own), ``GET``/``POST /upload`` (the upload page for people,
+with a double-submit CSRF cookie), ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import secrets
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from arena.archive import ArchiveLimits
+from arena.checker import check_bot
+from arena.registry import Registry, RegistryError
+from arena.server.authors import Author, all_owners, authenticate, owned_by, recent_seats
+from arena.server.intake import Checker, Intake, IntakeSettings
+from arena.server.league import League, ServeConfig
+from arena.server.public import league_href, publish
+from arena.store import Store
+
+REFRESH_S = 10
+"""How often the live standings page reloads itself."""
+RECENT_MATCHES = 50
+"""How many of their latest league seats ``GET /api/me`` shows an author."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    db: Path
+    config: ServeConfig
+    site_dir: Path
+    scratch: Path
+    run_league: bool = True
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"status": "rejected", "error": message}, status, headers=headers)
+
+
+STANDINGS_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="{{ refresh }}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ league }}: live standings</title><link rel="stylesheet" href="/site/assets/style.css"></head>
+<body><main>
+<h1>{{ league }}: live standings</h1>
+<p>{{ state }}; {{ done }} matches played{% if pending %}, {{ pending }} in play{% endif %}.
+This page reloads every {{ refresh }} s.{% if href %} <a href="/site/{{ href }}">Matches, bots and replays</a>.{% endif %}</p>
+<table id="standings"><thead><tr><th>#</th><th>Bot</th><th class="num">Rating</th><th class="num">mu</th>
+<th class="num">sigma</th><th class="num">Matches</th><th class="num">Wins</th><th>Faults</th></tr></thead><tbody>
+{% for line in standings %}<tr{% if not line.active %} class="retired"{% endif %}><td>{{ line.rank }}</td>
+<td>{{ line.bot }}{% if not line.active %} (retired){% endif %}</td><td class="num">{{ "%.2f"|format(line.conservative) }}</td>
+<td class="num">{{ "%.2f"|format(line.mu) }}</td><td class="num">{{ "%.2f"|format(line.sigma) }}</td>
+<td class="num">{{ line.matches }}</td><td class="num">{{ line.wins }}</td>
+<td>{% for kind, count in line.faults.items() %}{{ kind }} {{ count }} {% endfor %}</td></tr>
+{% else %}<tr><td colspan="8">No bots yet: submit one (see the API: POST /api/bots).</td></tr>{% endfor %}
+</tbody></table></main></body></html>
+""")
+
+
+UPLOAD_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ league }}: submit a bot</title><link rel="stylesheet" href="/site/assets/style.css"></head>
+<body><main>
+<h1>{{ league }}: submit a bot</h1>
+{% if result %}<section id="result" class="{{ 'ok' if result.status in ('stored', 'unchanged') else 'failed' }}">
+<h2>{% if result.status == 'stored' %}Stored {{ result.label }}{% elif result.status == 'unchanged' %}Unchanged
+{% else %}Rejected, nothing stored{% endif %}</h2>
+<p>HTTP {{ code }}{% if result.error %}: {{ result.error }}{% endif %}{% if result.reason %}: {{ result.reason }}{% endif %}</p>
+{% if result.check %}<table id="check"><thead><tr><th>Step</th><th>OK</th><th>Expected</th><th>Got</th><th>Advice</th></tr></thead><tbody>
+{% for step in result.check.steps %}<tr><td>{{ step.step }}</td><td>{{ {True: '✓', False: '✗', None: '-'}[step.ok] }}</td>
+<td>{{ step.expected }}</td><td>{{ step.got }}</td><td>{{ step.advice|join(' ') }}
+{% if step.stderr_tail %}<details><summary>stderr (your bot's, shown only to you)</summary><pre>{{ step.stderr_tail }}</pre></details>{% endif %}</td></tr>
+{% endfor %}</tbody></table>{% endif %}</section>{% endif %}
+<form method="post" action="/upload" enctype="multipart/form-data">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<p><label>API token <input type="password" name="token" required autocomplete="off"></label></p>
+<p><label>Bot archive (.tar.gz or .zip, at most {{ cap_kb }} KiB) <input type="file" name="archive" required
+accept=".zip,.tar.gz,.tgz,application/zip,application/gzip"></label></p>
+<p><button type="submit">Submit</button> The admission check runs before the answer: allow a minute.</p>
+</form><p><a href="/">Live standings</a></p></main></body></html>
+""")
+CSRF_COOKIE = "arena_csrf"
+FORM_OVERHEAD = 64 << 10
+"""Room for the multipart framing and the small fields around the archive."""
+
+
+def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starlette:
+    config = settings.config
+    name = config.league.name
+    settings.scratch.mkdir(parents=True, exist_ok=True)
+    settings.site_dir.mkdir(parents=True, exist_ok=True)
+    league = League(config.league, settings.db,
+                    publish=lambda store, ids: publish(store, name, settings.site_dir, ids))
+    intake = Intake(IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
+                                   sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
+                                   archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes)), checker)
+    registry = Registry(config.league.registry)
+    cap = config.max_upload_bytes
+
+    def with_store(work: Callable[[Store], Any]) -> Any:
+        store = Store(settings.db)
+        try:
+            return work(store)
+        finally:
+            store.close()
+
+    async def in_thread(work: Callable[[Store], Any]) -> Any:
+        return await run_in_threadpool(with_store, work)
+
+    async def author_of(request: Request) -> Author | None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        found: Author | None = await in_thread(lambda store: authenticate(store, token.strip()))
+        return found
+
+    def too_large() -> str:
+        return f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)"
+
+    async def save(chunks: AsyncIterator[bytes], upload: Path) -> int | None:
+        """Write the chunks to ``upload``; None as soon as they pass the cap (counted, not trusted)."""
+        size = 0
+        with open(upload, "wb") as sink:
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > cap:
+                    return None
+                sink.write(chunk)
+        return size
+
+    def upload_page(request: Request, code: int = 200, result: dict[str, Any] | None = None) -> Response:
+        token = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        html = UPLOAD_PAGE.render(league=name, csrf=token, cap_kb=cap >> 10, result=result, code=code)
+        response = HTMLResponse(html, code)
+        # Double-submit: a page on another site can post this form, but can neither read nor set this cookie.
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/upload",
+                            secure=request.url.scheme == "https")
+        return response
+
+    async def get_upload(request: Request) -> Response:
+        return upload_page(request)
+
+    async def post_upload(request: Request) -> Response:
+        length = request.headers.get("content-length")
+        if length is None or not length.isdigit():
+            return upload_page(request, 411, {"status": "rejected", "error": "the form must have a Content-Length"})
+        if int(length) > cap + FORM_OVERHEAD:
+            return upload_page(request, 413, {"status": "rejected", "error": too_large()})
+        fd, path = tempfile.mkstemp(prefix="form-", dir=settings.scratch)
+        os.close(fd)
+        upload = Path(path)
+        try:
+            async with request.form(max_files=1, max_fields=4) as form:
+                cookie = request.cookies.get(CSRF_COOKIE, "")
+                field = form.get("csrf")
+                if not cookie or not isinstance(field, str) or not hmac.compare_digest(cookie, field):
+                    return upload_page(request, 403, {"status": "rejected", "error": "the form expired or came from "
+                                                      "another site (CSRF check): reload this page and submit again"})
+                token = form.get("token")
+                author = None
+                if isinstance(token, str) and token.strip():
+                    author = await in_thread(lambda store: authenticate(store, token.strip()))
+                if author is None:
+                    return upload_page(request, 401, {"status": "rejected", "error": "that API token is not valid"})
+                archive = form.get("archive")
+                if not isinstance(archive, UploadFile):
+                    return upload_page(request, 400, {"status": "rejected", "error": "choose an archive to upload"})
+
+                async def chunks() -> AsyncIterator[bytes]:
+                    while block := await archive.read(1 << 16):
+                        yield block
+
+                size = await save(chunks(), upload)
+            if size is None:
+                return upload_page(request, 413, {"status": "rejected", "error": too_large()})
+            reply = await run_in_threadpool(intake.submit, author, upload)
+        except MultiPartException as failure:
+            return upload_page(request, 400, {"status": "rejected", "error": f"a malformed form: {failure.message}"})
+        finally:
+            upload.unlink(missing_ok=True)
+        return upload_page(request, reply.status, reply.body)
+
+    async def post_bot(request: Request) -> Response:
+        author = await author_of(request)
+        if author is None:
+            return error(401, "a valid API token is required: Authorization: Bearer TOKEN (the organiser gives you "
+                              "one with arena author add)", {"WWW-Authenticate": 'Bearer realm="arena"'})
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > cap):
+            return error(413, too_large())
+        fd, path = tempfile.mkstemp(prefix="upload-", dir=settings.scratch)
+        os.close(fd)
+        upload = Path(path)
+        try:
+            # Counted while streaming too: a chunked body has no Content-Length to check first.
+            size = await save(request.stream(), upload)
+            if size is None:
+                return error(413, too_large())
+            if size == 0:
+                return error(400, "an empty body: send the bot as a .tar.gz or .zip (curl --data-binary @bot.tar.gz)")
+            reply = await run_in_threadpool(intake.submit, author, upload)
+        except ClientDisconnect:
+            return error(400, "the upload was cut off")
+        finally:
+            upload.unlink(missing_ok=True)
+        return JSONResponse(reply.body, reply.status, headers=reply.headers)
+
+    def bot_listing(store: Store) -> dict[str, Any]:
+        bots = []
+        owners = all_owners(store)
+        for bot in registry.names():
+            versions = registry.versions(bot)
+            # No check reports here: they hold the bot's stderr, which only its author may see.
+            bots.append({"name": bot, "owner": owners.get(bot), "latest": versions[-1].version,
+                         "versions": [{"version": v.version, "files_hash": v.files_hash,
+                                       "submitted_at": v.submitted_at, "fit": v.fit} for v in versions]})
+        return {"bots": bots}
+
+    async def get_bots(request: Request) -> Response:
+        try:
+            return JSONResponse(await in_thread(bot_listing))
+        except RegistryError as failure:
+            return error(500, str(failure))
+
+    def author_data(store: Store, author: Author) -> dict[str, Any]:
+        owned = owned_by(store, author)
+        bots = [{"name": bot, "versions": [v.to_dict() | {"directory": None} for v in registry.versions(bot)]}
+                for bot in owned]
+        row = store.tournament(name)
+        matches: list[dict[str, Any]] = []
+        if row is not None:
+            mine = [b["id"] for b in store.bots(row["id"]) if b["name"].partition("@")[0] in owned
+                    and Path(b["directory"]).is_relative_to(registry.root)]
+            matches = recent_seats(store, row["id"], mine, RECENT_MATCHES)
+        return {"author": author.name, "bots": bots, "matches": matches}
+
+    async def get_me(request: Request) -> Response:
+        author = await author_of(request)
+        if author is None:
+            return error(401, "a valid API token is required: Authorization: Bearer TOKEN",
+                         {"WWW-Authenticate": 'Bearer realm="arena"'})
+        return JSONResponse(await in_thread(lambda store: author_data(store, author)))
+
+    def standings_data(store: Store) -> dict[str, Any]:
+        row = store.tournament(name)
+        lines: list[dict[str, Any]] = []
+        counts: dict[str, int] = {}
+        if row is not None:
+            active = set(league.state.active)
+            lines = [{**line.to_dict(rank), "active": line.name in active}
+                     for rank, line in enumerate(store.standings(row["id"]), 1)]
+            counts = store.status_counts(row["id"])
+        return {"league": name, "state": league.state.state, "matches": counts, "standings": lines,
+                "href": league_href(store, name)}
+
+    async def get_standings(request: Request) -> Response:
+        body = await in_thread(standings_data)
+        body.pop("href")
+        return JSONResponse(body)
+
+    async def get_league(request: Request) -> Response:
+        body = await in_thread(standings_data)
+        return JSONResponse({"league": name, **league.state.to_dict(), "matches": body["matches"]})
+
+    async def home(request: Request) -> Response:
+        body = await in_thread(standings_data)
+        html = STANDINGS_PAGE.render(league=name, state=body["state"], done=body["matches"].get("done", 0),
+                                     pending=body["matches"].get("pending", 0), standings=body["standings"],
+                                     href=body["href"], refresh=REFRESH_S)
+        return HTMLResponse(html)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        stop = threading.Event()
+        thread = None
+        if settings.run_league:
+            thread = threading.Thread(target=league.run, args=(stop,), name=f"league-{name}", daemon=True)
+            thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if thread is not None:
+                await run_in_threadpool(thread.join, 60)
+
+    app = Starlette(routes=[
+        Route("/", home),
+        Route("/api/bots", post_bot, methods=["POST"]),
+        Route("/api/bots", get_bots, methods=["GET"]),
+        Route("/api/standings", get_standings),
+        Route("/api/league", get_league),
+        Route("/api/me", get_me),
+        Route("/upload", get_upload, methods=["GET"]),
+        Route("/upload", post_upload, methods=["POST"]),
+        Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
+    ], lifespan=lifespan)
+    app.state.league = league
+    return app

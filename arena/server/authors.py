@@ -1,0 +1,176 @@
+"""Authors of a league, their API tokens, which bot names they own, and the submissions they made.
+
+A token is shown once, when the organiser adds the author (``arena author add``); the store keeps only its SHA-256.
+Tokens are 32 random bytes, so a plain hash is enough (no salt or slow hash: nobody can guess a preimage), and a
+presented token is compared with every live author's hash by :func:`hmac.compare_digest`, so the time taken says
+nothing about how close a guess was. Every function opens nothing itself: it takes a :class:`~arena.store.Store`
+(one per thread, as SQLite wants), so the CLI and the server share the same rows, and an author added from the
+command line can submit at once to a running server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.manifest import NAME_PATTERN
+from arena.store import Store
+
+TOKEN_BYTES = 32
+
+
+class AuthorError(ValueError):
+    """An author that cannot be added, found or revoked; the message says which and why."""
+
+
+class NameTaken(Exception):
+    """The bot name belongs to another author (or to the organiser): the server answers 403."""
+
+
+@dataclass(frozen=True)
+class Author:
+    id: int
+    name: str
+    created_at: str
+    revoked_at: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class AuthorSummary:
+    """One line of ``arena author list``."""
+
+    author: Author
+    bots: tuple[str, ...]
+    submissions: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.author.name, "created_at": self.author.created_at,
+                "revoked_at": self.author.revoked_at, "bots": list(self.bots), "submissions": self.submissions}
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _author(row: object) -> Author:
+    return Author(row["id"], row["name"], row["created_at"], row["revoked_at"])  # type: ignore[index]
+
+
+def add_author(store: Store, name: str) -> str:
+    """Add author ``name`` and return their new token (the only time it exists in clear)."""
+    if not NAME_PATTERN.fullmatch(name):
+        raise AuthorError(f"author name {name!r}: expected a slug matching [a-z0-9][a-z0-9_-]{{0,39}}")
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    with store.atomic() as db:
+        if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
+            raise AuthorError(f"{store.path}: author {name!r} already exists (arena author list); revoke and "
+                              "re-adding under a new name is how a lost token is replaced")
+        db.execute("INSERT INTO authors (name, token_hash, created_at) VALUES (?, ?, ?)",
+                   (name, token_hash(token), _now()))
+    return token
+
+
+def revoke_author(store: Store, name: str) -> None:
+    """Their token stops working at once; their bots and results stay."""
+    with store.atomic() as db:
+        row = db.execute("SELECT revoked_at FROM authors WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise AuthorError(f"{store.path}: no author {name!r} (arena author list)")
+        if row["revoked_at"] is None:
+            db.execute("UPDATE authors SET revoked_at = ? WHERE name = ?", (_now(), name))
+
+
+def list_authors(store: Store) -> list[AuthorSummary]:
+    bots: dict[int, list[str]] = {}
+    for row in store.db.execute("SELECT author_id, bot_name FROM bot_owners ORDER BY bot_name"):
+        bots.setdefault(row["author_id"], []).append(row["bot_name"])
+    counts = dict(store.db.execute("SELECT author_id, count(*) FROM submissions GROUP BY author_id").fetchall())
+    return [AuthorSummary(_author(row), tuple(bots.get(row["id"], ())), counts.get(row["id"], 0))
+            for row in store.db.execute("SELECT * FROM authors ORDER BY name")]
+
+
+def authenticate(store: Store, token: str) -> Author | None:
+    """The live author whose token this is, or None."""
+    presented = token_hash(token)
+    found = None
+    # Compare with every live author, not a lookup by hash, and without stopping at the first match: the time
+    # does not depend on which author (if any) matched.
+    for row in store.db.execute("SELECT * FROM authors WHERE revoked_at IS NULL"):
+        if hmac.compare_digest(presented, row["token_hash"]):
+            found = _author(row)
+    return found
+
+
+def owner_of(store: Store, bot_name: str) -> str | None:
+    row = store.db.execute("SELECT a.name FROM bot_owners o JOIN authors a ON a.id = o.author_id "
+                           "WHERE o.bot_name = ?", (bot_name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def all_owners(store: Store) -> dict[str, str]:
+    """Bot name -> its owner's name, for every bot an author owns."""
+    return dict(store.db.execute("SELECT o.bot_name, a.name FROM bot_owners o JOIN authors a ON a.id = o.author_id"
+                                 ).fetchall())
+
+
+def owned_by(store: Store, author: Author) -> list[str]:
+    return [row[0] for row in store.db.execute("SELECT bot_name FROM bot_owners WHERE author_id = ? ORDER BY bot_name",
+                                               (author.id,))]
+
+
+def recent_seats(store: Store, tid: int, bot_ids: Sequence[int], limit: int) -> list[dict[str, Any]]:
+    """The latest finished league seats of these bots, newest first, with faults and stderr tails (the caller
+    makes sure they are the asking author's own bots)."""
+    if not bot_ids:
+        return []
+    marks = ",".join("?" * len(bot_ids))
+    rows = store.db.execute(
+        "SELECT m.id, m.idx, m.finished_at, s.seat, b.name, s.place, s.score, s.fault_kind, s.fault_detail, "
+        "s.fault_round, s.stderr_tail FROM seats s JOIN matches m ON m.id = s.match_id JOIN bots b ON b.id = s.bot_id "
+        f"WHERE m.tournament_id = ? AND m.status = 'done' AND s.bot_id IN ({marks}) ORDER BY m.idx DESC LIMIT ?",
+        (tid, *bot_ids, limit)).fetchall()
+    return [{"match": row["id"], "index": row["idx"], "finished_at": row["finished_at"], "bot": row["name"],
+             "seat": row["seat"], "place": row["place"], "score": row["score"],
+             "fault": None if row["fault_kind"] is None else {"kind": row["fault_kind"], "detail": row["fault_detail"],
+                                                              "round": row["fault_round"]},
+             "stderr_tail": row["stderr_tail"]} for row in rows]
+
+
+def accepted_since(store: Store, author: Author, since: float) -> list[float]:
+    """When this author's accepted submissions since ``since`` (a Unix time) were accepted, oldest first."""
+    return [row[0] for row in store.db.execute(
+        "SELECT accepted_at FROM submissions WHERE author_id = ? AND accepted_at >= ? ORDER BY accepted_at",
+        (author.id, since))]
+
+
+def record_acceptance(store: Store, author: Author, bot_name: str, version: int, files_hash: str,
+                      at: float) -> None:
+    """Claim the name (first author wins) and log the submission, in one transaction."""
+    with store.atomic() as db:
+        db.execute("INSERT OR IGNORE INTO bot_owners (bot_name, author_id, claimed_at) VALUES (?, ?, ?)",
+                   (bot_name, author.id, _now()))
+        owner = db.execute("SELECT author_id FROM bot_owners WHERE bot_name = ?", (bot_name,)).fetchone()[0]
+        if owner != author.id:
+            raise NameTaken(bot_name)
+        db.execute("INSERT INTO submissions (author_id, bot_name, version, files_hash, accepted_at) "
+                   "VALUES (?, ?, ?, ?, ?)", (author.id, bot_name, version, files_hash, at))
+
+
+def submissions_of(store: Store, bot_name: str) -> dict[int, str]:
+    """Version -> the author who submitted it, for the versions that came in over the API."""
+    return {row["version"]: row["name"] for row in store.db.execute(
+        "SELECT s.version, a.name FROM submissions s JOIN authors a ON a.id = s.author_id WHERE s.bot_name = ?",
+        (bot_name,))}

@@ -1,0 +1,155 @@
+"""One upload, from an archive on the server's scratch disk to a new registry version, or a refusal saying why.
+
+The order matters and is the same for every upload:
+
+1. unpack the archive into a fresh scratch directory with every guard of :mod:`arena.archive` (400 on refusal);
+2. read its ``bot.yaml`` (400);
+3. holding this author's lock, then the bot name's lock (so two uploads can neither both take a free name nor
+   both squeeze under the rate limit): 403 if the name belongs to another author or to the organiser (a registry
+   bot no author owns); 429 if the author's accepted uploads in the last hour reached the limit;
+4. :meth:`arena.registry.Registry.submit`: the registry's own guards, the same admission check as ``arena check``
+   (in the sandbox), then the version taken atomically; a bot that fails its check gets 422 and its report;
+5. only then is the name claimed and the submission logged (one transaction), so a rejected upload neither claims
+   the name nor counts toward the limit.
+
+A crash between 4 and 5 leaves a stored version that no author owns yet (the name then answers 403 until the
+organiser sees to it); it never leaves half a version.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.archive import ArchiveLimits, ArchiveRejected, unpack
+from arena.checker import CheckReport, check_bot
+from arena.manifest import ManifestError, load_bot
+from arena.botfiles import SubmissionRejected
+from arena.registry import Registry, RegistryError
+from arena.server.authors import Author, NameTaken, accepted_since, owner_of, record_acceptance
+from arena.store import Store
+
+HOUR = 3600.0
+Checker = Callable[[Path, str], CheckReport]
+
+
+@dataclass(frozen=True)
+class IntakeSettings:
+    db: Path
+    registry: Path
+    scratch: Path
+    sandbox: str = "process"
+    uploads_per_hour: int = 10
+    archive: ArchiveLimits = ArchiveLimits()
+    check_slots: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) // 2))
+    """Admission checks at once: they play timed matches, and an overloaded host would fail bots for being slow."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP status and its JSON body."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def refusal(status: int, error: str, **more: Any) -> Reply:
+    return Reply(status, {"status": "rejected", "error": error, **more})
+
+
+class _Locks:
+    """One lock per key, made on first use."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def __call__(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
+class Intake:
+    """Takes uploads for one registry and store; safe to call from many threads at once."""
+
+    def __init__(self, settings: IntakeSettings, checker: Checker = check_bot) -> None:
+        self.settings = settings
+        self.checker = checker
+        self.registry = Registry(settings.registry)
+        self._author_locks = _Locks()
+        self._name_locks = _Locks()
+        self._check_slots = threading.BoundedSemaphore(settings.check_slots)
+        settings.scratch.mkdir(parents=True, exist_ok=True)
+
+    def submit(self, author: Author, archive: Path) -> Reply:
+        scratch = Path(tempfile.mkdtemp(prefix=f"{author.name}-", dir=self.settings.scratch))
+        try:
+            return self._submit(author, archive, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _submit(self, author: Author, archive: Path, scratch: Path) -> Reply:
+        (scratch / "bot").mkdir()
+        try:
+            unpacked = unpack(archive, scratch / "bot", self.settings.archive)
+            name = load_bot(unpacked.root).name
+        except (ArchiveRejected, ManifestError) as error:
+            return refusal(400, _scrub(str(error), scratch))
+        with self._author_locks(author.name), self._name_locks(name):
+            store = Store(self.settings.db)
+            try:
+                owner = owner_of(store, name)
+                if owner is None and self.registry.versions(name) or owner not in (None, author.name):
+                    return refusal(403, f"the bot name {name!r} belongs to "
+                                        f"{'the organiser' if owner is None else 'another author'}; pick another "
+                                        "name in bot.yaml")
+                now = time.time()
+                recent = accepted_since(store, author, now - HOUR)
+                if len(recent) >= self.settings.uploads_per_hour:
+                    wait = int(recent[0] + HOUR - now) + 1
+                    return Reply(429, {"status": "rejected", "retry_after_s": wait,
+                                       "error": f"rate limit: {self.settings.uploads_per_hour} accepted uploads an "
+                                                f"hour; the next is possible in {wait} s"},
+                                 {"Retry-After": str(wait)})
+                try:
+                    result = self.registry.submit(unpacked.root, lambda copy: self._check(copy, name))
+                except (ManifestError, SubmissionRejected) as error:
+                    return refusal(400, _scrub(str(error), scratch))
+                except (RegistryError, OSError) as error:
+                    return refusal(500, f"the server could not store the bot: {error}")
+                report = None if result.report is None else result.report.to_dict()
+                if result.status == "rejected":
+                    return refusal(422, f"the bot failed the admission check (arena check): {result.reason}",
+                                   name=name, check=report)
+                if result.status == "unchanged":
+                    return Reply(200, {"status": "unchanged", "name": name, "version": result.version,
+                                       "files_hash": result.files_hash, "reason": result.reason})
+                assert result.version is not None
+                try:
+                    record_acceptance(store, author, name, result.version, result.files_hash, now)
+                except NameTaken:  # cannot happen under the name lock; kept so a bug cannot hand a name over
+                    return refusal(403, f"the bot name {name!r} belongs to another author")
+                return Reply(201, {"status": "stored", "name": name, "version": result.version,
+                                   "label": f"{name}@{result.version}", "files_hash": result.files_hash,
+                                   "check": report})
+            finally:
+                store.close()
+
+    def _check(self, copy: Path, name: str) -> CheckReport:
+        with self._check_slots:
+            report = self.checker(copy, self.settings.sandbox)
+        report.directory = f"upload:{name}"  # not the server's scratch path
+        return report
+
+
+def _scrub(message: str, scratch: Path) -> str:
+    """Messages name files by the server's scratch paths; the author knows them relative to the archive."""
+    return message.replace(f"{scratch / 'bot'}/", "").replace(str(scratch / "bot"), "(archive)")

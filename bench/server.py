@@ -1,0 +1,181 @@
+"""Benchmark of the league server: concurrent uploads, API latency, and league throughput against ``arena run``.
+
+Starts a real ``arena serve`` on loopback with a league of house bots (the sample bots), then:
+
+1. **uploads**: N authors (default 20) each upload a bot at once, from N threads; every upload must be processed
+   (201), and the wall time and the slowest upload are reported (each runs the admission check in the sandbox);
+2. **latency**: sequential requests that do no check: ``GET /api/standings``, ``GET /`` and a refused
+   ``POST /api/bots`` (401), their p50 and p95 in milliseconds;
+3. **throughput**: with no more uploads, how many league matches finish per second over ``--seconds``, compared
+   with ``arena run`` of a tournament of the same bots, players, rules and workers.
+
+Prints ONE JSON object. This is a measurement, not a test: nothing here asserts on the numbers.
+
+    python bench/server.py [--uploads 20] [--seconds 30] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+HOUSE = ("greedy", "random", "planner", "js-greedy")
+RULES = "{threshold: 50}"
+
+
+def arena(*args: str) -> str:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def timed(call: Any, count: int) -> dict[str, float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return {"p50_ms": round(statistics.median(samples), 2), "p95_ms": round(percentile(samples, 0.95), 2)}
+
+
+def bot_copy(where: Path, name: str) -> Path:
+    directory = where / name
+    shutil.copytree(SAMPLES / "random", directory, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = directory / "bot.yaml"
+    manifest.write_text(manifest.read_text().replace("name: random", f"name: {name}"))
+    return directory
+
+
+def league_done(url: str) -> int:
+    return int(httpx.get(f"{url}/api/league", timeout=30).json()["matches"].get("done", 0))
+
+
+class Server:
+    """``arena serve`` in a subprocess on a free loopback port."""
+
+    def __init__(self, work: Path, config: Path, db: Path) -> None:
+        self.url = f"http://127.0.0.1:{free_port()}"
+        self.log = open(work / f"serve-{config.stem}.log", "wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(config), "--port",
+                                         self.url.rsplit(":", 1)[1], "--db", str(db)],
+                                        stdout=self.log, stderr=self.log, cwd=work)
+        for _ in range(300):
+            try:
+                httpx.get(f"{self.url}/api/league", timeout=2)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=120)
+        self.log.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--uploads", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--requests", type=int, default=200)
+    args = parser.parse_args()
+
+    from arena.client import pack
+
+    work = Path(tempfile.mkdtemp(prefix="arena-bench-server-"))
+    house = ", ".join(str(SAMPLES / name) for name in HOUSE)
+    league = f"players: 3, seed: 1, rules: {RULES}, workers: {args.workers}"
+    uploads_config = work / "uploads.yaml"
+    uploads_config.write_text(f"league: {{name: uploads, bots: ['registry:*', {house}], {league}}}\n"
+                              "server: {uploads_per_hour: 100}\n")
+    db = work / "uploads" / "arena.db"
+    tokens = [arena("author", "add", f"author{i}", "--db", str(db)).strip() for i in range(args.uploads)]
+    bodies = [pack(bot_copy(work / "bots", f"bot{i}")) for i in range(args.uploads)]
+    result: dict[str, Any] = {"python": platform.python_version(), "cpus": os.cpu_count(), "workers": args.workers}
+
+    server = Server(work, uploads_config, db)
+    try:
+        statuses: list[int] = [0] * args.uploads
+        seconds: list[float] = [0.0] * args.uploads
+
+        def upload(index: int) -> None:
+            started = time.perf_counter()
+            reply = httpx.post(f"{server.url}/api/bots", content=bodies[index], timeout=600,
+                               headers={"Authorization": f"Bearer {tokens[index]}"})
+            statuses[index] = reply.status_code
+            seconds[index] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(args.uploads)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        result["uploads"] = {"count": args.uploads, "stored": statuses.count(201),
+                             "statuses": sorted(set(statuses)), "wall_s": round(time.perf_counter() - started, 2),
+                             "slowest_s": round(max(seconds), 2)}
+        # One client with keep-alive, as a browser or a script would: a new httpx client per request costs more
+        # than the request (its SSL context alone).
+        with httpx.Client(base_url=server.url) as client:
+            result["latency"] = {
+                "GET /api/standings": timed(lambda: client.get("/api/standings"), args.requests),
+                "GET /": timed(lambda: client.get("/"), args.requests),
+                "GET /api/bots": timed(lambda: client.get("/api/bots"), args.requests),
+                "POST /api/bots 401": timed(lambda: client.post("/api/bots", content=b"x"), args.requests),
+            }
+    finally:
+        server.stop()
+
+    # Throughput: the house bots alone, in a league and in a tournament, on the same workers.
+    house_config = work / "house.yaml"
+    house_config.write_text(f"league: {{name: house, bots: [{house}], {league}}}\n")
+    server = Server(work, house_config, work / "house" / "arena.db")
+    try:
+        time.sleep(3)  # the pool's start-up, which a long-running league pays once
+        before, started = league_done(server.url), time.perf_counter()
+        time.sleep(args.seconds)
+        played = league_done(server.url) - before
+        league_rate = played / (time.perf_counter() - started)
+        result["league"] = {"matches": played, "matches_per_s": round(league_rate, 3)}
+    finally:
+        server.stop()
+    tournament = work / "run.yaml"
+    tournament.write_text(f"name: run-bench\nbots: [{house}]\nplayers: 3\nrepeats: 6\nseed: 1\nrules: {RULES}\n"
+                          f"workers: {args.workers}\n")
+    report = json.loads(arena("run", str(tournament), "--db", str(work / "run" / "arena.db"), "--no-site", "--json"))
+    run_rate = report["played"] / report["seconds"]
+    result["arena_run"] = {"matches": report["played"], "matches_per_s": round(run_rate, 3)}
+    result["league_vs_run"] = round(league_rate / run_rate, 3) if run_rate else None
+    shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""The league server's parts without HTTP: authors and tokens, the server config, and the league's scheduler, on a
+real SQLite store (the server itself is tested in test_server.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.checker import check_bot
+from arena.config import ConfigError
+from arena.ratings import Rating
+from arena.server.authors import (AuthorError, NameTaken, add_author, authenticate, list_authors, owner_of,
+                                  record_acceptance, revoke_author)
+from arena.server.league import League, LeagueConfig, LeagueError, load_serve_config
+from arena.registry import Registry
+from arena.store import Store
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
+HOUSE = tuple(str(SAMPLES / name) for name in ("greedy", "random", "planner", "js-greedy"))
+
+
+def test_the_store_keeps_only_a_hash_of_a_token(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    token = add_author(store, "alice")
+    assert len(token) >= 40
+    store.close()
+    assert token.encode() not in (tmp_path / "arena.db").read_bytes()
+    store = Store(tmp_path / "arena.db")
+    found = authenticate(store, token)
+    assert found is not None and found.name == "alice"
+    assert authenticate(store, token + "x") is None and authenticate(store, "") is None
+    with pytest.raises(AuthorError, match="author 'alice' already exists"):
+        add_author(store, "alice")
+    with pytest.raises(AuthorError, match="expected a slug"):
+        add_author(store, "Alice Smith")
+    revoke_author(store, "alice")
+    assert authenticate(store, token) is None
+    with pytest.raises(AuthorError, match="no author 'bob'"):
+        revoke_author(store, "bob")
+
+
+def test_the_first_author_to_be_accepted_owns_the_name(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    add_author(store, "alice")
+    add_author(store, "bob")
+    alice, bob = (summary.author for summary in list_authors(store))
+    record_acceptance(store, alice, "shark", 1, "abc", 1000.0)
+    with pytest.raises(NameTaken):
+        record_acceptance(store, bob, "shark", 2, "def", 1001.0)
+    record_acceptance(store, alice, "shark", 2, "def", 1002.0)
+    assert owner_of(store, "shark") == "alice"
+    assert [(s.author.name, s.bots, s.submissions) for s in list_authors(store)] == [
+        ("alice", ("shark",), 2), ("bob", (), 0)]  # bob's refused claim logged nothing
+
+
+def test_author_commands(tmp_path: Path) -> None:
+    db = str(tmp_path / "arena.db")
+    runner = CliRunner()
+    added = runner.invoke(main, ["author", "add", "alice", "--db", db, "--json"])
+    assert added.exit_code == 0 and json.loads(added.stdout)["author"] == "alice"
+    assert runner.invoke(main, ["author", "add", "alice", "--db", db]).exit_code == 2
+    listed = json.loads(runner.invoke(main, ["author", "list", "--db", db, "--json"]).stdout)
+    assert [a["name"] for a in listed["authors"]] == ["alice"] and listed["authors"][0]["revoked_at"] is None
+    assert runner.invoke(main, ["author", "revoke", "alice", "--db", db]).exit_code == 0
+    assert runner.invoke(main, ["author", "revoke", "nobody", "--db", db]).exit_code == 2
+    assert runner.invoke(main, ["submit", str(SAMPLES / "random"), "--server", "http://127.0.0.1:9"],
+                         env={"ARENA_TOKEN": ""}).exit_code == 2  # no token
+    unreachable = runner.invoke(main, ["submit", str(SAMPLES / "random"), "--server", "http://127.0.0.1:9",
+                                       "--token", "t"])
+    assert unreachable.exit_code == 1 and "cannot reach the server" in unreachable.output
+
+
+@pytest.mark.parametrize("text, words", [
+    ("name: x\n", "league: missing"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, colour: red}\n", "league.colour: unknown key"),
+    ("league: {name: x, bots: ['registry:*'], players: 9, seed: 1}\n", "league.players: expected an integer from 2"),
+    ("league: {name: x, bots: [nowhere], players: 2, seed: 1}\n", "league.bots[0]: expected registry:"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
+     "server.uploads_per_hour: expected a positive integer"),
+])
+def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_serve_config(config, tmp_path / "bots")
+    assert str(caught.value).startswith(f"{config}: ") and words in str(caught.value)
+
+
+def league_config(tmp_path: Path, entries: tuple[str, ...] = HOUSE, seed: int = 3) -> LeagueConfig:
+    return LeagueConfig(name="ladder", entries=entries, players=2, seed=seed, registry=tmp_path / "bots")
+
+
+def schedule_of(store: Store, tid: int) -> list[tuple[int, int, int, tuple[str, ...]]]:
+    names = {row["id"]: row["name"] for row in store.bots(tid)}
+    seats: dict[int, list[str]] = {}
+    for row in store.db.execute("SELECT s.match_id, s.bot_id FROM seats s JOIN matches m ON m.id = s.match_id "
+                                "WHERE m.tournament_id = ? ORDER BY s.match_id, s.seat", (tid,)):
+        seats.setdefault(row["match_id"], []).append(names[row["bot_id"]])
+    return [(row["grp"], row["rotation"], row["seed"], tuple(seats[row["id"]]))
+            for row in store.db.execute("SELECT * FROM matches WHERE tournament_id = ? ORDER BY idx", (tid,))]
+
+
+def test_groups_are_duplicate_deals_spread_evenly_and_deterministic(tmp_path: Path) -> None:
+    made = []
+    for run in ("a", "b"):
+        store = Store(tmp_path / run / "arena.db")
+        league = League(league_config(tmp_path), store.path)
+        tid = league.prepare(store)
+        active = league.entrants(store, tid)
+        assert league.schedule(store, tid, active, 6) == 12
+        made.append(schedule_of(store, tid))
+    assert made[0] == made[1]
+    matches = made[0]
+    for first, second in zip(matches[::2], matches[1::2]):
+        assert first[0] == second[0] and first[2] == second[2]  # one deal per group...
+        assert second[3] == first[3][::-1]  # ...played in both seat rotations
+    played = {name: sum(name in seats for *_, seats in matches) for name in ("greedy", "random", "planner",
+                                                                               "js-greedy")}
+    assert sorted(played.values()) == [6, 6, 6, 6]  # 12 matches x 2 seats over 4 equally uncertain bots
+
+
+def test_a_new_version_anchors_every_group_until_its_rating_settles(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    league = League(league_config(tmp_path, HOUSE[:3] + ("registry:*",)), store.path)
+    tid = league.prepare(store)
+    old = league.entrants(store, tid)
+    assert len(old) == 3  # an empty registry is no error: a league may start before any submission
+    store.finish(tid, [(0, {bot: Rating(25.0, 1.0) for bot in old})])  # a well measured field...
+    stored = Registry(tmp_path / "bots").submit(SAMPLES / "js-greedy", lambda copy: check_bot(copy, "process"))
+    assert stored.status == "stored", stored.reason  # ...and a new version arrives at the prior's sigma
+    active = league.entrants(store, tid)
+    assert len(active) == 4
+    league.schedule(store, tid, active, 3)
+    groups = {grp: seats for grp, _, _, seats in schedule_of(store, tid)}
+    assert len(groups) == 3 and all("js-greedy@1" in seats for seats in groups.values())
+    others = sorted(name for seats in groups.values() for name in seats if name != "js-greedy@1")
+    assert others == ["greedy", "planner", "random"]  # the other seats go round the field
+
+
+def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:
+    house = tmp_path / "house"
+    shutil.copytree(SAMPLES / "greedy", house, ignore=shutil.ignore_patterns("__pycache__"))
+    store = Store(tmp_path / "arena.db")
+    entries = (str(house), HOUSE[1])
+    league = League(league_config(tmp_path, entries), store.path)
+    league.entrants(store, league.prepare(store))
+    with pytest.raises(LeagueError, match="different config"):
+        League(league_config(tmp_path, entries, seed=4), store.path).prepare(store)
+    (house / "bot.py").write_text((house / "bot.py").read_text() + "\n# tweaked\n")
+    restarted = League(league_config(tmp_path, entries), store.path)
+    with pytest.raises(LeagueError, match="the files of 'greedy' changed since it entered league 'ladder'"):
+        restarted.entrants(store, restarted.prepare(store))

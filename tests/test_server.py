@@ -1,0 +1,374 @@
+"""The league server against a real ``arena serve`` process on loopback, with httpx as the client.
+
+One server (and one league) serves the whole module, in file order: authors are added with the CLI while it runs,
+bots are uploaded as real archives and checked in the real sandbox, the league plays real matches, and the last
+test kills the server with SIGKILL and starts it again on the same store.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from arena.client import pack
+
+from arena.ratings import Rating, RatingConfig, rate_all
+from arena.store import Store
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+SECRET = "SECRET-STDERR-7f3a"
+LEAKY = f'''\
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({{"type": "ready"}}), flush=True)
+    elif message["type"] == "turn":
+        sys.stderr.write("{SECRET}: what only my author may read\\n")
+        sys.stderr.flush()
+        sys.exit(3)
+'''
+CONFIG = """\
+league:
+  name: ladder
+  bots: ["registry:*", {greedy}, {leaky}]
+  players: 2
+  seed: 5
+  rules: {{threshold: 30}}
+  workers: 1
+server:
+  uploads_per_hour: 1
+  max_upload_kb: 64
+"""
+
+
+def arena(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, check=check,
+                          cwd=ROOT, timeout=60)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def make_bot(where: Path, name: str, source: Path | None = None, code: str | None = None) -> Path:
+    """A copy of the sample bot ``source`` named ``name``, or a bot running ``code``."""
+    directory = where / name
+    if source is not None:
+        shutil.copytree(source, directory, ignore=shutil.ignore_patterns("__pycache__"))
+        manifest = (directory / "bot.yaml").read_text().replace(f"name: {source.name}", f"name: {name}")
+    else:
+        directory.mkdir(parents=True)
+        (directory / "bot.py").write_text(code or "")
+        manifest = f"name: {name}\ncommand: python3 bot.py\n"
+    (directory / "bot.yaml").write_text(manifest)
+    return directory
+
+
+@dataclass
+class Server:
+    root: Path
+    config: Path
+    db: Path
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        log = open(self.root / "serve.log", "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db", str(self.db)],
+            stdout=log, stderr=log, cwd=self.root)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/api/league", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise AssertionError("the server did not start: " + (self.root / "serve.log").read_text()[-2000:])
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        assert self.process is not None
+        self.process.send_signal(sig)
+        self.process.wait(timeout=60)
+
+    def add_author(self, name: str) -> str:
+        return arena("author", "add", name, "--db", str(self.db)).stdout.strip()
+
+    def upload(self, token: str | None, body: bytes, **headers: str) -> httpx.Response:
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx.post(f"{self.url}/api/bots", content=body, headers=headers, timeout=120)
+
+    def standings(self) -> dict[str, Any]:
+        return {line["bot"]: line for line in httpx.get(f"{self.url}/api/standings").json()["standings"]}
+
+    def wait_for(self, what: str, condition: Callable[[], bool], seconds: float = 45) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; league: "
+                                     f"{httpx.get(f'{self.url}/api/league').text}")
+            time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("league")
+    leaky = make_bot(root / "house", "leaky", code=LEAKY)
+    config = root / "league.yaml"
+    config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", leaky=leaky))
+    running = Server(root, config, root / "results" / "arena.db", free_port())
+    running.start()
+    try:
+        yield running
+    finally:
+        if running.process is not None and running.process.poll() is None:
+            running.stop()
+
+
+@pytest.fixture(scope="module")
+def tokens(server: Server) -> dict[str, str]:
+    """Authors added with the CLI while the server runs."""
+    return {name: server.add_author(name) for name in ("alice", "bob", "carol", "dave")}
+
+
+def test_uploads_without_a_valid_token_get_401(server: Server, tokens: dict[str, str]) -> None:
+    body = pack(SAMPLES / "random")
+    for token in (None, "not-a-token", tokens["alice"][:-1]):
+        reply = server.upload(token, body)
+        assert reply.status_code == 401, reply.text
+        assert "API token" in reply.json()["error"]
+    assert reply.headers["www-authenticate"].startswith("Bearer")
+    arena("author", "revoke", "dave", "--db", str(server.db))
+    assert server.upload(tokens["dave"], body).status_code == 401  # revoked: at once, server still running
+
+
+def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
+    bot = make_bot(tmp_path, "alice-bot", SAMPLES / "random")
+    reply = server.upload(tokens["alice"], pack(bot), **{"Content-Type": "application/gzip"})
+    assert reply.status_code == 201, reply.text
+    body = reply.json()
+    assert (body["status"], body["name"], body["version"], body["label"]) == ("stored", "alice-bot", 1, "alice-bot@1")
+    assert body["check"]["fit"] is True
+    assert [step["step"] for step in body["check"]["steps"]][:3] == ["manifest", "files", "hello"]
+    listing = httpx.get(f"{server.url}/api/bots").json()["bots"]
+    assert [(b["name"], b["owner"], b["latest"]) for b in listing] == [("alice-bot", "alice", 1)]
+    # The new version enters the league and plays; its rating moves off the prior and firms up.
+    server.wait_for("alice-bot@1 to play league matches",
+                    lambda: server.standings().get("alice-bot@1", {}).get("matches", 0) >= 4)
+    line = server.standings()["alice-bot@1"]
+    assert line["active"] is True and line["sigma"] < 8.333 and line["mu"] != 25.0
+    # The league is a tournament in the store like any other.
+    standings = json.loads(arena("standings", "ladder", "--json", "--db", str(server.db)).stdout)
+    assert "alice-bot@1" in [row["bot"] for row in standings["standings"]]
+    mine = httpx.get(f"{server.url}/api/me", headers={"Authorization": f"Bearer {tokens['alice']}"}).json()
+    assert mine["author"] == "alice" and mine["bots"][0]["versions"][0]["check"]["fit"] is True
+    assert len(mine["matches"]) >= 4 and {m["bot"] for m in mine["matches"]} == {"alice-bot@1"}
+    assert httpx.get(f"{server.url}/api/me").status_code == 401
+    status = arena("league", "status", "--db", str(server.db)).stdout
+    assert status.startswith("ladder: since") and "matches played" in status
+
+
+def test_a_rejected_upload_claims_no_name_and_another_authors_name_is_403(
+        server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
+    broken = make_bot(tmp_path, "contested", code=LEAKY)
+    reply = server.upload(tokens["bob"], pack(broken))
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["check"]["fit"] is False and "failed the admission check" in reply.json()["error"]
+    good = make_bot(tmp_path / "good", "contested", SAMPLES / "greedy")
+    assert server.upload(tokens["carol"], pack(good)).status_code == 201  # bob's failure claimed nothing
+    arena("submit", str(SAMPLES / "random"), "--db", str(server.db))  # the organiser's own bot, submitted locally
+    for author, name in (("bob", "contested"), ("bob", "alice-bot"), ("bob", "random")):
+        taken = server.upload(tokens[author], pack(make_bot(tmp_path / author / name, name, SAMPLES / "random")))
+        assert taken.status_code == 403, taken.text
+        owner = "the organiser" if name == "random" else "another author"
+        assert f"the bot name {name!r} belongs to {owner}" in taken.json()["error"]
+
+
+def test_the_rate_limit_counts_accepted_uploads_only(server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
+    # carol's one upload an hour went to "contested"; bob's 422 and 403s did not count against him.
+    again = make_bot(tmp_path, "carol-two", SAMPLES / "random")
+    limited = server.upload(tokens["carol"], pack(again))
+    assert limited.status_code == 429, limited.text
+    assert int(limited.headers["retry-after"]) > 3000 and "1 accepted uploads an hour" in limited.json()["error"]
+    assert server.upload(tokens["bob"], pack(make_bot(tmp_path, "bob-bot", SAMPLES / "random"))).status_code == 201
+    names = [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
+    assert "carol-two" not in names and "bob-bot" in names
+
+
+def test_an_oversized_upload_is_413_with_or_without_content_length(server: Server, tokens: dict[str, str]) -> None:
+    big = os.urandom(100 << 10)
+    reply = server.upload(tokens["alice"], big)
+    assert reply.status_code == 413 and "at most 64 KiB" in reply.json()["error"]
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(10):
+            yield os.urandom(10 << 10)
+
+    streamed = httpx.post(f"{server.url}/api/bots", content=chunks(), timeout=60,
+                          headers={"Authorization": f"Bearer {tokens['alice']}"})
+    assert streamed.status_code == 413
+
+
+def hostile_zip(members: Sequence[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for info, content in members:
+            bundle.writestr(info, content)
+    return buffer.getvalue()
+
+
+def symlink_tar() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        manifest = b"name: linky\ncommand: python3 bot.py\n"
+        info = tarfile.TarInfo("bot.yaml")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+        link = tarfile.TarInfo("bot.py")
+        link.type = tarfile.SYMTYPE
+        link.linkname = "/etc/passwd"
+        tar.addfile(link)
+    return buffer.getvalue()
+
+
+def test_hostile_archives_are_refused_and_write_nothing_outside_scratch(
+        server: Server, tokens: dict[str, str]) -> None:
+    manifest = b"name: hostile\ncommand: python3 bot.py\n"
+    cases = {
+        "zip slip": (hostile_zip([("bot.yaml", manifest), ("../../../../escaped.py", b"pwned")]), "'..'"),
+        "symlink": (symlink_tar(), "bot.py: a symlink to '/etc/passwd'"),
+        "zip bomb": (hostile_zip([("bot.yaml", manifest), ("zeros", bytes(16 << 20))]), "compression bomb"),
+        "garbage": (b"just some bytes", "not a .tar.gz or a .zip"),
+    }
+    for case, (body, words) in cases.items():
+        assert len(body) < 64 << 10, case
+        reply = server.upload(tokens["alice"], body)
+        assert reply.status_code == 400, (case, reply.text)
+        assert words in reply.json()["error"], (case, reply.json())
+    assert not list(server.root.rglob("escaped.py"))
+    assert "hostile" not in [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
+    scratch = server.db.parent / "bots" / ".incoming" / "uploads"
+    assert not list(scratch.iterdir())  # every upload's scratch directory is gone
+
+
+def test_a_bots_stderr_is_in_the_store_but_never_on_public_pages(server: Server) -> None:
+    server.wait_for("the site to hold league pages", lambda: any((server.db.parent / "public" / "t").glob("*/bots/*")))
+    store = Store(server.db)
+    try:
+        store.db.execute("BEGIN")  # one snapshot: the league writes on
+        tails = [row[0] for row in store.db.execute("SELECT stderr_tail FROM seats WHERE stderr_tail LIKE ?",
+                                                    (f"%{SECRET}%",))]
+        # Ratings were brought up to date batch by batch: they equal a full recomputation in schedule order.
+        row = store.tournament("ladder")
+        assert row is not None
+        tid = row["id"]
+        upto = store.db.execute("SELECT max(match_idx) FROM ratings WHERE tournament_id = ?", (tid,)).fetchone()[0]
+        rated = [match for match in store.rated_matches(tid) if match.index <= upto]
+        full, _ = rate_all([row["id"] for row in store.bots(tid)], rated, RatingConfig())
+        stored = store.final_ratings(tid)
+        store.db.execute("COMMIT")
+    finally:
+        store.close()
+    assert len(rated) > 20 and set(stored) == {bot for match in rated for bot in match.bots}
+    assert all(abs(stored[bot].mu - full[bot].mu) < 1e-9 and abs(stored[bot].sigma - full[bot].sigma) < 1e-9
+               for bot in stored)
+    assert tails, "the leaky house bot's stderr should be stored for the organiser"
+    public = [httpx.get(f"{server.url}{path}").text for path in ("/", "/api/standings", "/api/bots", "/api/league")]
+    pages = list((server.db.parent / "public").rglob("*.html"))
+    assert len(pages) > 5
+    public += [page.read_text() for page in pages]
+    assert not [text for text in public if SECRET in text]
+    home = httpx.get(f"{server.url}/").text
+    assert '<meta http-equiv="refresh"' in home and "alice-bot@1" in home
+    assert httpx.get(f"{server.url}/site/").status_code == 200
+
+
+def test_the_upload_page_checks_its_csrf_token_and_shows_the_result(server: Server, tmp_path: Path) -> None:
+    token = server.add_author("frank")
+    archive = pack(make_bot(tmp_path, "frank-bot", SAMPLES / "random"))
+    with httpx.Client(base_url=server.url, timeout=120) as browser:
+        page = browser.get("/upload")
+        assert page.status_code == 200 and 'type="file" name="archive"' in page.text
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        assert browser.cookies["arena_csrf"] == csrf
+        files = {"archive": ("frank-bot.tar.gz", archive, "application/gzip")}
+        forged = httpx.post(f"{server.url}/upload", data={"csrf": csrf, "token": token}, files=files)
+        assert forged.status_code == 403 and "CSRF" in forged.text  # another site: no cookie
+        wrong = browser.post("/upload", data={"csrf": csrf + "x", "token": token}, files=files)
+        assert wrong.status_code == 403
+        bad_token = browser.post("/upload", data={"csrf": csrf, "token": "nope"}, files=files)
+        assert bad_token.status_code == 401
+        done = browser.post("/upload", data={"csrf": csrf, "token": token}, files=files)
+        assert done.status_code == 201, done.text
+        assert "Stored frank-bot@1" in done.text and '<table id="check">' in done.text
+    assert "frank-bot" in [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.add(int(status.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
+        server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
+    erin = server.add_author("erin")
+    reply = server.upload(erin, pack(make_bot(tmp_path, "erin-bot", SAMPLES / "greedy")))
+    assert reply.status_code == 201, reply.text
+    played = httpx.get(f"{server.url}/api/league").json()["matches"].get("done", 0)
+    assert server.process is not None
+    workers = children(server.process.pid)
+    assert workers, "the league's pool should be running"
+    server.stop(signal.SIGKILL)
+    server.wait_for("the pool's workers to die with the server", lambda: not any(map(alive, workers)), 20)
+    server.start()
+    bots = {b["name"]: b for b in httpx.get(f"{server.url}/api/bots").json()["bots"]}
+    assert (bots["erin-bot"]["owner"], bots["erin-bot"]["latest"]) == ("erin", 1)
+    server.wait_for("the league to resume and erin-bot@1 to play",
+                    lambda: server.standings().get("erin-bot@1", {}).get("matches", 0) >= 2
+                    and httpx.get(f"{server.url}/api/league").json()["matches"].get("done", 0) > played)
+    assert httpx.get(f"{server.url}/api/league").json()["matches"].get("failed", 0) == 0
+    assert {"alice-bot@1", "contested@1", "bob-bot@1", "greedy", "leaky"} <= set(server.standings())
+    again = server.upload(erin, pack(make_bot(tmp_path / "again", "erin-bot", SAMPLES / "random")))
+    assert again.status_code == 429  # the limit is in the store: a restart does not reset it

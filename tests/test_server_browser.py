@@ -1,0 +1,91 @@
+"""The league server in a real browser (Chromium through Playwright): the upload page and the live standings.
+
+Skips, saying why, without Chromium or the playwright package, exactly as tests/test_site_browser.py does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_server import SAMPLES, Server, free_port, make_bot
+
+CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--no-first-run", "--disable-dev-shm-usage"]
+try:
+    import playwright.sync_api  # noqa: F401
+    MISSING = None if Path(CHROMIUM).is_file() else f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+except ImportError:
+    MISSING = "the playwright package is not installed (pip install -e '.[test]')"
+if MISSING is not None:
+    if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"ARENA_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
+    pytest.skip(MISSING, allow_module_level=True)
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+from arena.client import pack  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+CONFIG = """\
+league: {{name: browser-league, bots: ["registry:*", {greedy}, {random}], players: 2, seed: 3,
+          rules: {{threshold: 30}}, workers: 1}}
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("browser-league")
+    config = root / "league.yaml"
+    config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", random=SAMPLES / "random"))
+    running = Server(root, config, root / "results" / "arena.db", free_port())
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        opened = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        errors: list[str] = []
+        opened.on("pageerror", lambda error: errors.append(str(error)))
+        yield opened
+        browser.close()
+        assert errors == [], errors
+
+
+def test_an_author_uploads_with_the_form_and_sees_the_check_report(server: Server, page: Page,
+                                                                     tmp_path: Path) -> None:
+    token = server.add_author("web-author")
+    archive = tmp_path / "web-bot.tar.gz"
+    archive.write_bytes(pack(make_bot(tmp_path, "web-bot", SAMPLES / "random")))
+    page.goto(f"{server.url}/upload")
+    page.get_by_label("API token").fill(token)
+    page.get_by_label(re.compile("Bot archive")).set_input_files(str(archive))
+    page.get_by_role("button", name="Submit").click()
+    expect(page.locator("#result h2")).to_have_text("Stored web-bot@1", timeout=60_000)
+    expect(page.locator("#check tbody tr").first).to_contain_text("manifest")
+    # Submitting the same page again is still accepted by the CSRF check (same cookie, same form token).
+    page.get_by_label("API token").fill("not-my-token")
+    page.get_by_label(re.compile("Bot archive")).set_input_files(str(archive))
+    page.get_by_role("button", name="Submit").click()
+    expect(page.locator("#result")).to_contain_text("that API token is not valid")
+
+
+def test_the_standings_page_refreshes_itself(server: Server, page: Page) -> None:
+    page.goto(f"{server.url}/")
+    expect(page.locator("#standings")).to_contain_text("web-bot@1", timeout=30_000)
+    first = page.locator("main > p").first.inner_text()
+    # No navigation from the test: the page reloads itself and shows more matches played.
+    expect(page.locator("main > p").first).not_to_have_text(first, timeout=30_000)
+    assert "matches played" in page.locator("main > p").first.inner_text()
