@@ -27,7 +27,7 @@ from arena.matchlog import LogError, read_records
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
 from arena.resources import data_dir
-from arena.results import Fault, FaultKind, Reason, limit_reason
+from arena.results import Fault, FaultKind, Reason, counted, limit_reason
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits, get_sandbox
 
@@ -301,7 +301,7 @@ def _match_step(name: str, seats: list[BotSpec], mine: list[int], sandbox: Sandb
                                 explain(fault, player.stderr_tail, lines, language_of(order[seat])),
                                 _tail(player.stderr_tail))
         places = ", ".join(f"place {result.players[s].place} score {result.players[s].score}" for s in ours)
-        played.append(f"seed {seed}: {result.rounds} rounds, {result.turns} turns, {places}")
+        played.append(f"seed {seed}: {counted(result.rounds, 'round')}, {counted(result.turns, 'turn')}, {places}")
     return Step(name, True, expected, "; ".join(played))
 
 

@@ -17,6 +17,8 @@ import yaml
 
 from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, tournament
 from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
+from arena.confidence import Confidence, confidence
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, describe, load, verify
@@ -27,10 +29,9 @@ from arena.resources import data_dir
 from arena.results import MatchResult
 from arena.rules import Rules, RulesError
 from arena.sandbox import SandboxError, get_sandbox
-from arena.confidence import Confidence, confidence
 from arena.store import Standing, Store, StoreError, disk_full
 from arena.tournament import TournamentError
-from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
+from arena.yamlfile import load_yaml
 
 
 class _Main(click.Group):
@@ -57,7 +58,7 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
     options: dict[str, Any] = {}
     if rules_file is not None:
         try:
-            loaded = yaml.safe_load(rules_file.read_text(encoding="utf-8")) or {}
+            loaded = load_yaml(rules_file.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
             fail(f"{rules_file}: cannot read rules: {error}")
         if not isinstance(loaded, dict):
@@ -73,7 +74,8 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 
 @click.command()
 @click.argument("bot_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--seed", type=int, default=1, show_default=True, help="Deal seed; the same seed gives the same match.")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
+              help="Deal seed (as a config's seed: 0 or more); the same seed gives the same match.")
 @click.option("--threshold", type=int, help="Elimination threshold (shortcut for the rule option).")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="YAML file of rule options (see protocol/RULES.md).")
@@ -101,10 +103,16 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
     if log_path is None:
         log_path = Path("results/logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl.gz"
     try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"{log_path}: cannot write the event log here ({error.strerror}); pass --log PATH")
+    try:
         sandbox = get_sandbox(sandbox_name)
         result = play_match(bots, seed, sandbox, rules, Limits(hello_ms, move_ms, bank_ms), log_path=log_path)
     except (InfrastructureError, SandboxError) as error:
         fail(f"infrastructure error, match not played: {error}", ExitCode.FAILED)
+    except OSError as error:  # the bots are sandboxed: what this process writes is the event log
+        fail(f"{log_path}: cannot write the event log ({error.strerror}); pass --log PATH")
     if as_json:
         emit_json(result.to_dict())
     else:
@@ -112,7 +120,7 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
 
 
 def print_result(result: MatchResult) -> None:
-    click.echo(f"seed {result.seed}: {result.rounds} rounds, {result.turns} turns, {result.termination}, "
+    click.echo(f"seed {result.seed}: {result.summary()}, "
                f"{result.duration_s:.1f} s")
     click.echo(f"{'place':>5}  {'seat':>4}  {'bot':<20} {'score':>5}  fault")
     for player in sorted(result.players, key=lambda p: (p.place, p.seat)):
@@ -126,16 +134,24 @@ def print_result(result: MatchResult) -> None:
 @click.argument("log_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--verify", "check", is_flag=True,
               help="Re-run the engine from the seed and recorded moves; exit 1 on any mismatch.")
-@json_option("With --verify: print the verdict as JSON.")
+@json_option("Print the narration (or with --verify, the verdict) as one JSON object; errors too.")
 def replay(log_file: Path, check: bool, as_json: bool) -> None:
     """Print a match from its event log turn by turn, or verify it against the engine."""
     try:
         log = load(log_file)
     except LogError as error:
-        fail(str(error))
+        fail(str(error), as_json=as_json)
     if not check:
-        for line in describe(log):
-            click.echo(line)
+        try:
+            lines = list(describe(log))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            fail(f"{log_file}: a malformed event in the log ({type(error).__name__}: {error}); "
+                 "arena replay --verify says which", as_json=as_json)
+        if as_json:
+            emit_json({"log": str(log_file), "events": len(log.events), "lines": lines})
+        else:
+            for line in lines:
+                click.echo(line)
         return
     problems = verify(log)
     if as_json:
@@ -371,6 +387,8 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
     store = open_store(db_path)
     row = find_tournament(store, name)
     found = store.match_list(row["id"], bot)
+    if bot is not None and not found and not any(s.name == bot for s in store.standings(row["id"])):
+        fail(f"tournament {row['name']} has no bot called {bot!r} (arena standings {row['name']} lists them)")
     if as_json:
         emit_json({"tournament": row["name"], "matches": found})
         return
@@ -398,7 +416,7 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
     result = match_.result
     click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
                + ("" if result is None else
-                  f", {result.rounds} rounds, {result.turns} turns, {result.termination}"))
+                  f", {result.summary()}"))
     if match_.error:
         click.echo(f"infrastructure error: {match_.error}")
     if result is None:

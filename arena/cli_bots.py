@@ -78,6 +78,10 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
 
         submit_remote(bot_dir, server, token, as_json)
     registry = _registry(registry_dir, db_path)
+    if not registry.root.exists():
+        # A submit from another directory would otherwise start a second registry there without a word.
+        click.secho(f"arena: no registry at {registry.root} yet: this submission starts a new one (pass --db or "
+                    "--registry to use an existing one)", err=True, fg="yellow" if sys.stderr.isatty() else None)
     try:
         result = registry.submit(bot_dir, lambda copy: _check_copy(copy, bot_dir, sandbox_name))
     except (ManifestError, SubmissionRejected) as error:
@@ -87,7 +91,7 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
     except (RegistryError, OSError) as error:
         fail(f"{registry.root}: {error}", ExitCode.FAILED)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(result.to_dict() | {"registry": str(registry.root)})
     else:
         if result.report is not None:
             for line in format_report(result.report, colour=sys.stdout.isatty()):
@@ -97,7 +101,7 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
                        f"{result.directory}; tournament configs name it registry:{result.name} (latest) or "
                        f"registry:{result.name}@{result.version}")
         elif result.status == "unchanged":
-            click.echo(f"{result.name}: {result.reason}")
+            click.echo(f"{result.name}: {result.reason} (registry {registry.root})")
         else:
             click.echo(f"rejected, nothing stored: {result.reason}")
     sys.exit(1 if result.status == "rejected" else 0)

@@ -32,9 +32,13 @@ class ExitCode(IntEnum):
     USAGE = 2
 
 
-def fail(message: str, code: ExitCode = ExitCode.USAGE) -> NoReturn:
-    """Print ``arena: MESSAGE`` on stderr and exit: 2 (bad input) unless the thing asked for failed (1)."""
-    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
+def fail(message: str, code: ExitCode = ExitCode.USAGE, as_json: bool = False) -> NoReturn:
+    """Print ``arena: MESSAGE`` on stderr and exit: 2 (bad input) unless the thing asked for failed (1). Under
+    ``--json`` the error is a JSON object on stdout instead, so a script reading stdout gets one either way."""
+    if as_json:
+        emit_json({"error": message, "exit_code": int(code)})
+    else:
+        click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
     sys.exit(code)
 
 

@@ -26,6 +26,7 @@ from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxLimits
 from arena.sandbox.rlimits import ungrantable
 from arena.schedule import DEALS, Deals
+from arena.yamlfile import load_yaml
 
 FORMATS = ("round-robin",)
 DEFAULT_REGISTRY = Path("results/bots")
@@ -95,7 +96,7 @@ def load_config(path: str | os.PathLike[str], registry: Path | None = None) -> T
     """
     source = Path(path)
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = load_yaml(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{source}: no such config file") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:

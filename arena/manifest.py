@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from arena.yamlfile import load_yaml
+
 MANIFEST = "bot.yaml"
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 OPTIONAL_TEXT = ("language", "author", "description", "image")
@@ -60,7 +62,7 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     if not path.is_file():
         raise ManifestError(f"{path}: missing (every bot directory needs a {MANIFEST} with name and command)")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
@@ -69,6 +71,9 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
         raise ManifestError(f"{path}: field {unknown[0]}: unknown field (known: {', '.join(sorted(known))})")
+    for required in ("name", "command"):
+        if required not in data:
+            raise ManifestError(f"{path}: field {required}: missing (a {MANIFEST} needs name and command)")
     name = data.get("name")
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ManifestError(

@@ -192,6 +192,10 @@ class MatchResult:
     log_path: Path | None
     events: tuple[dict[str, Any], ...] = field(repr=False, default=())
 
+    def summary(self) -> str:
+        """``1 round, 12 turns, last_standing``: how long the match went and how it ended, for people."""
+        return f"{counted(self.rounds, 'round')}, {counted(self.turns, 'turn')}, {self.termination}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
@@ -203,3 +207,8 @@ class MatchResult:
             "rules": self.rules.to_dict(),
             "players": [player.to_dict() for player in self.players],
         }
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 round``, ``2 rounds``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -31,7 +31,11 @@ def scaffold(name: str, language: str = "python", target: str | os.PathLike[str]
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ScaffoldError(f"{directory}: already exists and is not an empty directory; choose another --dir")
     templates = resources.files("arena").joinpath("templates", "newbot", language)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ScaffoldError(f"{directory}: cannot create the bot's directory here ({error.strerror}); "
+                            "choose another --dir") from None
     for item in sorted(templates.iterdir(), key=lambda entry: entry.name):
         if not item.is_file():
             continue

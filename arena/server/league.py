@@ -49,6 +49,7 @@ from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS as SANDBOXES, SandboxLimits
 from arena.store import Store
 from arena.tournament import MatchJob, remove_partial_logs, worker_started, run_job
+from arena.yamlfile import load_yaml
 
 log = logging.getLogger("arena.league")
 
@@ -108,7 +109,7 @@ class ServeConfig:
 def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     """Read a server config (``league:`` and ``server:``), or raise :class:`ConfigError` naming the key."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
