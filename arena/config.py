@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import yaml
 
@@ -32,6 +32,9 @@ FORMATS = ("round-robin",)
 DEFAULT_REGISTRY = Path("results/bots")
 """Beside the default store, results/arena.db (relative to where the command runs)."""
 TOURNAMENT_NAME = NAME_PATTERN
+
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -105,59 +108,81 @@ def load_config(path: str | os.PathLike[str], registry: Path | None = None) -> T
 
 
 def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:
+    """Validate a parsed config. Every problem is reported at once, one line each, so that an organiser fixes a
+    config in one go rather than one error per run."""
     def bad(key: str, expected: str, value: object) -> ConfigError:
         return ConfigError(f"{source}: {key}: expected {expected}, got {value!r}")
 
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: expected a mapping of keys (name, bots, players, ...), got "
                           f"{type(data).__name__}")
-    unknown = sorted(str(key) for key in data if key not in TOP_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: {unknown[0]}: unknown key (known: {', '.join(sorted(TOP_KEYS))})")
+    problems: list[ConfigError] = []
+
+    def checked(parse: Callable[[], T], default: T) -> T:
+        try:
+            return parse()
+        except ConfigError as error:
+            problems.append(error)
+            return default
+
+    for key in sorted(str(key) for key in data if key not in TOP_KEYS):
+        problems.append(ConfigError(f"{source}: {key}: unknown key (known: {', '.join(sorted(TOP_KEYS))})"))
     for required in ("name", "bots", "players", "seed"):
         if required not in data:
-            raise ConfigError(f"{source}: {required}: missing (required keys: name, bots, players, seed)")
+            problems.append(ConfigError(f"{source}: {required}: missing (required keys: name, bots, players, seed)"))
 
-    name = data["name"]
-    if not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name):
-        raise bad("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
-    bots = _bots(data["bots"], source, bad, _registry(data.get("registry"), source, bad, registry))
-    players = data["players"]
-    if type(players) is not int or not 2 <= players <= min(8, len(bots)):
-        raise bad("players", f"an integer from 2 to {min(8, len(bots))} (at most the number of bots)", players)
-    seed = data["seed"]
+    name = data.get("name", "")
+    if "name" in data and (not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name)):
+        problems.append(bad("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name))
+    found = checked(lambda: _registry(data.get("registry"), source, bad, registry), None)
+    bots: tuple[Path, ...] = ()
+    if "bots" in data and found is not None:
+        bots = checked(lambda: _bots(data["bots"], source, bad, found), ())
+    most = min(8, len(bots)) if bots else 8  # with bad bots, only the range the game allows can be checked
+    players = data.get("players", 2)
+    if "players" in data and (type(players) is not int or not 2 <= players <= most):
+        problems.append(bad("players", f"an integer from 2 to {most} (at most the number of bots)", players))
+    seed = data.get("seed", 0)
     if type(seed) is not int or seed < 0:
-        raise bad("seed", "a non-negative integer", seed)
+        problems.append(bad("seed", "a non-negative integer", seed))
     repeats = data.get("repeats", 1)
     if type(repeats) is not int or not 1 <= repeats <= 10_000:
-        raise bad("repeats", "an integer from 1 to 10000", repeats)
+        problems.append(bad("repeats", "an integer from 1 to 10000", repeats))
     format_ = data.get("format", "round-robin")
     if format_ not in FORMATS:
-        raise bad("format", "one of " + ", ".join(FORMATS), format_)
+        problems.append(bad("format", "one of " + ", ".join(FORMATS), format_))
     deals = data.get("deals", "duplicate")
     if deals not in DEALS:
-        raise bad("deals", "one of " + ", ".join(DEALS), deals)
+        problems.append(bad("deals", "one of " + ", ".join(DEALS), deals))
     sandbox = data.get("sandbox", BACKENDS[0])
     if sandbox not in BACKENDS:
-        raise bad("sandbox", "one of " + ", ".join(BACKENDS), sandbox)
+        problems.append(bad("sandbox", "one of " + ", ".join(BACKENDS), sandbox))
+        sandbox = BACKENDS[0]  # so that the limits are still checked
     workers = data.get("workers", os.cpu_count() or 1)
     if type(workers) is not int or not 1 <= workers <= 256:
-        raise bad("workers", "an integer from 1 to 256", workers)
+        problems.append(bad("workers", "an integer from 1 to 256", workers))
     retries = data.get("retries", 2)
     if type(retries) is not int or not 0 <= retries <= 10:
-        raise bad("retries", "an integer from 0 to 10", retries)
+        problems.append(bad("retries", "an integer from 0 to 10", retries))
     cluster = data.get("cluster")
     if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
-        raise bad("cluster", CLUSTER_EXPECTED, cluster)
-    try:
-        rules = Rules.from_dict(data.get("rules") or {})
-    except RulesError as error:
-        raise ConfigError(f"{source}: {error}") from None
-    limits, sandbox_limits = _limits(data.get("limits") or {}, bad, sandbox)
-    rating = _rating(data.get("rating") or {}, bad)
+        problems.append(bad("cluster", CLUSTER_EXPECTED, cluster))
+    rules = checked(lambda: _rules(data.get("rules") or {}, source), Rules())
+    limits, sandbox_limits = checked(lambda: _limits(data.get("limits") or {}, bad, sandbox),
+                                     (Limits(), SandboxLimits()))
+    rating = checked(lambda: _rating(data.get("rating") or {}, bad), RatingConfig())
+    if problems:
+        raise ConfigError("\n".join(str(problem) for problem in problems))
     return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
                             deals=deals, rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
                             workers=workers, rating=rating, retries=retries, cluster=cluster, source=source)
+
+
+def _rules(value: object, source: Path) -> Rules:
+    try:
+        return Rules.from_dict(value)  # type: ignore[arg-type]
+    except RulesError as error:
+        raise ConfigError(f"{source}: {error}") from None
 
 
 CLUSTER_EXPECTED = "a Dask scheduler address: local:N (N from 1 to 256), tcp://HOST:PORT or tls://HOST:PORT"

@@ -111,3 +111,13 @@ def test_submit_from_another_directory_names_the_new_registry(tmp_path: Path) ->
     assert json.loads(done.stdout)["registry"] == str(registry)
     again = arena("submit", GREEDY, cwd=elsewhere)
     assert again.returncode == 0 and "no registry" not in again.stderr and str(registry) in again.stdout
+
+
+def test_every_config_problem_is_reported_at_once(tmp_path: Path) -> None:
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: Bad Name\nbots: [{GREEDY}, {RANDOM}]\nplayers: 9\nseed: -3\ncolour: blue\n"
+                      "limits: {move_ms: 0}\n")
+    done = arena("run", str(config), "--dry-run", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    for key in ("colour: unknown key", "name: expected", "players: expected", "seed: expected", "limits.move_ms"):
+        assert f"{config}: {key}" in done.stderr, done.stderr
