@@ -182,7 +182,13 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert kinds.count("play") == sum(e["type"] == "play" for e in log.events)
     assert kinds.count("round_start") == sum(e["type"] == "round_start" for e in log.events) and "forfeit" in kinds
     assert page.prev_href == "t/t/matches/3.html" and page.next_href == "t/t/matches/5.html"
-    assert page.crumbs[-1] == data.Crumb("Match #4", None)
+    # One number per match: the store id, as `arena show` takes it, in the crumbs and the title.
+    assert page.crumbs[-1] == data.Crumb(f"Match #{match.id}", None) and match.id != match.idx
+    # Each round row links to the replay step of its round end (1-based, as #step=N).
+    for row in page.round_rows:
+        event = log.events[row.step - 1]
+        assert event["type"] == "round_end" and event["round"] == row.round
+        assert row.failed == (event["reason"] == "failed_declaration") and row.declarer_seat == event["declarer"]
     first = data.match_page(snap, 0, None)
     assert first.prev_href is None and not first.log_found and first.replay_json is None and first.round_rows == []
 
@@ -246,3 +252,42 @@ def test_rating_bar_stays_on_its_scale() -> None:
     xs = [float(x) for x in re.findall(r'(?:x|cx|x1|x2)="([-0-9.]+)"', bar)]
     assert xs and all(0 <= x <= 100 for x in xs)
     assert 'aria-label="mu 25.00' in bar
+
+
+def test_places_decided_by_elimination_name_the_round(snap: data.Snapshot) -> None:
+    """A seat that went over the threshold is marked with the round it went out in, the same in the matches list
+    and on the match page, and that round is the one whose round_end event lists it as eliminated."""
+    marked = 0
+    for position, match in enumerate(snap.matches):
+        log = data.match_log(snap, match)
+        assert log is not None
+        out_in = {seat: event["round"] for event in log.events if event["type"] == "round_end"
+                  for seat in event["eliminated"]}
+        page = data.match_page(snap, position, log)
+        assert {p.seat: p.out_round for p in page.players if p.out_round} == out_in
+        row = data.match_list_row(snap, match)
+        assert {p.seat: p.out_round for p in row.players if p.out_round} == out_in
+        marked += len(out_in)
+    assert marked > 0
+
+
+def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: data.Snapshot) -> None:
+    rows = data.standing_rows(snap)
+    order = [line.bot_id for line in snap.standings]
+    assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
+    assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in zip(order, order[1:])]
+    assert rows[-1].p_above_next is None
+    for row, line in zip(rows, snap.standings):
+        assert row.win_pct == pytest.approx(100 * line.wins / line.matches)
+        firsts = sum(1 for m in snap.matches if m.result is not None
+                     for bot, seat in zip(m.bot_ids, m.result.players)
+                     if bot == line.bot_id and seat.place == 1
+                     and sum(s.place == 1 for s in m.result.players) > 1)
+        assert row.wins_shared == firsts <= row.wins
+
+
+def test_bot_pages_show_no_absolute_paths(snap: data.Snapshot) -> None:
+    for bot in snap.bots:
+        assert bot.manifest["directory"].startswith("/")
+        page, _ = data.bot_pages(snap, bot.id)
+        assert page.manifest["directory"] == bot.manifest["directory"].rsplit("/", 1)[-1]

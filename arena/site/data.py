@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import Line, narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
+from arena.rules import Rules
 from arena.store import Standing, StoredMatch, Store
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -133,6 +135,8 @@ class Snapshot:
     head_to_head: dict[tuple[int, int], tuple[int, int]]
     history: dict[int, list[tuple[int, Rating]]]
     store_dir: Path
+    sure: Confidence
+    """How settled the order of the standings is (shared ranks, P(above the next)): arena/confidence.py."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +153,15 @@ def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
             for seat, bot_id in enumerate(match.bot_ids)]
 
 
+def out_round(match: StoredMatch, result: SeatResult | None) -> int | None:
+    """The round in which a seat went out over the threshold (its place was then decided by elimination), or None
+    (still in play at the end, forfeited, or not played). A seat is dealt into every round up to the one it went out
+    in, so its round count is that round: no log needed, which keeps the matches list cheap."""
+    if match.result is None or result is None or result.fault is not None:
+        return None
+    return result.stats.rounds if result.score > match.result.rules.threshold else None
+
+
 def snapshot(store: Store, name: str) -> Snapshot:
     """Read tournament ``name`` (KeyError if the store has none by that name)."""
     row = store.tournament(name)
@@ -163,7 +176,8 @@ def snapshot(store: Store, name: str) -> Snapshot:
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=matches,
         standings=store.standings(tid), head_to_head=store.head_to_head(tid),
-        history=store.rating_history(tid), store_dir=store.path.parent)
+        history=store.rating_history(tid), store_dir=store.path.parent,
+        sure=confidence(store.seat_results(tid), [line.bot_id for line in store.standings(tid)]))
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -184,6 +198,16 @@ class StandingRow:
     declares_ok: int
     declares_failed: int
     faults: dict[str, int]
+    shared_rank: str = ""
+    """The rank as shown: ``2=`` when its order with a neighbour is not settled at 95% (arena/confidence.py)."""
+    p_above_next: float | None = None
+    """P(this bot is truly above the next one), None for the last."""
+    wins_shared: int = 0
+    """Of ``wins``, the matches whose first place it shared (a tie counts as a win for each)."""
+
+    @property
+    def win_pct(self) -> float | None:
+        return 100 * self.wins / self.matches if self.matches else None
 
 
 @dataclass(frozen=True)
@@ -203,6 +227,8 @@ class PlayerCell:
     place: int | None
     score: int | None
     fault: Fault | None
+    out_round: int | None = None
+    """The round it went out over the threshold, when its place was decided by elimination."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +254,8 @@ class FaultRow:
     match_href: str
     bot_href: str
     player: SeatResult
+    match_id: int = 0
+    """The match's number as every page and ``arena show`` give it (its store id)."""
 
     @property
     def fault(self) -> Fault:
@@ -248,13 +276,22 @@ def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, .
 
 
 def standing_rows(snap: Snapshot) -> list[StandingRow]:
+    order = [line.bot_id for line in snap.standings]
+    labels, above = snap.sure.shared_ranks(order), snap.sure.p_above_next(order)
+    shared: Counter[int] = Counter()
+    for match in snap.matches:
+        if match.result is not None:
+            firsts = [bot_id for bot_id, seat in zip(match.bot_ids, match.result.players) if seat.place == 1]
+            if len(firsts) > 1:
+                shared.update(firsts)
     rows = []
     for rank, line in enumerate(snap.standings, 1):
         bot = snap.bot_by_id[line.bot_id]
         rows.append(StandingRow(rank, line.name, bot_href(snap.slug, bot.slug), line.rating.conservative,
                                 line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
                                 line.points_per_round, line.declares_ok, line.declares_failed,
-                                dict(sorted(line.faults.items()))))
+                                dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
+                                above.get(line.bot_id), shared[line.bot_id]))
     return rows
 
 
@@ -264,7 +301,8 @@ def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = Non
     for seat, bot_id, result in seated(match):
         name, href = snap.bot_link(bot_id)
         players.append(PlayerCell(seat, name, href, None if result is None else result.place,
-                                  None if result is None else result.score, None if result is None else result.fault))
+                                  None if result is None else result.score, None if result is None else result.fault,
+                                  out_round(match, result)))
         if bot_id == for_bot:
             place_of = None if result is None else result.place
     players.sort(key=lambda p: (p.place is None, p.place or 0, p.seat))
@@ -280,7 +318,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
     for match in reversed(snap.matches):
         for _, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
-                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result))
+                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result,
+                                      match.id))
     return found
 
 
@@ -397,7 +436,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
     return TournamentPage(
         name=snap.name, slug=snap.slug, created_at=snap.created_at, finished_at=snap.finished_at,
         standings=rows, scale=rating_scale(rows), head_to_head=head_to_head(snap, order), history=history,
-        settings=settings, rules=dict(config.get("rules", {})), limits=limits,
+        settings=without_local_paths(settings), rules=dict(config.get("rules", {})), limits=limits,
         fault_totals=dict(sorted(Counter(f.fault.kind.value for f in faults).items())), faults=faults[:FAULTS_SHOWN],
         fault_count=len(faults), matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
@@ -424,7 +463,7 @@ def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[M
     count = pages_of(len(snap.matches), per_page)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
     return [MatchListPage(
-        f"All matches, page {n} of {count}", [match_list_row(snap, m) for m in
+        f"All matches of {snap.name}, page {n} of {count}", [match_list_row(snap, m) for m in
                                               snap.matches[(n - 1) * per_page:n * per_page]],
         Pager(n, count, hrefs), len(snap.matches),
         tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
@@ -472,6 +511,26 @@ class BotPage:
     crumbs: tuple[Crumb, ...]
 
 
+def without_local_paths(value: Any) -> Any:
+    """``value`` with every absolute path (of the organiser's machine, as a manifest's ``directory`` holds) cut to its
+    last part: a public page has no business showing how someone's disk is laid out.
+
+    >>> without_local_paths({"directory": "/home/ann/bots/greedy", "command": ["python3", "bot.py"], "n": 1})
+    {'directory': 'greedy', 'command': ['python3', 'bot.py'], 'n': 1}
+    >>> without_local_paths(["C:\\\\bots\\\\x", "~/bots/y", "relative/z"])
+    ['x', 'y', 'relative/z']
+    """
+    if isinstance(value, str):
+        if value.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", value):
+            return re.split(r"[\\/]", value.rstrip("/\\"))[-1] or value
+        return value
+    if isinstance(value, dict):
+        return {key: without_local_paths(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_local_paths(item) for item in value]
+    return value
+
+
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
     """The bot's page (with the first page of its matches) and the further pages of its matches."""
     bot = snap.bot_by_id[bot_id]
@@ -510,7 +569,8 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
             f"Matches of {bot.name}, page {n} of {count}",
             [match_list_row(snap, m, bot_id) for m in played[(n - 1) * per_page:n * per_page]],
             Pager(n, count, hrefs), len(played), crumbs, hrefs[n - 1], for_bot=bot.name))
-    page = BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, bot.manifest, [series], seats,
+    page = BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
+                   [series], seats,
                    opponents, listings[0], faults[:FAULTS_SHOWN], len(faults), listings[0].crumbs)
     return page, listings[1:]
 
@@ -535,12 +595,18 @@ class MatchPlayer:
     bot: str
     href: str
     result: SeatResult | None
+    out_round: int | None = None
+    """The round it went out over the threshold, when its place was decided by elimination."""
 
 
 @dataclass(frozen=True)
 class RoundRow:
     round: int
+    step: int
+    """The replay step (1-based, as in its URL ``#step=N``) showing this round's end."""
     reason: str
+    failed: bool
+    declarer_seat: int | None
     declarer: str | None
     points: tuple[int | None, ...]
     """Per seat; None for a seat no longer in play."""
@@ -578,6 +644,8 @@ class MatchPage:
     termination: str | None
     duration_s: float | None
     error: str | None
+    threshold: int
+    """The score above which a player is out."""
     players: list[MatchPlayer]
     """In seat order."""
     standings: list[MatchPlayer]
@@ -591,18 +659,20 @@ class MatchPage:
     log_found: bool
     prev_href: str | None
     next_href: str | None
+    rules_href: str
+    """The tournament page's rules and limits."""
     crumbs: tuple[Crumb, ...]
 
 
 def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[RoundRow]:
     rows = []
-    for event in events:
+    for index, event in enumerate(events):
         if event.get("type") != "round_end":
             continue
         in_play = [bool(hand) for hand in event["hands"]]
         rows.append(RoundRow(
-            event["round"], event["reason"].replace("_", " "),
-            None if event["declarer"] is None else names[event["declarer"]],
+            event["round"], index + 1, event["reason"].replace("_", " "), event["reason"] == "failed_declaration",
+            event["declarer"], None if event["declarer"] is None else names[event["declarer"]],
             tuple(p if live else None for p, live in zip(event["points"], in_play)),
             tuple(event["scores"]),
             tuple(t if live else None for t, live in zip(event["totals"], in_play)),
@@ -613,7 +683,8 @@ def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPage:
     """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found."""
     match = snap.matches[position]
-    players = [MatchPlayer(seat, *snap.bot_link(bot_id), result) for seat, bot_id, result in seated(match)]
+    players = [MatchPlayer(seat, *snap.bot_link(bot_id), result, out_round(match, result))
+               for seat, bot_id, result in seated(match)]
     names = [p.bot for p in players]
     events = log.events if log is not None else []
     replay_json = None
@@ -634,12 +705,15 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPag
         tournament=snap.name, idx=match.idx, id=match.id, seed=match.seed, status=match.status,
         rounds=None if result is None else result.rounds, turns=None if result is None else result.turns,
         termination=None if result is None else result.termination,
-        duration_s=None if result is None else result.duration_s, error=match.error, players=players,
+        duration_s=None if result is None else result.duration_s, error=match.error,
+        threshold=result.rules.threshold if result is not None else
+        int(snap.config.get("rules", {}).get("threshold", Rules().threshold)), players=players,
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         round_rows=_round_rows(events, names), moves=narrate(events, names, faults, card_text),
         replay_json=replay_json, log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
+        rules_href=tournament_href(snap.slug) + "#rules",
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),
-                                 Crumb(f"Match #{match.idx}", None)))
+                                 Crumb(f"Match #{match.id}", None)))

@@ -97,13 +97,37 @@ def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str 
     return Markup("".join(parts))
 
 
-def rating_bar(mu: float, sigma: float, scale: tuple[float, float], width: int = 150, height: int = 18) -> Markup:
-    """mu ± 3 sigma as a bar on a shared scale, a dot at mu and a tick at mu - 3 sigma (what the rank uses)."""
+BAR_PAD = 4
+
+
+def _bar_px(value: float, scale: tuple[float, float], width: int) -> float:
+    """Where ``value`` falls on a rating bar of ``width`` drawn over ``scale`` (shared by the bars and their axis)."""
     low, high = scale
-    pad = 4
+    return BAR_PAD + (min(max(value, low), high) - low) / (high - low) * (width - 2 * BAR_PAD)
+
+
+def rating_axis(scale: tuple[float, float], width: int = 150, height: int = 16) -> Markup:
+    """The scale of the rating bars (:func:`rating_bar` with the same ``scale`` and ``width``): a few round rating
+    values with ticks, so that a bar's position and length read as numbers."""
+    ticks = [t for t in nice_ticks(*scale, count=3) if scale[0] <= t <= scale[1]]
+    parts = [f'<svg class="ratingaxis" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+             f'aria-label="rating scale from {scale[0]:.0f} to {scale[1]:.0f}">'
+             f'<line class="track" x1="{BAR_PAD}" x2="{width - BAR_PAD}" y1="{height - 1}" y2="{height - 1}"/>']
+    for tick in ticks:
+        x = _bar_px(tick, scale, width)
+        anchor = "start" if x < 12 else "end" if x > width - 12 else "middle"
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{height - 5}" y2="{height - 1}"/>'
+                     f'<text x="{x:.1f}" y="{height - 7}" text-anchor="{anchor}">{_fmt(tick)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def rating_bar(mu: float, sigma: float, scale: tuple[float, float], width: int = 150, height: int = 18) -> Markup:
+    """mu ± 3 sigma as a bar on a shared scale, a dot at mu and a tick at mu - 3 sigma (the conservative rating)."""
+    pad = BAR_PAD
 
     def px(value: float) -> float:
-        return pad + (min(max(value, low), high) - low) / (high - low) * (width - 2 * pad)
+        return _bar_px(value, scale, width)
 
     lo, hi = mu - 3 * sigma, mu + 3 * sigma
     label = escape(f"mu {mu:.2f}, plus or minus 3 sigma: {lo:.2f} to {hi:.2f}")
