@@ -388,10 +388,10 @@ def test_replay_layout_does_not_drift(site: Path, page: Page, width: int) -> Non
 def test_places_decided_by_elimination_are_marked(site: Path, page: Page) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "index.html"))
     expect(page).to_have_title("All matches of browser, page 1 of 1 · arena")
-    marks = page.locator("table.matches .out")
+    marks = page.locator("table.matches tbody .outtag")
     assert marks.count() > 0, "the test tournament (threshold 30) has eliminations"
-    row = page.locator("table.matches tbody tr", has=page.locator(".out")).first
-    mark = row.locator(".player .out").first.inner_text()
+    row = page.locator("table.matches tbody tr", has=page.locator(".outtag")).first
+    mark = row.locator(".player .outtag").first.inner_text()
     assert mark.startswith("out r")
     out_round = int(mark[5:])
     row.locator("th a").click()

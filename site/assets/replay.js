@@ -183,7 +183,12 @@
       var hand = cell(tr, "", "cards");
       s.hands[seat].forEach(function (c) { hand.appendChild(cardNode(c, c === s.took && seat === s.actor)); });
       if (!s.hands[seat].length) hand.textContent = s.status[seat] || "–";
-      else if (s.status[seat]) hand.appendChild(document.createTextNode(" " + s.status[seat]));
+      else if (s.status[seat]) {
+        var status = document.createElement("span");
+        status.className = "status";
+        status.textContent = " " + s.status[seat];
+        hand.appendChild(status);
+      }
       cell(tr, s.hands[seat].length ? String(total(s.hands[seat])) : "–", "num total");
       cell(tr, s.points ? (s.hands[seat].length ? "+" + s.points[seat] : "–") : "", "num points");
       cell(tr, String(s.scores[seat]), "num strong score");
