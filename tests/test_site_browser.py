@@ -139,6 +139,22 @@ def test_standings_table(site: Path, page: Page) -> None:
     expect(page.locator("details.glossary")).to_contain_text("tie for first counts as a win")
     expect(page.locator("#history svg.chart polyline")).to_have_count(bots)
     expect(page.locator("table.h2h tbody tr")).to_have_count(bots)
+    # Head to head: the score counts a tie as a half, green above 50% and red below, with wins-ties-losses; the
+    # headers sit right-aligned over their numbers.
+    cells = page.locator("table.h2h td.cell")
+    assert cells.count() == bots * (bots - 1)
+    for i in range(cells.count()):
+        cell = cells.nth(i)
+        percent = int(cell.locator("strong").inner_text().rstrip("%"))
+        above, ties, below = (int(n) for n in cell.locator(".unit").inner_text().split("–"))
+        assert percent == round(100 * (above + ties / 2) / (above + ties + below))
+        kind = cell.get_attribute("class") or ""
+        assert ("ahead" in kind) == (above > below) and ("behind" in kind) == (above < below), (kind, above, below)
+    head = page.locator("table.h2h thead th").nth(1).bounding_box()
+    first = page.locator("table.h2h tbody tr").nth(1).locator("td").first.bounding_box()
+    assert head is not None and first is not None
+    assert abs((head["x"] + head["width"]) - (first["x"] + first["width"])) < 2
+    assert page.locator("table.h2h thead th").nth(1).evaluate("th => getComputedStyle(th).textAlign") == "right"
     expect(page.locator("#rules")).to_contain_text("threshold")
     shoot(page, "tournament")
     page.set_viewport_size({"width": 390, "height": 844})

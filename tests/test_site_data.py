@@ -74,9 +74,16 @@ def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, 
     for i, a in enumerate(names):
         for j, b in enumerate(names):
             cell = page.head_to_head.cells[i][j]
-            assert cell is None if i == j else cell == h2h[(ids[a], ids[b])]
-            if cell is not None and page.head_to_head.cells[j][i] is not None:
-                assert cell[1] == page.head_to_head.cells[j][i][1]  # shared matches are symmetric
+            if i == j:
+                assert cell is None
+                continue
+            assert cell is not None and (cell.above, cell.shared) == h2h[(ids[a], ids[b])]
+            other = page.head_to_head.cells[j][i]
+            assert other is not None and (other.above, other.below, other.shared) == (cell.below, cell.above,
+                                                                                      cell.shared)
+            # Wins, ties and losses add up; the score counts a tie as a half, so the two sides sum to one.
+            assert cell.above + cell.ties + cell.below == cell.shared and cell.ties >= 0
+            assert cell.score + other.score == pytest.approx(1.0)
     # The history's last point is the final conservative rating.
     for series, row in zip(page.history, page.standings):
         assert series.name == row.bot

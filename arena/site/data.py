@@ -374,11 +374,36 @@ def home_page(store: Store, linked: Iterable[str] | None = None) -> HomePage:
 
 
 @dataclass(frozen=True)
+class Duel:
+    """How one bot did against another over the matches they shared: placed above, below, or level (a tie)."""
+
+    above: int
+    below: int
+    shared: int
+
+    @property
+    def ties(self) -> int:
+        return self.shared - self.above - self.below
+
+    @property
+    def score(self) -> float:
+        """The share of the matches it won against the other, a tie counting one half (0.5: even)."""
+        return (self.above + self.ties / 2) / self.shared if self.shared else 0.5
+
+
+@dataclass(frozen=True)
 class HeadToHead:
-    """cells[i][j] = (times bot i placed above bot j, matches they shared), None on the diagonal or if never met."""
+    """cells[i][j]: how bot i did against bot j; None on the diagonal or if they never met."""
 
     bots: list[tuple[str, str]]
-    cells: list[list[tuple[int, int] | None]]
+    cells: list[list[Duel | None]]
+
+
+def duel(snap: Snapshot, a: int, b: int) -> Duel | None:
+    """Bot ``a`` against bot ``b``, None if they never shared a match."""
+    above, shared = snap.head_to_head.get((a, b), (0, 0))
+    below, _ = snap.head_to_head.get((b, a), (0, 0))
+    return Duel(above, below, shared) if shared else None
 
 
 @dataclass(frozen=True)
@@ -417,7 +442,7 @@ def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
 
 def head_to_head(snap: Snapshot, order: Sequence[int]) -> HeadToHead:
     bots = [snap.bot_link(bot_id) for bot_id in order]
-    cells = [[None if a == b else snap.head_to_head.get((a, b)) for b in order] for a in order]
+    cells = [[None if a == b else duel(snap, a, b) for b in order] for a in order]
     return HeadToHead(bots, cells)
 
 
