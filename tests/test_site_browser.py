@@ -452,3 +452,30 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     shoot(page, "tournament-dark")
     context.close()
 
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_rating_chart_names_its_lines(site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(site / "t" / "browser" / "index.html"))
+    labels = page.locator("#history svg.chart text.end")
+    bots = page.locator("table.standings tbody tr").count()
+    expect(labels).to_have_count(bots)
+    names = [(name or "").split(" ")[0] for name in labels.all_text_contents()]
+    assert sorted(names) == sorted(page.locator("table.standings tbody th a").all_inner_texts())
+    boxes = [box for box in (labels.nth(i).bounding_box() for i in range(bots)) if box is not None]
+    tops = sorted(box["y"] for box in boxes)
+    assert all(b - a >= boxes[0]["height"] * 0.7 for a, b in zip(tops, tops[1:])), tops  # labels do not overlap
+    labels.first.focus()  # keyboard users reach the values too
+    assert page.evaluate("document.activeElement.classList.contains('end')")
+    page.locator("#history").scroll_into_view_if_needed()
+    page.locator("#history figure").screenshot(path=str(SCREENSHOTS / f"rating-chart-{width}.png"))
+
+
+def test_touch_screens_get_no_keyboard_hint(site: Path, browser: Browser) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    expect(page.locator("[data-replay]")).to_be_visible()
+    expect(page.locator(".keys")).to_be_hidden()
+    context.close()

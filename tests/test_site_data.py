@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -298,3 +299,23 @@ def test_bot_pages_show_no_absolute_paths(snap: data.Snapshot) -> None:
         assert bot.manifest["directory"].startswith("/")
         page, _ = data.bot_pages(snap, bot.id)
         assert page.manifest["directory"] == bot.manifest["directory"].rsplit("/", 1)[-1]
+
+
+def test_rating_chart_labels_line_ends_holds_steps_and_clamps_a_far_line() -> None:
+    near = [data.Series(name, ((0, 20.0 + i), (4, 22.0 + i), (9, 21.0 + i))) for i, name in enumerate("abc")]
+    far = data.Series("far", ((0, -60.0), (9, -55.0)))
+    chart = str(svg.line_chart(near + [far], "ratings", "y", steps=True, end_labels=True))
+    # Each line is named at its end with its last value; the far one says it is off the scale.
+    for i, name in enumerate("abc"):
+        assert f'tabindex="0">{name} {21 + i}<title>' in chart
+    assert "far -55 (off scale)" in chart and '<g class="s3 far">' in chart
+    # The scale is the near lines' (about 20 to 24), not stretched down to -60.
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">(-?[\d.]+)</text>', chart)]
+    assert min(ticks) >= 15 and max(ticks) <= 30, ticks
+    # Steps: between two points a line first runs flat (the same y), then moves.
+    line = re.search(r'<g class="s0"><title>a</title><polyline class="line" points="([^"]+)"', chart)
+    assert line is not None
+    points = [tuple(map(float, p.split(","))) for p in line.group(1).split()]
+    assert len(points) == 5 and points[1][1] == points[0][1] and points[1][0] == points[2][0]
+    # Every point has its value as a tooltip.
+    assert chart.count("<circle class=\"pt\"") == 3 * 3 + 2 and "a: 22.00 after match 4" in chart
