@@ -479,3 +479,39 @@ def test_touch_screens_get_no_keyboard_hint(site: Path, browser: Browser) -> Non
     expect(page.locator("[data-replay]")).to_be_visible()
     expect(page.locator(".keys")).to_be_hidden()
     context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_matches_grouped_by_deal_filtered_and_clickable(site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(site / "t" / "browser" / "matches" / "index.html"))
+    heads = page.locator("table.matches tr.dealhead")
+    assert heads.count() >= 1
+    expect(heads.first).to_contain_text("seat rotations")
+    expect(heads.first).to_contain_text("mean place")
+    rows = page.locator("table.matches tr[data-bots]")
+    total = rows.count()
+    # The winner of each match is in bold.
+    winner = rows.first.locator(".player.winner a")
+    assert int(winner.evaluate("a => getComputedStyle(a).fontWeight")) >= 700
+    shoot(page, f"matches-{width}")
+    # Filter by a bot and an opponent: only their shared matches stay.
+    bots = page.locator("[data-filter-bot] option").all_inner_texts()[1:]
+    page.locator("[data-filter-bot]").select_option(bots[0])
+    page.locator("[data-filter-opponent]").select_option(bots[1])
+    visible = page.locator("table.matches tr[data-bots]:visible")
+    for i in range(visible.count()):
+        names = visible.nth(i).get_attribute("data-bots") or ""
+        assert bots[0] in names.split("\n") and bots[1] in names.split("\n")
+    expect(page.locator("[data-filter-count]")).to_contain_text(f"of {total} matches")
+    page.locator("[data-filter-bot]").select_option("")
+    page.locator("[data-filter-opponent]").select_option("")
+    expect(rows.first).to_be_visible()
+    # Anywhere on a row (not only its number) opens the match.
+    href = rows.nth(1).locator("a.whole").get_attribute("href") or ""
+    cell = rows.nth(1).locator("td.players")
+    box = cell.bounding_box()
+    assert box is not None
+    cell.click(position={"x": box["width"] - 4, "y": 3})  # the cell's padding: no link there
+    page.wait_for_url("**/" + href.split("/")[-1] + "*")
+    expect(page.locator("[data-replay]")).to_be_visible()

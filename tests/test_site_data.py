@@ -319,3 +319,24 @@ def test_rating_chart_labels_line_ends_holds_steps_and_clamps_a_far_line() -> No
     assert len(points) == 5 and points[1][1] == points[0][1] and points[1][0] == points[2][0]
     # Every point has its value as a tooltip.
     assert chart.count("<circle class=\"pt\"") == 3 * 3 + 2 and "a: 22.00 after match 4" in chart
+
+
+def test_match_lists_are_grouped_by_deal_with_a_summary(snap: data.Snapshot) -> None:
+    pages = data.match_list_pages(snap, per_page=4)
+    for page in pages:
+        assert [row for section in page.sections for row in section.rows] == page.rows
+        for section in page.sections:
+            assert section.group is not None
+            assert {snap.groups[row.idx] for row in section.rows} == {section.group}
+            matches = [m for m in snap.matches if snap.groups[m.idx] == section.group]
+            assert section.size == len(matches)
+            # Duplicate deals: the rotations of a group share one deal, and the heading names its seed.
+            assert section.seed == matches[0].seed and {m.seed for m in matches} == {section.seed}
+            for line in section.summary:
+                places = [p.place for m in matches for p in m.result.players if m.result is not None
+                          and snap.bot_link(m.bot_ids[p.seat])[0] == line.bot]
+                assert line.matches == len(places) and line.mean_place == pytest.approx(sum(places) / len(places))
+            assert [line.mean_place for line in section.summary] == sorted(line.mean_place for line in section.summary)
+    # A bot's own list stays flat.
+    page, _ = data.bot_pages(snap, snap.bots[0].id)
+    assert page.matches.sections == []

@@ -137,6 +137,8 @@ class Snapshot:
     store_dir: Path
     sure: Confidence
     """How settled the order of the standings is (shared ranks, P(above the next)): arena/confidence.py."""
+    groups: dict[int, int] = field(default_factory=dict)
+    """Each match's group (by schedule index): the rotations of one deal with duplicate deals (arena/schedule.py)."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -177,7 +179,9 @@ def snapshot(store: Store, name: str) -> Snapshot:
         finished_at=row["finished_at"], bots=bots, matches=matches,
         standings=store.standings(tid), head_to_head=store.head_to_head(tid),
         history=store.rating_history(tid), store_dir=store.path.parent,
-        sure=confidence(store.seat_results(tid), [line.bot_id for line in store.standings(tid)]))
+        sure=confidence(store.seat_results(tid), [line.bot_id for line in store.standings(tid)]),
+        groups={row["idx"]: row["grp"] for row in store.db.execute(
+            "SELECT idx, grp FROM matches WHERE tournament_id = ?", (tid,))})
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -472,6 +476,57 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
 
 
 @dataclass(frozen=True)
+class DealSummary:
+    """One bot over the matches of a deal (all its seat rotations): how it placed on average."""
+
+    bot: str
+    href: str
+    matches: int
+    mean_place: float
+
+
+@dataclass(frozen=True)
+class DealSection:
+    """A run of a page's matches from one group: with duplicate deals, every rotation of one deal, the format's
+    fairness feature (each bot gets each seat on the same cards), so they are read together."""
+
+    group: int | None
+    seed: int | None
+    """The deal's seed when every match of the group shares it (duplicate deals), else None."""
+    rows: list[MatchListRow]
+    summary: list[DealSummary]
+    """Every bot of the group, best mean place first, over all the group's finished matches (on any page)."""
+    size: int
+    """Matches in the whole group."""
+
+
+def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow]) -> list[DealSection]:
+    """``rows`` split into runs of one group each, with each group's summary."""
+    members: dict[int, list[StoredMatch]] = defaultdict(list)
+    for match in snap.matches:
+        if match.idx in snap.groups:
+            members[snap.groups[match.idx]].append(match)
+    sections: list[DealSection] = []
+    for row in rows:
+        group = snap.groups.get(row.idx)
+        if sections and sections[-1].group == group and group is not None:
+            sections[-1].rows.append(row)
+            continue
+        matches = members.get(group, []) if group is not None else []
+        places: dict[int, list[int]] = defaultdict(list)
+        for match in matches:
+            for _, bot_id, result in seated(match):
+                if result is not None:
+                    places[bot_id].append(result.place)
+        summary = sorted((DealSummary(*snap.bot_link(bot_id), len(got), sum(got) / len(got))
+                          for bot_id, got in places.items()), key=lambda d: (d.mean_place, d.bot))
+        seeds = {match.seed for match in matches}
+        sections.append(DealSection(group, seeds.pop() if len(seeds) == 1 and len(matches) > 1 else None, [row],
+                                    summary, len(matches)))
+    return sections
+
+
+@dataclass(frozen=True)
 class MatchListPage:
     title: str
     rows: list[MatchListRow]
@@ -481,19 +536,26 @@ class MatchListPage:
     path: str
     for_bot: str | None = None
     """The bot whose matches these are (each row then shows its place), or None for all matches."""
+    sections: list[DealSection] = field(default_factory=list)
+    """All matches: the rows grouped by deal. Empty on a bot's pages (its rows stand alone)."""
+    bots: tuple[str, ...] = ()
+    """The tournament's bots (to filter the rows by)."""
 
 
 def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[MatchListPage]:
     """The tournament's matches in schedule order, ``per_page`` a page."""
     count = pages_of(len(snap.matches), per_page)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
-    return [MatchListPage(
-        f"All matches of {snap.name}, page {n} of {count}", [match_list_row(snap, m) for m in
-                                              snap.matches[(n - 1) * per_page:n * per_page]],
-        Pager(n, count, hrefs), len(snap.matches),
-        tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
-                          *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1])
-        for n in range(1, count + 1)]
+    pages = []
+    names = tuple(bot.name for bot in snap.bots)
+    for n in range(1, count + 1):
+        rows = [match_list_row(snap, m) for m in snap.matches[(n - 1) * per_page:n * per_page]]
+        pages.append(MatchListPage(
+            f"All matches of {snap.name}, page {n} of {count}", rows, Pager(n, count, hrefs), len(snap.matches),
+            tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
+                              *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1],
+            sections=deal_sections(snap, rows), bots=names))
+    return pages
 
 
 # -- bots ---------------------------------------------------------------------------------------------------------------

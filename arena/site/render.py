@@ -30,7 +30,7 @@ from arena.store import Store
 SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
-ASSETS = ("style.css", "replay.js", "favicon.svg")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = 250
