@@ -339,6 +339,12 @@ def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
     assert " = +" in text or " → +" in text, text
     if second.locator("td.declarer").count():
         expect(second.locator("td.declarer .star")).to_have_text("★")
+    # The replay marks the declarer at a round's end, in red when the declaration failed.
+    declarer = page.locator("[data-hands] tr.declarer")
+    if second.locator("td.declarer").count():
+        expect(declarer).to_have_count(1)
+        expect(declarer.locator(".star")).to_have_text("★")
+        assert ("failed" in (declarer.get_attribute("class") or "")) == ("(failed)" in text)
     # Stepping on updates the address, so that a copied address opens at this moment.
     page.get_by_role("button", name="Forward").click()
     assert page.evaluate("location.hash") == f"#step={step + 1}"
@@ -448,6 +454,14 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background != "rgb(247, 247, 244)"  # the dark palette, not the light one
     shoot(page, "bot-dark")
+    # On a phone the stat cards go two to a row.
+    page.set_viewport_size({"width": 390, "height": 844})
+    cards = [page.locator("dl.facts > div").nth(i).bounding_box() for i in range(3)]
+    assert all(card is not None for card in cards)
+    assert cards[0]["y"] == cards[1]["y"] and cards[2]["y"] > cards[0]["y"]  # type: ignore[index]
+    assert cards[1]["x"] + cards[1]["width"] <= 390  # type: ignore[index]
+    shoot(page, "bot-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(url(site / "t" / "browser" / "index.html"))
     shoot(page, "tournament-dark")
     context.close()

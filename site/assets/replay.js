@@ -44,11 +44,13 @@
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
                  status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text,
-                 last: state.last.slice() });
+                 last: state.last.slice(), declarer: state.declarer, failed: state.failed });
   }
 
   data.events.forEach(function (e, index) {
     state.took = null;
+    state.declarer = null;
+    state.failed = false;
     state.actor = e.seat === undefined ? null : e.seat;
     switch (e.type) {
       case "match_start":
@@ -94,6 +96,8 @@
         state.scores = e.scores.slice();
         state.points = e.points.slice();
         state.actor = e.declarer;
+        state.declarer = e.declarer;
+        state.failed = e.reason === "failed_declaration";
         state.turn = null;
         e.eliminated.forEach(function (seat) { state.status[seat] = "out"; state.out[seat] = e.round; });
         break;
@@ -174,12 +178,20 @@
     var rows = names.map(function (name, seat) {
       var tr = document.createElement("tr");
       if (seat === s.actor) tr.className = "actor";
+      if (seat === s.declarer) tr.className += " declarer" + (s.failed ? " failed" : "");
       var th = document.createElement("th");
       th.scope = "row";
       th.className = "seat";
       th.textContent = (seat === s.turn ? "▶ " : "") + seat;
       tr.appendChild(th);
-      cell(tr, name, "bot");
+      var bot = cell(tr, name, "bot");
+      if (seat === s.declarer) {
+        var star = document.createElement("span");
+        star.className = "star";
+        star.title = s.failed ? "failed declaration" : "declared";
+        star.textContent = " ★";
+        bot.appendChild(star);
+      }
       var hand = cell(tr, "", "cards");
       s.hands[seat].forEach(function (c) { hand.appendChild(cardNode(c, c === s.took && seat === s.actor)); });
       if (!s.hands[seat].length) hand.textContent = s.status[seat] || "–";
