@@ -529,3 +529,14 @@ def test_matches_grouped_by_deal_filtered_and_clickable(site: Path, page: Page, 
     cell.click(position={"x": box["width"] - 4, "y": 3})  # the cell's padding: no link there
     page.wait_for_url("**/" + href.split("/")[-1] + "*")
     expect(page.locator("[data-replay]")).to_be_visible()
+
+
+def test_how_least_score_works_is_one_click_from_a_match(site: Path, page: Page) -> None:
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.locator(".howlink a").first.click()
+    how = page.locator("details#how")
+    how.locator("summary").click()
+    expect(how).to_contain_text("8 − 4 = +4")
+    expect(how).to_contain_text("20 + (38 − 4) = +54")
+    how.get_by_role("link", name="This tournament's rules and limits").click()
+    expect(page.locator("#rules")).to_be_in_viewport()

@@ -748,6 +748,8 @@ class MatchPage:
     next_href: str | None
     rules_href: str
     """The tournament page's rules and limits."""
+    how_href: str
+    """The tournament page's "how Least Score works" (kept there, not repeated on thousands of match pages)."""
     crumbs: tuple[Crumb, ...]
 
 
@@ -802,5 +804,6 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None) -> MatchPag
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
         rules_href=tournament_href(snap.slug) + "#rules",
+        how_href=tournament_href(snap.slug) + "#how",
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),
                                  Crumb(f"Match #{match.id}", None)))
