@@ -445,6 +445,12 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     page = context.new_page()
     page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
     expect(page.locator("h1")).to_contain_text("greedy")
+    # The rank badge is the standings' rank, shared (2=) where the order is not settled.
+    badge = page.locator("h1 .rankbadge").inner_text().lstrip("#")
+    page.goto(url(site / "t" / "browser" / "index.html"))
+    row = page.locator("table.standings tbody tr", has=page.get_by_role("link", name="greedy", exact=True))
+    assert row.locator("td.rank").inner_text() == badge
+    page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
     expect(page.locator("#history svg.chart polygon")).to_have_count(1)
     opponents = page.locator("table.opponents tbody tr").count()
     expect(page.locator("table.seats tbody tr")).to_have_count(opponents + 1)  # as many seats as players
@@ -460,6 +466,7 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     assert all(card is not None for card in cards)
     assert cards[0]["y"] == cards[1]["y"] and cards[2]["y"] > cards[0]["y"]  # type: ignore[index]
     assert cards[1]["x"] + cards[1]["width"] <= 390  # type: ignore[index]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing widens the page
     shoot(page, "bot-phone")
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(url(site / "t" / "browser" / "index.html"))
@@ -540,3 +547,12 @@ def test_how_least_score_works_is_one_click_from_a_match(site: Path, page: Page)
     expect(how).to_contain_text("20 + (38 − 4) = +54")
     how.get_by_role("link", name="This tournament's rules and limits").click()
     expect(page.locator("#rules")).to_be_in_viewport()
+
+
+def test_no_page_is_wider_than_a_phone(site: Path, page: Page) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    tournament = site / "t" / "browser"
+    for path in (site / "index.html", tournament / "index.html", tournament / "matches" / "index.html",
+                 tournament / "matches" / "1.html", *sorted((tournament / "bots").glob("*/index.html"))):
+        page.goto(url(path))
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
