@@ -345,6 +345,11 @@ def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
         expect(declarer).to_have_count(1)
         expect(declarer.locator(".star")).to_have_text("★")
         assert ("failed" in (declarer.get_attribute("class") or "")) == ("(failed)" in text)
+    # Anywhere on a row works too, not only on its round number.
+    third = rows.nth(2) if rows.count() > 2 else rows.first
+    third.locator("td").first.click()
+    assert _step(page) == int(third.get_attribute("data-step") or 0)
+    second.locator("th a").click()
     # Stepping on updates the address, so that a copied address opens at this moment.
     page.get_by_role("button", name="Forward").click()
     assert page.evaluate("location.hash") == f"#step={step + 1}"

@@ -174,12 +174,13 @@ def snapshot(store: Store, name: str) -> Snapshot:
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
     matches = store.matches(tid)
+    table = store.standings(tid)
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=matches,
-        standings=store.standings(tid), head_to_head=store.head_to_head(tid),
+        standings=table, head_to_head=store.head_to_head(tid),
         history=store.rating_history(tid), store_dir=store.path.parent,
-        sure=confidence(store.seat_results(tid), [line.bot_id for line in store.standings(tid)]),
+        sure=confidence(store.seat_results(tid), [line.bot_id for line in table]),
         groups={row["idx"]: row["grp"] for row in store.db.execute(
             "SELECT idx, grp FROM matches WHERE tournament_id = ?", (tid,))})
 

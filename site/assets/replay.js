@@ -272,6 +272,14 @@
     show(step);
     root.scrollIntoView({ block: "start" });
   });
+  // A whole row of "Scores per round" is a link to its round's end, not only its number.
+  document.querySelectorAll("table.rounds tr[data-step]").forEach(function (row) {
+    row.classList.add("rowlink");
+    row.addEventListener("click", function (event) {
+      if (event.target.closest("a") || window.getSelection().toString()) return;
+      location.hash = "#step=" + row.getAttribute("data-step");
+    });
+  });
   root.hidden = false;
   var asked = stepFromHash();
   show(asked !== null ? asked : roundStarts.length ? roundStarts[0] : 0);
