@@ -541,6 +541,12 @@ def test_matches_grouped_by_deal_filtered_and_clickable(site: Path, page: Page, 
     cell.click(position={"x": box["width"] - 4, "y": 3})  # the cell's padding: no link there
     page.wait_for_url("**/" + href.split("/")[-1] + "*")
     expect(page.locator("[data-replay]")).to_be_visible()
+    # A bot's own list too.
+    page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
+    row = page.locator("table.matches tr[data-bots]").first
+    href = row.locator("a.whole").get_attribute("href") or ""
+    row.locator("td.place-1, td.place-2, td.place-3").first.click()
+    page.wait_for_url("**/" + href.split("/")[-1] + "*")
 
 
 def test_how_least_score_works_is_one_click_from_a_match(site: Path, page: Page) -> None:

@@ -2,12 +2,21 @@
 // on its row. Without JavaScript the list is complete and every match has its link; this only narrows it down.
 (function () {
   "use strict";
+  var rows = Array.prototype.slice.call(document.querySelectorAll("table.matches tr[data-bots]"));
+  // The whole row opens the match, except where it has links of its own (the bots).
+  rows.forEach(function (row) {
+    row.addEventListener("click", function (event) {
+      if (event.target.closest("a") || window.getSelection().toString()) return;
+      var link = row.querySelector("a.whole");
+      if (link) window.location.href = link.href;
+    });
+  });
+
   var form = document.querySelector("[data-filter]");
   if (!form) return;
   var bot = form.querySelector("[data-filter-bot]");
   var opponent = form.querySelector("[data-filter-opponent]");
   var count = form.querySelector("[data-filter-count]");
-  var rows = Array.prototype.slice.call(document.querySelectorAll("table.matches tr[data-bots]"));
 
   function apply() {
     var shown = 0;
@@ -27,13 +36,4 @@
   opponent.addEventListener("change", apply);
   form.addEventListener("submit", function (event) { event.preventDefault(); });
   form.hidden = false;
-
-  // The whole row opens the match, except where it has links of its own (the bots).
-  rows.forEach(function (row) {
-    row.addEventListener("click", function (event) {
-      if (event.target.closest("a") || window.getSelection().toString()) return;
-      var link = row.querySelector("a.whole");
-      if (link) window.location.href = link.href;
-    });
-  });
 })();
