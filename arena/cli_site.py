@@ -14,15 +14,20 @@ from pathlib import Path
 import click
 
 from arena.cli_common import ExitCode, db_option, emit_json, fail, json_option, open_store
-from arena.site.render import BuildReport, build_site
+from arena.site.render import SITE_DIR, BuildReport, build_site
 from arena.store import Store
 
 DEFAULT_OUT = Path("results/site")
 
 
 def site_dir_for(db_path: Path) -> Path:
-    """Where a store's site goes by default: ``site/`` beside it (``results/site`` for the default store)."""
-    return db_path.parent / "site"
+    """Where a store's site goes by default: ``site/`` beside it (``results/site`` for the default store). A store
+    beside the site's own sources (a store at the top of the repository) gets ``results/site`` there instead: a
+    build must never write into the templates and assets it is built from."""
+    beside = db_path.parent / "site"
+    if beside.resolve() == SITE_DIR.resolve() or (beside / "templates").is_dir():
+        return db_path.parent / DEFAULT_OUT
+    return beside
 
 
 def build_after_run(store: Store, name: str) -> BuildReport:

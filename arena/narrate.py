@@ -91,10 +91,9 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
             how = ("no declaration (turn cap)" if declarer is None else
                    f"{who[declarer]} declared and was lowest" if event["reason"] == "declared" else
                    f"{who[declarer]} declared but was not lowest (failed)")
-            scoring = ", ".join(f"{names[seat]} {event['totals'][seat]} → +{event['points'][seat]}"
-                                for seat, hand in enumerate(event["hands"]) if hand)
+            scoring = ", ".join(f"{names[seat]} {arithmetic}" for seat, arithmetic in round_arithmetic(event))
             out = ", ".join(names[seat] for seat in event["eliminated"])
-            text = f"Round {event['round']} ends: {how}. Totals and points: {scoring}." + (f" Out: {out}." if out else "")
+            text = f"Round {event['round']} ends: {how}. Points: {scoring}." + (f" Out: {out}." if out else "")
             shown = hand_lines(event, scored=True)
         elif kind == "match_end":
             order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
@@ -105,3 +104,38 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
             text = str(kind)
         lines.append(Line(kind, round_, text, shown))
     return lines
+
+
+def round_arithmetic(event: dict[str, Any]) -> list[tuple[int, str]]:
+    """How each seat in play scored a round (a ``round_end`` event), as (seat, sum): the sums of protocol/RULES.md
+    clauses 6 and 7 written out from the event's own hand totals and points, so a reader can check them.
+
+    A successful declarer scores 0 and every other seat its total minus the declarer's (``8 - 4 = +4``); a failed
+    declarer the penalty plus its total minus the lowest other total (``20 + (38 - 4) = +54``) and the others 0; at
+    the turn cap every seat its own total. The penalty is read back from the points (the event does not carry the
+    rules), so the sum always adds up to what was scored.
+
+    >>> round_arithmetic({"reason": "declared", "declarer": 1, "hands": [["8C"], ["4D"], []],
+    ...                   "totals": [8, 4, 0], "points": [4, 0, 0]})
+    [(0, '8 - 4 = +4'), (1, '4, declarer: +0')]
+    >>> round_arithmetic({"reason": "failed_declaration", "declarer": 0, "hands": [["KC"], ["4D"]],
+    ...                   "totals": [38, 4], "points": [54, 0]})
+    [(0, 'failed declaration: 20 + (38 - 4) = +54'), (1, '4 → +0')]
+    """
+    live = [seat for seat, hand in enumerate(event["hands"]) if hand]
+    totals, points, declarer = event["totals"], event["points"], event["declarer"]
+    shown = []
+    for seat in live:
+        total, gained = totals[seat], points[seat]
+        if declarer is None:
+            text = f"{total} = +{gained}"
+        elif event["reason"] == "declared":
+            text = (f"{total}, declarer: +{gained}" if seat == declarer
+                    else f"{total} - {totals[declarer]} = +{gained}")
+        elif seat == declarer:
+            lowest = min((totals[other] for other in live if other != seat), default=0)
+            text = f"failed declaration: {gained - (total - lowest)} + ({total} - {lowest}) = +{gained}"
+        else:
+            text = f"{total} → +{gained}"
+        shown.append((seat, text))
+    return shown

@@ -5,7 +5,7 @@ real event log written with :class:`arena.matchlog.MatchLog`, protocol lines inc
 would after ``arena run``. Every fifth match one seat forfeits with a crash and a stderr tail.
 
 :func:`broken_links` checks a built site without a browser: every link and asset reference must be relative and
-name a file of the site (and a #fragment an element of it).
+name a file of the site (and a #fragment an element of it, or a step of its replay).
 """
 
 from __future__ import annotations
@@ -128,6 +128,10 @@ def broken_links(out: Path) -> list[str]:
             path = (page.parent / target).resolve() if target else page
             if not path.is_file() or out.resolve() not in path.parents:
                 problems.append(f"{page.relative_to(out)}: {link} (no such file)")
+            elif fragment.startswith("step="):
+                # A replay step (#step=N, read by replay.js): the page must have a replay, N must count from 1.
+                if "replay" not in parse(path).ids or not fragment[5:].isdigit() or int(fragment[5:]) < 1:
+                    problems.append(f"{page.relative_to(out)}: {link} (no replay step there)")
             elif fragment and path.suffix == ".html" and fragment not in parse(path).ids:
                 problems.append(f"{page.relative_to(out)}: {link} (no element with that id)")
     return problems

@@ -85,12 +85,12 @@ def test_declarations_and_round_ends() -> None:
          "scores": [0, 0], "live": [0, 1]},
         {"type": "declare", "seat": 0},
         {"type": "round_end", "round": 1, "reason": "declared", "declarer": 0, "hands": [["AS", "2C"], ["KD", "QH"]],
-         "totals": [3, 20], "points": [0, 20], "scores": [0, 20], "eliminated": []},
+         "totals": [3, 20], "points": [0, 17], "scores": [0, 17], "eliminated": []},
         {"type": "something_new"},
     ]
     lines = [line.text for line in narrate(events, ["a", "b"])]
     assert lines[2] == "a (seat 0) declares with a total of 3."
-    assert lines[3] == "Round 1 ends: a (seat 0) declared and was lowest. Totals and points: a 3 → +0, b 20 → +20."
+    assert lines[3] == "Round 1 ends: a (seat 0) declared and was lowest. Points: a 3, declarer: +0, b 20 - 3 = +17."
     assert lines[4] == "something_new"  # an unknown event keeps its place
 
 
@@ -140,3 +140,33 @@ def test_an_unknown_log_format_is_refused_naming_the_versions(tmp_path: Path) ->
     result = CliRunner().invoke(main, ["replay", str(path)])
     assert result.exit_code == 2 and "format 1 or 2" in result.stderr and "future.jsonl.gz" in result.stderr
 
+
+
+def test_round_end_arithmetic_adds_up_to_the_points_scored() -> None:
+    """Every round end of real matches (declared, failed, turn cap) writes a sum whose result is the seat's points,
+    and whose terms are the totals of the event (a failed declarer: the penalty plus its total minus the lowest)."""
+    seen = set()
+    for seed in range(12):
+        rng = random.Random(seed)
+        match = Match(3, seed, Rules(threshold=60, penalty=25, max_turns_per_player=4))
+        while match.outcome is None:
+            match.apply(rng.choice(list(match.legal_moves())))
+        lines = narrate(match.events, NAMES)
+        for event, line in zip(match.events, lines):
+            if event["type"] != "round_end":
+                continue
+            seen.add(event["reason"])
+            for seat, hand in enumerate(event["hands"]):
+                if not hand:
+                    continue
+                total, gained = event["totals"][seat], event["points"][seat]
+                if event["reason"] == "failed_declaration" and seat == event["declarer"]:
+                    lowest = min(t for s, (t, h) in enumerate(zip(event["totals"], event["hands"])) if h and s != seat)
+                    assert f"failed declaration: 25 + ({total} - {lowest}) = +{gained}" in line.text
+                    assert gained == 25 + total - lowest
+                elif event["reason"] == "declared" and seat != event["declarer"]:
+                    own = event["totals"][event["declarer"]]
+                    assert f"{total} - {own} = +{gained}" in line.text and gained == total - own
+                elif event["reason"] == "turn_cap":
+                    assert f"{total} = +{gained}" in line.text
+    assert seen == {"declared", "failed_declaration", "turn_cap"}, seen

@@ -79,7 +79,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
     opened = context.new_page()
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
@@ -113,21 +113,66 @@ def test_standings_table(site: Path, page: Page) -> None:
     rows = table.locator("tbody tr")
     bots = rows.count()
     assert bots in (2, 3)
-    assert [rows.nth(i).locator("td.rank").inner_text() for i in range(bots)] == [str(i + 1) for i in range(bots)]
+    # Ranks as arena standings gives them: 1, 2, ... or shared (2=) where the order is not settled at 95%.
+    ranks = [rows.nth(i).locator("td.rank").inner_text() for i in range(bots)]
+    for i, rank in enumerate(ranks):
+        assert rank == str(i + 1) or (rank.endswith("=") and int(rank[:-1]) <= i + 1), ranks
     headers = table.locator("thead th").all_inner_texts()
-    for wanted in ("Rank", "Bot", "Rating", "Matches", "Wins", "Mean", "Points", "Declarations", "Faults"):
+    for wanted in ("Rank", "Bot", "Rating", "Matches", "Wins", "Win %", "P(above", "Mean", "Points", "Declarations",
+                   "Faults"):
         assert any(wanted in header for header in headers), (wanted, headers)
-    ratings = [float(rows.nth(i).locator("td.strong").inner_text()) for i in range(bots)]
-    assert ratings == sorted(ratings, reverse=True)
+    # Every header but the bot's name says what it means on hover.
+    titled = table.locator("thead th[title]").count()
+    assert titled >= len(headers) - 3, (titled, headers)
+    places = [float(rows.nth(i).locator("td.meanplace").inner_text()) for i in range(bots)]
+    assert places == sorted(places)
+    above = [rows.nth(i).locator("td.pnext").inner_text() for i in range(bots)]
+    assert above[-1] == "–" and all(a.endswith("%") for a in above[:-1])
+    for i, a in enumerate(above[:-1]):  # a P(above next) under 95% and a shared rank go together
+        assert (int(a[:-1]) < 95) == ranks[i + 1].endswith("="), (ranks, above)
+    wins = [rows.nth(i).locator("td.winpct").inner_text() for i in range(bots)]
+    assert all(w.endswith("%") for w in wins)
     expect(table.locator("svg.ratingbar")).to_have_count(bots)
+    # The bars have a scale: round rating values above them.
+    assert len(table.locator("svg.ratingaxis text").all_inner_texts()) >= 2
+    page.locator("details.glossary summary").click()
+    expect(page.locator("details.glossary")).to_contain_text("tie for first counts as a win")
     expect(page.locator("#history svg.chart polyline")).to_have_count(bots)
     expect(page.locator("table.h2h tbody tr")).to_have_count(bots)
+    # Head to head: the score counts a tie as a half, green above 50% and red below, with wins-ties-losses; the
+    # headers sit right-aligned over their numbers.
+    cells = page.locator("table.h2h td.cell")
+    assert cells.count() == bots * (bots - 1)
+    for i in range(cells.count()):
+        cell = cells.nth(i)
+        percent = int(cell.locator("strong").inner_text().rstrip("%"))
+        above, ties, below = (int(n) for n in cell.locator(".unit").inner_text().split("–"))
+        assert percent == round(100 * (above + ties / 2) / (above + ties + below))
+        kind = cell.get_attribute("class") or ""
+        assert ("ahead" in kind) == (above > below) and ("behind" in kind) == (above < below), (kind, above, below)
+    head = page.locator("table.h2h thead th").nth(1).bounding_box()
+    first = page.locator("table.h2h tbody tr").nth(1).locator("td").first.bounding_box()
+    assert head is not None and first is not None
+    assert abs((head["x"] + head["width"]) - (first["x"] + first["width"])) < 2
+    assert page.locator("table.h2h thead th").nth(1).evaluate("th => getComputedStyle(th).textAlign") == "right"
     expect(page.locator("#rules")).to_contain_text("threshold")
     shoot(page, "tournament")
     page.set_viewport_size({"width": 390, "height": 844})
     shoot(page, "tournament-phone")
     # A phone-width table scrolls inside its box instead of widening the page.
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # On a phone the priority columns fit the screen (rank, bot, mean place, win %, rating); the rest on demand.
+    box = table.locator("xpath=..").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390
+    assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1")
+    for selector in ("td.rank", "th a", "td.meanplace", "td.winpct", "td.rating"):
+        cell = rows.first.locator(selector).bounding_box()
+        assert cell is not None and cell["x"] + cell["width"] <= 390, selector
+    expect(rows.first.locator("td.pnext")).to_be_hidden()
+    page.get_by_text("Show all columns").click()
+    expect(rows.first.locator("td.pnext")).to_be_visible()
+    expect(table.locator("svg.ratingbar").first).to_be_visible()
+    shoot(page, "tournament-phone-all-columns")
 
 
 def test_every_link_on_every_page_resolves(site: Path, page: Page) -> None:
@@ -156,6 +201,9 @@ def test_every_link_on_every_page_resolves(site: Path, page: Page) -> None:
             if target.suffix == ".html" and target not in seen:
                 queue.append(target)
     for source, target, fragment in fragments:
+        if fragment.startswith("step="):  # a replay step, read by replay.js (test_replay_navigation follows them)
+            assert "replay" in ids[target] and int(fragment[5:]) >= 1, f"{source}: #{fragment}"
+            continue
         assert fragment in ids[target], f"{source}: #{fragment} is not an element of {target}"
     every_page = {p.resolve() for p in site.rglob("*.html")}
     assert seen == every_page, f"pages no link reaches: {sorted(every_page - seen)}"
@@ -169,30 +217,39 @@ def _state(page: Page) -> dict[str, Any]:
             "what": page.locator("[data-what]").inner_text()}
 
 
+def _step(page: Page) -> int:
+    return int(page.locator("[data-counter]").inner_text().split()[1])
+
+
+def _kinds(page: Page) -> list[str]:
+    """The class of every line of the move list: the engine event of each replay step (step i is line i - 1)."""
+    return page.eval_on_selector_all("[data-moves] > li", "els => els.map(e => e.className)")
+
+
 def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
     replay = page.locator("[data-replay]")
     expect(replay).to_be_visible()
+    # It opens at the first deal, not at an empty table, and says so in the address.
     start = _state(page)
-    assert start["counter"].startswith("Step 1 / ")
+    assert start["counter"].startswith("Step 2 / ") and start["what"].startswith("Round 1 is dealt")
+    assert page.evaluate("location.hash") == "#step=2"
     total = int(start["counter"].split("/")[1].split()[0])
     assert total > 10
     forward = page.get_by_role("button", name="Forward")
     for _ in range(3):
         forward.click()
     after = _state(page)
-    assert after["counter"].startswith("Step 4 / ")
+    assert after["counter"].startswith("Step 5 / ")
     assert after["hands"] != start["hands"] and after["floor"] != start["floor"] and after["what"] != start["what"]
     shoot(page, "match-replay")
     page.keyboard.press("ArrowRight")
-    assert _state(page)["counter"].startswith("Step 5 / ")
+    assert _state(page)["counter"].startswith("Step 6 / ")
     page.keyboard.press("ArrowLeft")
     assert _state(page) == after
     back = page.get_by_role("button", name="Back")
     for _ in range(3):
         back.click()
-    assert _state(page) == start
-    back.click()  # already at the first step: stays there
     assert _state(page) == start
     page.keyboard.press("End")
     end = _state(page)
@@ -206,13 +263,173 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
     assert any(" throws " in text and " takes " in text for text in texts)
     # Each step shows the narration the page embeds (its move list, one line per event), not a narration of its own.
     assert texts == page.locator("[data-moves] > li").all_text_contents()[1:len(texts) + 1]
-    assert any(text.startswith("Round 1 is dealt") for text in texts + [start["what"]])
+    assert any(text.startswith("Round 1 is dealt") for text in texts)
     page.keyboard.press("End")
     shoot(page, "match-end")
-    page.set_viewport_size({"width": 390, "height": 844})
+
+
+def test_replay_navigation(site: Path, page: Page) -> None:
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    kinds = _kinds(page)
+    total = len(kinds)
+    deals = [i + 1 for i, kind in enumerate(kinds) if kind == "round_start"]
+    assert len(deals) >= 2, "the test needs a match of two rounds or more"
+    buttons = {name: page.locator(f"[data-go={name}]") for name in ("first", "prev", "prevround", "next",
+                                                                     "nextround", "last")}
+    # Disabled at the ends: nothing before the first step, nothing after the last.
+    buttons["first"].click()
+    assert _step(page) == 1
+    for name in ("first", "prev", "prevround"):
+        expect(buttons[name]).to_be_disabled()
+    for name in ("next", "nextround", "last"):
+        expect(buttons[name]).to_be_enabled()
+    buttons["last"].click()
+    assert _step(page) == total
+    for name in ("next", "nextround", "last"):
+        expect(buttons[name]).to_be_disabled()
+    expect(buttons["prev"]).to_be_enabled()
+    # Round by round: next round goes to each deal in turn, then to the end; previous round goes back the same way
+    # (from within a round, first to its own deal).
+    buttons["first"].click()
+    visited = []
+    while _step(page) != total:
+        buttons["nextround"].click()
+        visited.append(_step(page))
+    assert visited == deals + [total]
+    page.keyboard.press("End")
+    buttons["prevround"].click()
+    assert _step(page) == deals[-1]
+    buttons["next"].click()
+    buttons["next"].click()
+    page.keyboard.press("PageUp")
+    assert _step(page) == deals[-1]
+    page.keyboard.press("PageUp")
+    assert _step(page) == deals[-2]
+    page.keyboard.press("PageDown")
+    assert _step(page) == deals[-1]
+    # Each seat's last move of the round: after a play, the player's row says what it threw and took.
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html") + "#step=" + str(kinds.index("play") + 1))
+    actor = page.locator("[data-hands] tr.actor")
+    expect(actor.locator("td.last")).to_contain_text("threw")
+    expect(actor.locator("td.last")).to_contain_text("took")
+    expect(actor.locator("td.last .card").first).to_be_visible()
+
+
+def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
+    match = url(site / "t" / "browser" / "matches" / "1.html")
+    total = len(_kinds(page) if page.goto(match) else [])
+    wanted = min(40, total - 1)
+    page.goto(f"{match}#step={wanted}")
+    assert _step(page) == wanted
+    assert _state(page)["what"] == page.locator("[data-moves] > li").nth(wanted - 1).text_content()
+    page.goto(f"{match}#step=100000")  # past the end: the last step
+    assert _step(page) == total
+    page.goto(f"{match}#step=2")
+    # A row of "Scores per round" opens the replay at that round's end, and the address follows.
+    rows = page.locator("table.rounds tbody tr")
+    assert rows.count() >= 2
+    second = rows.nth(1)
+    step = int(second.get_attribute("data-step") or 0)
+    second.locator("th a").click()
+    assert _step(page) == step
+    assert _state(page)["what"].startswith("Round 2 ends")
+    assert page.evaluate("location.hash") == f"#step={step}"
+    # The round-end line shows the arithmetic of the points; the declarer is marked in the score table.
+    text = _state(page)["what"]
+    assert " = +" in text or " → +" in text, text
+    if second.locator("td.declarer").count():
+        expect(second.locator("td.declarer .star")).to_have_text("★")
+    # The replay marks the declarer at a round's end, in red when the declaration failed.
+    declarer = page.locator("[data-hands] tr.declarer")
+    if second.locator("td.declarer").count():
+        expect(declarer).to_have_count(1)
+        expect(declarer.locator(".star")).to_have_text("★")
+        assert ("failed" in (declarer.get_attribute("class") or "")) == ("(failed)" in text)
+    # Anywhere on a row works too, not only on its round number.
+    third = rows.nth(2) if rows.count() > 2 else rows.first
+    third.locator("td").first.click()
+    assert _step(page) == int(third.get_attribute("data-step") or 0)
+    second.locator("th a").click()
+    # Stepping on updates the address, so that a copied address opens at this moment.
+    page.get_by_role("button", name="Forward").click()
+    assert page.evaluate("location.hash") == f"#step={step + 1}"
+
+
+def test_replay_plays_and_pauses(site: Path, page: Page) -> None:
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    play = page.locator("[data-play]")
+    page.locator("[data-speed]").select_option(label="5×")
+    start = _step(page)
+    play.click()
+    expect(play).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(f"parseInt(document.querySelector('[data-counter]').textContent.split(' ')[1]) >= {start + 3}")
+    play.click()
+    expect(play).to_have_attribute("aria-pressed", "false")
+    paused = _step(page)
+    page.wait_for_timeout(600)  # several intervals at 5x: a paused replay does not move
+    assert _step(page) == paused
+    # Played to the end, it stops there by itself.
+    page.keyboard.press("End")
+    page.get_by_role("button", name="Back").click()
+    page.get_by_role("button", name="Back").click()
+    play.click()
+    expect(play).to_have_attribute("aria-pressed", "false", timeout=5000)
+    assert _step(page) == len(_kinds(page))
+
+
+def _layout(page: Page) -> dict[str, Any]:
+    """Where the controls and the table are: these must not move from step to step."""
+    return page.evaluate("""() => {
+        const box = el => { const r = el.getBoundingClientRect(); return [Math.round(r.x), Math.round(r.y)]; };
+        return { forward: box(document.querySelector('[data-go=next]')),
+                 last: box(document.querySelector('[data-go=last]')),
+                 table: box(document.querySelector('table.hands')) };
+    }""")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_replay_layout_does_not_drift(site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    total = len(_kinds(page))
     page.keyboard.press("Home")
-    forward.click()
-    shoot(page, "match-phone")
+    first = _layout(page)
+    for step in sorted({2, 3, 9, total // 3, total // 2, total - 1, total}):
+        page.evaluate(f"location.hash = '#step={step}'")
+        page.wait_for_function(f"document.querySelector('[data-counter]').textContent.startsWith('Step {step} ')")
+        page.evaluate("window.scrollTo(0, 0)")
+        assert _layout(page) == first, (step, _layout(page), first)
+    if width == 390:
+        # Seats stacked: each seat's name and score on one line, inside the screen.
+        page.evaluate("location.hash = '#step=3'")
+        for row in page.locator("[data-hands] tr").all():
+            name, score = row.locator("td.bot").bounding_box(), row.locator("td.score").bounding_box()
+            assert name is not None and score is not None
+            assert abs(name["y"] - score["y"]) < 8 and score["x"] + score["width"] <= width
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        shoot(page, "match-phone")
+    else:
+        shoot(page, "match-desktop")
+
+
+def test_places_decided_by_elimination_are_marked(site: Path, page: Page) -> None:
+    page.goto(url(site / "t" / "browser" / "matches" / "index.html"))
+    expect(page).to_have_title("All matches of browser, page 1 of 1 · arena")
+    marks = page.locator("table.matches tbody .outtag")
+    assert marks.count() > 0, "the test tournament (threshold 30) has eliminations"
+    row = page.locator("table.matches tbody tr", has=page.locator(".outtag")).first
+    mark = row.locator(".player .outtag").first.inner_text()
+    assert mark.startswith("out r")
+    out_round = int(mark[5:])
+    row.locator("th a").click()
+    # The match page says the same, its score table lists the player as out in that round, and the replay's end
+    # gives each place with the round of going out.
+    expect(page.locator("table.result [data-out]").first).to_have_text(f"out in round {out_round}")
+    expect(page.locator("table.rounds tbody tr").nth(out_round - 1).locator("td").first).to_contain_text("out:")
+    page.keyboard.press("End")
+    expect(page.locator("[data-hands]")).to_contain_text(f"out in round {out_round}")
+    assert " v " in page.title() and "Match #" in page.title()
+    shoot(page, "match-eliminated")
 
 
 def test_match_page_without_javascript(site: Path, browser: Browser) -> None:
@@ -233,6 +450,12 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     page = context.new_page()
     page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
     expect(page.locator("h1")).to_contain_text("greedy")
+    # The rank badge is the standings' rank, shared (2=) where the order is not settled.
+    badge = page.locator("h1 .rankbadge").inner_text().lstrip("#")
+    page.goto(url(site / "t" / "browser" / "index.html"))
+    row = page.locator("table.standings tbody tr", has=page.get_by_role("link", name="greedy", exact=True))
+    assert row.locator("td.rank").inner_text() == badge
+    page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
     expect(page.locator("#history svg.chart polygon")).to_have_count(1)
     opponents = page.locator("table.opponents tbody tr").count()
     expect(page.locator("table.seats tbody tr")).to_have_count(opponents + 1)  # as many seats as players
@@ -242,7 +465,105 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background != "rgb(247, 247, 244)"  # the dark palette, not the light one
     shoot(page, "bot-dark")
+    # On a phone the stat cards go two to a row.
+    page.set_viewport_size({"width": 390, "height": 844})
+    cards = [page.locator("dl.facts > div").nth(i).bounding_box() for i in range(3)]
+    assert all(card is not None for card in cards)
+    assert cards[0]["y"] == cards[1]["y"] and cards[2]["y"] > cards[0]["y"]  # type: ignore[index]
+    assert cards[1]["x"] + cards[1]["width"] <= 390  # type: ignore[index]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing widens the page
+    shoot(page, "bot-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(url(site / "t" / "browser" / "index.html"))
     shoot(page, "tournament-dark")
     context.close()
 
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_rating_chart_names_its_lines(site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(site / "t" / "browser" / "index.html"))
+    labels = page.locator("#history svg.chart text.end")
+    bots = page.locator("table.standings tbody tr").count()
+    expect(labels).to_have_count(bots)
+    names = [(name or "").split(" ")[0] for name in labels.all_text_contents()]
+    assert sorted(names) == sorted(page.locator("table.standings tbody th a").all_inner_texts())
+    boxes = [box for box in (labels.nth(i).bounding_box() for i in range(bots)) if box is not None]
+    tops = sorted(box["y"] for box in boxes)
+    assert all(b - a >= boxes[0]["height"] * 0.7 for a, b in zip(tops, tops[1:])), tops  # labels do not overlap
+    labels.first.focus()  # keyboard users reach the values too
+    assert page.evaluate("document.activeElement.classList.contains('end')")
+    page.locator("#history").scroll_into_view_if_needed()
+    page.locator("#history figure").screenshot(path=str(SCREENSHOTS / f"rating-chart-{width}.png"))
+
+
+def test_touch_screens_get_no_keyboard_hint(site: Path, browser: Browser) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    expect(page.locator("[data-replay]")).to_be_visible()
+    expect(page.locator(".keys")).to_be_hidden()
+    context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_matches_grouped_by_deal_filtered_and_clickable(site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(site / "t" / "browser" / "matches" / "index.html"))
+    heads = page.locator("table.matches tr.dealhead")
+    assert heads.count() >= 1
+    expect(heads.first).to_contain_text("seat rotations")
+    expect(heads.first).to_contain_text("mean place")
+    rows = page.locator("table.matches tr[data-bots]")
+    total = rows.count()
+    # The winner of each match is in bold.
+    winner = rows.first.locator(".player.winner a")
+    assert int(winner.evaluate("a => getComputedStyle(a).fontWeight")) >= 700
+    shoot(page, f"matches-{width}")
+    # Filter by a bot and an opponent: only their shared matches stay.
+    bots = page.locator("[data-filter-bot] option").all_inner_texts()[1:]
+    page.locator("[data-filter-bot]").select_option(bots[0])
+    page.locator("[data-filter-opponent]").select_option(bots[1])
+    visible = page.locator("table.matches tr[data-bots]:visible")
+    for i in range(visible.count()):
+        names = visible.nth(i).get_attribute("data-bots") or ""
+        assert bots[0] in names.split("\n") and bots[1] in names.split("\n")
+    expect(page.locator("[data-filter-count]")).to_contain_text(f"of {total} matches")
+    page.locator("[data-filter-bot]").select_option("")
+    page.locator("[data-filter-opponent]").select_option("")
+    expect(rows.first).to_be_visible()
+    # Anywhere on a row (not only its number) opens the match.
+    href = rows.nth(1).locator("a.whole").get_attribute("href") or ""
+    cell = rows.nth(1).locator("td.players")
+    box = cell.bounding_box()
+    assert box is not None
+    cell.click(position={"x": box["width"] - 4, "y": 3})  # the cell's padding: no link there
+    page.wait_for_url("**/" + href.split("/")[-1] + "*")
+    expect(page.locator("[data-replay]")).to_be_visible()
+    # A bot's own list too.
+    page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
+    row = page.locator("table.matches tr[data-bots]").first
+    href = row.locator("a.whole").get_attribute("href") or ""
+    row.locator("td.place-1, td.place-2, td.place-3").first.click()
+    page.wait_for_url("**/" + href.split("/")[-1] + "*")
+
+
+def test_how_least_score_works_is_one_click_from_a_match(site: Path, page: Page) -> None:
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.locator(".howlink a").first.click()
+    how = page.locator("details#how")
+    how.locator("summary").click()
+    expect(how).to_contain_text("8 − 4 = +4")
+    expect(how).to_contain_text("20 + (38 − 4) = +54")
+    how.get_by_role("link", name="This tournament's rules and limits").click()
+    expect(page.locator("#rules")).to_be_in_viewport()
+
+
+def test_no_page_is_wider_than_a_phone(site: Path, page: Page) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    tournament = site / "t" / "browser"
+    for path in (site / "index.html", tournament / "index.html", tournament / "matches" / "index.html",
+                 tournament / "matches" / "1.html", *sorted((tournament / "bots").glob("*/index.html"))):
+        page.goto(url(path))
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path

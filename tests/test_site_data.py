@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,16 @@ def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, 
     for i, a in enumerate(names):
         for j, b in enumerate(names):
             cell = page.head_to_head.cells[i][j]
-            assert cell is None if i == j else cell == h2h[(ids[a], ids[b])]
-            if cell is not None and page.head_to_head.cells[j][i] is not None:
-                assert cell[1] == page.head_to_head.cells[j][i][1]  # shared matches are symmetric
+            if i == j:
+                assert cell is None
+                continue
+            assert cell is not None and (cell.above, cell.shared) == h2h[(ids[a], ids[b])]
+            other = page.head_to_head.cells[j][i]
+            assert other is not None and (other.above, other.below, other.shared) == (cell.below, cell.above,
+                                                                                      cell.shared)
+            # Wins, ties and losses add up; the score counts a tie as a half, so the two sides sum to one.
+            assert cell.above + cell.ties + cell.below == cell.shared and cell.ties >= 0
+            assert cell.score + other.score == pytest.approx(1.0)
     # The history's last point is the final conservative rating.
     for series, row in zip(page.history, page.standings):
         assert series.name == row.bot
@@ -182,7 +190,13 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert kinds.count("play") == sum(e["type"] == "play" for e in log.events)
     assert kinds.count("round_start") == sum(e["type"] == "round_start" for e in log.events) and "forfeit" in kinds
     assert page.prev_href == "t/t/matches/3.html" and page.next_href == "t/t/matches/5.html"
-    assert page.crumbs[-1] == data.Crumb("Match #4", None)
+    # One number per match: the store id, as `arena show` takes it, in the crumbs and the title.
+    assert page.crumbs[-1] == data.Crumb(f"Match #{match.id}", None) and match.id != match.idx
+    # Each round row links to the replay step of its round end (1-based, as #step=N).
+    for row in page.round_rows:
+        event = log.events[row.step - 1]
+        assert event["type"] == "round_end" and event["round"] == row.round
+        assert row.failed == (event["reason"] == "failed_declaration") and row.declarer_seat == event["declarer"]
     first = data.match_page(snap, 0, None)
     assert first.prev_href is None and not first.log_found and first.replay_json is None and first.round_rows == []
 
@@ -246,3 +260,83 @@ def test_rating_bar_stays_on_its_scale() -> None:
     xs = [float(x) for x in re.findall(r'(?:x|cx|x1|x2)="([-0-9.]+)"', bar)]
     assert xs and all(0 <= x <= 100 for x in xs)
     assert 'aria-label="mu 25.00' in bar
+
+
+def test_places_decided_by_elimination_name_the_round(snap: data.Snapshot) -> None:
+    """A seat that went over the threshold is marked with the round it went out in, the same in the matches list
+    and on the match page, and that round is the one whose round_end event lists it as eliminated."""
+    marked = 0
+    for position, match in enumerate(snap.matches):
+        log = data.match_log(snap, match)
+        assert log is not None
+        out_in = {seat: event["round"] for event in log.events if event["type"] == "round_end"
+                  for seat in event["eliminated"]}
+        page = data.match_page(snap, position, log)
+        assert {p.seat: p.out_round for p in page.players if p.out_round} == out_in
+        row = data.match_list_row(snap, match)
+        assert {p.seat: p.out_round for p in row.players if p.out_round} == out_in
+        marked += len(out_in)
+    assert marked > 0
+
+
+def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: data.Snapshot) -> None:
+    rows = data.standing_rows(snap)
+    order = [line.bot_id for line in snap.standings]
+    assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
+    assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in zip(order, order[1:])]
+    assert rows[-1].p_above_next is None
+    for row, line in zip(rows, snap.standings):
+        assert row.win_pct == pytest.approx(100 * line.wins / line.matches)
+        firsts = sum(1 for m in snap.matches if m.result is not None
+                     for bot, seat in zip(m.bot_ids, m.result.players)
+                     if bot == line.bot_id and seat.place == 1
+                     and sum(s.place == 1 for s in m.result.players) > 1)
+        assert row.wins_shared == firsts <= row.wins
+
+
+def test_bot_pages_show_no_absolute_paths(snap: data.Snapshot) -> None:
+    for bot in snap.bots:
+        assert bot.manifest["directory"].startswith("/")
+        page, _ = data.bot_pages(snap, bot.id)
+        assert page.manifest["directory"] == bot.manifest["directory"].rsplit("/", 1)[-1]
+
+
+def test_rating_chart_labels_line_ends_holds_steps_and_clamps_a_far_line() -> None:
+    near = [data.Series(name, ((0, 20.0 + i), (4, 22.0 + i), (9, 21.0 + i))) for i, name in enumerate("abc")]
+    far = data.Series("far", ((0, -60.0), (9, -55.0)))
+    chart = str(svg.line_chart(near + [far], "ratings", "y", steps=True, end_labels=True))
+    # Each line is named at its end with its last value; the far one says it is off the scale.
+    for i, name in enumerate("abc"):
+        assert f'tabindex="0">{name} {21 + i}<title>' in chart
+    assert "far -55 (off scale)" in chart and '<g class="s3 far">' in chart
+    # The scale is the near lines' (about 20 to 24), not stretched down to -60.
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">(-?[\d.]+)</text>', chart)]
+    assert min(ticks) >= 15 and max(ticks) <= 30, ticks
+    # Steps: between two points a line first runs flat (the same y), then moves.
+    line = re.search(r'<g class="s0"><title>a</title><polyline class="line" points="([^"]+)"', chart)
+    assert line is not None
+    points = [tuple(map(float, p.split(","))) for p in line.group(1).split()]
+    assert len(points) == 5 and points[1][1] == points[0][1] and points[1][0] == points[2][0]
+    # Every point has its value as a tooltip.
+    assert chart.count("<circle class=\"pt\"") == 3 * 3 + 2 and "a: 22.00 after match 4" in chart
+
+
+def test_match_lists_are_grouped_by_deal_with_a_summary(snap: data.Snapshot) -> None:
+    pages = data.match_list_pages(snap, per_page=4)
+    for page in pages:
+        assert [row for section in page.sections for row in section.rows] == page.rows
+        for section in page.sections:
+            assert section.group is not None
+            assert {snap.groups[row.idx] for row in section.rows} == {section.group}
+            matches = [m for m in snap.matches if snap.groups[m.idx] == section.group]
+            assert section.size == len(matches)
+            # Duplicate deals: the rotations of a group share one deal, and the heading names its seed.
+            assert section.seed == matches[0].seed and {m.seed for m in matches} == {section.seed}
+            for line in section.summary:
+                places = [p.place for m in matches for p in m.result.players if m.result is not None
+                          and snap.bot_link(m.bot_ids[p.seat])[0] == line.bot]
+                assert line.matches == len(places) and line.mean_place == pytest.approx(sum(places) / len(places))
+            assert [line.mean_place for line in section.summary] == sorted(line.mean_place for line in section.summary)
+    # A bot's own list stays flat.
+    page, _ = data.bot_pages(snap, snap.bots[0].id)
+    assert page.matches.sections == []

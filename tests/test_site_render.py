@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -179,3 +180,43 @@ def test_arena_run_builds_the_site_unless_told_not_to(tmp_path: Path) -> None:
     assert (tmp_path / "results" / "site" / "t" / "small" / "matches" / "0.html").is_file()
     assert broken_links(tmp_path / "results" / "site") == []
     assert os.path.getsize(tmp_path / "results" / "site" / "t" / "small" / "matches" / "1.html") > 1000
+
+
+def test_a_store_beside_the_site_sources_never_builds_into_them(tmp_path: Path) -> None:
+    """``--db`` without ``--out`` for a store at the top of a checkout (where ``site/`` holds the templates and
+    assets): the site goes to ``results/site`` there, and the source folder is left exactly as it was."""
+    sources = tmp_path / "site"
+    shutil.copytree(render.SITE_DIR, sources)
+    before = sorted((p.relative_to(sources), p.read_bytes()) for p in sources.rglob("*") if p.is_file())
+    make_store(tmp_path, limit=2)
+    result = CliRunner().invoke(main, ["site", "build", "--db", str(tmp_path / "arena.db"), "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["out"] == str(tmp_path / "results" / "site")
+    assert (tmp_path / "results" / "site" / "t" / "t" / "index.html").is_file()
+    assert sorted((p.relative_to(sources), p.read_bytes()) for p in sources.rglob("*") if p.is_file()) == before
+
+
+def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport]) -> None:
+    """One number per match, players in its title, the tournament in the matches list's title, settings as a table,
+    no absolute paths of the organiser's machine, and a favicon on every page."""
+    store, out, _ = built
+    snap = data.snapshot(store, "t")
+    match = snap.matches[1]
+    html = (out / data.match_href(snap.slug, match.idx)).read_text(encoding="utf-8")
+    names = " v ".join(snap.bot_link(bot)[0] for bot in match.bot_ids)
+    assert f"<title>Match #{match.id}: {names} · t · arena</title>" in html
+    assert f"arena show {match.id}" in html and f"Match #{match.idx}<" not in html
+    listing = (out / data.matches_href(snap.slug)).read_text(encoding="utf-8")
+    assert "<title>All matches of t, page 1 of 1 · arena</title>" in listing
+    assert f">#{match.id}</a>" in listing
+    tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
+    rating = tournament[tournament.index('<th scope="row">rating</th>'):]
+    assert rating.startswith('<th scope="row">rating</th><td><dl class="nested">') and "{&#34;" not in tournament
+    for bot in snap.bots:
+        page = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        assert bot.manifest["directory"] == f"/bots/{bot.name}" and f"/bots/{bot.name}<" not in page
+        assert f"<th scope=\"row\">directory</th><td><code>{bot.name}</code>" in page
+    assert (out / "assets" / "favicon.svg").is_file()
+    for page in out.rglob("*.html"):
+        assert 'rel="icon" href="' in page.read_text(encoding="utf-8"), page

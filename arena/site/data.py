@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import Line, narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
+from arena.rules import Rules
 from arena.store import Standing, StoredMatch, Store
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -133,6 +135,10 @@ class Snapshot:
     head_to_head: dict[tuple[int, int], tuple[int, int]]
     history: dict[int, list[tuple[int, Rating]]]
     store_dir: Path
+    sure: Confidence
+    """How settled the order of the standings is (shared ranks, P(above the next)): arena/confidence.py."""
+    groups: dict[int, int] = field(default_factory=dict)
+    """Each match's group (by schedule index): the rotations of one deal with duplicate deals (arena/schedule.py)."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,6 +155,15 @@ def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
             for seat, bot_id in enumerate(match.bot_ids)]
 
 
+def out_round(match: StoredMatch, result: SeatResult | None) -> int | None:
+    """The round in which a seat went out over the threshold (its place was then decided by elimination), or None
+    (still in play at the end, forfeited, or not played). A seat is dealt into every round up to the one it went out
+    in, so its round count is that round: no log needed, which keeps the matches list cheap."""
+    if match.result is None or result is None or result.fault is not None:
+        return None
+    return result.stats.rounds if result.score > match.result.rules.threshold else None
+
+
 def snapshot(store: Store, name: str) -> Snapshot:
     """Read tournament ``name`` (KeyError if the store has none by that name)."""
     row = store.tournament(name)
@@ -159,11 +174,15 @@ def snapshot(store: Store, name: str) -> Snapshot:
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
     matches = store.matches(tid)
+    table = store.standings(tid)
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=matches,
-        standings=store.standings(tid), head_to_head=store.head_to_head(tid),
-        history=store.rating_history(tid), store_dir=store.path.parent)
+        standings=table, head_to_head=store.head_to_head(tid),
+        history=store.rating_history(tid), store_dir=store.path.parent,
+        sure=confidence(store.seat_results(tid), [line.bot_id for line in table]),
+        groups={row["idx"]: row["grp"] for row in store.db.execute(
+            "SELECT idx, grp FROM matches WHERE tournament_id = ?", (tid,))})
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -184,6 +203,16 @@ class StandingRow:
     declares_ok: int
     declares_failed: int
     faults: dict[str, int]
+    shared_rank: str = ""
+    """The rank as shown: ``2=`` when its order with a neighbour is not settled at 95% (arena/confidence.py)."""
+    p_above_next: float | None = None
+    """P(this bot is truly above the next one), None for the last."""
+    wins_shared: int = 0
+    """Of ``wins``, the matches whose first place it shared (a tie counts as a win for each)."""
+
+    @property
+    def win_pct(self) -> float | None:
+        return 100 * self.wins / self.matches if self.matches else None
 
 
 @dataclass(frozen=True)
@@ -203,6 +232,8 @@ class PlayerCell:
     place: int | None
     score: int | None
     fault: Fault | None
+    out_round: int | None = None
+    """The round it went out over the threshold, when its place was decided by elimination."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +259,8 @@ class FaultRow:
     match_href: str
     bot_href: str
     player: SeatResult
+    match_id: int = 0
+    """The match's number as every page and ``arena show`` give it (its store id)."""
 
     @property
     def fault(self) -> Fault:
@@ -248,13 +281,22 @@ def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, .
 
 
 def standing_rows(snap: Snapshot) -> list[StandingRow]:
+    order = [line.bot_id for line in snap.standings]
+    labels, above = snap.sure.shared_ranks(order), snap.sure.p_above_next(order)
+    shared: Counter[int] = Counter()
+    for match in snap.matches:
+        if match.result is not None:
+            firsts = [bot_id for bot_id, seat in zip(match.bot_ids, match.result.players) if seat.place == 1]
+            if len(firsts) > 1:
+                shared.update(firsts)
     rows = []
     for rank, line in enumerate(snap.standings, 1):
         bot = snap.bot_by_id[line.bot_id]
         rows.append(StandingRow(rank, line.name, bot_href(snap.slug, bot.slug), line.rating.conservative,
                                 line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
                                 line.points_per_round, line.declares_ok, line.declares_failed,
-                                dict(sorted(line.faults.items()))))
+                                dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
+                                above.get(line.bot_id), shared[line.bot_id]))
     return rows
 
 
@@ -264,7 +306,8 @@ def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = Non
     for seat, bot_id, result in seated(match):
         name, href = snap.bot_link(bot_id)
         players.append(PlayerCell(seat, name, href, None if result is None else result.place,
-                                  None if result is None else result.score, None if result is None else result.fault))
+                                  None if result is None else result.score, None if result is None else result.fault,
+                                  out_round(match, result)))
         if bot_id == for_bot:
             place_of = None if result is None else result.place
     players.sort(key=lambda p: (p.place is None, p.place or 0, p.seat))
@@ -280,7 +323,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
     for match in reversed(snap.matches):
         for _, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
-                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result))
+                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result,
+                                      match.id))
     return found
 
 
@@ -335,11 +379,36 @@ def home_page(store: Store, linked: Iterable[str] | None = None) -> HomePage:
 
 
 @dataclass(frozen=True)
+class Duel:
+    """How one bot did against another over the matches they shared: placed above, below, or level (a tie)."""
+
+    above: int
+    below: int
+    shared: int
+
+    @property
+    def ties(self) -> int:
+        return self.shared - self.above - self.below
+
+    @property
+    def score(self) -> float:
+        """The share of the matches it won against the other, a tie counting one half (0.5: even)."""
+        return (self.above + self.ties / 2) / self.shared if self.shared else 0.5
+
+
+@dataclass(frozen=True)
 class HeadToHead:
-    """cells[i][j] = (times bot i placed above bot j, matches they shared), None on the diagonal or if never met."""
+    """cells[i][j]: how bot i did against bot j; None on the diagonal or if they never met."""
 
     bots: list[tuple[str, str]]
-    cells: list[list[tuple[int, int] | None]]
+    cells: list[list[Duel | None]]
+
+
+def duel(snap: Snapshot, a: int, b: int) -> Duel | None:
+    """Bot ``a`` against bot ``b``, None if they never shared a match."""
+    above, shared = snap.head_to_head.get((a, b), (0, 0))
+    below, _ = snap.head_to_head.get((b, a), (0, 0))
+    return Duel(above, below, shared) if shared else None
 
 
 @dataclass(frozen=True)
@@ -378,7 +447,7 @@ def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
 
 def head_to_head(snap: Snapshot, order: Sequence[int]) -> HeadToHead:
     bots = [snap.bot_link(bot_id) for bot_id in order]
-    cells = [[None if a == b else snap.head_to_head.get((a, b)) for b in order] for a in order]
+    cells = [[None if a == b else duel(snap, a, b) for b in order] for a in order]
     return HeadToHead(bots, cells)
 
 
@@ -397,7 +466,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
     return TournamentPage(
         name=snap.name, slug=snap.slug, created_at=snap.created_at, finished_at=snap.finished_at,
         standings=rows, scale=rating_scale(rows), head_to_head=head_to_head(snap, order), history=history,
-        settings=settings, rules=dict(config.get("rules", {})), limits=limits,
+        settings=without_local_paths(settings), rules=dict(config.get("rules", {})), limits=limits,
         fault_totals=dict(sorted(Counter(f.fault.kind.value for f in faults).items())), faults=faults[:FAULTS_SHOWN],
         fault_count=len(faults), matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
@@ -405,6 +474,57 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
 
 
 # -- match lists ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DealSummary:
+    """One bot over the matches of a deal (all its seat rotations): how it placed on average."""
+
+    bot: str
+    href: str
+    matches: int
+    mean_place: float
+
+
+@dataclass(frozen=True)
+class DealSection:
+    """A run of a page's matches from one group: with duplicate deals, every rotation of one deal, the format's
+    fairness feature (each bot gets each seat on the same cards), so they are read together."""
+
+    group: int | None
+    seed: int | None
+    """The deal's seed when every match of the group shares it (duplicate deals), else None."""
+    rows: list[MatchListRow]
+    summary: list[DealSummary]
+    """Every bot of the group, best mean place first, over all the group's finished matches (on any page)."""
+    size: int
+    """Matches in the whole group."""
+
+
+def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow]) -> list[DealSection]:
+    """``rows`` split into runs of one group each, with each group's summary."""
+    members: dict[int, list[StoredMatch]] = defaultdict(list)
+    for match in snap.matches:
+        if match.idx in snap.groups:
+            members[snap.groups[match.idx]].append(match)
+    sections: list[DealSection] = []
+    for row in rows:
+        group = snap.groups.get(row.idx)
+        if sections and sections[-1].group == group and group is not None:
+            sections[-1].rows.append(row)
+            continue
+        matches = members.get(group, []) if group is not None else []
+        places: dict[int, list[int]] = defaultdict(list)
+        for match in matches:
+            for _, bot_id, result in seated(match):
+                if result is not None:
+                    places[bot_id].append(result.place)
+        summary = sorted((DealSummary(*snap.bot_link(bot_id), len(got), sum(got) / len(got))
+                          for bot_id, got in places.items()), key=lambda d: (d.mean_place, d.bot))
+        seeds = {match.seed for match in matches}
+        sections.append(DealSection(group, seeds.pop() if len(seeds) == 1 and len(matches) > 1 else None, [row],
+                                    summary, len(matches)))
+    return sections
 
 
 @dataclass(frozen=True)
@@ -417,19 +537,26 @@ class MatchListPage:
     path: str
     for_bot: str | None = None
     """The bot whose matches these are (each row then shows its place), or None for all matches."""
+    sections: list[DealSection] = field(default_factory=list)
+    """All matches: the rows grouped by deal. Empty on a bot's pages (its rows stand alone)."""
+    bots: tuple[str, ...] = ()
+    """The tournament's bots (to filter the rows by)."""
 
 
 def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[MatchListPage]:
     """The tournament's matches in schedule order, ``per_page`` a page."""
     count = pages_of(len(snap.matches), per_page)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
-    return [MatchListPage(
-        f"All matches, page {n} of {count}", [match_list_row(snap, m) for m in
-                                              snap.matches[(n - 1) * per_page:n * per_page]],
-        Pager(n, count, hrefs), len(snap.matches),
-        tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
-                          *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1])
-        for n in range(1, count + 1)]
+    pages = []
+    names = tuple(bot.name for bot in snap.bots)
+    for n in range(1, count + 1):
+        rows = [match_list_row(snap, m) for m in snap.matches[(n - 1) * per_page:n * per_page]]
+        pages.append(MatchListPage(
+            f"All matches of {snap.name}, page {n} of {count}", rows, Pager(n, count, hrefs), len(snap.matches),
+            tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
+                              *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1],
+            sections=deal_sections(snap, rows), bots=names))
+    return pages
 
 
 # -- bots ---------------------------------------------------------------------------------------------------------------
@@ -472,6 +599,26 @@ class BotPage:
     crumbs: tuple[Crumb, ...]
 
 
+def without_local_paths(value: Any) -> Any:
+    """``value`` with every absolute path (of the organiser's machine, as a manifest's ``directory`` holds) cut to its
+    last part: a public page has no business showing how someone's disk is laid out.
+
+    >>> without_local_paths({"directory": "/home/ann/bots/greedy", "command": ["python3", "bot.py"], "n": 1})
+    {'directory': 'greedy', 'command': ['python3', 'bot.py'], 'n': 1}
+    >>> without_local_paths(["C:\\\\bots\\\\x", "~/bots/y", "relative/z"])
+    ['x', 'y', 'relative/z']
+    """
+    if isinstance(value, str):
+        if value.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", value):
+            return re.split(r"[\\/]", value.rstrip("/\\"))[-1] or value
+        return value
+    if isinstance(value, dict):
+        return {key: without_local_paths(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_local_paths(item) for item in value]
+    return value
+
+
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
     """The bot's page (with the first page of its matches) and the further pages of its matches."""
     bot = snap.bot_by_id[bot_id]
@@ -510,7 +657,8 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
             f"Matches of {bot.name}, page {n} of {count}",
             [match_list_row(snap, m, bot_id) for m in played[(n - 1) * per_page:n * per_page]],
             Pager(n, count, hrefs), len(played), crumbs, hrefs[n - 1], for_bot=bot.name))
-    page = BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, bot.manifest, [series], seats,
+    page = BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
+                   [series], seats,
                    opponents, listings[0], faults[:FAULTS_SHOWN], len(faults), listings[0].crumbs)
     return page, listings[1:]
 
@@ -536,12 +684,18 @@ class MatchPlayer:
     bot: str
     href: str
     result: SeatResult | None
+    out_round: int | None = None
+    """The round it went out over the threshold, when its place was decided by elimination."""
 
 
 @dataclass(frozen=True)
 class RoundRow:
     round: int
+    step: int
+    """The replay step (1-based, as in its URL ``#step=N``) showing this round's end."""
     reason: str
+    failed: bool
+    declarer_seat: int | None
     declarer: str | None
     points: tuple[int | None, ...]
     """Per seat; None for a seat no longer in play."""
@@ -579,6 +733,8 @@ class MatchPage:
     termination: str | None
     duration_s: float | None
     error: str | None
+    threshold: int
+    """The score above which a player is out."""
     players: list[MatchPlayer]
     """In seat order."""
     standings: list[MatchPlayer]
@@ -592,6 +748,10 @@ class MatchPage:
     log_found: bool
     prev_href: str | None
     next_href: str | None
+    rules_href: str
+    """The tournament page's rules and limits."""
+    how_href: str
+    """The tournament page's "how Least Score works" (kept there, not repeated on thousands of match pages)."""
     crumbs: tuple[Crumb, ...]
     log_corrupt: bool = False
     """The log is there but cannot be read (cut off, garbled): the page says so rather than "missing"."""
@@ -599,13 +759,13 @@ class MatchPage:
 
 def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[RoundRow]:
     rows = []
-    for event in events:
+    for index, event in enumerate(events):
         if event.get("type") != "round_end":
             continue
         in_play = [bool(hand) for hand in event["hands"]]
         rows.append(RoundRow(
-            event["round"], event["reason"].replace("_", " "),
-            None if event["declarer"] is None else names[event["declarer"]],
+            event["round"], index + 1, event["reason"].replace("_", " "), event["reason"] == "failed_declaration",
+            event["declarer"], None if event["declarer"] is None else names[event["declarer"]],
             tuple(p if live else None for p, live in zip(event["points"], in_play)),
             tuple(event["scores"]),
             tuple(t if live else None for t, live in zip(event["totals"], in_play)),
@@ -617,7 +777,8 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found
     (``corrupt``: found, but unreadable)."""
     match = snap.matches[position]
-    players = [MatchPlayer(seat, *snap.bot_link(bot_id), result) for seat, bot_id, result in seated(match)]
+    players = [MatchPlayer(seat, *snap.bot_link(bot_id), result, out_round(match, result))
+               for seat, bot_id, result in seated(match)]
     names = [p.bot for p in players]
     events = log.events if log is not None else []
     replay_json = None
@@ -638,12 +799,16 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         tournament=snap.name, idx=match.idx, id=match.id, seed=match.seed, status=match.status,
         rounds=None if result is None else result.rounds, turns=None if result is None else result.turns,
         termination=None if result is None else result.termination,
-        duration_s=None if result is None else result.duration_s, error=match.error, players=players,
+        duration_s=None if result is None else result.duration_s, error=match.error,
+        threshold=result.rules.threshold if result is not None else
+        int(snap.config.get("rules", {}).get("threshold", Rules().threshold)), players=players,
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         round_rows=_round_rows(events, names), moves=narrate(events, names, faults, card_text),
         replay_json=replay_json, log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
+        rules_href=tournament_href(snap.slug) + "#rules",
+        how_href=tournament_href(snap.slug) + "#how",
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),
-                                 Crumb(f"Match #{match.idx}", None)))
+                                 Crumb(f"Match #{match.id}", None)))

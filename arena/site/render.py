@@ -32,7 +32,7 @@ from arena.store import Store
 SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
-ASSETS = ("style.css", "replay.js")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = 250
@@ -111,7 +111,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_items=move_items)
-    env.globals.update(rating_bar=svg.rating_bar, line_chart=svg.line_chart)
+    env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart)
     return env
 
 

@@ -45,17 +45,62 @@ def _fmt(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:.0f}"
 
 
+def outliers(series: Sequence[Series]) -> set[int]:
+    """The series (by index) that sit far from all the others, so far that scaling the chart to them would squeeze
+    the rest into a band: a group of at most a third of the lines, on one side of a gap wider than the rest of the
+    chart's range. Their lines are drawn clamped to the chart's edge, with their real values in their labels.
+
+    >>> near = [Series(str(i), ((0, 20.0 + i), (1, 21.0 + i))) for i in range(3)]
+    >>> outliers(near + [Series("far", ((0, -40.0), (1, -38.0)))])
+    {3}
+    >>> outliers(near)
+    set()
+    """
+    spans = sorted((min(y for _, y in s.points), max(y for _, y in s.points), i)
+                   for i, s in enumerate(series) if s.points)
+    if len(spans) < 3:
+        return set()
+    best: set[int] = set()
+    for cut in range(1, len(spans)):
+        low, high = spans[:cut], spans[cut:]
+        gap = min(lo for lo, _, _ in high) - max(hi for _, hi, _ in low)
+        small, large = (low, high) if len(low) <= len(high) else (high, low)
+        rest = max(hi for _, hi, _ in large) - min(lo for lo, _, _ in large)
+        if len(small) * 3 <= len(spans) and gap > max(rest, 1e-9) and len(small) > len(best):
+            best = {i for _, _, i in small}
+    return best
+
+
+def _label_positions(wanted: Sequence[float], low: float, high: float, gap: float = 18) -> list[float]:
+    """End-label heights near ``wanted`` (pixels, any order), pushed apart to at least ``gap`` and kept in range."""
+    order = sorted(range(len(wanted)), key=lambda i: wanted[i])
+    placed = [0.0] * len(wanted)
+    last = low - gap
+    for i in order:
+        placed[i] = last = max(wanted[i], last + gap)
+    overflow = last - high
+    if overflow > 0:  # shift the whole stack up, as far as it fits
+        for i in order:
+            placed[i] = max(low, placed[i] - overflow)
+    return placed
+
+
 def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str = "match",
-               width: int = 720, height: int = 300) -> Markup:
-    """One line per series (colour ``s{i % 10}``), with its band shaded when it has one."""
+               width: int = 720, height: int = 300, steps: bool = False, end_labels: bool = False) -> Markup:
+    """One line per series (colour ``s{i % 10}``), with its band shaded when it has one. Every point has its value
+    as a tooltip. ``steps``: a value holds until the next point (a bot's rating does not move while it sits out).
+    ``end_labels``: each line is named at its end (not by colour alone), and a line far from all the others is
+    clamped to the edge rather than let it squeeze them (see :func:`outliers`)."""
     xs = [x for s in series for x, _ in s.points]
-    ys = [y for s in series for _, y in s.points] + [v for s in series for _, lo, hi in s.band for v in (lo, hi)]
     title = escape(label)
     if not xs:
         return Markup(f'<svg class="chart" viewBox="0 0 {width} 60" role="img" aria-label="{title}">'
                       f'<title>{title}</title><text x="{width / 2}" y="34" text-anchor="middle" class="note">'
                       'no rated matches yet</text></svg>')
-    left, right, top, bottom = 48, 14, 12, 38
+    far = outliers(series) if end_labels else set()
+    shown = [s for i, s in enumerate(series) if i not in far]
+    ys = [y for s in shown for _, y in s.points] + [v for s in shown for _, lo, hi in s.band for v in (lo, hi)]
+    left, right, top, bottom = 48, 14 + (130 if end_labels else 0), 12, 38
     y_ticks = nice_ticks(min(ys), max(ys))
     x_low, x_high = min(xs), max(xs)
     if x_high == x_low:
@@ -66,7 +111,7 @@ def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str 
         return left + (x - x_low) / (x_high - x_low) * (width - left - right)
 
     def py(y: float) -> float:
-        return top + (y_high - y) / (y_high - y_low) * (height - top - bottom)
+        return top + (y_high - min(max(y, y_low), y_high)) / (y_high - y_low) * (height - top - bottom)
 
     parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{title}">',
              f"<title>{title}</title>", '<g class="axis">']
@@ -80,30 +125,69 @@ def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str 
                  f'{escape(x_title)}</text>'
                  f'<text transform="translate(12 {(top + height - bottom) / 2}) rotate(-90)" text-anchor="middle" '
                  f'class="title">{escape(y_title)}</text></g>')
+    ends = [py(s.points[-1][1]) if s.points else 0.0 for s in series]
+    label_at = _label_positions(ends, top + 4, height - bottom)
     for i, s in enumerate(series):
         colour = f"s{i % PALETTE_SIZE}"
-        parts.append(f'<g class="{colour}"><title>{escape(s.name)}</title>')
+        name = escape(s.name)
+        parts.append(f'<g class="{colour}{" far" if i in far else ""}"><title>{name}</title>')
         if s.band:
             upper = " ".join(f"{px(x):.1f},{py(hi):.1f}" for x, _, hi in s.band)
             lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, lo, _ in reversed(s.band))
             parts.append(f'<polygon class="band" points="{upper} {lower}"/>')
         if s.points:
-            line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
+            coords: list[str] = []
+            for n, (x, y) in enumerate(s.points):
+                if steps and n:
+                    coords.append(f"{px(x):.1f},{py(s.points[n - 1][1]):.1f}")
+                coords.append(f"{px(x):.1f},{py(y):.1f}")
             last_x, last_y = s.points[-1]
-            parts.append(f'<polyline class="line" points="{line}"/>'
-                         f'<circle class="dot" cx="{px(last_x):.1f}" cy="{py(last_y):.1f}" r="3"/>')
+            parts.append(f'<polyline class="line" points="{" ".join(coords)}"/>')
+            # A point per value, its value as a tooltip on hover (the lines are thin targets).
+            parts.append("".join(f'<circle class="pt" cx="{px(x):.1f}" cy="{py(y):.1f}" r="4"><title>{name}: '
+                                 f'{y:.2f} after match {x:.0f}</title></circle>' for x, y in s.points))
+            parts.append(f'<circle class="dot" cx="{px(last_x):.1f}" cy="{py(last_y):.1f}" r="3"/>')
+            if end_labels:
+                off = " (off scale)" if i in far else ""
+                parts.append(f'<text class="end" x="{width - right + 8}" y="{label_at[i] + 4:.1f}" tabindex="0">'
+                             f'{name} {_fmt(last_y)}{off}<title>{name}: {last_y:.2f} after match {last_x:.0f}'
+                             f'{off}</title></text>')
         parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def rating_bar(mu: float, sigma: float, scale: tuple[float, float], width: int = 150, height: int = 18) -> Markup:
-    """mu ± 3 sigma as a bar on a shared scale, a dot at mu and a tick at mu - 3 sigma (what the rank uses)."""
+BAR_PAD = 4
+
+
+def _bar_px(value: float, scale: tuple[float, float], width: int) -> float:
+    """Where ``value`` falls on a rating bar of ``width`` drawn over ``scale`` (shared by the bars and their axis)."""
     low, high = scale
-    pad = 4
+    return BAR_PAD + (min(max(value, low), high) - low) / (high - low) * (width - 2 * BAR_PAD)
+
+
+def rating_axis(scale: tuple[float, float], width: int = 150, height: int = 16) -> Markup:
+    """The scale of the rating bars (:func:`rating_bar` with the same ``scale`` and ``width``): a few round rating
+    values with ticks, so that a bar's position and length read as numbers."""
+    ticks = [t for t in nice_ticks(*scale, count=3) if scale[0] <= t <= scale[1]]
+    parts = [f'<svg class="ratingaxis" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+             f'aria-label="rating scale from {scale[0]:.0f} to {scale[1]:.0f}">'
+             f'<line class="track" x1="{BAR_PAD}" x2="{width - BAR_PAD}" y1="{height - 1}" y2="{height - 1}"/>']
+    for tick in ticks:
+        x = _bar_px(tick, scale, width)
+        anchor = "start" if x < 12 else "end" if x > width - 12 else "middle"
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{height - 5}" y2="{height - 1}"/>'
+                     f'<text x="{x:.1f}" y="{height - 7}" text-anchor="{anchor}">{_fmt(tick)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def rating_bar(mu: float, sigma: float, scale: tuple[float, float], width: int = 150, height: int = 18) -> Markup:
+    """mu ± 3 sigma as a bar on a shared scale, a dot at mu and a tick at mu - 3 sigma (the conservative rating)."""
+    pad = BAR_PAD
 
     def px(value: float) -> float:
-        return pad + (min(max(value, low), high) - low) / (high - low) * (width - 2 * pad)
+        return _bar_px(value, scale, width)
 
     lo, hi = mu - 3 * sigma, mu + 3 * sigma
     label = escape(f"mu {mu:.2f}, plus or minus 3 sigma: {lo:.2f} to {hi:.2f}")

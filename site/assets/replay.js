@@ -2,7 +2,8 @@
 // Every step is the table after one engine event; its text is that event's line of the page's move list
 // ([data-moves], written by the one narrator, arena/narrate.py): this script narrates nothing itself.
 // Text from the log (bot names, fault details) is only ever set with textContent, never parsed as HTML:
-// bots are untrusted.
+// bots are untrusted. The step shown is in the address (#step=N, 1-based as the counter says) so that a moment
+// can be shared; without one the replay opens at the first deal.
 (function () {
   "use strict";
   var root = document.querySelector("[data-replay]");
@@ -27,7 +28,9 @@
   var steps = [];
   var state = { round: 0, hands: names.map(function () { return []; }), floor: [], deck: null,
                 scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
-                actor: null, turn: null, took: null };
+                actor: null, turn: null, took: null, last: names.map(function () { return null; }),
+                out: names.map(function () { return null; }) };
+  var roundStarts = [];
 
   function nextSeat(seat) {
     for (var step = 1; step <= names.length; step++) {
@@ -40,16 +43,21 @@
     var text = line(index, type);
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
-                 status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text });
+                 status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text,
+                 last: state.last.slice(), declarer: state.declarer, failed: state.failed });
   }
 
   data.events.forEach(function (e, index) {
     state.took = null;
+    state.declarer = null;
+    state.failed = false;
     state.actor = e.seat === undefined ? null : e.seat;
     switch (e.type) {
       case "match_start":
         break;
       case "round_start":
+        roundStarts.push(index);
+        state.last = names.map(function () { return null; });
         state.round = e.round;
         state.hands = copy(e.hands);
         state.floor = e.floor.slice();
@@ -66,10 +74,12 @@
         if (e.take === "deck") state.deck = Math.max(0, (state.deck || 0) - 1);
         if (taken) hand.push(taken);
         state.took = taken || null;
+        state.last[e.seat] = { threw: e.discard.slice(), took: taken || null, from: e.take === "deck" ? "deck" : "floor" };
         state.floor = e.discard.slice();
         state.turn = nextSeat(e.seat);
         break;
       case "declare":
+        state.last[e.seat] = { declared: true };
         state.turn = null;
         break;
       case "reshuffle":
@@ -86,8 +96,10 @@
         state.scores = e.scores.slice();
         state.points = e.points.slice();
         state.actor = e.declarer;
+        state.declarer = e.declarer;
+        state.failed = e.reason === "failed_declaration";
         state.turn = null;
-        e.eliminated.forEach(function (seat) { state.status[seat] = "out"; });
+        e.eliminated.forEach(function (seat) { state.status[seat] = "out"; state.out[seat] = e.round; });
         break;
       case "match_end":
         state.actor = null;
@@ -96,7 +108,9 @@
         state.scores = e.scores.slice();
         var order = names.map(function (n, seat) { return seat; })
           .sort(function (a, b) { return e.places[a] - e.places[b] || a - b; });
-        order.forEach(function (seat) { state.status[seat] = "place " + e.places[seat]; });
+        order.forEach(function (seat) {
+          state.status[seat] = "place " + e.places[seat] + (state.out[seat] ? " · out in round " + state.out[seat] : "");
+        });
         break;
     }
     snapshot(index, e.type);
@@ -109,7 +123,13 @@
   var floor = root.querySelector("[data-floor]");
   var deck = root.querySelector("[data-deck]");
   var body = root.querySelector("[data-hands]");
+  var playButton = root.querySelector("[data-play]");
+  var speed = root.querySelector("[data-speed]");
+  var buttons = {};
+  root.querySelectorAll("[data-go]").forEach(function (b) { buttons[b.getAttribute("data-go")] = b; });
   var current = 0;
+  var timer = null;
+  var last = steps.length - 1;
 
   function cardNode(code, highlight) {
     var span = document.createElement("span");
@@ -125,9 +145,29 @@
     row.appendChild(td);
     return td;
   }
+  function lastMove(td, move) {
+    if (!move) { td.textContent = "–"; return; }
+    if (move.declared) { td.textContent = "declared"; return; }
+    td.appendChild(document.createTextNode("threw "));
+    move.threw.forEach(function (c) { td.appendChild(cardNode(c, false)); });
+    td.appendChild(document.createTextNode(" took "));
+    if (move.took) td.appendChild(cardNode(move.took, false));
+    if (move.from === "deck") td.appendChild(document.createTextNode(move.took ? " (deck)" : "deck"));
+  }
+
+  // Where "previous round" and "next round" go: the deal of this round (if past it) or of the one before; the
+  // next deal (or the end).
+  function prevRound(index) {
+    for (var i = roundStarts.length - 1; i >= 0; i--) if (roundStarts[i] < index) return roundStarts[i];
+    return 0;
+  }
+  function nextRound(index) {
+    for (var i = 0; i < roundStarts.length; i++) if (roundStarts[i] > index) return roundStarts[i];
+    return last;
+  }
 
   function show(index) {
-    current = Math.max(0, Math.min(steps.length - 1, index));
+    current = Math.max(0, Math.min(last, index));
     var s = steps[current];
     counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
     slider.value = String(current);
@@ -138,41 +178,110 @@
     var rows = names.map(function (name, seat) {
       var tr = document.createElement("tr");
       if (seat === s.actor) tr.className = "actor";
+      if (seat === s.declarer) tr.className += " declarer" + (s.failed ? " failed" : "");
       var th = document.createElement("th");
       th.scope = "row";
+      th.className = "seat";
       th.textContent = (seat === s.turn ? "▶ " : "") + seat;
       tr.appendChild(th);
-      cell(tr, name);
+      var bot = cell(tr, name, "bot");
+      if (seat === s.declarer) {
+        var star = document.createElement("span");
+        star.className = "star";
+        star.title = s.failed ? "failed declaration" : "declared";
+        star.textContent = " ★";
+        bot.appendChild(star);
+      }
       var hand = cell(tr, "", "cards");
       s.hands[seat].forEach(function (c) { hand.appendChild(cardNode(c, c === s.took && seat === s.actor)); });
       if (!s.hands[seat].length) hand.textContent = s.status[seat] || "–";
-      else if (s.status[seat]) hand.appendChild(document.createTextNode(" " + s.status[seat]));
-      cell(tr, s.hands[seat].length ? String(total(s.hands[seat])) : "–", "num");
-      cell(tr, s.points ? (s.hands[seat].length ? "+" + s.points[seat] : "–") : "", "num");
-      cell(tr, String(s.scores[seat]), "num strong");
+      else if (s.status[seat]) {
+        var status = document.createElement("span");
+        status.className = "status";
+        status.textContent = " " + s.status[seat];
+        hand.appendChild(status);
+      }
+      cell(tr, s.hands[seat].length ? String(total(s.hands[seat])) : "–", "num total");
+      cell(tr, s.points ? (s.hands[seat].length ? "+" + s.points[seat] : "–") : "", "num points");
+      cell(tr, String(s.scores[seat]), "num strong score");
+      lastMove(cell(tr, "", "last"), s.last[seat]);
       return tr;
     });
     body.replaceChildren.apply(body, rows);
+    buttons.first.disabled = buttons.prev.disabled = buttons.prevround.disabled = current === 0;
+    buttons.next.disabled = buttons.last.disabled = buttons.nextround.disabled = current === last;
+    if (current === last) pause();
+    var hash = "#step=" + (current + 1);
+    if (location.hash !== hash) {
+      try { history.replaceState(null, "", hash); } catch (error) { /* an address that cannot change: no link */ }
+    }
+  }
+
+  function pause() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    playButton.textContent = "▶ Play";
+    playButton.setAttribute("aria-pressed", "false");
+  }
+  function play() {
+    if (current === last) show(0);
+    pause();
+    timer = setInterval(function () { show(current + 1); }, parseInt(speed.value, 10));
+    playButton.textContent = "❚❚ Pause";
+    playButton.setAttribute("aria-pressed", "true");
+  }
+  function toggle() { if (timer === null) play(); else pause(); }
+
+  function stepFromHash() {
+    var found = /^#step=(\d+)$/.exec(location.hash);
+    return found ? parseInt(found[1], 10) - 1 : null;
   }
 
   root.querySelectorAll("[data-go]").forEach(function (button) {
     button.addEventListener("click", function () {
       var go = button.getAttribute("data-go");
-      show(go === "first" ? 0 : go === "last" ? steps.length - 1 : current + (go === "next" ? 1 : -1));
+      show(go === "first" ? 0 : go === "last" ? last : go === "prevround" ? prevRound(current) :
+           go === "nextround" ? nextRound(current) : current + (go === "next" ? 1 : -1));
     });
   });
-  slider.max = String(steps.length - 1);
+  playButton.addEventListener("click", toggle);
+  speed.addEventListener("change", function () { if (timer !== null) play(); });
+  slider.max = String(last);
   slider.addEventListener("input", function () { show(parseInt(slider.value, 10)); });
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey || event.target === slider) return;
     var tag = event.target && event.target.tagName;
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
-    var moves = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: steps.length - 1 };
+    if (event.key === " " && tag !== "BUTTON" && tag !== "SUMMARY" && tag !== "A") {
+      event.preventDefault();
+      toggle();
+      return;
+    }
+    var moves = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: last,
+                  PageUp: prevRound(current), PageDown: nextRound(current) };
     if (event.key in moves) {
       event.preventDefault();
       show(moves[event.key]);
     }
   });
+  // A link to a step (a round of the score table, or one pasted into the address bar) moves the replay there.
+  window.addEventListener("hashchange", function () {
+    var step = stepFromHash();
+    if (step === null) return;
+    pause();
+    show(step);
+    root.scrollIntoView({ block: "start" });
+  });
+  // A whole row of "Scores per round" is a link to its round's end, not only its number.
+  document.querySelectorAll("table.rounds tr[data-step]").forEach(function (row) {
+    row.classList.add("rowlink");
+    row.addEventListener("click", function (event) {
+      if (event.target.closest("a") || window.getSelection().toString()) return;
+      location.hash = "#step=" + row.getAttribute("data-step");
+    });
+  });
   root.hidden = false;
-  show(0);
+  var asked = stepFromHash();
+  show(asked !== null ? asked : roundStarts.length ? roundStarts[0] : 0);
+  if (asked !== null) root.scrollIntoView({ block: "start" });
 })();
