@@ -267,7 +267,7 @@ def test_places_decided_by_elimination_name_the_round(snap: data.Snapshot) -> No
     and on the match page, and that round is the one whose round_end event lists it as eliminated."""
     marked = 0
     for position, match in enumerate(snap.matches):
-        log = data.match_log(snap, match)
+        log, _ = data.match_log(snap, match)
         assert log is not None
         out_in = {seat: event["round"] for event in log.events if event["type"] == "round_end"
                   for seat in event["eliminated"]}
