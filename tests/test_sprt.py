@@ -13,10 +13,10 @@ from arena.sprt import Running, Settings, first_verdict, llr, paired_difference
 
 
 def test_llr_matches_hand_computed_values() -> None:
-    # [1, 0, 0, 1]: mean 0.5, variance 0.25; LLR = 4 * 0.1 * (2 * 0.5 - 0.1) / (2 * 0.25) = 0.72
-    assert llr(4, 2.0, 2.0, 0.1) == pytest.approx(0.72)
-    # [0.5, -0.5]: mean 0, variance 0.25; LLR = 2 * 0.2 * (0 - 0.2) / 0.5 = -0.16
-    assert llr(2, 0.0, 0.5, 0.2) == pytest.approx(-0.16)
+    # [1, 0, 0, 1]: mean 0.5, variance (over n - 1) 1/3; LLR = 4 * 0.1 * (2 * 0.5 - 0.1) / (2 / 3) = 0.54
+    assert llr(4, 2.0, 2.0, 0.1) == pytest.approx(0.54)
+    # [0.5, -0.5]: mean 0, variance 0.5; LLR = 2 * 0.2 * (0 - 0.2) / 1.0 = -0.08
+    assert llr(2, 0.0, 0.5, 0.2) == pytest.approx(-0.08)
     # a difference right between the hypotheses is evidence for neither
     assert llr(3, 0.15, 0.0075 + 3 * 0.05 ** 2, 0.1) == pytest.approx(0.0)
 
