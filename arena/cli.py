@@ -15,7 +15,7 @@ from typing import Any
 import click
 import yaml
 
-from arena import __version__, cli_bots, cli_sandbox, cli_site, tournament
+from arena import __version__, cli_bots, cli_sandbox, cli_site, cli_test, tournament
 from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -368,5 +368,5 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
 
 # Every subcommand, registered here and nowhere else.
 for command in (match, replay, doctor, run, standings, matches, show, cli_sandbox.sandbox_group, cli_site.site_group,
-                *cli_bots.COMMANDS):
+                *cli_bots.COMMANDS, *cli_test.COMMANDS):
     main.add_command(command)

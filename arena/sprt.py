@@ -54,9 +54,9 @@ class Settings:
     min_samples: int = MIN_SAMPLES
 
     def __post_init__(self) -> None:
-        if not (0 < self.alpha < 0.5 and 0 < self.beta < 0.5):
-            raise ValueError(f"alpha and beta: expected error rates above 0 and below 0.5, got {self.alpha}, "
-                             f"{self.beta}")
+        for key, rate in (("alpha", self.alpha), ("beta", self.beta)):
+            if not 0 < rate < 0.5:
+                raise ValueError(f"{key}: expected an error rate above 0 and below 0.5, got {rate}")
         if not self.margin > 0:
             raise ValueError(f"margin: expected a positive difference in places, got {self.margin}")
 

@@ -286,6 +286,12 @@ class Store:
             db.execute("UPDATE matches SET status = 'failed', attempts = ?, error = ?, finished_at = ? "
                        "WHERE tournament_id = ? AND idx = ?", (attempts, error, _now(), tid, idx))
 
+    def drop_matches_from(self, tid: int, idx: int) -> int:
+        """Delete the matches at schedule index ``idx`` and after, played or not (a sequential test that has its
+        verdict drops the deals after it, so what is stored is the same whatever ran in parallel); how many."""
+        with self.atomic() as db:
+            return db.execute("DELETE FROM matches WHERE tournament_id = ? AND idx >= ?", (tid, idx)).rowcount
+
     def finish(self, tid: int, history: Sequence[tuple[int, dict[int, Rating]]]) -> None:
         """Replace the tournament's rating history (recomputed in schedule order) and mark it finished."""
         with self.atomic() as db:
