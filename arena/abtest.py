@@ -1,11 +1,19 @@
 """``arena test NEW BASE``: is NEW better than BASE? A paired, sequential test that stops itself.
 
-The design (duplicate pairing): deal after deal, NEW and BASE each play every seat rotation of the same deal
-against the same opponents, NEW's match and BASE's match of one rotation having the same seed and the same seats;
-so a deal gives one paired difference (BASE's mean place minus NEW's), from which the luck of the cards has mostly
-cancelled. Heads-up without opponents, NEW and BASE meet: each deal is played from both seats. The differences go,
-in schedule order, to the SPRT of arena/sprt.py, which stops at "better" or "not better"; or the test stops at
-``max_matches``, undecided.
+Two pairings, both on duplicate deals (every match of a deal has the deal's seed), each deal giving one paired
+difference, BASE's mean place minus NEW's, from which the luck of the cards has largely cancelled:
+
+- ``table`` (the default): NEW and BASE sit at the same table, with K - 2 opponents, in every seat rotation of both
+  orders (NEW before BASE and BASE before NEW); heads-up (K = 2, no opponents) is this with the deal played from
+  both seats, as chess testers play game pairs. The difference comes from the same matches, so everything but the
+  two bots is shared. bench/abtest.py measures it needing about a quarter of the matches of an unpaired test.
+- ``field``: NEW and BASE each play every seat rotation of the deal against the same K - 1 opponents, NEW's match
+  and BASE's match of a rotation having the same seed and seats; they never meet. It answers "better against
+  these opponents", but the two matches drift apart as soon as a random choice differs, and bench/abtest.py
+  measures it saving only 10-20% against an unpaired test.
+
+The differences go, in schedule order, to the SPRT of arena/sprt.py, which stops at "better" or "not better"; or
+the test stops at ``max_matches``, undecided.
 
 It is stored like any tournament (bots NEW, BASE, then the opponents; one group per deal), under a name made from
 the bots and a hash of everything that decides the results, so running the same command again resumes it, and
@@ -29,7 +37,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -44,6 +52,8 @@ from arena.tournament import Plan, TournamentError, _remove_partial_logs, _worke
 NEW, BASE = 0, 1
 """Slots of NEW and BASE in the tournament's bot list; the opponents follow."""
 DEFAULT_MAX_MATCHES = 3000
+Pairing = Literal["table", "field"]
+PAIRINGS: tuple[Pairing, ...] = ("table", "field")
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,7 @@ class ABTest:
     config: TournamentConfig
     settings: Settings
     max_matches: int
+    pairing: Pairing = "table"
 
     @property
     def opponents(self) -> int:
@@ -60,8 +71,14 @@ class ABTest:
 
     @property
     def matches_per_deal(self) -> int:
-        """Heads-up: NEW and BASE meet from both seats. With opponents: each plays every rotation."""
-        return 2 if not self.opponents else 2 * self.config.players
+        """Every rotation of both orders at the table (heads-up: the two orders are the two rotations), or every
+        rotation for each of NEW and BASE against the field."""
+        return 2 if self.config.players == 2 and self.pairing == "table" else 2 * self.config.players
+
+    @property
+    def places_per_side(self) -> int:
+        """How many places NEW (and BASE) get in one deal: one per match at the table, half the matches else."""
+        return self.matches_per_deal if self.pairing == "table" else self.config.players
 
     @property
     def deals(self) -> int:
@@ -70,34 +87,39 @@ class ABTest:
     def identity(self) -> dict[str, Any]:
         return self.config.identity() | {"test": {
             "alpha": self.settings.alpha, "beta": self.settings.beta, "margin": self.settings.margin,
-            "min_samples": self.settings.min_samples, "max_matches": self.max_matches}}
+            "min_samples": self.settings.min_samples, "max_matches": self.max_matches, "pairing": self.pairing}}
 
     def hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
 
 
 def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int | None, settings: Settings,
-              max_matches: int, seed: int, name: str | None = None, **config: Any) -> ABTest:
+              max_matches: int, seed: int, name: str | None = None, pairing: Pairing = "table",
+              **config: Any) -> ABTest:
     """Validate the test's shape and name it; ``config`` holds further :class:`TournamentConfig` fields (rules,
     limits, sandbox, workers). Raises :class:`TournamentError` naming the option at fault."""
     bots = tuple(path.resolve() for path in (new, base, *opponents))
     if len(set(bots)) != len(bots):
         raise TournamentError("NEW, BASE and --opponents: a bot directory is named twice; they must differ")
+    if pairing not in PAIRINGS:
+        raise TournamentError(f"--pairing: expected one of {', '.join(PAIRINGS)}, got {pairing!r}")
+    # at the table NEW and BASE take two seats, against the field one
+    taken = 2 if pairing == "table" else 1
     if players is None:
-        players = 2 if not opponents else min(8, len(opponents) + 1)
-    if not opponents and players != 2:
-        raise TournamentError(f"--players: {players} seats need at least {players - 1} --opponents "
-                              "(without opponents the test is heads-up, --players 2)")
-    if opponents and not 2 <= players <= min(8, len(opponents) + 1):
-        raise TournamentError(f"--players: expected 2 to {min(8, len(opponents) + 1)} with {len(opponents)} "
-                              f"opponents, got {players}")
-    per_deal = 2 if not opponents else 2 * players
+        players = max(2, min(8, len(opponents) + taken))
+    if players - taken > len(opponents):
+        raise TournamentError(f"--players: {players} seats with --pairing {pairing} need {players - taken} "
+                              f"--opponents, got {len(opponents)}")
+    if opponents and players == taken:
+        raise TournamentError(f"--opponents: a heads-up table has no seat for them; pass --players "
+                              f"{min(8, len(opponents) + taken)} or --pairing field")
+    per_deal = 2 if players == 2 and pairing == "table" else 2 * players
     if max_matches < per_deal * settings.min_samples:
         raise TournamentError(f"--max-matches: expected at least {per_deal * settings.min_samples} "
                               f"({settings.min_samples} deals of {per_deal} matches, the fewest the test decides "
                               f"on), got {max_matches}")
     test = ABTest(TournamentConfig(name="-", bots=bots, players=players, seed=seed, **config), settings,
-                  max_matches)
+                  max_matches, pairing)
     if name is None:
         slug = "-".join(re.sub(r"[^a-z0-9_-]+", "-", path.name.lower()).strip("-_")[:10] for path in bots[:2])
         name = f"test-{slug}-{test.hash()[:8]}"
@@ -105,24 +127,22 @@ def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int |
 
 
 def schedule(test: ABTest) -> list[ScheduledMatch]:
-    """Every match the test may play, deal by deal: group = deal; within a deal, rotation by rotation, NEW's match
-    then BASE's (heads-up: NEW in seat 0, then in seat 1), all on the deal's seed."""
+    """Every match the test may play, deal by deal: group = deal, all on the deal's seed. At the table: the
+    rotations of (NEW, BASE, opponents...), then (for 3 seats or more) those of (BASE, NEW, opponents...). Against
+    the field: rotation by rotation, NEW's match then BASE's in the same seats."""
     seeds = random.Random(f"{test.config.seed}/deals")
     players = test.config.players
-    fields = list(combinations(range(2, 2 + test.opponents), players - 1)) if test.opponents else []
+    table = test.pairing == "table"
+    fields = list(combinations(range(2, 2 + test.opponents), players - (2 if table else 1)))
     matches: list[ScheduledMatch] = []
     for deal in range(test.deals):
         seed = seeds.getrandbits(63)
-        seatings: list[tuple[int, ...]]
-        if not fields:
-            seatings = [(NEW, BASE), (BASE, NEW)]
-        else:
-            others = fields[deal % len(fields)]  # every field of opponents in turn
-            seatings = []
-            for rotation in range(players):
-                for bot in (NEW, BASE):
-                    group = (bot, *others)
-                    seatings.append(group[rotation:] + group[:rotation])
+        others = fields[deal % len(fields)]  # every set of opponents in turn
+        groups = ([(NEW, BASE, *others)] + ([(BASE, NEW, *others)] if players > 2 else []) if table
+                  else [(NEW, *others), (BASE, *others)])
+        seatings: list[tuple[int, ...]] = []
+        for rotation in range(players):
+            seatings.extend(group[rotation:] + group[:rotation] for group in groups)
         for rotation, seats in enumerate(seatings):
             matches.append(ScheduledMatch(len(matches), deal, rotation, seed, seats))
     return matches
@@ -183,7 +203,7 @@ class Tally:
 
     def __init__(self, test: ABTest) -> None:
         self.test = test
-        self.per_side = 2 if not test.opponents else test.config.players
+        self.per_side = test.places_per_side
         self.places: dict[int, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
         self.running = Running(test.settings)
         self.status = self.running.status()

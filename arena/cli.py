@@ -69,11 +69,14 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 @click.option("--hello-ms", type=click.IntRange(1), default=Limits.hello_ms, show_default=True)
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process",
               show_default=True, help="process: bubblewrap on this host; docker: a container per bot.")
+@click.option("--games", type=click.IntRange(1), help="Play N matches (seat rotations of duplicate deals) and "
+              "print totals per bot instead of one match; --log is then a directory.")
+@click.option("--workers", type=click.IntRange(1, 256), help="With --games: parallel matches (default: the CPUs).")
 @json_option("Print the result as one JSON object.")
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
-          as_json: bool) -> None:
-    """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given)."""
+          games: int | None, workers: int | None, as_json: bool) -> None:
+    """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), or a series with --games."""
     if not 2 <= len(bot_dirs) <= 8:
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
@@ -83,6 +86,10 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
             bots.append(load_bot(directory))
         except ManifestError as error:
             fail(str(error))
+    if games is not None:
+        cli_test.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
+                        log_path, as_json)
+        return
     if log_path is None:
         log_path = Path("results/logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl.gz"
     try:

@@ -1,4 +1,5 @@
-"""``arena test NEW BASE``: the command line of the paired sequential A/B test in arena/abtest.py.
+"""``arena test NEW BASE``: the command line of the paired sequential A/B test in arena/abtest.py; and the
+series of ``arena match A B ... --games N`` (arena/series.py), which the match command in arena/cli.py hands over.
 
 Exit status: 0 NEW is better (by at least the margin), 1 not better, 3 undecided at ``--max-matches``, 2 bad
 input, 4 incomplete (interrupted, or matches failed for infrastructure reasons: run the same command again to
@@ -9,14 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
 
 from arena import abtest, sprt
-from arena.cli_common import SANDBOX_CHOICE, db_option, emit_json, fail, json_option, open_store
+from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.manifest import BotSpec
 from arena.protocol import Limits
+from arena.registry import entrant_names
 from arena.rules import Rules, RulesError
+from arena.series import play_series, table, totals
 from arena.sprt import Status
 from arena.tournament import TournamentError
 
@@ -44,8 +49,11 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @click.argument("base", type=BOT_DIR)
 @click.option("--opponents", multiple=True, type=BOT_DIR,
               help="An opponent bot (repeat the option). Without opponents the test is heads-up.")
-@click.option("--players", type=click.IntRange(2, 8), help="Seats per match (default: 2 heads-up, else all "
-              "the opponents and one of NEW/BASE, at most 8).")
+@click.option("--pairing", type=click.Choice(abtest.PAIRINGS), default="table", show_default=True,
+              help="table: NEW and BASE at the same table in both orders (heads-up: from both seats); field: each "
+              "plays the same deals and seats against the opponents without meeting (needs about 3x the matches).")
+@click.option("--players", type=click.IntRange(2, 8), help="Seats per match (default: NEW and BASE at the "
+              "table, or one of them against the field, with every opponent, at most 8).")
 @click.option("--alpha", type=float, default=sprt.ALPHA, show_default=True,
               help="Allowed P(verdict better) when NEW is not better.")
 @click.option("--beta", type=float, default=sprt.BETA, show_default=True,
@@ -64,13 +72,14 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @click.option("--no-site", is_flag=True, help="Do not build the results site at the end.")
 @db_option()
 @json_option("Print the verdict and the test's numbers as JSON.")
-def test_command(new: Path, base: Path, opponents: tuple[Path, ...], players: int | None, alpha: float, beta: float,
+def test_command(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None, alpha: float, beta: float,
                  margin: float, max_matches: int, seed: int, threshold: int | None, move_ms: int, sandbox_name: str,
                  workers: int | None, name: str | None, fresh: bool, no_site: bool, db_path: Path,
                  as_json: bool) -> None:
-    """Is NEW better than BASE? They play the same deals from the same seats against the same opponents, and a
-    sequential test (SPRT) stops as soon as it can say "better" or "not better" at the error rates asked
-    (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches."""
+    """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
+    sequential test (SPRT) on BASE's mean place minus NEW's stops as soon as it can say "better" or "not better"
+    at the error rates asked (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches,
+    4 incomplete (interrupted or failed matches: run it again to resume)."""
     from arena import cli_site
 
     try:
@@ -82,7 +91,7 @@ def test_command(new: Path, base: Path, opponents: tuple[Path, ...], players: in
     except RulesError as error:
         fail(f"--threshold: {error}")
     try:
-        test = abtest.make_test(new, base, opponents, players, settings, max_matches, seed, name, rules=rules,
+        test = abtest.make_test(new, base, opponents, players, settings, max_matches, seed, name, pairing, rules=rules,
                                 limits=Limits(move_ms=move_ms), sandbox=sandbox_name,
                                 workers=workers or os.cpu_count() or 1)
     except TournamentError as error:
@@ -104,7 +113,7 @@ def test_command(new: Path, base: Path, opponents: tuple[Path, ...], players: in
     site = None if no_site or not complete else cli_site.build_after_run(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "new": report.bots[abtest.NEW], "base": report.bots[abtest.BASE],
-                   "opponents": list(report.bots[2:]), "players": test.config.players, "alpha": alpha,
+                   "opponents": list(report.bots[2:]), "players": test.config.players, "pairing": pairing, "alpha": alpha,
                    "beta": beta, "margin": margin, "max_matches": max_matches, "matches": report.matches,
                    "played": report.played, "failed": report.failed, "interrupted": report.interrupted,
                    "seconds": round(report.seconds, 1), "db": str(db_path),
@@ -122,3 +131,33 @@ def test_command(new: Path, base: Path, opponents: tuple[Path, ...], players: in
 
 
 COMMANDS = (test_command,)
+
+
+def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Limits, sandbox: str,
+           workers: int | None, log_dir: Path | None, as_json: bool) -> None:
+    """``arena match A B ... --games N`` (registered as an option of arena/cli.py's match command)."""
+    names = [bot.name for bot in entrant_names(bots)]
+    if len(set(names)) != len(names):
+        names = [f"{name}#{slot + 1}" for slot, name in enumerate(names)]  # the same bot twice: tell the seats apart
+    if log_dir is None:
+        log_dir = Path("results/logs") / f"games-{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+    live = not as_json and sys.stderr.isatty()
+
+    def show(done: int) -> None:
+        click.echo(f"\r{done}/{games} matches\033[K", err=True, nl=False)
+
+    played = play_series(bots, games, seed, rules, limits, sandbox, workers or os.cpu_count() or 1, log_dir,
+                         show if live else None)
+    if live:
+        click.echo("", err=True)
+    found = totals(names, played)
+    failed = sum(result is None for _, result in played)
+    if as_json:
+        emit_json({"games": games, "seed": seed, "failed": failed, "logs": str(log_dir),
+                   "bots": [total.to_dict() for total in found]})
+    else:
+        for line in table(found, games, failed):
+            click.echo(line)
+        click.echo(f"logs: {log_dir}", err=True)
+    if failed:
+        fail(f"{failed} matches failed for infrastructure reasons", ExitCode.FAILED)

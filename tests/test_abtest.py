@@ -33,9 +33,23 @@ def greedy_copy(tmp_path: Path) -> Path:
     return copy
 
 
-def test_schedule_pairs_new_and_base_on_the_same_deal_and_seats() -> None:
+def test_the_table_seats_new_and_base_together_in_every_seat_and_order() -> None:
     test = abtest.make_test(SAMPLES / "greedy", SAMPLES / "random", (SAMPLES / "planner", SAMPLES / "js-greedy"),
-                            3, Settings(), 600, seed=5)
+                            None, Settings(), 480, seed=5)
+    assert test.config.players == 4 and test.matches_per_deal == 8 and test.places_per_side == 8
+    matches = abtest.schedule(test)
+    for deal in range(test.deals):
+        mine = [m for m in matches if m.group == deal]
+        assert len(mine) == 8 and len({m.seed for m in mine}) == 1
+        assert sorted(m.bots.index(abtest.NEW) for m in mine) == sorted(m.bots.index(abtest.BASE) for m in mine) \
+            == [0, 0, 1, 1, 2, 2, 3, 3]
+        # NEW sits right before BASE in half the matches and right after in the other half
+        assert sum((m.bots.index(abtest.BASE) - m.bots.index(abtest.NEW)) % 4 == 1 for m in mine) == 4
+
+
+def test_the_field_pairs_new_and_base_on_the_same_deal_and_seats() -> None:
+    test = abtest.make_test(SAMPLES / "greedy", SAMPLES / "random", (SAMPLES / "planner", SAMPLES / "js-greedy"),
+                            3, Settings(), 600, seed=5, pairing="field")
     matches = abtest.schedule(test)
     assert len(matches) == 600 and test.matches_per_deal == 6
     for deal in range(test.deals):
@@ -51,7 +65,8 @@ def test_schedule_pairs_new_and_base_on_the_same_deal_and_seats() -> None:
 
 
 def test_the_tally_does_not_depend_on_the_order_of_arrival() -> None:
-    test = abtest.make_test(SAMPLES / "greedy", SAMPLES / "random", (SAMPLES / "planner",), 2, Settings(), 400, 1)
+    test = abtest.make_test(SAMPLES / "greedy", SAMPLES / "random", (SAMPLES / "planner",), 2, Settings(), 400, 1,
+                            pairing="field")
     rng = random.Random(7)
     matches = abtest.schedule(test)
     places = {m.index: rng.sample([1, 2], 2) for m in matches}
@@ -107,7 +122,9 @@ def test_the_cap_leaves_it_undecided(tmp_path: Path, greedy_copy: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--players", "3"], "--players: 3 seats need at least 2 --opponents"),
+    (["--players", "3"], "--players: 3 seats with --pairing table need 1 --opponents, got 0"),
+    (["--opponents", str(SAMPLES / "random"), "--players", "2"], "--opponents: a heads-up table has no seat"),
+    (["--pairing", "field"], "--players: 2 seats with --pairing field need 1 --opponents, got 0"),
     (["--max-matches", "10"], "--max-matches: expected at least 40"),
     (["--alpha", "0.7"], "--alpha: expected an error rate"),
     (["--margin", "0"], "--margin: expected a positive difference"),
@@ -116,3 +133,22 @@ def test_the_cap_leaves_it_undecided(tmp_path: Path, greedy_copy: Path) -> None:
 def test_bad_options_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
     code, _, stderr = run(str(SAMPLES / "planner"), str(SAMPLES / "greedy"), "--db", str(tmp_path / "a.db"), *args)
     assert code == 2 and message in stderr, stderr
+
+
+def test_match_games_prints_totals_per_bot_over_seat_rotations(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["match", str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--games", "5",
+                                       "--threshold", "25", "--workers", "2", "--log", str(tmp_path / "logs"),
+                                       "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    found = json.loads(result.stdout)
+    greedy, random_ = found["bots"]
+    assert (greedy["bot"], random_["bot"]) == ("greedy", "random")
+    # heads-up, so every match has exactly one first place, shared or not
+    assert greedy["matches"] == random_["matches"] == 5
+    assert greedy["wins"] + random_["wins"] + (greedy["ties"] + random_["ties"]) // 2 == 5
+    assert greedy["place"]["mean"] < random_["place"]["mean"]
+    assert greedy["place"]["low"] <= greedy["place"]["mean"] <= greedy["place"]["high"]
+    assert len(list((tmp_path / "logs").glob("*.jsonl.gz"))) == 5
+    text = CliRunner().invoke(main, ["match", str(SAMPLES / "greedy"), str(SAMPLES / "greedy"), "--games", "2",
+                                     "--threshold", "25", "--log", str(tmp_path / "logs2")])
+    assert text.exit_code == 0 and text.stdout.startswith("Score of greedy#1 vs greedy#2: 2 matches"), text.stdout
