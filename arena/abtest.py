@@ -290,7 +290,7 @@ def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | Non
             pool.join()
     matches = tally.deals * test.matches_per_deal
     if tally.status.verdict != "undecided":
-        store.drop_matches_from(prepared.tid, matches)
+        store.drop_matches(prepared.tid, range(matches, len(prepared.schedule)))
         for index in range(matches, len(prepared.schedule)):
             log_path_for(prepared.log_dir, index).unlink(missing_ok=True)
     _, history = rate_all(list(bot_slot), store.rated_matches(prepared.tid), test.config.rating)

@@ -238,6 +238,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                 click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, {deals}), "
                            f"{summary['bots']} bots, "
                            f"{summary['workers']} workers, about {summary['estimated_seconds']:.0f} s")
+                if summary["open_ended"]:
+                    click.echo(f"  open-ended: stops when every adjacent pair is ordered at "
+                               f"{summary['open_ended']['confidence']}, at most {summary['matches']} matches "
+                               "(the numbers here are that bound)")
                 for name, seats in summary["seats_per_bot"].items():
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
             return

@@ -270,6 +270,9 @@ def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, A
         "workers": workers,
         "sandbox": config.sandbox,
         "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
+        # with a stop rule the matches and the time are bounds: it stops once the standings settle
+        "open_ended": None if config.stop is None else {"confidence": config.stop.confidence,
+                                                        "max_matches": len(schedule)},
     }
 
 
@@ -285,6 +288,9 @@ def run_tournament(
     ``KeyboardInterrupt`` stops the pool (the matches in flight are discarded, their bots killed) and returns a
     report with ``interrupted=True``; running again resumes.
     """
+    if config.stop is not None:  # open-ended: played round by round until the standings settle
+        from arena.stoprule import run_until_settled
+        return run_until_settled(config, store, fresh, workers, on_result)
     started = time.monotonic()
     prepared = plan(config, store, fresh)
     todo = jobs(config, prepared)
