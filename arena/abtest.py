@@ -6,11 +6,11 @@ difference, BASE's mean place minus NEW's, from which the luck of the cards has 
 - ``table`` (the default): NEW and BASE sit at the same table, with K - 2 opponents, in every seat rotation of both
   orders (NEW before BASE and BASE before NEW); heads-up (K = 2, no opponents) is this with the deal played from
   both seats, as chess testers play game pairs. The difference comes from the same matches, so everything but the
-  two bots is shared. bench/abtest.py measures it needing about a quarter of the matches of an unpaired test.
+  two bots is shared. bench/abtest.py measures it needing about a third of the matches of an unpaired test.
 - ``field``: NEW and BASE each play every seat rotation of the deal against the same K - 1 opponents, NEW's match
   and BASE's match of a rotation having the same seed and seats; they never meet. It answers "better against
   these opponents", but the two matches drift apart as soon as a random choice differs, and bench/abtest.py
-  measures it saving only 10-20% against an unpaired test.
+  measures it saving 0-20% against an unpaired test.
 
 The differences go, in schedule order, to the SPRT of arena/sprt.py, which stops at "better" or "not better"; or
 the test stops at ``max_matches``, undecided.
