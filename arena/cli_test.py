@@ -72,10 +72,10 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @click.option("--no-site", is_flag=True, help="Do not build the results site at the end.")
 @db_option()
 @json_option("Print the verdict and the test's numbers as JSON.")
-def test_command(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None, alpha: float, beta: float,
-                 margin: float, max_matches: int, seed: int, threshold: int | None, move_ms: int, sandbox_name: str,
-                 workers: int | None, name: str | None, fresh: bool, no_site: bool, db_path: Path,
-                 as_json: bool) -> None:
+def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None,
+            alpha: float, beta: float, margin: float, max_matches: int, seed: int, threshold: int | None,
+            move_ms: int, sandbox_name: str, workers: int | None, name: str | None, fresh: bool, no_site: bool,
+            db_path: Path, as_json: bool) -> None:
     """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
     sequential test (SPRT) on BASE's mean place minus NEW's stops as soon as it can say "better" or "not better"
     at the error rates asked (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches,
@@ -130,7 +130,7 @@ def test_command(new: Path, base: Path, opponents: tuple[Path, ...], pairing: ab
              [report.status.verdict])
 
 
-COMMANDS = (test_command,)
+COMMANDS = (ab_test,)
 
 
 def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Limits, sandbox: str,
