@@ -34,10 +34,11 @@ import re
 import shutil
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot

@@ -113,7 +113,8 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
     site = None if no_site or not complete else cli_site.build_after_run(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "new": report.bots[abtest.NEW], "base": report.bots[abtest.BASE],
-                   "opponents": list(report.bots[2:]), "players": test.config.players, "pairing": pairing, "alpha": alpha,
+                   "opponents": list(report.bots[2:]), "players": test.config.players, "pairing": pairing,
+                   "alpha": alpha,
                    "beta": beta, "margin": margin, "max_matches": max_matches, "matches": report.matches,
                    "played": report.played, "failed": report.failed, "interrupted": report.interrupted,
                    "seconds": round(report.seconds, 1), "db": str(db_path),

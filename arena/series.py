@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import multiprocessing
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from arena.manifest import BotSpec
 from arena.matchlog import log_path_for

@@ -27,8 +27,9 @@ matches finish.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 Verdict = Literal["better", "not better", "undecided"]
 

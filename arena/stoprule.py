@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from typing import Callable
+from collections.abc import Callable
+from itertools import pairwise
 
 from arena.confidence import confidence
 from arena.config import TournamentConfig
@@ -42,7 +43,7 @@ def settled(store: Store, tid: int, config: TournamentConfig, rounds: int) -> bo
                if round_of(result.group, len(bots), config.players, config.repeats) < rounds]
     found = confidence(results, bots, level=level)
     order = found.order()
-    return len(order) == len(bots) and all(found.p_above[(a, b)] >= level for a, b in zip(order, order[1:]))
+    return len(order) == len(bots) and all(found.p_above[(a, b)] >= level for a, b in pairwise(order))
 
 
 def run_until_settled(config: TournamentConfig, store: Store, fresh: bool = False, workers: int | None = None,
@@ -92,6 +93,7 @@ def run_until_settled(config: TournamentConfig, store: Store, fresh: bool = Fals
     _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
                           config.rating)
     store.finish(prepared.tid, history)
-    return RunReport(tid=prepared.tid, name=config.name, total=sum(store.status_counts(prepared.tid).values()), done_before=prepared.done,
+    return RunReport(tid=prepared.tid, name=config.name, total=sum(store.status_counts(prepared.tid).values()),
+                     done_before=prepared.done,
                      played=progress.played, failed=progress.failed, interrupted=interrupted,
                      seconds=time.monotonic() - started, standings=tuple(store.standings(prepared.tid)))

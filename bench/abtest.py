@@ -29,16 +29,16 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rating import ladder_move  # noqa: E402  (bench/rating.py: the ladder bots)
+from rating import ladder_move
 
-from arena.game import Match  # noqa: E402
-
-from arena.rules import Rules  # noqa: E402
-from arena.sprt import Running, Settings  # noqa: E402
+from arena.game import Match
+from arena.rules import Rules
+from arena.sprt import Running, Settings
 
 DESIGNS = ("unpaired", "field", "table")
 TRUTHS = {"identical": (0.1, 0.1), "half_step_better": (0.05, 0.1)}
