@@ -15,7 +15,7 @@ from typing import Any
 import click
 import yaml
 
-from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, tournament
+from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, cli_test, tournament
 from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
 from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
 from arena.confidence import Confidence, confidence
@@ -86,11 +86,14 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 @click.option("--hello-ms", type=click.IntRange(1), default=Limits.hello_ms, show_default=True)
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process",
               show_default=True, help="process: bubblewrap on this host; docker: a container per bot.")
+@click.option("--games", type=click.IntRange(1), help="Play N matches (seat rotations of duplicate deals) and "
+              "print totals per bot instead of one match; --log is then a directory.")
+@click.option("--workers", type=click.IntRange(1, 256), help="With --games: parallel matches (default: the CPUs).")
 @json_option("Print the result as one JSON object.")
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
-          as_json: bool) -> None:
-    """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given)."""
+          games: int | None, workers: int | None, as_json: bool) -> None:
+    """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), or a series with --games."""
     if not 2 <= len(bot_dirs) <= 8:
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
@@ -100,6 +103,10 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
             bots.append(load_bot(directory))
         except ManifestError as error:
             fail(str(error))
+    if games is not None:
+        cli_test.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
+                        log_path, as_json)
+        return
     if log_path is None:
         log_path = Path("results/logs") / f"match-{seed}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl.gz"
     try:
@@ -264,6 +271,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                 click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, {deals}), "
                            f"{summary['bots']} bots, "
                            f"{summary['workers']} workers, about {summary['estimated_seconds']:.0f} s")
+                if summary["open_ended"]:
+                    click.echo(f"  open-ended: stops when every adjacent pair is ordered at "
+                               f"{summary['open_ended']['confidence']}, at most {summary['matches']} matches "
+                               "(the numbers here are that bound)")
                 for name, seats in summary["seats_per_bot"].items():
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
             return
@@ -439,5 +450,5 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
 
 # Every subcommand, registered here and nowhere else.
 for command in (match, replay, doctor, run, standings, matches, show, cli_sandbox.sandbox_group, cli_site.site_group,
-                *cli_bots.COMMANDS, *cli_server.COMMANDS):
+                *cli_bots.COMMANDS, *cli_server.COMMANDS, *cli_test.COMMANDS):
     main.add_command(command)

@@ -25,7 +25,7 @@ from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryErr
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxLimits
 from arena.sandbox.rlimits import ungrantable
-from arena.schedule import DEALS, Deals
+from arena.schedule import DEALS, Deals, make_schedule
 from arena.yamlfile import load_yaml
 
 FORMATS = ("round-robin",)
@@ -39,6 +39,16 @@ T = TypeVar("T")
 
 class ConfigError(ValueError):
     """A bad tournament config; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """``stop: {confidence: 0.95, max_matches: N}``: play round after round (every group of the schedule once) and
+    stop when every adjacent pair of the standings is ordered at ``confidence``, or at ``max_matches`` (whole
+    rounds); arena/stoprule.py."""
+
+    confidence: float = 0.95
+    max_matches: int = 1000
 
 
 @dataclass(frozen=True)
@@ -61,12 +71,16 @@ class TournamentConfig:
     """How many times a match that failed for infrastructure reasons is tried again."""
     cluster: str | None = None
     """A Dask scheduler to play on (docs/CLUSTER.md); like ``workers``, not part of the identity."""
+    stop: StopRule | None = None
+    """Open-ended: ``repeats`` is then the most rounds ``stop.max_matches`` allows."""
     source: Path | None = field(default=None, compare=False)
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the results (not ``workers``, which must not change them), as plain data."""
         # ``deals`` only when not the default, so that the configs of tournaments stored before it keep their hash.
         extra: dict[str, Any] = {} if self.deals == "duplicate" else {"deals": self.deals}
+        if self.stop is not None:
+            extra["stop"] = dataclasses.asdict(self.stop)
         return {
             "name": self.name,
             "bots": [str(path) for path in self.bots],
@@ -87,7 +101,7 @@ class TournamentConfig:
 
 
 TOP_KEYS = {"name", "bots", "players", "format", "deals", "repeats", "seed", "rules", "limits", "sandbox", "workers",
-            "rating", "retries", "registry", "cluster"}
+            "rating", "retries", "registry", "cluster", "stop"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
@@ -171,11 +185,23 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     limits, sandbox_limits = checked(lambda: _limits(data.get("limits") or {}, bad, sandbox),
                                      (Limits(), SandboxLimits()))
     rating = checked(lambda: _rating(data.get("rating") or {}, bad), RatingConfig())
+    stop = None
+    if "stop" in data:
+        if "repeats" in data:
+            problems.append(bad("repeats", "no repeats with stop (stop.max_matches bounds the tournament)", repeats))
+        stop = checked(lambda: _stop(data["stop"], bad), None)
+        if stop is not None and not problems:  # one round's size needs valid bots, players and deals
+            round_matches = len(make_schedule(len(bots), players, 1, 0, deals))
+            if stop.max_matches < round_matches:
+                problems.append(bad("stop.max_matches", f"at least {round_matches} (one round of this schedule)",
+                                    stop.max_matches))
+            repeats = max(1, stop.max_matches // round_matches)
     if problems:
         raise ConfigError("\n".join(str(problem) for problem in problems))
     return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
                             deals=deals, rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
-                            workers=workers, rating=rating, retries=retries, cluster=cluster, source=source)
+                            workers=workers, rating=rating, retries=retries, cluster=cluster, stop=stop,
+                            source=source)
 
 
 def _rules(value: object, source: Path) -> Rules:
@@ -262,6 +288,23 @@ def _limits(value: object, bad: Any, sandbox: str) -> tuple[Limits, SandboxLimit
     for key, expected in ungrantable(sandbox_limits, sandbox).items():
         raise bad(f"limits.{key}", expected, value.get(key, getattr(sandbox_limits, key)))
     return Limits(**{k: v for k, v in value.items() if k in time_keys}), sandbox_limits
+
+
+def _stop(value: object, bad: Any) -> StopRule:
+    if not isinstance(value, Mapping):
+        raise bad("stop", "a mapping such as {confidence: 0.95, max_matches: 600}", value)
+    for key in value:
+        if key not in ("confidence", "max_matches"):
+            raise bad(f"stop.{key}", "one of confidence, max_matches", key)
+    if "max_matches" not in value:
+        raise bad("stop.max_matches", "a number of matches (the bound of an open-ended tournament)", None)
+    confidence = value.get("confidence", 0.95)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1:
+        raise bad("stop.confidence", "a probability above 0.5 and below 1, such as 0.95", confidence)
+    max_matches = value["max_matches"]
+    if type(max_matches) is not int or not 1 <= max_matches <= 10_000_000:
+        raise bad("stop.max_matches", "a positive integer", max_matches)
+    return StopRule(float(confidence), max_matches)
 
 
 def _rating(value: object, bad: Any) -> RatingConfig:

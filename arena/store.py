@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from arena.confidence import GroupPlace
 from arena.sandbox import procfs
@@ -516,6 +516,13 @@ class Store:
         with self.atomic() as db:
             db.execute("UPDATE matches SET status = 'failed', attempts = ?, error = ?, finished_at = ? "
                        "WHERE tournament_id = ? AND idx = ?", (attempts, error, _now(), tid, idx))
+
+    def drop_matches(self, tid: int, indices: Iterable[int]) -> None:
+        """Delete these matches (by schedule index), played or not: a test or tournament that stops itself drops
+        the matches after its decision, so what is stored is the same whatever ran in parallel."""
+        with self.atomic() as db:
+            db.executemany("DELETE FROM matches WHERE tournament_id = ? AND idx = ?",
+                           [(tid, idx) for idx in indices])
 
     def finish(self, tid: int, history: Sequence[tuple[int, dict[int, Rating]]]) -> None:
         """Replace the tournament's rating history (recomputed in schedule order) and mark it finished."""

@@ -136,6 +136,12 @@ def _match_in_flight() -> Iterator[None]:
             os._exit(128 + signal.SIGTERM)
 
 
+def worker_pool(processes: int) -> multiprocessing.pool.Pool:
+    """A pool of match workers: spawned, each set up by :func:`worker_started` to die with this process and to
+    leave Ctrl-C to it. Every runner (tournaments, leagues, tests, series) takes its workers from here."""
+    return multiprocessing.get_context("spawn").Pool(processes, initializer=worker_started, initargs=(os.getpid(),))
+
+
 def worker_started(runner: int) -> None:
     """A pool worker's set-up (the initializer, with the runner's pid): signals, and death with the runner."""
     # Workers are born with the stop signals blocked (the runner's mask while it starts them), so one that comes
@@ -340,6 +346,9 @@ def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, A
         "workers": workers,
         "sandbox": config.sandbox,
         "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
+        # with a stop rule the matches and the time are bounds: it stops once the standings settle
+        "open_ended": None if config.stop is None else {"confidence": config.stop.confidence,
+                                                        "max_matches": len(schedule)},
     }
 
 
@@ -359,6 +368,9 @@ def run_tournament(
     :class:`~arena.store.DiskFullError`, what is stored kept. ``cluster`` (default: the config's ``cluster:``)
     plays the matches on a Dask cluster instead of the local pool (arena/cluster.py); the results are the same.
     """
+    if config.stop is not None:  # open-ended: played round by round until the standings settle
+        from arena.stoprule import run_until_settled
+        return run_until_settled(config, store, fresh, workers, on_result)
     started = time.monotonic()
     with _sigterm_interrupts():
         lease = store.acquire(config.name)
@@ -412,7 +424,6 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         finally:
             played.close()  # cancels what is in flight
     elif todo:
-        context = multiprocessing.get_context("spawn")
         # Started now, as the pool would start it: its start unblocks the stop signals, which below would lose
         # a Ctrl-C (this process ignores it while the workers are born).
         resource_tracker.ensure_running()
@@ -420,8 +431,7 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
         pool = None
         try:
             with _sigint_ignored_by_new_processes():
-                pool = context.Pool(min(workers or config.workers, len(todo)), initializer=worker_started,
-                                    initargs=(os.getpid(),))
+                pool = worker_pool(min(workers or config.workers, len(todo)))
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
             results = pool.imap_unordered(run_job, todo)
             while True:

@@ -29,7 +29,6 @@ import hashlib
 import json
 import logging
 import multiprocessing
-import os
 import random
 import threading
 import time
@@ -48,7 +47,7 @@ from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryErr
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS as SANDBOXES, SandboxLimits
 from arena.store import Store
-from arena.tournament import MatchJob, remove_partial_logs, worker_started, run_job
+from arena.tournament import MatchJob, remove_partial_logs, worker_pool, run_job
 from arena.yamlfile import load_yaml
 
 log = logging.getLogger("arena.league")
@@ -430,8 +429,7 @@ class League:
                 self._published_at = time.monotonic()
             self.log_dir.mkdir(parents=True, exist_ok=True)
             remove_partial_logs(self.log_dir)
-            context = multiprocessing.get_context("spawn")
-            pool = context.Pool(self.config.workers, initializer=worker_started, initargs=(os.getpid(),))
+            pool = worker_pool(self.config.workers)
             self.state.state = "running"
             while not stop.is_set():
                 report = self.batch(store, tid, pool, stop)

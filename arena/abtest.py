@@ -1,0 +1,298 @@
+"""``arena test NEW BASE``: is NEW better than BASE? A paired, sequential test that stops itself.
+
+Two pairings, both on duplicate deals (every match of a deal has the deal's seed), each deal giving one paired
+difference, BASE's mean place minus NEW's, from which the luck of the cards has largely cancelled:
+
+- ``table`` (the default): NEW and BASE sit at the same table, with K - 2 opponents, in every seat rotation of both
+  orders (NEW before BASE and BASE before NEW); heads-up (K = 2, no opponents) is this with the deal played from
+  both seats, as chess testers play game pairs. The difference comes from the same matches, so everything but the
+  two bots is shared. bench/abtest.py measures it needing about a third of the matches of an unpaired test.
+- ``field``: NEW and BASE each play every seat rotation of the deal against the same K - 1 opponents, NEW's match
+  and BASE's match of a rotation having the same seed and seats; they never meet. It answers "better against
+  these opponents", but the two matches drift apart as soon as a random choice differs, and bench/abtest.py
+  measures it saving 0-20% against an unpaired test.
+
+The differences go, in schedule order, to the SPRT of arena/sprt.py, which stops at "better" or "not better"; or
+the test stops at ``max_matches``, undecided.
+
+It is stored like any tournament (bots NEW, BASE, then the opponents; one group per deal), under a name made from
+the bots and a hash of everything that decides the results, so running the same command again resumes it, and
+``arena standings``/``matches``/``show`` and the site show it. The verdict is decided on whole deals in schedule
+order; once it is reached the deals after it are dropped from the store (matches that finished early in parallel
+included), so what is stored, and the verdict, are the same whatever the number of workers, and a resumed test
+stops where an uninterrupted one would. Matches are played by arena/tournament.py's own jobs and workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import re
+import shutil
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Literal
+
+from arena.config import TournamentConfig
+from arena.manifest import BotSpec, ManifestError, load_bot
+from arena.matchlog import log_dir_for, log_path_for
+from arena.ratings import rate_all
+from arena.registry import entrant_names
+from arena.schedule import ScheduledMatch
+from arena.sprt import Running, Settings, Status, paired_difference
+from arena.store import Store
+from arena.tournament import Plan, TournamentError, remove_partial_logs, worker_pool, jobs, run_job
+
+NEW, BASE = 0, 1
+"""Slots of NEW and BASE in the tournament's bot list; the opponents follow."""
+DEFAULT_MAX_MATCHES = 3000
+Pairing = Literal["table", "field"]
+PAIRINGS: tuple[Pairing, ...] = ("table", "field")
+
+
+@dataclass(frozen=True)
+class ABTest:
+    """A test to run: ``config.bots`` is (NEW, BASE, *opponents); its ``name`` is generated (:func:`make_test`)."""
+
+    config: TournamentConfig
+    settings: Settings
+    max_matches: int
+    pairing: Pairing = "table"
+
+    @property
+    def opponents(self) -> int:
+        return len(self.config.bots) - 2
+
+    @property
+    def matches_per_deal(self) -> int:
+        """Every rotation of both orders at the table (heads-up: the two orders are the two rotations), or every
+        rotation for each of NEW and BASE against the field."""
+        return 2 if self.config.players == 2 and self.pairing == "table" else 2 * self.config.players
+
+    @property
+    def places_per_side(self) -> int:
+        """How many places NEW (and BASE) get in one deal: one per match at the table, half the matches else."""
+        return self.matches_per_deal if self.pairing == "table" else self.config.players
+
+    @property
+    def deals(self) -> int:
+        return self.max_matches // self.matches_per_deal
+
+    def identity(self) -> dict[str, Any]:
+        return self.config.identity() | {"test": {
+            "alpha": self.settings.alpha, "beta": self.settings.beta, "margin": self.settings.margin,
+            "min_samples": self.settings.min_samples, "max_matches": self.max_matches, "pairing": self.pairing}}
+
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
+
+
+def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int | None, settings: Settings,
+              max_matches: int, seed: int, name: str | None = None, pairing: Pairing = "table",
+              **config: Any) -> ABTest:
+    """Validate the test's shape and name it; ``config`` holds further :class:`TournamentConfig` fields (rules,
+    limits, sandbox, workers). Raises :class:`TournamentError` naming the option at fault."""
+    bots = tuple(path.resolve() for path in (new, base, *opponents))
+    if len(set(bots)) != len(bots):
+        raise TournamentError("NEW, BASE and --opponents: a bot directory is named twice; they must differ")
+    if pairing not in PAIRINGS:
+        raise TournamentError(f"--pairing: expected one of {', '.join(PAIRINGS)}, got {pairing!r}")
+    # at the table NEW and BASE take two seats, against the field one
+    taken = 2 if pairing == "table" else 1
+    if players is None:
+        players = max(2, min(8, len(opponents) + taken))
+    if players - taken > len(opponents):
+        raise TournamentError(f"--players: {players} seats with --pairing {pairing} need {players - taken} "
+                              f"--opponents, got {len(opponents)}")
+    if opponents and players == taken:
+        raise TournamentError(f"--opponents: a heads-up table has no seat for them; pass --players "
+                              f"{min(8, len(opponents) + taken)} or --pairing field")
+    per_deal = 2 if players == 2 and pairing == "table" else 2 * players
+    if max_matches < per_deal * settings.min_samples:
+        raise TournamentError(f"--max-matches: expected at least {per_deal * settings.min_samples} "
+                              f"({settings.min_samples} deals of {per_deal} matches, the fewest the test decides "
+                              f"on), got {max_matches}")
+    test = ABTest(TournamentConfig(name="-", bots=bots, players=players, seed=seed, **config), settings,
+                  max_matches, pairing)
+    if name is None:
+        slug = "-".join(re.sub(r"[^a-z0-9_-]+", "-", path.name.lower()).strip("-_")[:10] for path in bots[:2])
+        name = f"test-{slug}-{test.hash()[:8]}"
+    return dataclasses.replace(test, config=dataclasses.replace(test.config, name=name))
+
+
+def schedule(test: ABTest) -> list[ScheduledMatch]:
+    """Every match the test may play, deal by deal: group = deal, all on the deal's seed. At the table: the
+    rotations of (NEW, BASE, opponents...), then (for 3 seats or more) those of (BASE, NEW, opponents...). Against
+    the field: rotation by rotation, NEW's match then BASE's in the same seats."""
+    seeds = random.Random(f"{test.config.seed}/deals")
+    players = test.config.players
+    table = test.pairing == "table"
+    fields = list(combinations(range(2, 2 + test.opponents), players - (2 if table else 1)))
+    matches: list[ScheduledMatch] = []
+    for deal in range(test.deals):
+        seed = seeds.getrandbits(63)
+        others = fields[deal % len(fields)]  # every set of opponents in turn
+        groups = ([(NEW, BASE, *others)] + ([(BASE, NEW, *others)] if players > 2 else []) if table
+                  else [(NEW, *others), (BASE, *others)])
+        seatings: list[tuple[int, ...]] = []
+        for rotation in range(players):
+            seatings.extend(group[rotation:] + group[:rotation] for group in groups)
+        for rotation, seats in enumerate(seatings):
+            matches.append(ScheduledMatch(len(matches), deal, rotation, seed, seats))
+    return matches
+
+
+def load_test_bots(test: ABTest) -> tuple[BotSpec, ...]:
+    """The bots, NEW and BASE told apart by ``@new`` and ``@base`` when they carry the same name (two versions of
+    one bot, the usual case)."""
+    bots = []
+    for path in test.config.bots:
+        try:
+            bots.append(load_bot(path))
+        except ManifestError as error:
+            raise TournamentError(str(error)) from None
+    bots = entrant_names(bots)
+    if bots[NEW].name == bots[BASE].name:
+        bots[NEW] = dataclasses.replace(bots[NEW], name=f"{bots[NEW].name}@new")
+        bots[BASE] = dataclasses.replace(bots[BASE], name=f"{bots[BASE].name}@base")
+    names = [bot.name for bot in bots]
+    for name in names:
+        if names.count(name) > 1:
+            raise TournamentError(f"--opponents: two bots are named {name!r}; names must be unique")
+    return tuple(bots)
+
+
+def plan_test(test: ABTest, store: Store, fresh: bool = False) -> Plan:
+    """Create the test in the store, or check the stored one is the same one, as tournament.plan does."""
+    bots = load_test_bots(test)
+    matches = schedule(test)
+    name = test.config.name
+    log_dir = log_dir_for(store.path.parent, name)
+    existing = store.tournament(name)
+    if existing is not None and fresh:
+        store.delete_tournament(name)
+        shutil.rmtree(log_dir, ignore_errors=True)
+        existing = None
+    if existing is None:
+        tid = store.create_tournament(name, test.identity(), test.hash(), [bot.to_dict() for bot in bots], matches)
+    else:
+        tid = existing["id"]
+        if existing["config_hash"] != test.hash():
+            raise TournamentError(f"--name: {name!r} is already in {store.path} as another tournament or test; "
+                                  "choose another name, or pass --fresh to discard it")
+        for stored, bot in zip(store.bots(tid), bots):
+            if stored["files_hash"] != bot.files_hash:
+                raise TournamentError(
+                    f"{bot.directory}: the files of bot {bot.name!r} changed since test {name!r} started; "
+                    "pass --fresh to start over")
+    remove_partial_logs(log_dir)
+    pending = tuple(row["idx"] for row in store.matches_with_status(tid, "pending", "failed"))
+    kept = len(store.matches_with_status(tid, "pending", "failed", "done"))  # fewer once a verdict dropped some
+    return Plan(tid, bots, tuple(matches[:kept]), pending, kept - len(pending), log_dir)
+
+
+class Tally:
+    """The places of NEW and BASE per deal, as results arrive in any order; the test runs over the whole deals
+    in schedule order only, so its course does not depend on the order of arrival."""
+
+    def __init__(self, test: ABTest) -> None:
+        self.test = test
+        self.per_side = test.places_per_side
+        self.places: dict[int, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        self.running = Running(test.settings)
+        self.status = self.running.status()
+
+    def add(self, deal: int, slot: int, place: int) -> Status | None:
+        """Record a place of NEW or BASE; the test's status if it moved (a verdict stops it moving)."""
+        if slot not in (NEW, BASE):
+            return None
+        self.places[deal][slot].append(place)
+        moved = False
+        while self.status.verdict == "undecided" and self.complete(self.running.n):
+            new, base = self.places[self.running.n]
+            self.running.add(paired_difference(new, base))
+            self.status = self.running.status()
+            moved = True
+        return self.status if moved else None
+
+    def complete(self, deal: int) -> bool:
+        new, base = self.places.get(deal, ((), ()))
+        return len(new) == len(base) == self.per_side
+
+    @property
+    def deals(self) -> int:
+        return self.running.n
+
+
+@dataclass(frozen=True)
+class TestReport:
+    tid: int
+    name: str
+    bots: tuple[str, ...]
+    status: Status
+    matches: int
+    """Matches behind the status (whole deals)."""
+    played: int
+    failed: int
+    interrupted: bool
+    seconds: float
+
+
+def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | None = None,
+             on_status: Callable[[Status, int], None] | None = None) -> TestReport:
+    """Play deals until the verdict (or the cap), store them, drop what was played past the verdict, rate.
+
+    ``on_status(status, matches)`` is called whenever another whole deal is in. ``KeyboardInterrupt`` stops the
+    workers and returns a report with ``interrupted=True``; the same call again resumes.
+    """
+    started = time.monotonic()
+    prepared = plan_test(test, store, fresh)
+    bot_slot = {row["id"]: row["slot"] for row in store.bots(prepared.tid)}
+    tally = Tally(test)
+    for result in store.seat_results(prepared.tid):
+        tally.add(result.group, bot_slot[result.bot], result.place)
+    todo = [] if tally.status.verdict != "undecided" else jobs(test.config, prepared)
+    slots = {match.index: match.bots for match in prepared.schedule}
+    groups = {match.index: match.group for match in prepared.schedule}
+    played = failed = 0
+    interrupted = False
+    if todo:
+        pool = worker_pool(min(workers or test.config.workers, len(todo)))
+        try:
+            for done in pool.imap_unordered(run_job, todo):
+                played += 1
+                if done.result is None:
+                    failed += 1
+                    store.record_failure(prepared.tid, done.index, done.error or "unknown", done.attempts)
+                    continue
+                store.record_match(prepared.tid, done.index, done.result, done.attempts)
+                moved = None
+                for slot, seat in zip(slots[done.index], done.result.players):
+                    moved = tally.add(groups[done.index], slot, seat.place) or moved
+                if moved is not None and on_status is not None:
+                    on_status(moved, tally.deals * test.matches_per_deal)
+                if tally.status.verdict != "undecided":
+                    break
+            pool.terminate()  # the verdict is in: the matches still in flight are not needed
+        except BaseException as stop:
+            interrupted = isinstance(stop, KeyboardInterrupt)
+            pool.terminate()
+            if not interrupted:
+                raise
+        finally:
+            pool.join()
+    matches = tally.deals * test.matches_per_deal
+    if tally.status.verdict != "undecided":
+        store.drop_matches(prepared.tid, range(matches, len(prepared.schedule)))
+        for index in range(matches, len(prepared.schedule)):
+            log_path_for(prepared.log_dir, index).unlink(missing_ok=True)
+    _, history = rate_all(list(bot_slot), store.rated_matches(prepared.tid), test.config.rating)
+    store.finish(prepared.tid, history)
+    return TestReport(prepared.tid, test.config.name, tuple(bot.name for bot in prepared.bots), tally.status,
+                      matches, played, failed, interrupted, time.monotonic() - started)

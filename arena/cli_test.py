@@ -1,0 +1,164 @@
+"""``arena test NEW BASE``: the command line of the paired sequential A/B test in arena/abtest.py; and the
+series of ``arena match A B ... --games N`` (arena/series.py), which the match command in arena/cli.py hands over.
+
+Exit status: 0 NEW is better (by at least the margin), 1 not better, 3 undecided at ``--max-matches``, 2 bad
+input, 4 incomplete (interrupted, or matches failed for infrastructure reasons: run the same command again to
+resume).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from arena import abtest, sprt
+from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.manifest import BotSpec
+from arena.protocol import Limits
+from arena.registry import entrant_names
+from arena.rules import Rules, RulesError
+from arena.series import play_series, table, totals
+from arena.sprt import Status
+from arena.tournament import TournamentError
+
+EXIT_BETTER, EXIT_NOT_BETTER, EXIT_UNDECIDED, EXIT_INCOMPLETE = 0, 1, 3, 4
+BOT_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
+
+
+def status_line(status: Status, matches: int) -> str:
+    """The live line: matches, LLR and its bounds, the estimated difference and its 95% interval."""
+    return (f"{matches} matches ({status.samples} deals)  LLR {status.llr:+.2f} "
+            f"[{status.lower:+.2f}, {status.upper:+.2f}]  difference {status.mean:+.3f} places "
+            f"[{status.low:+.3f}, {status.high:+.3f}]")
+
+
+def verdict_line(report: abtest.TestReport, margin: float) -> str:
+    new, base = report.bots[abtest.NEW], report.bots[abtest.BASE]
+    said = {"better": f"{new} is better than {base} (by at least {margin} places per match)",
+            "not better": f"{new} is not better than {base} by {margin} places per match",
+            "undecided": f"undecided between {new} and {base} at the cap"}[report.status.verdict]
+    return f"verdict: {said}; {status_line(report.status, report.matches)}"
+
+
+@click.command("test")
+@click.argument("new", type=BOT_DIR)
+@click.argument("base", type=BOT_DIR)
+@click.option("--opponents", multiple=True, type=BOT_DIR,
+              help="An opponent bot (repeat the option). Without opponents the test is heads-up.")
+@click.option("--pairing", type=click.Choice(abtest.PAIRINGS), default="table", show_default=True,
+              help="table: NEW and BASE at the same table in both orders (heads-up: from both seats); field: each "
+              "plays the same deals and seats against the opponents without meeting (needs about 3x the matches).")
+@click.option("--players", type=click.IntRange(2, 8), help="Seats per match (default: NEW and BASE at the "
+              "table, or one of them against the field, with every opponent, at most 8).")
+@click.option("--alpha", type=float, default=sprt.ALPHA, show_default=True,
+              help="Allowed P(verdict better) when NEW is not better.")
+@click.option("--beta", type=float, default=sprt.BETA, show_default=True,
+              help="Allowed P(verdict not better) when NEW is better by the margin.")
+@click.option("--margin", type=float, default=sprt.MARGIN, show_default=True,
+              help="The gain worth detecting, in places per match.")
+@click.option("--max-matches", type=click.IntRange(1), default=abtest.DEFAULT_MAX_MATCHES, show_default=True,
+              help="Stop undecided after this many matches (whole deals).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the deals.")
+@click.option("--threshold", type=int, help="Elimination threshold (rule option).")
+@click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
+@click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
+@click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the CPUs).")
+@click.option("--name", help="The test's name in the store (default: made from the bots and the settings).")
+@click.option("--fresh", is_flag=True, help="Discard this test's stored results and start over.")
+@click.option("--no-site", is_flag=True, help="Do not build the results site at the end.")
+@db_option()
+@json_option("Print the verdict and the test's numbers as JSON.")
+def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None,
+            alpha: float, beta: float, margin: float, max_matches: int, seed: int, threshold: int | None,
+            move_ms: int, sandbox_name: str, workers: int | None, name: str | None, fresh: bool, no_site: bool,
+            db_path: Path, as_json: bool) -> None:
+    """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
+    sequential test (SPRT) on BASE's mean place minus NEW's stops as soon as it can say "better" or "not better"
+    at the error rates asked (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches,
+    4 incomplete (interrupted or failed matches: run it again to resume)."""
+    from arena import cli_site
+
+    try:
+        settings = sprt.Settings(alpha=alpha, beta=beta, margin=margin)
+    except ValueError as error:
+        fail(f"--{error}")
+    try:
+        rules = Rules.from_dict({} if threshold is None else {"threshold": threshold})
+    except RulesError as error:
+        fail(f"--threshold: {error}")
+    try:
+        test = abtest.make_test(new, base, opponents, players, settings, max_matches, seed, name, pairing, rules=rules,
+                                limits=Limits(move_ms=move_ms), sandbox=sandbox_name,
+                                workers=workers or os.cpu_count() or 1)
+    except TournamentError as error:
+        fail(str(error))
+    store = open_store(db_path, must_exist=False)
+    live = not as_json and sys.stderr.isatty()
+
+    def show(status: Status, matches: int) -> None:
+        click.echo(f"\r{test.config.name}: {status_line(status, matches)}\033[K", err=True, nl=False)
+
+    try:
+        report = abtest.run_test(test, store, fresh, workers, show if live else None)
+    except TournamentError as error:
+        fail(str(error))
+    finally:
+        if live:
+            click.echo("", err=True)
+    complete = not report.interrupted and not report.failed
+    site = None if no_site or not complete else cli_site.build_after_run(store, report.name)
+    if as_json:
+        emit_json({"tournament": report.name, "new": report.bots[abtest.NEW], "base": report.bots[abtest.BASE],
+                   "opponents": list(report.bots[2:]), "players": test.config.players, "pairing": pairing,
+                   "alpha": alpha,
+                   "beta": beta, "margin": margin, "max_matches": max_matches, "matches": report.matches,
+                   "played": report.played, "failed": report.failed, "interrupted": report.interrupted,
+                   "seconds": round(report.seconds, 1), "db": str(db_path),
+                   "site": None if site is None else str(site.index)} | report.status.to_dict())
+    else:
+        click.echo(verdict_line(report, margin))
+        click.echo(f"{report.name}: stored in {db_path} (arena standings {report.name})", err=True)
+    if report.interrupted or report.failed:
+        click.echo("arena: " + ("interrupted: finished matches are stored" if report.interrupted else
+                                f"{report.failed} matches failed for infrastructure reasons (see arena matches "
+                                f"{report.name})") + "; run the same command again to resume", err=True)
+        sys.exit(EXIT_INCOMPLETE)
+    sys.exit({"better": EXIT_BETTER, "not better": EXIT_NOT_BETTER, "undecided": EXIT_UNDECIDED}
+             [report.status.verdict])
+
+
+COMMANDS = (ab_test,)
+
+
+def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Limits, sandbox: str,
+           workers: int | None, log_dir: Path | None, as_json: bool) -> None:
+    """``arena match A B ... --games N`` (registered as an option of arena/cli.py's match command)."""
+    names = [bot.name for bot in entrant_names(bots)]
+    if len(set(names)) != len(names):
+        names = [f"{name}#{slot + 1}" for slot, name in enumerate(names)]  # the same bot twice: tell the seats apart
+    if log_dir is None:
+        log_dir = Path("results/logs") / f"games-{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+    live = not as_json and sys.stderr.isatty()
+
+    def show(done: int) -> None:
+        click.echo(f"\r{done}/{games} matches\033[K", err=True, nl=False)
+
+    played = play_series(bots, games, seed, rules, limits, sandbox, workers or os.cpu_count() or 1, log_dir,
+                         show if live else None)
+    if live:
+        click.echo("", err=True)
+    found = totals(names, played)
+    failed = sum(result is None for _, result in played)
+    if as_json:
+        emit_json({"games": games, "seed": seed, "failed": failed, "logs": str(log_dir),
+                   "bots": [total.to_dict() for total in found]})
+    else:
+        for line in table(found, games, failed):
+            click.echo(line)
+        click.echo(f"logs: {log_dir}", err=True)
+    if failed:
+        fail(f"{failed} matches failed for infrastructure reasons", ExitCode.FAILED)
