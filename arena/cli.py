@@ -350,7 +350,10 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
 
     def status(progress: tournament.Progress) -> str:
         on = "" if progress.cluster is None else f" on {progress.cluster.workers} workers"
-        return f"{progress.rate:.1f}/s leader {progress.leader}{on}"
+        sure = progress.leader_settled()
+        # A lead that is not settled at 95% is shown as the shared first place it is (docs/RATINGS.md).
+        lead = "" if sure is None else " (settled)" if sure >= 0.95 else f" (1=, P above next {sure:.2f})"
+        return f"{progress.rate:.1f}/s leader {progress.leader}{lead}{on}"
 
     def show(progress: tournament.Progress) -> None:
         nonlocal bar

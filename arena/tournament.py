@@ -24,6 +24,7 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from arena.confidence import GroupPlace, confidence
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import log_dir_for, log_path_for
@@ -280,6 +281,11 @@ class Progress:
     matches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     cluster: ClusterStats | None = None
     """Workers and matches per worker of a run on a Dask cluster (arena/cluster.py)."""
+    seats: list[GroupPlace] = field(default_factory=list)
+    """Every seat played now, grouped by deal (a duplicate group shares its deal seed), for the leader's confidence."""
+    ids: dict[str, int] = field(default_factory=dict)
+    _sure: tuple[float, int, float | None] = (0.0, -1, None)
+    """When the leader's confidence was last computed, on how many seats, and P(leader above the next bot)."""
 
     def add(self, result: JobResult, job: MatchJob) -> None:
         self.played += 1
@@ -289,6 +295,20 @@ class Progress:
         for bot, seat in zip(job.bots, result.result.players):
             self.place_sum[bot.name] += seat.place
             self.matches[bot.name] += 1
+            self.seats.append(GroupPlace(job.seed, self.ids.setdefault(bot.name, len(self.ids)), seat.place))
+
+    def leader_settled(self, every_s: float = 2.0) -> float | None:
+        """P(the leader is truly above the next bot), from resampling whole deals as the standings do; recomputed
+        at most every ``every_s`` seconds (it reads every seat so far). None before two bots have played."""
+        when, seen, p = self._sure
+        if seen != len(self.seats) and time.monotonic() - when >= every_s:
+            order = sorted(self.matches, key=lambda name: (self.place_sum[name] / self.matches[name], name))
+            p = None
+            if len(order) >= 2:
+                sure = confidence(self.seats, resamples=200)
+                p = sure.p_above[(self.ids[order[0]], self.ids[order[1]])]
+            self._sure = (time.monotonic(), len(self.seats), p)
+        return self._sure[2]
 
     @property
     def rate(self) -> float:

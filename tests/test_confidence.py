@@ -87,3 +87,34 @@ def test_standings_show_shared_ranks_intervals_and_p_above_next(tmp_path: Path) 
     text = runner.invoke(main, ["standings", "t", "--db", str(store.path)], catch_exceptions=False)
     assert text.exit_code == 0
     assert "P>next" in text.stdout and f"{lines[0]['shared_rank']:>4}  {lines[0]['bot']}" in text.stdout
+
+
+def _progress_after(deals: int, strong_wins: float) -> "Progress":
+    """A run's progress after ``deals`` two-seat deals of two rotations each, where bot a takes first place with
+    probability ``strong_wins``."""
+    from arena.manifest import BotSpec
+    from arena.results import MatchResult, SeatResult, SeatStats
+    from arena.rules import Rules
+    from arena.tournament import JobResult, MatchJob, Progress
+
+    rng = random.Random(7)
+    bots = tuple(BotSpec(name=name, directory=Path("."), command=("x",), files_hash="0") for name in ("a", "b"))
+    progress = Progress(total=2 * deals, done=0)
+    for deal in range(deals):
+        for rotation in range(2):
+            seated = bots if rotation == 0 else bots[::-1]
+            a_first = rng.random() < strong_wins
+            places = [1 if (bot.name == "a") == a_first else 2 for bot in seated]
+            players = tuple(SeatResult(seat, bot.name, "0", place, 0, SeatStats(), None, "", 0)
+                            for seat, (bot, place) in enumerate(zip(seated, places)))
+            job = MatchJob(2 * deal + rotation, deal, seated, Rules(), None, None, "process", "", 0)  # type: ignore[arg-type]
+            progress.add(JobResult(job.index, 1, MatchResult(deal, Rules(), "x", 1, 1, players, 0.0, None)), job)
+    return progress
+
+
+def test_the_progress_line_says_whether_the_lead_is_settled() -> None:
+    clear = _progress_after(60, strong_wins=0.9)
+    assert clear.leader == "a" and (clear.leader_settled(every_s=0) or 0) >= 0.95
+    even = _progress_after(60, strong_wins=0.5)
+    p = even.leader_settled(every_s=0)
+    assert p is not None and p < 0.95
