@@ -46,9 +46,11 @@ def settled(store: Store, tid: int, config: TournamentConfig, rounds: int) -> bo
 
 
 def run_until_settled(config: TournamentConfig, store: Store, fresh: bool = False, workers: int | None = None,
-                      on_result: Callable[[Progress], None] | None = None) -> RunReport:
+                      on_result: Callable[[Progress], None] | None = None,
+                      heartbeat: Callable[[], None] | None = None) -> RunReport:
     """Play round after round until the standings are settled or the rounds run out; then rate, as
-    :func:`arena.tournament.run_tournament` does (and with the same report)."""
+    :func:`arena.tournament.run_tournament` does (and with the same report). ``heartbeat`` is called with each
+    result (the runner keeps its lease on the tournament with it)."""
     assert config.stop is not None
     started = time.monotonic()
     prepared = plan(config, store, fresh)
@@ -68,6 +70,8 @@ def run_until_settled(config: TournamentConfig, store: Store, fresh: bool = Fals
                 if pool is None:
                     pool = worker_pool(workers or config.workers)
                 for result in pool.imap_unordered(run_job, batch):
+                    if heartbeat is not None:
+                        heartbeat()
                     if result.result is not None:
                         store.record_match(prepared.tid, result.index, result.result, result.attempts)
                     else:

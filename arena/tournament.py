@@ -388,13 +388,25 @@ def run_tournament(
     :class:`~arena.store.DiskFullError`, what is stored kept. ``cluster`` (default: the config's ``cluster:``)
     plays the matches on a Dask cluster instead of the local pool (arena/cluster.py); the results are the same.
     """
-    if config.stop is not None:  # open-ended: played round by round until the standings settle
-        from arena.stoprule import run_until_settled
-        return run_until_settled(config, store, fresh, workers, on_result)
+    if config.stop is not None and (cluster or config.cluster):
+        raise TournamentError(f"{config.source}: stop: an open-ended tournament is not played on a cluster yet; "
+                              "drop cluster: (or --cluster), or use repeats")
     started = time.monotonic()
     with _sigterm_interrupts():
         lease = store.acquire(config.name)
         try:
+            if config.stop is not None:  # open-ended: played round by round until the standings settle
+                from arena.stoprule import run_until_settled
+
+                renewed = time.monotonic()
+
+                def keep_lease() -> None:
+                    nonlocal renewed
+                    if time.monotonic() - renewed >= HEARTBEAT_S / 2:
+                        store.renew(lease)
+                        renewed = time.monotonic()
+
+                return run_until_settled(config, store, fresh, workers, on_result, keep_lease)
             return _run(config, store, lease, fresh, workers, on_result, started, cluster)
         finally:
             try:
