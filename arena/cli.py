@@ -296,6 +296,8 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             if full is None:
                 raise
             site_error = f"site not built: {full}"
+    table = list(report.standings)
+    sure = confidence(store.seat_results(report.tid), [line.bot_id for line in table])
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
@@ -304,9 +306,9 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                        "address": report.cluster.address, "workers": report.cluster.workers,
                        "matches_per_worker": dict(sorted(report.cluster.per_worker.items())),
                        "refused": report.cluster.refused}}),
-                   "standings": [line.to_dict(rank) for rank, line in enumerate(report.standings, 1)]})
+                   "standings": standings_with_confidence(table, sure)})
     else:
-        print_standings(report.standings)
+        print_standings(table, sure)
         done = report.done_before + report.played - report.failed
         click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "
