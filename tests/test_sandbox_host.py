@@ -125,3 +125,40 @@ def test_every_backend_answers_every_guarantee_and_names_its_variant() -> None:
     assert list(plain.guarantees()) == list(GUARANTEES) and plain.variant == "plain"
     assert list(DOCKER_GUARANTEES) == list(GUARANTEES)
     assert ProcessSandbox().variant == ("bwrap" if bwrap_status()[0] else "plain")
+
+
+@pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
+def test_the_init_of_a_sandbox_whose_bwrap_was_killed_is_swept(tmp_path: Path) -> None:
+    """An init whose bwrap died without taking it along (seen after runners were killed while sandboxes started:
+    inits with no child left, parented to pid 1) lives on for ever; the next probe's sweep kills it. Made here by
+    leaving --die-with-parent out, which is what such an init lacked."""
+    from arena.sandbox.bwrap import bwrap_command, sweep_orphan_inits
+
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(bot, 0o755)
+    command = [arg for arg in bwrap_command(bot, ["/bin/sleep", "120"], SandboxLimits(), None)
+               if arg != "--die-with-parent"]
+    outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        inits: list[int] = []
+        while not inits and time.monotonic() < deadline:
+            inits = [pid for pid in procfs.all_pids()
+                     if (info := procfs.stat(pid)) is not None and info.ppid == outer.pid and procfs.namespace_init(pid)]
+            time.sleep(0.02)
+        assert inits, "bwrap started no namespace init"
+        os.kill(outer.pid, signal.SIGKILL)
+        outer.wait()
+        time.sleep(0.2)
+        assert procfs.running(inits[0]), "the init outlived its bwrap (the leak this sweep is for)"
+        assert inits[0] in sweep_orphan_inits()
+        deadline = time.monotonic() + 5
+        while procfs.running(inits[0]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not procfs.running(inits[0])
+    finally:
+        if outer.poll() is None:
+            outer.kill()
+            outer.wait()
