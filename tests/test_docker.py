@@ -37,8 +37,6 @@ SMALL = SandboxLimits(memory_mb=160, processes=16, file_mb=4, scratch_mb=8, open
 REQUIRED = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
 
 
-pytestmark = pytest.mark.slow  # the docker backend's own tests: CI runs them; the fast profile skips them
-
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[DockerSandbox]:
     works, reason = engine_status()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -101,39 +100,6 @@ def sweep_probes(directory: Path | None = None) -> list[Path]:
     return removed
 
 
-def sweep_orphan_inits() -> list[int]:
-    """Kill the namespace inits of arena sandboxes whose bwrap is gone (its runner was killed while the sandbox
-    started); return their pids.
-
-    Such an init outlives everything: ``--die-with-parent`` asks the kernel for a SIGKILL when bwrap dies, but the
-    kernel does not deliver that signal to a pid namespace's init. It is recognised by bwrap's command line binding
-    arena's ``protocol/``, by being pid 1 of its own namespace, and by a parent that is no longer its bwrap (pid 1,
-    or a subreaper it was handed to); a live sandbox's init is always the child of its bwrap.
-    """
-    marker = f"\0{PROTOCOL_LIB}\0{PROTOCOL_DIR}\0".encode()
-    killed: list[int] = []
-    for pid in procfs.all_pids():
-        info = procfs.stat(pid)
-        if info is None or not procfs.namespace_init(pid) or _command(info.ppid).startswith(BWRAP.encode() + b"\0"):
-            continue
-        command = _command(pid)
-        if command.startswith(BWRAP.encode() + b"\0") and marker in b"\0" + command:
-            try:
-                os.kill(pid, signal.SIGKILL)  # from the parent namespace a SIGKILL does reach it
-            except OSError:
-                continue
-            killed.append(pid)
-    return killed
-
-
-def _command(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
-
-
 @lru_cache(maxsize=1)
 def bwrap_status() -> tuple[bool, str]:
     """Whether bwrap can run a bot here exactly as the ``process`` backend would, and why not."""
@@ -145,7 +111,6 @@ def bwrap_status() -> tuple[bool, str]:
     if root and not os.access(SETPRIV, os.X_OK):
         return False, f"{SETPRIV} (util-linux) is missing; it drops bots to their own uid"
     sweep_probes()
-    sweep_orphan_inits()
     with tempfile.TemporaryDirectory(prefix=f"{PROBE_PREFIX}{os.getpid()}-") as probe:
         os.chmod(probe, 0o755)
         command = bwrap_command(Path(probe), [BASH, "-c", "test -w /tmp && test -r /bot && echo ok"],

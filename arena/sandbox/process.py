@@ -174,8 +174,8 @@ class ProcessBot(BotProcess):
                 if init is not None and init_stat is not None and init_stat.ppid in (self.pid, os.getpid()):
                     reaper.kill(init)
                     ORPHANS.adopt(init)  # once bwrap itself is gone, the namespace's init is our child to reap
-            # bwrap and its whole tree in one sweep, while bwrap still holds it together: killed first, bwrap would
-            # orphan an init it had not yet reported (a kill during start-up), which nothing could kill later.
+                if self.popen.returncode is None:
+                    reaper.kill(self.pid or 0)
             reaper.kill_tree(self.pid or 0, self.marker)
             if self.lease is not None:
                 reaper.sweep_uid(self.lease.uid)

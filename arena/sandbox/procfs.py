@@ -70,19 +70,6 @@ def pids_of_uid(uid: int) -> list[int]:
     return [pid for pid in all_pids() if uid_of(pid) == uid]
 
 
-def namespace_init(pid: int) -> bool:
-    """Whether ``pid`` is pid 1 of a pid namespace below ours (its ``NSpid`` line ends in 1)."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"NSpid:"):
-                    ids = line.split()[1:]
-                    return len(ids) > 1 and ids[-1] == b"1"
-    except OSError:
-        pass
-    return False
-
-
 def carries(pid: int, marker: bytes) -> bool:
     """Whether ``marker`` (``KEY=VALUE\\0``) is one of the variables in the environment ``pid`` started with."""
     try:
