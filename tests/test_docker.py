@@ -36,6 +36,8 @@ SHORT = Rules(threshold=30)
 SMALL = SandboxLimits(memory_mb=160, processes=16, file_mb=4, scratch_mb=8, open_files=64, cpu_seconds=20)
 REQUIRED = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
 
+pytestmark = pytest.mark.slow  # the docker backend's own tests: CI runs them; the fast profile leaves them out
+
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[DockerSandbox]:
@@ -188,6 +190,42 @@ def test_stale_containers_of_a_dead_runner_are_removed_at_start(sandbox):
     DockerSandbox().close()
     remaining = sandbox.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}=stale"})
     assert container.id not in [c.id for c in remaining]
+
+
+RUNNER = """
+import sys
+from pathlib import Path
+from arena.manifest import load_bot
+from arena.sandbox import SandboxLimits
+from arena.sandbox.docker import DockerSandbox
+sandbox = DockerSandbox()
+sandbox.launch(load_bot(Path(sys.argv[1])), SandboxLimits())
+print(sandbox.run_id, flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_the_containers_of_a_killed_runner_are_removed_by_a_later_launch_of_a_live_one(sandbox, tmp_path):
+    """A Dask worker killed with -9 cannot remove its containers, and a bot that ignores the end of its stdin
+    lives on; the sandboxes of the host's other workers, which live as long as their worker, remove them at a
+    later launch (every 30 s at most)."""
+    stubborn = make_bot(tmp_path, "never_reads_stdin")  # sleeps a minute before it reads a byte
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(stubborn)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert runner.stdout is not None
+    run_id = runner.stdout.readline().strip()
+    assert run_id, "the runner did not start its bot"
+    os.killpg(runner.pid, 9)
+    runner.wait()
+    time.sleep(1)
+    left = sandbox.client.containers.list(filters={"label": f"{RUN_LABEL}={run_id}"})
+    assert left, "the bot died with its runner: nothing for the sweep to do"
+    sandbox.stale_sweeps.reset()
+    bot = sandbox.launch(load_bot(SAMPLES / "greedy"), SMALL)
+    try:
+        assert sandbox.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}) == []
+    finally:
+        bot.kill()
 
 
 def test_an_engine_that_is_gone_is_an_infrastructure_error(sandbox, tmp_path):

@@ -40,7 +40,10 @@ SMALL = SandboxLimits(memory_mb=160, processes=16, file_mb=4, scratch_mb=8, open
 SECRET_ENV = "ARENA_TEST_REFEREE_SECRET"
 
 
-@pytest.fixture(scope="module", params=["bwrap", "plain", "docker"])
+# The docker and plain variants repeat the bwrap attack matrix on other isolation: CI runs them all, the fast
+# profile (-m "not slow") keeps bwrap, the default.
+@pytest.fixture(scope="module", params=["bwrap", pytest.param("plain", marks=pytest.mark.slow),
+                                        pytest.param("docker", marks=pytest.mark.slow)])
 def sandbox(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "docker":
         from arena.sandbox.docker import DockerSandbox, engine_status

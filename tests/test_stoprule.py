@@ -53,6 +53,7 @@ def run(config: Path, db: Path, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_it_stops_at_the_same_round_whatever_the_workers_and_on_a_rerun(tmp_path: Path) -> None:
     config = write(tmp_path)
     one = run(config, tmp_path / "one.db", "--workers", "1")
@@ -69,6 +70,7 @@ def test_it_stops_at_the_same_round_whatever_the_workers_and_on_a_rerun(tmp_path
     assert again["played"] == 0 and again["matches"] == one["matches"]
 
 
+@pytest.mark.slow
 def test_a_resumed_run_stops_where_an_uninterrupted_one_would(tmp_path: Path) -> None:
     config = write(tmp_path)
     whole = run(config, tmp_path / "whole.db")

@@ -1,5 +1,6 @@
 """Bubblewrap for the ``process`` backend: the command line that puts a bot in its sandbox, the shim that hands it
-its pipes inside, and the probe that says whether bwrap works on this host at all.
+its pipes inside, the probe that says whether bwrap works on this host at all, and the sweep of sandboxes whose
+runner was killed while they started.
 
 The probe runs a throw-away sandbox over an empty directory, ``$TMPDIR/arena-probe-PID-*``; a runner killed during
 the probe leaves that directory behind, so the next probe first sweeps those of runners that are gone.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from arena.sandbox import SandboxLimits, procfs
 from arena.sandbox.common import BOT_DIR, PROTOCOL_DIR, PROTOCOL_LIB, RUNTIME_DIRS, RUNTIME_ETC, SCRATCH_DIR, \
-    SYSTEM_PATH, bot_environment
+    SYSTEM_PATH, Every, bot_environment
 from arena.sandbox.uids import UID_BASE, UID_COUNT
 
 BWRAP = "/usr/bin/bwrap"
@@ -100,6 +102,39 @@ def sweep_probes(directory: Path | None = None) -> list[Path]:
     return removed
 
 
+def sweep_orphan_inits() -> list[int]:
+    """SIGKILL the namespace inits of arena sandboxes whose bwrap is gone; return their pids.
+
+    A runner killed while a sandbox starts (kill -9 of a tournament, of a Dask worker) often leaves one behind:
+    bwrap's ``--die-with-parent`` reaches the namespace's init only once the init has asked for it, and a kill
+    between bwrap's clone and that request leaves the init waiting forever, holding the bot's pipes. Nothing else
+    ever kills it, so every sandbox launch sweeps them. Such an init is recognised as a process named bwrap that is
+    pid 1 of its own pid namespace, whose parent is not a bwrap (a live sandbox's init is always its bwrap's child),
+    and whose command line binds arena's ``protocol/`` (another program's sandboxes are not ours to kill). From our
+    namespace, the parent's, a SIGKILL reaches a namespace init, and takes every process inside with it.
+    """
+    table = {pid: info for pid in procfs.all_pids() if (info := procfs.stat(pid)) is not None}
+    marker = f"\0--ro-bind\0{PROTOCOL_LIB}\0{PROTOCOL_DIR}\0".encode()
+    killed: list[int] = []
+    for pid, info in table.items():
+        if info.name != "bwrap" or not info.running:
+            continue
+        parent = table.get(info.ppid)
+        if parent is not None and parent.name == "bwrap":
+            continue
+        if procfs.namespace_init(pid) and marker in procfs.command_line(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                continue
+            killed.append(pid)
+    return killed
+
+
+ORPHAN_SWEEPS = Every(2.0)
+"""How often a launch sweeps (a sweep reads every process's stat: about 5 ms on a busy host of 100 processes)."""
+
+
 @lru_cache(maxsize=1)
 def bwrap_status() -> tuple[bool, str]:
     """Whether bwrap can run a bot here exactly as the ``process`` backend would, and why not."""
@@ -111,6 +146,7 @@ def bwrap_status() -> tuple[bool, str]:
     if root and not os.access(SETPRIV, os.X_OK):
         return False, f"{SETPRIV} (util-linux) is missing; it drops bots to their own uid"
     sweep_probes()
+    sweep_orphan_inits()
     with tempfile.TemporaryDirectory(prefix=f"{PROBE_PREFIX}{os.getpid()}-") as probe:
         os.chmod(probe, 0o755)
         command = bwrap_command(Path(probe), [BASH, "-c", "test -w /tmp && test -r /bot && echo ok"],

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 from pathlib import Path
 
 from arena.resources import data_dir
@@ -25,6 +27,29 @@ RUNTIME_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc
 READ_CHUNK = 1 << 16
 SIGNAL_LIMITS = {int(signal.SIGXCPU): "cpu time", int(signal.SIGXFSZ): "file size"}
 """The signals the kernel sends for an exceeded rlimit (soft below hard), as the limit's name in a fault."""
+
+
+class Every:
+    """True at most once per ``period_s`` (monotonic time), whichever thread asks: the pace of a sweep for what a
+    killed runner left behind, which launches run because nothing else runs on every host."""
+
+    def __init__(self, period_s: float) -> None:
+        self.period_s = period_s
+        self._last = float("-inf")
+        self._lock = threading.Lock()
+
+    def due(self) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last < self.period_s:
+                return False
+            self._last = now
+            return True
+
+    def reset(self) -> None:
+        """The next :meth:`due` is true (for tests)."""
+        with self._lock:
+            self._last = float("-inf")
 
 
 def bot_environment(scratch: Path | str, protocol: Path | str = PROTOCOL_LIB) -> dict[str, str]:

@@ -47,7 +47,7 @@ from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped
 from arena.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, procfs
 from arena.sandbox.common import BOT_DIR, PROTOCOL_DIR, PROTOCOL_LIB, READ_CHUNK, RUNTIME_DIRS, RUNTIME_ETC, \
-    SCRATCH_DIR, SIGNAL_LIMITS, FailedBot, bot_environment
+    SCRATCH_DIR, SIGNAL_LIMITS, Every, FailedBot, bot_environment
 
 LOGGER = logging.getLogger(__name__)
 
@@ -58,6 +58,8 @@ LABEL = "arena.bot"
 RUN_LABEL = "arena.run"
 RUNNER_LABEL = "arena.runner"
 """``host:pid:starttime`` of the runner process that created the container; a stale container's runner is gone."""
+STALE_SWEEP_PERIOD_S = 30.0
+"""How often launches look for containers of runners that are gone (one listing call to the engine)."""
 LAYOUT_LABEL = "arena.runtime.layout"
 """A hash of the runtime image's layer, so that an up-to-date image is not rebuilt."""
 BOT_USER = "65534:65534"
@@ -410,6 +412,10 @@ class DockerSandbox(Sandbox):
         self._runtime_ready = False
         self._lock = threading.Lock()
         self._serial = 0
+        # Not only now: on a Dask worker this sandbox lives as long as the worker, and a worker killed next to it
+        # leaves containers that only a later sweep on this host removes.
+        self.stale_sweeps = Every(STALE_SWEEP_PERIOD_S)
+        self.stale_sweeps.due()
         remove_stale(self.client)
 
     per_bot_uid = False
@@ -480,6 +486,8 @@ class DockerSandbox(Sandbox):
         }
 
     def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
+        if self.stale_sweeps.due():
+            remove_stale(self.client)
         image = self.image_for(bot)
         if image == self.runtime_image:
             self._ensure_runtime_image()

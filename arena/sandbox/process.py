@@ -36,7 +36,7 @@ from typing import Callable
 
 from arena.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, procfs, reaper
-from arena.sandbox.bwrap import bwrap_command, bwrap_status, shim
+from arena.sandbox.bwrap import ORPHAN_SWEEPS, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
 from arena.sandbox.reaper import ORPHANS
 from arena.sandbox.rlimits import Rlimit, rlimits
@@ -174,8 +174,8 @@ class ProcessBot(BotProcess):
                 if init is not None and init_stat is not None and init_stat.ppid in (self.pid, os.getpid()):
                     reaper.kill(init)
                     ORPHANS.adopt(init)  # once bwrap itself is gone, the namespace's init is our child to reap
-                if self.popen.returncode is None:
-                    reaper.kill(self.pid or 0)
+            # Then bwrap and its whole tree in one sweep: killed on its own first, bwrap would orphan an init it
+            # had not reported yet (a kill during start-up), which would then wait forever.
             reaper.kill_tree(self.pid or 0, self.marker)
             if self.lease is not None:
                 reaper.sweep_uid(self.lease.uid)
@@ -267,6 +267,8 @@ class ProcessSandbox(Sandbox):
                 extra = 2 if self.isolated else 0
                 cgroup = cgroups.BotCgroup(self.cgroups, bot.name, limits.memory_mb << 20, limits.processes + extra)
             if self.isolated:
+                if ORPHAN_SWEEPS.due():
+                    sweep_orphan_inits()  # sandboxes left by runners killed as they started them
                 info_read, info_write = os.pipe()
                 os.set_blocking(info_read, False)
                 command = bwrap_command(bot.directory, [], limits, lease.uid if lease else None, info_write)

@@ -14,6 +14,8 @@ CAP_SYS_RESOURCE = 24
 class Stat:
     """The fields of ``/proc/PID/stat`` we use."""
 
+    name: str
+    """The command name (``comm``): the first 15 bytes of the executable's name."""
     state: str
     """R, S, D, Z (a zombie: finished, waiting to be reaped), ..."""
     ppid: int
@@ -36,9 +38,11 @@ def stat(pid: int) -> Stat | None:
         return None
     # The command name (field 2) is in parentheses and may itself hold spaces and parentheses: split after the
     # last one.
-    fields = data[data.rindex(b")") + 2 :].split()
+    close = data.rindex(b")")
+    fields = data[close + 2 :].split()
     try:
-        return Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
+        return Stat(data[data.index(b"(") + 1 : close].decode(errors="replace"), fields[0].decode(),
+                    int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
     except (IndexError, ValueError):
         return None
 
@@ -68,6 +72,28 @@ def uid_of(pid: int) -> int | None:
 
 def pids_of_uid(uid: int) -> list[int]:
     return [pid for pid in all_pids() if uid_of(pid) == uid]
+
+
+def namespace_init(pid: int) -> bool:
+    """Whether ``pid`` is pid 1 of a pid namespace below ours (its ``NSpid`` line ends in 1)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"NSpid:"):
+                    ids = line.split()[1:]
+                    return len(ids) > 1 and ids[-1] == b"1"
+    except OSError:
+        pass
+    return False
+
+
+def command_line(pid: int) -> bytes:
+    """The NUL-separated arguments ``pid`` was started with (empty for a zombie or a process that is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
 
 
 def carries(pid: int, marker: bytes) -> bool:
