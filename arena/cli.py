@@ -262,15 +262,17 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     try:
         config = load_config(example_or_path(config_file), registry=default_registry(db_path))
         if dry_run:
-            summary = tournament.dry_run(config, workers)
+            summary = tournament.dry_run(config, workers, cluster)
             if as_json:
                 emit_json(summary)
             else:
                 deals = (f"{summary['deals']} deals x {summary['players']} seat rotations"
                          if summary["deal_mode"] == "duplicate" else "independent deals")
+                where = (f"{summary['workers']} workers" if summary["cluster"] is None
+                         else f"on the cluster {summary['cluster']} ({summary['workers']} workers"
+                         + (")" if summary["cluster"].startswith("local:") else " here; the scheduler's may differ)"))
                 click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, {deals}), "
-                           f"{summary['bots']} bots, "
-                           f"{summary['workers']} workers, about {summary['estimated_seconds']:.0f} s")
+                           f"{summary['bots']} bots, {where}, about {summary['estimated_seconds']:.0f} s")
                 if summary["open_ended"]:
                     click.echo(f"  open-ended: stops when every adjacent pair is ordered at "
                                f"{summary['open_ended']['confidence']}, at most {summary['matches']} matches "

@@ -344,9 +344,14 @@ def estimate_seconds(config: TournamentConfig, matches: int, workers: int) -> fl
     return matches * per_match / max(1, workers)
 
 
-def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, Any]:
-    """The schedule summary, without touching the store or playing; ``workers`` overrides the config's, as in a run."""
+def dry_run(config: TournamentConfig, workers: int | None = None, cluster: str | None = None) -> dict[str, Any]:
+    """The schedule summary, without touching the store or playing; ``workers`` and ``cluster`` override the
+    config's, as in a run. On a cluster the workers are the scheduler's, unknown until it is asked (a local:N
+    cluster has N); the time estimate then assumes the local pool's."""
     workers = workers or config.workers
+    cluster = cluster or config.cluster
+    if cluster is not None and cluster.startswith("local:"):
+        workers = int(cluster.removeprefix("local:"))
     bots = load_bots(config)
     schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
     seats: dict[str, list[int]] = {bot.name: [0] * config.players for bot in bots}
@@ -364,6 +369,7 @@ def dry_run(config: TournamentConfig, workers: int | None = None) -> dict[str, A
         "matches_per_bot": {name: sum(counts) for name, counts in seats.items()},
         "seats_per_bot": seats,
         "workers": workers,
+        "cluster": cluster,
         "sandbox": config.sandbox,
         "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
         # with a stop rule the matches and the time are bounds: it stops once the standings settle

@@ -119,6 +119,11 @@ def test_run_takes_the_name_of_a_shipped_example_config_from_any_directory(tmp_p
     summary = json.loads(demo.stdout)
     assert summary["name"] == "demo" and summary["matches"] == 48 and summary["bots"] == 4
     assert not (tmp_path / "results").exists(), "a dry run writes nothing"
+    assert summary["cluster"] is None and summary["workers"] == 2
+    on_cluster = json.loads(invoke("run", "demo", "--dry-run", "--json", "--cluster", "local:3").stdout)
+    assert on_cluster["cluster"] == "local:3" and on_cluster["workers"] == 3
+    assert "on the cluster tcp://127.0.0.1:8786" in invoke("run", "demo", "--dry-run", "--cluster",
+                                                           "tcp://127.0.0.1:8786").stdout
     unknown = invoke("run", "no-such-example", "--dry-run")
     assert unknown.exit_code == 2 and "no-such-example: no such config file" in unknown.stderr
     (tmp_path / "demo").mkdir()  # a path that exists is never taken for an example's name
