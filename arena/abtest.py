@@ -42,12 +42,12 @@ from typing import Any, Literal
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import log_dir_for, log_path_for
-from arena.ratings import rate_all
 from arena.registry import entrant_names
 from arena.schedule import ScheduledMatch
 from arena.sprt import Running, Settings, Status, paired_difference
 from arena.store import Store
-from arena.tournament import Plan, TournamentError, remove_partial_logs, worker_pool, jobs, run_job
+from arena.tournament import Plan, TournamentError, jobs, rate_and_finish, remove_partial_logs, run_job, store_result, \
+    worker_pool
 
 NEW, BASE = 0, 1
 """Slots of NEW and BASE in the tournament's bot list; the opponents follow."""
@@ -267,11 +267,10 @@ def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | Non
         try:
             for done in pool.imap_unordered(run_job, todo):
                 played += 1
+                store_result(store, prepared.tid, done)
                 if done.result is None:
                     failed += 1
-                    store.record_failure(prepared.tid, done.index, done.error or "unknown", done.attempts)
                     continue
-                store.record_match(prepared.tid, done.index, done.result, done.attempts)
                 moved = None
                 for slot, seat in zip(slots[done.index], done.result.players):
                     moved = tally.add(groups[done.index], slot, seat.place) or moved
@@ -292,7 +291,6 @@ def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | Non
         store.drop_matches(prepared.tid, range(matches, len(prepared.schedule)))
         for index in range(matches, len(prepared.schedule)):
             log_path_for(prepared.log_dir, index).unlink(missing_ok=True)
-    _, history = rate_all(list(bot_slot), store.rated_matches(prepared.tid), test.config.rating)
-    store.finish(prepared.tid, history)
+    rate_and_finish(store, prepared.tid, test.config.rating)
     return TestReport(prepared.tid, test.config.name, tuple(bot.name for bot in prepared.bots), tally.status,
                       matches, played, failed, interrupted, time.monotonic() - started)

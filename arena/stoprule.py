@@ -18,10 +18,9 @@ from itertools import pairwise
 
 from arena.confidence import confidence
 from arena.config import TournamentConfig
-from arena.ratings import rate_all
 from arena.schedule import design_for
 from arena.store import Store
-from arena.tournament import Progress, RunReport, worker_pool, jobs, plan, run_job
+from arena.tournament import Progress, RunReport, jobs, plan, rate_and_finish, run_job, store_result, worker_pool
 
 
 def round_of(group: int, bots: int, players: int, repeats: int) -> int:
@@ -72,11 +71,7 @@ def run_until_settled(config: TournamentConfig, store: Store, fresh: bool = Fals
                 for result in pool.imap_unordered(run_job, batch):
                     if heartbeat is not None:
                         heartbeat()
-                    if result.result is not None:
-                        store.record_match(prepared.tid, result.index, result.result, result.attempts)
-                    else:
-                        store.record_failure(prepared.tid, result.index, result.error or "unknown",
-                                             result.attempts)
+                    store_result(store, prepared.tid, result)
                     progress.add(result, todo[result.index])
                     if on_result is not None:
                         on_result(progress)
@@ -92,9 +87,7 @@ def run_until_settled(config: TournamentConfig, store: Store, fresh: bool = Fals
         if pool is not None:
             pool.terminate()
             pool.join()
-    _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
-                          config.rating)
-    store.finish(prepared.tid, history)
+    rate_and_finish(store, prepared.tid, config.rating)
     return RunReport(tid=prepared.tid, name=config.name, total=sum(store.status_counts(prepared.tid).values()),
                      done_before=prepared.done,
                      played=progress.played, failed=progress.failed, interrupted=interrupted,

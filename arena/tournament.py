@@ -29,7 +29,7 @@ from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import log_dir_for, log_path_for
 from arena.protocol import Limits
-from arena.ratings import rate_all
+from arena.ratings import RatingConfig, rate_all
 from arena.referee import InfrastructureError, play_match
 from arena.registry import entrant_names
 from arena.results import MatchResult
@@ -81,6 +81,20 @@ STOP_GRACE_S = 10.0
 STOP_ALARM_S = 3
 HEARTBEAT_S = 10.0
 """How often a runner renews its lease on the tournament while it waits for results."""
+
+
+def store_result(store: Store, tid: int, done: JobResult) -> None:
+    """Store what a job came back with: its match, or its failure once every attempt failed."""
+    if done.result is not None:
+        store.record_match(tid, done.index, done.result, done.attempts)
+    else:
+        store.record_failure(tid, done.index, done.error or "unknown", done.attempts)
+
+
+def rate_and_finish(store: Store, tid: int, rating: RatingConfig) -> None:
+    """Rate every stored match of the tournament in schedule order and store the ratings and their history."""
+    _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), rating)
+    store.finish(tid, history)
 
 
 def run_job(job: MatchJob) -> JobResult:
@@ -440,10 +454,7 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
     def record(result: JobResult) -> None:
         keep_lease()
         job = by_index[result.index]
-        if result.result is not None:
-            store.record_match(prepared.tid, result.index, result.result, result.attempts)
-        else:
-            store.record_failure(prepared.tid, result.index, result.error or "unknown", result.attempts)
+        store_result(store, prepared.tid, result)
         progress.add(result, job)
         if on_result is not None:
             on_result(progress)
@@ -498,9 +509,7 @@ def _run(config: TournamentConfig, store: Store, lease: Lease, fresh: bool, work
                 with _stragglers_killed(pool):
                     pool.join()
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
-    _, history = rate_all([row["id"] for row in store.bots(prepared.tid)], store.rated_matches(prepared.tid),
-                          config.rating)
-    store.finish(prepared.tid, history)
+    rate_and_finish(store, prepared.tid, config.rating)
     standings = store.standings(prepared.tid)
     return RunReport(
         tid=prepared.tid,
