@@ -96,9 +96,9 @@ class Cluster:
             command, cwd=home, stdin=subprocess.DEVNULL, stdout=open(home / "out.log", "wb"),
             stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})})
 
-    def add_worker(self, name: str, *extra: str) -> None:
+    def add_worker(self, name: str, *extra: str, threads: int = 1) -> None:
         cache = self.directory / name / "cache"
-        self.start(name, [DASK, "worker", self.address, "--nthreads", "1", "--no-dashboard", "--name", name,
+        self.start(name, [DASK, "worker", self.address, "--nthreads", str(threads), "--no-dashboard", "--name", name,
                           "--local-directory", str(self.directory / name / "dask"), *self.tls, *extra],
                    env={"ARENA_BOT_CACHE": str(cache)})
 
@@ -178,6 +178,20 @@ def start_run(config: Path, db: Path, address: str, env: dict[str, str] | None =
     return subprocess.Popen([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
                              "--json", "--cluster", address], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_a_worker_with_several_threads_plays_several_matches_at_once_with_the_same_results(reference, cluster,
+                                                                                          tmp_path):
+    path, expected = reference
+    cluster.add_worker("wide", threads=3)
+    workers = cluster.wait_for_workers(1)
+    db = tmp_path / "a.db"
+    runner = start_run(path, db, cluster.address)
+    stdout, stderr = runner.communicate(timeout=300)
+    assert runner.returncode == 0, stderr
+    assert results(db) == expected
+    assert json.loads(stdout)["cluster"]["matches_per_worker"] == {workers["wide"]: 12}
 
 
 @pytest.mark.slow
