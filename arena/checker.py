@@ -2,7 +2,9 @@
 
 :func:`check_bot` validates the manifest and the files, starts the bot in the sandbox and checks the ``hello``
 handshake itself (so it knows exactly which bytes arrived), then plays short matches through the real referee:
-the bot against a copy of itself, and against the sample bot ``greedy`` in both seats. Faults are turned into
+the bot against a copy of itself, and against the sample bot ``greedy`` in both seats. A bot with a ``build:``
+command is first built in a scratch copy (:mod:`arena.build`), and the built tree is what the other steps run, so
+that a check does exactly what a submission will. Faults are turned into
 plain-word advice chosen by their reason codes and facts and the bot's stderr (:func:`explain`), because the person reading
 them is a bot author who has not read the referee's code. ``arena submit`` runs the same check.
 """
@@ -16,12 +18,14 @@ import selectors
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena import protocol
 from arena.botfiles import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
+from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits, run_build
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, read_records
 from arena.protocol import Limits
@@ -30,6 +34,7 @@ from arena.resources import data_dir
 from arena.results import Fault, FaultKind, Reason, counted, limit_reason
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits, get_sandbox
+from arena.sandbox.process import ProcessSandbox
 
 SAMPLE_OPPONENT = data_dir("sample_bots") / "greedy"
 CHECK_RULES = Rules(threshold=30)
@@ -321,21 +326,42 @@ DEFAULT_LIMITS = Limits()
 
 
 def check_bot(directory: str | Path, sandbox: str | Sandbox = "process", limits: Limits = DEFAULT_LIMITS,
-              opponent: Path = SAMPLE_OPPONENT) -> CheckReport:
-    """Check the bot in ``directory``: manifest, files, hello, a match against itself, matches against ``opponent``.
+              opponent: Path = SAMPLE_OPPONENT, build_limits: BuildLimits = DEFAULT_BUILD_LIMITS,
+              built: Path | None = None) -> CheckReport:
+    """Check the bot in ``directory``: manifest, files, its build if it has one, hello, a match against itself,
+    matches against ``opponent``.
 
-    Never raises for anything the bot does; an infrastructure failure becomes a failed step saying so.
+    ``built``: where to leave the built tree of a bot with a ``build:`` (a new path; the registry stores what is
+    there when the check passes); by default a temporary directory, removed. Never raises for anything the bot
+    does; an infrastructure failure becomes a failed step saying so.
     """
     started = time.monotonic()
     report = CheckReport(directory=str(directory), sandbox=sandbox if isinstance(sandbox, str) else sandbox.name)
     try:
-        _run_steps(report, Path(directory), sandbox, limits, opponent)
+        with ExitStack() as cleanup:
+            if built is None:
+                built = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="arena-build-"))) / "bot"
+            _run_steps(report, Path(directory), sandbox, limits, opponent, build_limits, built)
     finally:
         report.seconds = time.monotonic() - started
     return report
 
 
-def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, limits: Limits, opponent: Path) -> None:
+def _build_step(spec: BotSpec, sandbox: Sandbox, limits: BuildLimits, target: Path) -> tuple[Step, BotSpec | None]:
+    """Build the bot into ``target``; the step, and the built bot when it built."""
+    assert spec.build is not None
+    expected = f"`{' '.join(spec.build)}` exits 0 within {limits.describe()}"
+    # Builds always run in the process backend: the compilers are the host's (docs/REGISTRY.md, "Compiled bots").
+    result = run_build(spec, target, limits, sandbox if isinstance(sandbox, ProcessSandbox) else None)
+    if not result.ok:
+        advice = ["the build failed: its log (stdout and stderr together, last lines) is below; run the same "
+                  "command in your bot's directory to see it all"]
+        return Step("build", False, expected, result.reason, advice, result.log), None
+    return Step("build", True, expected, result.reason, stderr_tail=result.log), load_bot(target)
+
+
+def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, limits: Limits, opponent: Path,
+               build_limits: BuildLimits, built: Path) -> None:
     steps = report.steps
     try:
         spec = load_bot(directory)
@@ -353,13 +379,21 @@ def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, li
         return
     size = sum(entry.size for entry in files)
     steps.append(Step("files", True, files_expected, f"{len(files)} files, {size / 1024:.1f} KiB"))
-    remaining = ["hello", "self-play", "vs greedy"]
+    remaining = ["build"] * (spec.build is not None) + ["hello", "self-play", "vs greedy"]
     try:
         sandbox = get_sandbox(sandbox_) if isinstance(sandbox_, str) else sandbox_
     except SandboxError as error:
         steps.append(Step("sandbox", False, f"the {sandbox_} sandbox", f"could not start it: {error}"))
         return
     try:
+        if spec.build is not None:
+            step, built_spec = _build_step(spec, sandbox, build_limits, built)
+            steps.append(step)
+            if built_spec is None:
+                return
+            remaining.pop(0)
+            spec = built_spec
+            report.files_hash = spec.files_hash  # what plays (and is stored) is the built tree
         steps.append(_hello(spec, sandbox, limits))
         if not steps[-1].ok:
             return
@@ -405,7 +439,7 @@ def format_report(report: CheckReport, colour: bool = False) -> list[str]:
             for advice in step.advice:
                 lines.append(f"    why:      {advice}")
             if step.stderr_tail:
-                lines.append("    stderr (last lines):")
+                lines.append(f"    {'build log' if step.name == 'build' else 'stderr'} (last lines):")
                 lines.extend(f"      {line}" for line in step.stderr_tail.splitlines())
         elif step.ok is None:
             lines[-1] += f"  ({step.got})"

@@ -9,11 +9,14 @@ main group in ``arena/cli.py`` (kept apart from ``arena/cli.py`` so that file st
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from arena.botfiles import SubmissionRejected
+from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.checker import CheckReport, check_bot, format_report
 from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option
 from arena.manifest import ManifestError
@@ -28,6 +31,19 @@ def _registry(registry: Path | None, db_path: Path) -> Registry:
 registry_option = click.option("--registry", "registry_dir", type=click.Path(file_okay=False, path_type=Path),
                                help="The bot registry (default: bots/ beside the store, results/bots).")
 registry_db_option = db_option("The results store; the default registry is bots/ beside it.")
+
+
+def build_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--build-seconds and --build-memory-mb: the limits of a bot's build: command (docs/REGISTRY.md)."""
+    command = click.option("--build-memory-mb", type=click.IntRange(64, 16384),
+                           default=DEFAULT_BUILD_LIMITS.memory_mb, show_default=True,
+                           help="Memory the bot's build: command may use.")(command)
+    return click.option("--build-seconds", type=click.FloatRange(1, 3600), default=DEFAULT_BUILD_LIMITS.seconds,
+                        show_default=True, help="Wall time the bot's build: command may take.")(command)
+
+
+def _build_limits(seconds: float, memory_mb: int) -> BuildLimits:
+    return BuildLimits(seconds=seconds, memory_mb=memory_mb)
 
 
 @click.command("new-bot")
@@ -48,11 +64,13 @@ def new_bot(name: str, language: str, directory: Path | None) -> None:
 @click.command()
 @click.argument("bot_dir", type=click.Path(path_type=Path))
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
+@build_options
 @json_option()
-def check(bot_dir: Path, sandbox_name: str, as_json: bool) -> None:
-    """Check that the bot in BOT_DIR is fit to enter a tournament: its manifest, its files, the hello handshake,
-    a match against itself and matches against the sample bot greedy. Exit 0 fit, 1 not fit, 2 bad manifest."""
-    report = check_bot(bot_dir, sandbox_name)
+def check(bot_dir: Path, sandbox_name: str, build_seconds: float, build_memory_mb: int, as_json: bool) -> None:
+    """Check that the bot in BOT_DIR is fit to enter a tournament: its manifest, its files, its build (a build:
+    command runs in a scratch copy, as arena submit would run it), the hello handshake, a match against itself and
+    matches against the sample bot greedy. Exit 0 fit, 1 not fit (or the build failed), 2 bad manifest."""
+    report = check_bot(bot_dir, sandbox_name, build_limits=_build_limits(build_seconds, build_memory_mb))
     if as_json:
         emit_json(report.to_dict())
     else:
@@ -68,11 +86,13 @@ def check(bot_dir: Path, sandbox_name: str, as_json: bool) -> None:
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
 @click.option("--server", help="Upload to the league server at this URL instead (docs/SERVER.md).")
 @click.option("--token", envvar="ARENA_TOKEN", help="Your API token for --server (default: $ARENA_TOKEN).")
+@build_options
 @json_option()
 def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name: str, server: str | None,
-           token: str | None, as_json: bool) -> None:
+           token: str | None, build_seconds: float, build_memory_mb: int, as_json: bool) -> None:
     """Check the bot in BOT_DIR and store an immutable copy of it in the registry as its next version; with
-    --server, upload it to a league server, which does the same there."""
+    --server, upload it to a league server, which does the same there (with its own build limits). A bot with
+    a build: command is built in a scratch copy and the built tree is stored; a failed build stores nothing."""
     if server is not None:
         from arena.cli_server import submit_remote
 
@@ -83,7 +103,8 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
         click.secho(f"arena: no registry at {registry.root} yet: this submission starts a new one (pass --db or "
                     "--registry to use an existing one)", err=True, fg="yellow" if sys.stderr.isatty() else None)
     try:
-        result = registry.submit(bot_dir, lambda copy: _check_copy(copy, bot_dir, sandbox_name))
+        limits = _build_limits(build_seconds, build_memory_mb)
+        result = registry.submit(bot_dir, lambda copy, built: _check_copy(copy, built, bot_dir, sandbox_name, limits))
     except (ManifestError, SubmissionRejected) as error:
         if as_json:
             emit_json({"status": "rejected", "reason": str(error)})
@@ -107,9 +128,9 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
     sys.exit(1 if result.status == "rejected" else 0)
 
 
-def _check_copy(copy: Path, original: Path, sandbox_name: str) -> CheckReport:
+def _check_copy(copy: Path, built: Path, original: Path, sandbox_name: str, limits: BuildLimits) -> CheckReport:
     """Check the registry's copy (what gets stored), but report it under the name the author typed."""
-    report = check_bot(copy, sandbox_name)
+    report = check_bot(copy, sandbox_name, build_limits=limits, built=built)
     report.directory = str(original)
     return report
 

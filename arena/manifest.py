@@ -29,12 +29,16 @@ class ManifestError(ValueError):
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A bot ready to launch: its name, its command (run in ``directory``) and a hash of its files."""
+    """A bot ready to launch: its name, its command (run in ``directory``) and a hash of its files.
+
+    ``build``, when the manifest has one, is the command that turns the submitted sources into what ``command``
+    runs; :mod:`arena.build` runs it once, at check and submission, never before a match."""
 
     name: str
     directory: Path
     command: tuple[str, ...]
     files_hash: str
+    build: tuple[str, ...] | None = None
     language: str | None = None
     author: str | None = None
     description: str | None = None
@@ -45,6 +49,7 @@ class BotSpec:
             "name": self.name,
             "directory": str(self.directory),
             "command": list(self.command),
+            "build": None if self.build is None else list(self.build),
             "files_hash": self.files_hash,
             "language": self.language,
             "author": self.author,
@@ -67,7 +72,7 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
         raise ManifestError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: expected a mapping with keys name and command, got {type(data).__name__}")
-    known = {"name", "command", *OPTIONAL_TEXT}
+    known = {"name", "command", "build", *OPTIONAL_TEXT}
     unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
         raise ManifestError(f"{path}: field {unknown[0]}: unknown field (known: {', '.join(sorted(known))})")
@@ -79,30 +84,32 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
         raise ManifestError(
             f"{path}: field name: expected a slug matching [a-z0-9][a-z0-9_-]{{0,39}}, got {name!r}"
         )
-    command = _command(path, data.get("command"))
+    command = _command(path, "command", data.get("command"), "'python3 bot.py'")
+    build = None if data.get("build") is None else _command(path, "build", data["build"], "'gcc -O2 -o bot bot.c'")
     extras: dict[str, str | None] = {}
     for key in OPTIONAL_TEXT:
         value = data.get(key)
         if value is not None and not isinstance(value, str):
             raise ManifestError(f"{path}: field {key}: expected a string, got {value!r}")
         extras[key] = value
-    return BotSpec(name=name, directory=root, command=command, files_hash=hash_files(root), **extras)
+    return BotSpec(name=name, directory=root, command=command, files_hash=hash_files(root), build=build, **extras)
 
 
-def _command(path: Path, value: object) -> tuple[str, ...]:
+def _command(path: Path, field: str, value: object, example: str) -> tuple[str, ...]:
+    """``command`` and ``build`` alike: a string split like a shell would (but run by no shell), or a list."""
     if isinstance(value, str):
         try:
             parts = shlex.split(value)
         except ValueError as error:
-            raise ManifestError(f"{path}: field command: cannot split {value!r} like a shell would: {error}") from None
+            raise ManifestError(f"{path}: field {field}: cannot split {value!r} like a shell would: {error}") from None
     elif isinstance(value, list) and all(isinstance(part, str) for part in value):
         parts = list(value)
     else:
         raise ManifestError(
-            f"{path}: field command: expected a string such as 'python3 bot.py' or a list of strings, got {value!r}"
+            f"{path}: field {field}: expected a string such as {example} or a list of strings, got {value!r}"
         )
     if not parts or not parts[0]:
-        raise ManifestError(f"{path}: field command: expected a program to run, got an empty command")
+        raise ManifestError(f"{path}: field {field}: expected a program to run, got an empty {field}")
     return tuple(parts)
 
 

@@ -6,9 +6,16 @@ Layout of a registry directory (by default ``bots/`` beside the results store, `
       .lock                  flock(2) held while a submission takes its version number
       .incoming/             copies being checked; a crashed submit leaves at most a stale temp dir here
       greedy/
-        versions.json        {"name": "greedy", "versions": [{"version": 1, "files_hash": ..., "check": {...}}, ...]}
+        versions.json        {"name": "greedy", "versions": [{"version": 1, "files_hash": ..., "source_hash": ...,
+                                                          "author": ..., "check": {...}}, ...]}
         1/                   version 1's files, read-only
         2/
+
+A bot with a ``build:`` in its manifest is built during its check (:mod:`arena.build`), in a scratch copy of the
+submitted copy; what is stored is the built tree (sources and outputs). ``files_hash`` is the hash of the stored
+tree (what :func:`arena.manifest.load_bot` computes when a tournament loads it); ``source_hash`` is the hash of the
+files as submitted, which decides "identical content is not a new version" *before* anything is built (builds need
+not be byte-for-byte reproducible, and an identical upload should not cost a build). Without a build they are equal.
 
 A submission is copied into ``.incoming/`` first and checked *there*, so what is stored is exactly what passed the
 check, whatever happens to the author's directory meanwhile. Only then, under the lock, is it renamed into place
@@ -126,6 +133,10 @@ class Version:
     submitted_at: str
     directory: Path
     check: dict[str, Any] | None = None
+    source_hash: str = ""
+    """The hash of the files as submitted (before the build); ``files_hash`` when the bot has no build."""
+    author: str | None = None
+    """Who submitted it through a league server; None for a local ``arena submit`` (the organiser's)."""
 
     @property
     def label(self) -> str:
@@ -137,6 +148,7 @@ class Version:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "files_hash": self.files_hash,
+                "source_hash": self.source_hash or self.files_hash, "author": self.author,
                 "submitted_at": self.submitted_at, "directory": str(self.directory), "check": self.check}
 
 
@@ -180,7 +192,8 @@ class Registry:
             data = json.loads(path.read_text(encoding="utf-8"))
             return [Version(name=name, version=int(item["version"]), files_hash=item["files_hash"],
                             submitted_at=item["submitted_at"], directory=self.root / name / str(item["version"]),
-                            check=item.get("check"))
+                            check=item.get("check"), source_hash=item.get("source_hash", item["files_hash"]),
+                            author=item.get("author"))
                     for item in data["versions"]]
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise RegistryError(f"{path}: unreadable registry index: {error}") from None
@@ -224,11 +237,16 @@ class Registry:
 
     # -- submitting ---------------------------------------------------------------------------------------------
 
-    def submit(self, directory: str | os.PathLike[str], check: Callable[[Path], CheckReport]) -> SubmitResult:
+    def submit(self, directory: str | os.PathLike[str], check: Callable[[Path, Path], CheckReport],
+               author: str | None = None) -> SubmitResult:
         """Copy, check and store the bot in ``directory`` as its next version.
 
-        Raises :class:`ManifestError` or :class:`SubmissionRejected` for input we refuse outright; a bot that
-        fails ``check`` comes back as a ``rejected`` result with the report. Nothing is stored unless it passed.
+        ``check(copy, built)`` checks the copy; for a bot with a ``build:`` it leaves the built tree at ``built``,
+        which is then what is stored. ``author`` is recorded in the version's entry, in the same atomic write that
+        makes the version visible (a league server's intake claims the name from it, see
+        :mod:`arena.server.intake`). Raises :class:`ManifestError` or :class:`SubmissionRejected` for input we
+        refuse outright; a bot that fails ``check`` (or its build) comes back as a ``rejected`` result with the
+        report. Nothing is stored unless it passed.
         """
         spec = load_bot(directory)
         if self.root.is_relative_to(spec.directory):
@@ -239,33 +257,46 @@ class Registry:
         incoming.mkdir(parents=True, exist_ok=True)
         holder = Path(tempfile.mkdtemp(prefix=f"{spec.name}-", dir=incoming))
         copy = holder / "bot"
+        built = holder / "built"
         try:
             safe_copy(spec.directory, copy, files)
             # Load the copy: its manifest is the one we store, whatever the original says by now.
             stored_spec = load_bot(copy)
-            files_hash = hash_files(copy)
+            source_hash = hash_files(copy)
             if stored_spec.name != spec.name:
                 raise SubmissionRejected(f"{MANIFEST}: changed while being copied")
             latest = self.latest(spec.name)
-            if latest is not None and latest.files_hash == files_hash:
+            if latest is not None and latest.source_hash == source_hash:
                 return self._unchanged(latest)
-            report = check(copy)
+            report = check(copy, built)
             if not report.fit:
-                return SubmitResult("rejected", spec.name, files_hash, reason="the bot failed the check",
-                                    report=report)
-            make_read_only(copy)
+                failed = next((step for step in report.steps if step.ok is False), None)
+                reason = (f"the build failed: {failed.got}" if failed is not None and failed.name == "build"
+                          else "the bot failed the check")
+                return SubmitResult("rejected", spec.name, source_hash, reason=reason, report=report)
+            tree = built if stored_spec.build is not None else copy
+            if not tree.is_dir():
+                raise RegistryError(f"the check passed but left no built tree at {tree}")
+            files_hash = hash_files(tree)
+            make_read_only(tree)
             with self._locked():
                 latest = self.latest(spec.name)
-                if latest is not None and latest.files_hash == files_hash:
+                if latest is not None and latest.source_hash == source_hash:
                     return self._unchanged(latest)  # an identical submit won the race
                 number = 1 if latest is None else latest.version + 1
                 home = self.root / spec.name
                 home.mkdir(mode=0o755, exist_ok=True)
                 final = home / str(number)
-                os.rename(copy, final)
-                entry = {"version": number, "files_hash": files_hash,
+                if final.exists():
+                    # A submit killed between this rename and the index write below left it: never indexed, so
+                    # never read by anyone; without this, every later submit of the bot would fail here.
+                    remove_tree(final)
+                os.rename(tree, final)
+                entry = {"version": number, "files_hash": files_hash, "source_hash": source_hash,
                          "submitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          "check": report.to_dict()}
+                if author is not None:
+                    entry["author"] = author
                 self._write_index(spec.name, [v.to_dict() for v in self.versions(spec.name)] + [entry])
             return SubmitResult("stored", spec.name, files_hash, number, final, report=report)
         finally:
@@ -280,6 +311,8 @@ class Registry:
         for item in versions:
             item.pop("directory", None)  # derived from the layout, so a moved registry still reads right
             item.pop("name", None)
+            if item.get("author") is None:
+                item.pop("author", None)
         path = self.root / name / VERSIONS_FILE
         temporary = path.with_name(f".{VERSIONS_FILE}.{os.getpid()}")
         temporary.write_text(json.dumps({"name": name, "versions": versions}, indent=1) + "\n", encoding="utf-8")

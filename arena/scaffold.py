@@ -12,7 +12,8 @@ from pathlib import Path
 
 from arena.manifest import NAME_PATTERN
 
-LANGUAGES = ("python", "javascript")
+LANGUAGES = ("python", "javascript", "c", "cpp")
+"""The templates under ``arena/templates/newbot/``; the compiled ones (c, cpp) have a ``build:`` (arena.build)."""
 PLACEHOLDER = "__NAME__"
 
 

@@ -48,8 +48,10 @@ def _runtime_binds() -> list[str]:
 
 
 def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid: int | None,
-                  info_fd: int | None = None) -> list[str]:
-    """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root)."""
+                  info_fd: int | None = None, writable: bool = False) -> list[str]:
+    """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root).
+
+    ``writable`` binds ``bot_dir`` read-write: only for a build, in a scratch copy (see :mod:`arena.build`)."""
     args = [BWRAP]
     if uid is None:
         args += ["--unshare-all"]  # includes the user namespace: we are unprivileged anyway
@@ -59,7 +61,7 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
-             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR, "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
+             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR, "--bind" if writable else "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
              "--clearenv"]
     for key, value in bot_environment(SCRATCH_DIR, PROTOCOL_DIR).items():
         args += ["--setenv", key, value]

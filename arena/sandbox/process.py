@@ -256,7 +256,9 @@ class ProcessSandbox(Sandbox):
                           else "session and descendant sweep, reaped as subreaper"),
         }
 
-    def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
+    def launch(self, bot: BotSpec, limits: SandboxLimits, writable: bool = False) -> BotProcess:
+        """Start ``bot`` (see :meth:`Sandbox.launch`); ``writable``: its directory is writable inside, which only a
+        build in a scratch copy asks for (:mod:`arena.build`)."""
         lease = UidLease() if self.per_bot_uid else None
         scratch: Path | None = None
         cgroup = None
@@ -271,7 +273,7 @@ class ProcessSandbox(Sandbox):
                     sweep_orphan_inits()  # sandboxes left by runners killed as they started them
                 info_read, info_write = os.pipe()
                 os.set_blocking(info_read, False)
-                command = bwrap_command(bot.directory, [], limits, lease.uid if lease else None, info_write)
+                command = bwrap_command(bot.directory, [], limits, lease.uid if lease else None, info_write, writable)
                 cwd: Path = Path("/")
                 env = {"PATH": SYSTEM_PATH}
             else:

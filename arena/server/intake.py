@@ -7,17 +7,23 @@ The order matters and is the same for every upload:
 3. holding this author's lock, then the bot name's lock (so two uploads can neither both take a free name nor
    both squeeze under the rate limit): 403 if the name belongs to another author or to the organiser (a registry
    bot no author owns); 429 if the author's accepted uploads in the last hour reached the limit;
-4. :meth:`arena.registry.Registry.submit`: the registry's own guards, the same admission check as ``arena check``
-   (in the sandbox), then the version taken atomically; a bot that fails its check gets 422 and its report;
+4. :meth:`arena.registry.Registry.submit`: the registry's own guards, the build if the manifest has one and the
+   same admission check as ``arena check`` (both in the sandbox), then the version taken atomically, its entry in
+   ``versions.json`` naming the author; a bot that fails its build or its check gets 422 and its report;
 5. only then is the name claimed and the submission logged (one transaction), so a rejected upload neither claims
    the name nor counts toward the limit.
 
-A crash between 4 and 5 leaves a stored version that no author owns yet (the name then answers 403 until the
-organiser sees to it); it never leaves half a version.
+The registry's index is the commit point: a version is stored together with its author's name in one atomic
+rename. A crash between 4 and 5 leaves a version whose author is known but whose claim is not in the store yet;
+:meth:`Intake.recover` (run when the intake starts, before any upload) finds such versions and claims them, with
+the version's own submission time for the rate limit. A crash before 4's rename stores nothing and claims nothing.
+So after a restart an accepted upload has both its version and its claim, and a refused one has neither.
 """
 
 from __future__ import annotations
 
+import calendar
+import logging
 import os
 import shutil
 import tempfile
@@ -26,18 +32,26 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.archive import ArchiveLimits, ArchiveRejected, unpack
+from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.checker import CheckReport, check_bot
 from arena.manifest import ManifestError, load_bot
 from arena.botfiles import SubmissionRejected
 from arena.registry import Registry, RegistryError
-from arena.server.authors import Author, NameTaken, accepted_since, owner_of, record_acceptance
+from arena.server.authors import Author, NameTaken, accepted_since, list_authors, owner_of, record_acceptance, \
+    submissions_of
 from arena.store import Store
 
+LOGGER = logging.getLogger(__name__)
 HOUR = 3600.0
-Checker = Callable[[Path, str], CheckReport]
+
+
+class Checker(Protocol):
+    """:func:`arena.checker.check_bot`'s shape: check ``directory`` in ``sandbox``, leaving a build at ``built``."""
+
+    def __call__(self, directory: Path, sandbox: str, *, build_limits: BuildLimits, built: Path) -> CheckReport: ...
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,8 @@ class IntakeSettings:
     sandbox: str = "process"
     uploads_per_hour: int = 10
     archive: ArchiveLimits = ArchiveLimits()
+    build: BuildLimits = DEFAULT_BUILD_LIMITS
+    """The limits of an upload's ``build:`` command (``server: build_seconds, build_memory_mb``)."""
     check_slots: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) // 2))
     """Admission checks at once: they play timed matches, and an overloaded host would fail bots for being slow."""
 
@@ -80,14 +96,49 @@ class _Locks:
 class Intake:
     """Takes uploads for one registry and store; safe to call from many threads at once."""
 
-    def __init__(self, settings: IntakeSettings, checker: Checker = check_bot) -> None:
+    def __init__(self, settings: IntakeSettings, checker: Checker = check_bot,
+                 fault: Callable[[str], None] = lambda point: None) -> None:
+        """``fault(point)`` is called at the points where a crash matters (``"stored"``: the version is in the
+        registry, its claim not yet in the store), so that a test can kill the process exactly there."""
         self.settings = settings
         self.checker = checker
+        self.fault = fault
         self.registry = Registry(settings.registry)
         self._author_locks = _Locks()
         self._name_locks = _Locks()
         self._check_slots = threading.BoundedSemaphore(settings.check_slots)
         settings.scratch.mkdir(parents=True, exist_ok=True)
+        self.recovered = self.recover()
+
+    def recover(self) -> list[str]:
+        """Claim every stored version that names its author but has no submission in the store (a crash between
+        storing it and claiming its name); return their labels. Runs before the intake takes any upload."""
+        recovered: list[str] = []
+        store = Store(self.settings.db)
+        try:
+            authors = {summary.author.name: summary.author for summary in list_authors(store)}
+            for name in self.registry.names():
+                logged = submissions_of(store, name)
+                for version in self.registry.versions(name):
+                    if version.author is None or version.version in logged:
+                        continue
+                    author = authors.get(version.author)
+                    if author is None:
+                        LOGGER.warning("%s: submitted by %r, who is not an author of this store: left unclaimed",
+                                       version.label, version.author)
+                        continue
+                    at = float(calendar.timegm(time.strptime(version.submitted_at, "%Y-%m-%dT%H:%M:%SZ")))
+                    try:
+                        record_acceptance(store, author, name, version.version, version.files_hash, at)
+                    except NameTaken:
+                        LOGGER.warning("%s: submitted by %s, but the name belongs to another author: left "
+                                       "unclaimed", version.label, author.name)
+                        continue
+                    LOGGER.warning("%s: stored before a crash, now claimed for %s", version.label, author.name)
+                    recovered.append(version.label)
+        finally:
+            store.close()
+        return recovered
 
     def submit(self, author: Author, archive: Path) -> Reply:
         scratch = Path(tempfile.mkdtemp(prefix=f"{author.name}-", dir=self.settings.scratch))
@@ -120,7 +171,8 @@ class Intake:
                                                 f"hour; the next is possible in {wait} s"},
                                  {"Retry-After": str(wait)})
                 try:
-                    result = self.registry.submit(unpacked.root, lambda copy: self._check(copy, name))
+                    result = self.registry.submit(unpacked.root, lambda copy, built: self._check(copy, built, name),
+                                                  author=author.name)
                 except (ManifestError, SubmissionRejected) as error:
                     return refusal(400, _scrub(str(error), scratch))
                 except (RegistryError, OSError) as error:
@@ -133,6 +185,7 @@ class Intake:
                     return Reply(200, {"status": "unchanged", "name": name, "version": result.version,
                                        "files_hash": result.files_hash, "reason": result.reason})
                 assert result.version is not None
+                self.fault("stored")
                 try:
                     record_acceptance(store, author, name, result.version, result.files_hash, now)
                 except NameTaken:  # cannot happen under the name lock; kept so a bug cannot hand a name over
@@ -143,9 +196,9 @@ class Intake:
             finally:
                 store.close()
 
-    def _check(self, copy: Path, name: str) -> CheckReport:
+    def _check(self, copy: Path, built: Path, name: str) -> CheckReport:
         with self._check_slots:
-            report = self.checker(copy, self.settings.sandbox)
+            report = self.checker(copy, self.settings.sandbox, build_limits=self.settings.build, built=built)
         report.directory = f"upload:{name}"  # not the server's scratch path
         return report
 

@@ -1,0 +1,159 @@
+"""A bot's ``build:`` command, run once in the sandbox on a scratch copy of its sources, and the built tree it leaves.
+
+The build runs in the ``process`` backend (bubblewrap where it works) whatever backend later plays the bot: the
+compilers are the host's (``/usr`` is bound read-only as for every bot), the bot's directory is a *writable*
+scratch copy at ``/bot`` (never the author's directory, never a stored version), ``/tmp`` is a size-capped tmpfs
+for the compiler's temporary files, and there is no network. It has its own limits (:class:`BuildLimits`): wall
+time, memory (the bot's memory cgroup), processes and bytes of output. Its stdout and stderr are one log, of which
+the tail is kept for the author.
+
+When the build succeeds, the tree it leaves goes through the same guards as a submission
+(:func:`arena.botfiles.scan`, :func:`arena.registry.safe_copy`): a build that makes a symlink, a hard link or
+too many bytes is refused like an upload that holds them. The guarded copy is the built tree that is checked,
+hashed, stored and run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import selectors
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, scan
+from arena.manifest import BotSpec
+from arena.registry import remove_tree, safe_copy
+from arena.sandbox import SandboxError, SandboxLimits
+from arena.sandbox.process import ProcessSandbox
+
+LOG_TAIL_LINES = 40
+LOG_TAIL_BYTES = 8 * 1024
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """What one build may use. The defaults fit a C++ or Java bot of a few files with room to spare."""
+
+    seconds: float = 60.0
+    """Wall time from start to exit; the build's processes are killed when it runs out."""
+    memory_mb: int = 1024
+    output_kb: int = 1024
+    """Bytes the build may write on stdout and stderr together; more is a runaway build, killed."""
+    processes: int = 256
+    """Processes and threads of the build's uid (a compiler driver, its passes, a JVM's threads)."""
+    scratch_mb: int = 512
+    """The size of the build's /tmp."""
+
+    def sandbox_limits(self) -> SandboxLimits:
+        return SandboxLimits(memory_mb=self.memory_mb, processes=self.processes, file_mb=MAX_TOTAL_BYTES >> 20,
+                             scratch_mb=self.scratch_mb, open_files=256, cpu_seconds=math.ceil(self.seconds) + 1)
+
+    def describe(self) -> str:
+        return f"{self.seconds:g} s, {self.memory_mb} MiB, {self.output_kb} KiB of output, no network"
+
+
+DEFAULT_BUILD_LIMITS = BuildLimits()
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """How a build went: ``ok``, or ``reason`` in plain words; ``log`` is the tail of its output."""
+
+    ok: bool
+    reason: str
+    log: str
+    seconds: float
+
+
+def run_build(spec: BotSpec, target: Path, limits: BuildLimits = DEFAULT_BUILD_LIMITS,
+              sandbox: ProcessSandbox | None = None) -> BuildResult:
+    """Build the bot in ``spec.directory`` in a scratch copy and leave the built tree in ``target`` (which must not
+    exist; on failure it is not created). Raises :class:`SandboxError` when the host cannot run the build at all."""
+    assert spec.build is not None
+    holder = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    tree = holder / "bot"
+    own = sandbox is None
+    started = time.monotonic()
+    try:
+        safe_copy(spec.directory, tree, scan(spec.directory))
+        _open_up(tree)
+        box = ProcessSandbox() if sandbox is None else sandbox
+        try:
+            ok, reason, log = _run(replace(spec, directory=tree, command=spec.build), box, limits)
+        finally:
+            if own:
+                box.close()
+        seconds = time.monotonic() - started
+        if not ok:
+            return BuildResult(False, reason, log, seconds)
+        try:
+            safe_copy(tree, target, scan(tree))
+        except SubmissionRejected as error:
+            remove_tree(target)
+            return BuildResult(False, f"the build left something a bot may not hold: {error}", log, seconds)
+        return BuildResult(True, f"built in {seconds:.1f} s", log, seconds)
+    finally:
+        remove_tree(holder)
+
+
+def _open_up(tree: Path) -> None:
+    """Let the build's unprivileged uid write the scratch copy. Safe: it sits in a 0700 directory of ours, and no
+    other sandbox sees it."""
+    for current, dirs, names in os.walk(tree):
+        os.chmod(current, 0o777)
+        for name in names:
+            path = Path(current, name)
+            os.chmod(path, 0o777 if os.stat(path).st_mode & 0o111 else 0o666)
+
+
+def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[bool, str, str]:
+    """Run the build command; (ok, why not, the tail of its output)."""
+    command = " ".join(spec.command)
+    process = sandbox.launch(spec, limits.sandbox_limits(), writable=True)
+    log = bytearray()
+    written = 0
+    cap = limits.output_kb << 10
+    verdict: str | None = None
+    selector = selectors.DefaultSelector()
+    deadline = time.monotonic() + limits.seconds
+    try:
+        process.close_stdin()
+        for fd in process.read_fds():
+            selector.register(fd, selectors.EVENT_READ)
+        while verdict is None and (selector.get_map() or process.poll() is None):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                verdict = f"the build did not finish within {limits.seconds:g} s (its time limit)"
+                break
+            if not selector.get_map():
+                time.sleep(min(0.05, left))  # both streams closed: wait for the exit
+                continue
+            for key, _ in selector.select(min(left, 0.5)):
+                for _, chunk in process.read(key.fd):
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        continue
+                    written += len(chunk)
+                    log = (log + chunk)[-LOG_TAIL_BYTES:]
+                    if written > cap:
+                        verdict = f"the build wrote more than {limits.output_kb} KiB of output (its limit)"
+        ended = process.kill()
+    except SandboxError:
+        process.kill()
+        raise
+    finally:
+        selector.close()
+    tail = "\n".join(log.decode(errors="replace").rstrip().splitlines()[-LOG_TAIL_LINES:])
+    if verdict is not None:
+        return False, verdict, tail
+    if ended.limit == "memory":
+        return False, f"the build used more than {limits.memory_mb} MiB of memory (its limit)", tail
+    if ended.returncode != 0:
+        how = ended.describe()
+        if ended.returncode == 127 or ended.returncode == 126:
+            how += f" (could {command.split()[0]!r} not be found or run? the build sees the host's /usr only)"
+        return False, f"`{command}` {how}", tail
+    return True, "", tail
