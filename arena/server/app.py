@@ -119,7 +119,8 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
                     publish=lambda store, ids: publish(store, name, settings.site_dir, ids))
     intake = Intake(IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
                                    sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
-                                   archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes)), checker)
+                                   archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes),
+                                   build=config.build), checker)
     registry = Registry(config.league.registry)
     cap = config.max_upload_bytes
 

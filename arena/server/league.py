@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.config import ConfigError, TOURNAMENT_NAME, _limits, _rating
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
@@ -54,7 +55,7 @@ log = logging.getLogger("arena.league")
 
 LEAGUE_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
                "versions", "registry", "groups_per_batch"}
-SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox"}
+SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb"}
 IDLE_POLL_S = 1.0
 """How often an idle league (fewer active bots than seats) looks for new versions."""
 PUBLISH_EVERY_S = 5.0
@@ -103,6 +104,8 @@ class ServeConfig:
     uploads_per_hour: int = 10
     max_upload_bytes: int = 5 << 20
     check_sandbox: str = "process"
+    build: BuildLimits = DEFAULT_BUILD_LIMITS
+    """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb``)."""
 
 
 def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
@@ -139,7 +142,14 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     check_sandbox = server.get("check_sandbox", league.sandbox)
     if check_sandbox not in SANDBOXES:
         raise bad("server.check_sandbox", "one of " + ", ".join(SANDBOXES), check_sandbox)
-    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox)
+    seconds = server.get("build_seconds", DEFAULT_BUILD_LIMITS.seconds)
+    if type(seconds) not in (int, float) or not 1 <= seconds <= 3600:
+        raise bad("server.build_seconds", "a number of seconds from 1 to 3600", seconds)
+    memory = server.get("build_memory_mb", DEFAULT_BUILD_LIMITS.memory_mb)
+    if type(memory) is not int or not 64 <= memory <= 16384:
+        raise bad("server.build_memory_mb", "an integer from 64 to 16384", memory)
+    build = BuildLimits(seconds=float(seconds), memory_mb=memory)
+    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build)
 
 
 def _league(data: Mapping[str, Any], path: Path, default_registry: Path, bad: Any) -> LeagueConfig:
