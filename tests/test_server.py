@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from arena.client import pack
+from arena.scaffold import scaffold
 
 from arena.ratings import Rating, RatingConfig, rate_all
 from arena.store import Store
@@ -220,6 +221,34 @@ def test_the_rate_limit_counts_accepted_uploads_only(server: Server, tokens: dic
     assert server.upload(tokens["bob"], pack(make_bot(tmp_path, "bob-bot", SAMPLES / "random"))).status_code == 201
     names = [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
     assert "carol-two" not in names and "bob-bot" in names
+
+
+def test_a_compiled_bot_is_built_on_upload_and_a_failed_build_stores_nothing(
+        server: Server, tmp_path: Path) -> None:
+    fay = server.add_author("fay")
+    broken = scaffold("fay-c", "c", tmp_path / "broken")
+    (broken / "bot.c").write_text("int main(void) { return undeclared_thing; }\n")
+    reply = server.upload(fay, pack(broken))
+    assert reply.status_code == 422, reply.text
+    body = reply.json()
+    assert "the build failed: `gcc -O2 -std=c11 -Wall -Wextra -o bot bot.c` exited with status 1" in body["error"]
+    [build] = [step for step in body["check"]["steps"] if step["step"] == "build"]
+    assert build["ok"] is False and "undeclared_thing" in build["stderr_tail"]  # the compiler's log
+    assert "fay-c" not in [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
+    assert not (server.db.parent / "bots" / "fay-c").exists()
+    # The failed build neither claimed the name nor counted toward fay's one upload an hour.
+    good = scaffold("fay-c", "c", tmp_path / "good")
+    reply = server.upload(fay, pack(good))
+    assert reply.status_code == 201, reply.text
+    body = reply.json()
+    assert (body["label"], body["check"]["fit"]) == ("fay-c@1", True)
+    assert [step["step"] for step in body["check"]["steps"]][:4] == ["manifest", "files", "build", "hello"]
+    stored = server.db.parent / "bots" / "fay-c" / "1"
+    assert (stored / "bot").read_bytes()[:4] == b"\x7fELF"
+    versions = json.loads((stored.parent / "versions.json").read_text())["versions"]
+    assert versions[0]["author"] == "fay" and versions[0]["files_hash"] == body["files_hash"]
+    bots = {b["name"]: b for b in httpx.get(f"{server.url}/api/bots").json()["bots"]}
+    assert bots["fay-c"]["owner"] == "fay"
 
 
 def test_an_oversized_upload_is_413_with_or_without_content_length(server: Server, tokens: dict[str, str]) -> None:

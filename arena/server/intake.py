@@ -98,8 +98,9 @@ class Intake:
 
     def __init__(self, settings: IntakeSettings, checker: Checker = check_bot,
                  fault: Callable[[str], None] = lambda point: None) -> None:
-        """``fault(point)`` is called at the points where a crash matters (``"stored"``: the version is in the
-        registry, its claim not yet in the store), so that a test can kill the process exactly there."""
+        """``fault(point)`` is called at the points where a crash matters (``"checking"``: nothing is stored yet;
+        ``"stored"``: the version is in the registry, its claim not yet in the store), so that a test can kill the
+        process exactly there."""
         self.settings = settings
         self.checker = checker
         self.fault = fault
@@ -197,6 +198,7 @@ class Intake:
                 store.close()
 
     def _check(self, copy: Path, built: Path, name: str) -> CheckReport:
+        self.fault("checking")
         with self._check_slots:
             report = self.checker(copy, self.settings.sandbox, build_limits=self.settings.build, built=built)
         report.directory = f"upload:{name}"  # not the server's scratch path
