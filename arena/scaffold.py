@@ -12,8 +12,10 @@ from pathlib import Path
 
 from arena.manifest import NAME_PATTERN
 
-LANGUAGES = ("python", "javascript", "c", "cpp")
-"""The templates under ``arena/templates/newbot/``; the compiled ones (c, cpp) have a ``build:`` (arena.build)."""
+LANGUAGES = ("python", "javascript", "c", "cpp", "java")
+"""The templates under ``arena/templates/newbot/``; the compiled ones (c, cpp, java) have a ``build:``
+(:mod:`arena.build`). Rust and Go are not here: this machine's rustc lives under /root/.cargo, outside what the
+sandbox binds, and it has no go."""
 PLACEHOLDER = "__NAME__"
 
 

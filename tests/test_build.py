@@ -47,8 +47,11 @@ def source_files(directory: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in directory.iterdir()}
 
 
-@pytest.mark.parametrize("language, source", [("c", "bot.c"), ("cpp", "bot.cpp")])
-def test_scaffold_build_check_submit_a_compiled_bot(tmp_path: Path, language: str, source: str) -> None:
+@pytest.mark.parametrize("language, source, output, magic", [
+    ("c", "bot.c", "bot", b"\x7fELF"), ("cpp", "bot.cpp", "bot", b"\x7fELF"),
+    ("java", "Bot.java", "Bot.class", b"\xca\xfe\xba\xbe")])
+def test_scaffold_build_check_submit_a_compiled_bot(tmp_path: Path, language: str, source: str, output: str,
+                                                    magic: bytes) -> None:
     bot = scaffold("compiled", language, tmp_path / "compiled")
     before = source_files(bot)
     assert set(before) == {"bot.yaml", "README.md", source}
@@ -65,8 +68,9 @@ def test_scaffold_build_check_submit_a_compiled_bot(tmp_path: Path, language: st
     assert [s["step"] for s in result["check"]["steps"]] == ["manifest", "files", "build", "hello", "self-play",
                                                              "vs greedy"]
     [version] = Registry(registry).versions("compiled")
-    binary = version.directory / "bot"
-    assert binary.is_file() and os.access(binary, os.X_OK) and binary.read_bytes()[:4] == b"\x7fELF"
+    binary = version.directory / output
+    assert binary.is_file() and binary.read_bytes()[:4] == magic
+    assert os.access(binary, os.X_OK) or language == "java"
     assert not stat.S_IMODE(binary.stat().st_mode) & 0o222 and not version.directory.stat().st_mode & 0o222
     # files_hash is the built tree (what load_bot sees and tournaments record); source_hash what was submitted.
     assert version.files_hash == load_bot(version.directory).files_hash == result["files_hash"]

@@ -22,8 +22,10 @@ PROTOCOL_DIR = "/protocol"
 SCRATCH_DIR = "/tmp"
 """The bot's size-capped private tmpfs inside the sandbox (also HOME and TMPDIR)."""
 RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-RUNTIME_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
-"""The few files of /etc that interpreters read; never the whole of the host's /etc."""
+RUNTIME_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
+               *sorted(str(path) for path in Path("/etc").glob("java-*-openjdk")))
+"""The few files of /etc that interpreters read; never the whole of the host's /etc. Debian's OpenJDK keeps its
+``java.security`` and ``jvm.cfg`` in ``/etc/java-N-openjdk``, without which neither java nor javac starts."""
 READ_CHUNK = 1 << 16
 SIGNAL_LIMITS = {int(signal.SIGXCPU): "cpu time", int(signal.SIGXFSZ): "file size"}
 """The signals the kernel sends for an exceeded rlimit (soft below hard), as the limit's name in a fault."""
