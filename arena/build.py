@@ -153,7 +153,8 @@ def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[b
         return False, f"the build used more than {limits.memory_mb} MiB of memory (its limit)", tail
     if ended.returncode != 0:
         how = ended.describe()
-        if ended.returncode == 127 or ended.returncode == 126:
-            how += f" (could {command.split()[0]!r} not be found or run? the build sees the host's /usr only)"
+        if ended.returncode in (126, 127):
+            how += (f" (is {spec.command[0]!r} installed on the host? the build sees the host's /usr, /bin and /lib "
+                    "only)")
         return False, f"`{command}` {how}", tail
     return True, "", tail

@@ -98,6 +98,13 @@ def test_a_compile_error_shows_the_log_and_stores_nothing(tmp_path: Path) -> Non
     assert stored_nothing(registry)
 
 
+def test_a_missing_compiler_is_named(tmp_path: Path) -> None:
+    report = check_bot(bot_with_build(tmp_path, "exotic", "no-such-compiler bot.c"))
+    assert report.steps[2].got == ("`no-such-compiler bot.c` exited with status 127 (is 'no-such-compiler' installed "
+                                   "on the host? the build sees the host's /usr, /bin and /lib only)")
+    assert "no-such-compiler" in report.steps[2].stderr_tail
+
+
 def test_a_build_over_its_time_limit_is_killed(tmp_path: Path) -> None:
     bot = bot_with_build(tmp_path, "slow", "sh -c 'echo compiling; sleep 60'")
     report = check_bot(bot, build_limits=BuildLimits(seconds=1.5))
