@@ -7,7 +7,8 @@ for the compiler's temporary files, and there is no network. It has its own limi
 time, memory (the bot's memory cgroup), processes and bytes of output. Its stdout and stderr are one log, of which
 the tail is kept for the author.
 
-When the build succeeds, the tree it leaves goes through the same guards as a submission
+When the build succeeds, its ``bot.yaml`` must be the one submitted (the name and the command that were checked),
+and the tree it leaves goes through the same guards as a submission
 (:func:`arena.botfiles.scan`, :func:`arena.registry.safe_copy`): a build that makes a symlink, a hard link or
 too many bytes is refused like an upload that holds them. The guarded copy is the built tree that is checked,
 hashed, stored and run.
@@ -24,9 +25,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, scan
-from arena.manifest import BotSpec
+from arena.manifest import MANIFEST, BotSpec
 from arena.registry import remove_tree, safe_copy
-from arena.sandbox import SandboxError, SandboxLimits
+from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 
 LOG_TAIL_LINES = 40
@@ -89,6 +90,10 @@ def run_build(spec: BotSpec, target: Path, limits: BuildLimits = DEFAULT_BUILD_L
         seconds = time.monotonic() - started
         if not ok:
             return BuildResult(False, reason, log, seconds)
+        if _manifest(tree) != _manifest(spec.directory):
+            # The manifest names the bot and its command: what was checked and submitted must be what runs.
+            return BuildResult(False, f"the build changed {MANIFEST}; a build may write any file but that one",
+                               log, seconds)
         try:
             safe_copy(tree, target, scan(tree))
         except SubmissionRejected as error:
@@ -97,6 +102,13 @@ def run_build(spec: BotSpec, target: Path, limits: BuildLimits = DEFAULT_BUILD_L
         return BuildResult(True, f"built in {seconds:.1f} s", log, seconds)
     finally:
         remove_tree(holder)
+
+
+def _manifest(directory: Path) -> bytes | None:
+    try:
+        return (directory / MANIFEST).read_bytes()
+    except OSError:  # removed, or made a directory
+        return None
 
 
 def _open_up(tree: Path) -> None:
@@ -140,12 +152,9 @@ def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[b
                     log = (log + chunk)[-LOG_TAIL_BYTES:]
                     if written > cap:
                         verdict = f"the build wrote more than {limits.output_kb} KiB of output (its limit)"
-        ended = process.kill()
-    except SandboxError:
-        process.kill()
-        raise
     finally:
         selector.close()
+        ended = process.kill()  # the whole tree, whatever it left running
     tail = "\n".join(log.decode(errors="replace").rstrip().splitlines()[-LOG_TAIL_LINES:])
     if verdict is not None:
         return False, verdict, tail

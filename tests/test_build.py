@@ -155,6 +155,15 @@ def test_what_a_build_leaves_goes_through_the_submission_guards(tmp_path: Path) 
     assert code == 1 and "a symlink" in out and stored_nothing(tmp_path / "bots")
 
 
+def test_a_build_may_not_rewrite_the_manifest(tmp_path: Path) -> None:
+    bot = bot_with_build(tmp_path, "shifty", "sh rename.sh")
+    (bot / "rename.sh").write_text("printf 'name: someone-else\\ncommand: ./bot\\n' > bot.yaml\n")
+    report = check_bot(bot)
+    assert report.steps[2].got == "the build changed bot.yaml; a build may write any file but that one"
+    code, out, _ = cli("submit", str(bot), "--registry", str(tmp_path / "bots"))
+    assert code == 1 and "changed bot.yaml" in out and stored_nothing(tmp_path / "bots")
+
+
 @pytest.mark.parametrize("build, words", [
     ("7", "field build: expected a string such as 'gcc -O2 -o bot bot.c' or a list of strings, got 7"),
     ("''", "field build: expected a program to run, got an empty build"),
