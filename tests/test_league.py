@@ -131,7 +131,8 @@ def test_a_new_version_anchors_every_group_until_its_rating_settles(tmp_path: Pa
     old = league.entrants(store, tid)
     assert len(old) == 3  # an empty registry is no error: a league may start before any submission
     store.finish(tid, [(0, {bot: Rating(25.0, 1.0) for bot in old})])  # a well measured field...
-    stored = Registry(tmp_path / "bots").submit(SAMPLES / "js-greedy", lambda copy, built: check_bot(copy, "process", built=built))
+    stored = Registry(tmp_path / "bots").submit(SAMPLES / "js-greedy",
+                                                lambda copy, built: check_bot(copy, "process", built=built))
     assert stored.status == "stored", stored.reason  # ...and a new version arrives at the prior's sigma
     active = league.entrants(store, tid)
     assert len(active) == 4

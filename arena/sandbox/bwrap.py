@@ -61,7 +61,8 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
-             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR, "--bind" if writable else "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
+             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR,
+             "--bind" if writable else "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
              "--clearenv"]
     for key, value in bot_environment(SCRATCH_DIR, PROTOCOL_DIR).items():
         args += ["--setenv", key, value]
