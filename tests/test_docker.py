@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.checker import check_bot
 from arena.manifest import load_bot
 from arena.protocol import Limits
 from arena.results import FaultKind
@@ -27,6 +28,7 @@ from arena.rules import Rules
 from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
 from arena.sandbox.docker import LABEL, RUN_LABEL, RUNNER_LABEL, Demux, DockerSandbox, describe_state, engine_status
 from arena.sandbox.process import ProcessSandbox
+from arena.scaffold import scaffold
 from tests.hostile import make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,3 +288,11 @@ def test_bots_start_concurrently(sandbox, tmp_path):
     sandbox.launch(bots[0], SMALL).kill()
     one = time.monotonic() - single
     assert elapsed < 4 * one, (elapsed, one)
+
+
+@pytest.mark.parametrize("language", ["c", "java"])
+def test_a_compiled_bot_is_built_in_the_process_sandbox_and_checked_in_docker(sandbox, tmp_path, language):
+    # The build runs under bubblewrap with the host's compilers; the docker backend then runs what it built.
+    report = check_bot(scaffold("compiled", language, tmp_path / "compiled"), sandbox)
+    assert report.fit, report.to_dict()
+    assert report.sandbox == "docker" and [step.name for step in report.steps][2] == "build"
