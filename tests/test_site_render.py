@@ -222,3 +222,78 @@ def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport
     assert (out / "assets" / "favicon.svg").is_file()
     for page in out.rglob("*.html"):
         assert 'rel="icon" href="' in page.read_text(encoding="utf-8"), page
+
+
+def _files(out: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file of a site but its manifest: content and modification time."""
+    return {p.relative_to(out).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in out.rglob("*") if p.is_file() and p.name != output.MANIFEST}
+
+
+def _same_as_a_full_build(store: Store, out: Path, scratch: Path) -> None:
+    full = render.build_site(store, scratch, full=True)
+    assert {path: content for path, (content, _) in _files(out).items()} == \
+        {path: content for path, (content, _) in _files(scratch).items()}
+    assert full.written == full.pages
+
+
+def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    first = render.build_site(store, out)
+    assert first.written == first.pages and (out / output.MANIFEST).is_file()
+    # Nothing changed: nothing written.
+    before = _files(out)
+    again = render.build_site(store, out)
+    assert (again.written, again.removed, again.pages) == (0, 0, first.pages) and _files(out) == before
+    # A new tournament and two matches gone from the first: the new pages, the home page and the first
+    # tournament's pages that show those matches are written, the gone matches' pages removed, nothing else.
+    fill_store(store, name="u", bots=("delta", "epsilon"), repeats=1, logs=True)
+    snap = data.snapshot(store, "t")
+    gone = snap.matches[-2:]
+    store.drop_matches(snap.id, [m.idx for m in gone])
+    report = render.build_site(store, out)
+    after = _files(out)
+    rewritten = {path for path, (_, mtime) in after.items() if path not in before or before[path][1] != mtime}
+    changed = {path for path, (content, _) in after.items() if before.get(path, (None,))[0] != content}
+    assert rewritten == changed and report.written == len(changed)
+    assert "index.html" in changed and any(path.startswith("t/u/") for path in changed)
+    assert not any(path.startswith("t/t/matches/") and path[len("t/t/matches/"):][0].isdigit()
+                   for path in changed - {data.match_href("t", snap.matches[-3].idx)}), "match pages left alone"
+    for match in gone:
+        assert data.match_href("t", match.idx) not in after and data.match_data_href("t", match.idx) not in after
+    assert report.removed == 2 * len(gone)  # each a page and a data file
+    _same_as_a_full_build(store, out, tmp_path / "full")
+
+
+def test_a_rebuild_repairs_files_deleted_or_changed_by_hand(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    render.build_site(store, out)
+    snap = data.snapshot(store, "t")
+    (out / data.match_href("t", snap.matches[0].idx)).unlink()
+    (out / data.match_data_href("t", snap.matches[1].idx)).write_text("broken", encoding="utf-8")
+    (out / data.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
+    (out / "t" / "t" / "stray.html").write_text("left by something else", encoding="utf-8")
+    report = render.build_site(store, out)
+    # Exactly the three damaged files are written again, and the stray removed.
+    assert (report.written, report.removed) == (3, 1)
+    _same_as_a_full_build(store, out, tmp_path / "full")
+    # A lost manifest: everything is made again (in a staged copy), and the site is whole.
+    (out / output.MANIFEST).unlink()
+    assert render.build_site(store, out).written == report.pages
+    _same_as_a_full_build(store, out, tmp_path / "full2")
+
+
+def test_site_build_full_flag_and_json(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    db = str(store.path)
+    runner = CliRunner()
+    first = runner.invoke(main, ["site", "build", "--db", db, "--json"], catch_exceptions=False)
+    assert first.exit_code == 0, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["written"] == summary["pages"] > 10
+    again = json.loads(runner.invoke(main, ["site", "build", "--db", db, "--json"]).stdout)
+    assert again["written"] == 0
+    forced = json.loads(runner.invoke(main, ["site", "build", "--db", db, "--json", "--full"]).stdout)
+    assert forced["written"] == forced["pages"] == summary["pages"]

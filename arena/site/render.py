@@ -192,18 +192,23 @@ def match_data_js(page: data.MatchPage) -> str:
     return f"window.arenaMatch = {script_json(page.replay_data)};\n"
 
 
-def match_outputs(snap: data.Snapshot, position: int, version: str) -> tuple[tuple[str, ...], str]:
-    """The files of a match (its page, and its data file when it has a log) and their key: everything the page is
-    made from (the match, its neighbours, its log's size and time), so that a rebuild can leave it alone without
-    reading the log. Nothing here changes when other matches are added, but the next link of the last one."""
+def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str, str]:
+    """The files of a match (its page, and its data file when it has a log) with their keys: everything each is
+    made from (the match, its neighbours, its log's size and time), so that a rebuild can leave them alone
+    without reading the log. Nothing here changes when other matches are added, but the next link of the last
+    page; the data file depends on the names and the log only."""
     match = snap.matches[position]
     log = find_log(match.log_path, snap.store_dir, snap.name, match.idx)
     stat = None if log is None else log.stat()
-    paths = (data.match_href(snap.slug, match.idx),) + (() if log is None else (data.match_data_href(snap.slug, match.idx),))
+    names = [snap.bot_link(bot) for bot in match.bot_ids]
+    source = None if stat is None else (str(log), stat.st_size, stat.st_mtime_ns)
     neighbours = tuple(snap.matches[i].idx if 0 <= i < len(snap.matches) else None for i in (position - 1, position + 1))
-    return paths, output.key(version, snap.slug, snap.name, snap.config.get("rules"), match, neighbours,
-                             position // data.MATCHES_PER_PAGE, [snap.bot_link(bot) for bot in match.bot_ids],
-                             None if stat is None else (str(log), stat.st_size, stat.st_mtime_ns))
+    keys = {data.match_href(snap.slug, match.idx): output.key(
+        version, snap.slug, snap.name, snap.config.get("rules"), match, neighbours, position // data.MATCHES_PER_PAGE,
+        names, source)}
+    if log is not None:
+        keys[data.match_data_href(snap.slug, match.idx)] = output.key(version, names, source)
+    return keys
 
 
 def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None) -> list[tuple[str, str]]:
@@ -240,12 +245,12 @@ def _start_worker(snap: data.Snapshot, out: Path) -> None:
     _worker = (snap, out)  # sent once per worker, not once per chunk
 
 
-def _write_chunk(chunk: Sequence[tuple[int, str]]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
+def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
     assert _worker is not None
     snap, out = _worker
     corrupt: list[str] = []
-    written = [(wanted, *output.write_file(out, path, content))
-               for position, wanted in chunk for path, content in match_files(snap, position, corrupt)]
+    written = [(stale[path], *output.write_file(out, path, content))
+               for position, stale in chunk for path, content in match_files(snap, position, corrupt) if path in stale]
     return written, corrupt
 
 
@@ -255,19 +260,20 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     there are ``parallel_from`` or more of them (a full build: a log to read and a replay to render each), each
     worker writing its own files, so that megabytes of HTML do not travel back through pipes. Returns the paths of
     logs found unreadable."""
-    stale: list[tuple[int, str]] = []
+    stale: list[tuple[int, dict[str, str]]] = []
     for position in range(len(snap.matches)):
-        paths, wanted = match_outputs(snap, position, version)
-        if all(manifest.fresh(path, wanted) for path in paths):
-            for path in paths:
+        keys = match_outputs(snap, position, version)
+        for path, wanted in keys.items():
+            if manifest.fresh(path, wanted):
                 manifest.keep(path)
-        else:
-            stale.append((position, wanted))
+        if len(manifest.new.keys() & keys.keys()) < len(keys):
+            stale.append((position, {path: wanted for path, wanted in keys.items() if path not in manifest.new}))
     corrupt: list[str] = []
     if workers < 2 or len(stale) < parallel_from:
-        for position, wanted in stale:
+        for position, keys in stale:
             for path, content in match_files(snap, position, corrupt):
-                manifest.record(wanted, *output.write_file(manifest.out, path, content))
+                if path in keys:
+                    manifest.record(keys[path], *output.write_file(manifest.out, path, content))
         return corrupt
     chunks = [stale[start:start + CHUNK] for start in range(0, len(stale), CHUNK)]
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
