@@ -53,21 +53,28 @@ def site_group() -> None:
 @click.argument("name", required=False)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write the site (default: site/ beside the store, results/site).")
+@click.option("--full", is_flag=True,
+              help="Make every page again (default: when the site is there, write only the pages that changed).")
 @db_option("The results store (SQLite).")
 @json_option("Print the build summary as JSON.")
-def build(name: str | None, out_dir: Path | None, db_path: Path, as_json: bool) -> None:
-    """Build the site of tournament NAME (default: every tournament) from the store."""
+def build(name: str | None, out_dir: Path | None, full: bool, db_path: Path, as_json: bool) -> None:
+    """Build the site of tournament NAME (default: every tournament) from the store.
+
+    A site already built there is updated in place: only the files whose data changed are written, and pages
+    that no longer exist are removed (--full makes every page again)."""
     store = open_store(db_path)
     if name is not None and store.tournament(name) is None:
         known = ", ".join(row["name"] for row in store.tournaments()) or "none"
         fail(f"{db_path}: no tournament {name!r} (known: {known})")
     out = out_dir if out_dir is not None else site_dir_for(db_path)
-    report = warn_corrupt(build_site(store, out, None if name is None else [name]))
+    report = warn_corrupt(build_site(store, out, None if name is None else [name], full=full))
     if as_json:
         emit_json({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),
-                   "pages": report.pages, "seconds": round(report.seconds, 2), "corrupt_logs": list(report.corrupt_logs)})
+                   "pages": report.pages, "written": report.written, "removed": report.removed,
+                   "seconds": round(report.seconds, 2), "corrupt_logs": list(report.corrupt_logs)})
     else:
-        click.echo(f"site: {report.index.resolve()} ({report.pages} files, {report.seconds:.1f} s)")
+        click.echo(f"site: {report.index.resolve()} ({report.pages} files, {report.written} written, "
+                   f"{report.seconds:.1f} s)")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

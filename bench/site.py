@@ -7,7 +7,10 @@ matches (a greedy policy, like the greedy sample bot) are logged once and every 
 reads a real log and renders a real replay, as after ``arena run``. Prints ONE JSON object.
 
     python bench/site.py --matches 10000 --bots 8 --players 3
-    python bench/site.py --matches 10000 --logs 50
+    python bench/site.py --matches 10000 --logs 50 --add 100
+
+After the full build, ``--add`` more matches (default 100) are recorded and rated, and the site is built again
+into the same directory: the incremental rebuild (only the files whose data changed are written).
 
 This is a measurement, not a test: numbers depend on the machine, so nothing here asserts on them.
 """
@@ -19,6 +22,7 @@ import json
 import os
 import platform
 import random
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -70,7 +74,10 @@ def write_logs(directory: Path, count: int, players: int, seed: int) -> list[Pat
     return paths
 
 
-def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: list[Path] | None = None) -> int:
+def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: list[Path] | None = None,
+         record: int | None = None) -> tuple[int, list[MatchResult]]:
+    """A tournament of ``matches`` scheduled matches, the first ``record`` of them (default: all) recorded and
+    rated; returns its id and the results of the others, to record later (:func:`record_more`)."""
     rng = random.Random(seed)
     per_round = len(make_schedule(bots, players, 1, seed))
     schedule = make_schedule(bots, players, -(-matches // per_round), seed)[:matches]
@@ -81,6 +88,7 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
                  "command": ["python3", "bot.py"], "language": "python"} for i in range(bots)]
     tid = store.create_tournament("bench", config, "0" * 64, entrants, schedule)
     strength = [rng.gauss(0, 1) for _ in range(bots)]
+    later: list[MatchResult] = []
     for match in schedule:
         noise = [strength[slot] + rng.gauss(0, 1.5) for slot in match.bots]
         order = sorted(range(players), key=lambda seat: -noise[seat])
@@ -101,11 +109,26 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
                 stderr_tail="Traceback (most recent call last):\n  ...\nValueError: boom\n" if faulted else "",
                 bank_left_ms=10000))
         log_path = logs[match.index % len(logs)] if logs else None
-        store.record_match(tid, match.index, MatchResult(match.seed, Rules(), "last_standing", rounds,
-                                                         rounds * 6 * players, tuple(seats), 0.5, log_path), 1)
+        later.append(MatchResult(match.seed, Rules(), "last_standing", rounds, rounds * 6 * players, tuple(seats), 0.5,
+                                 log_path))
+    done = len(schedule) if record is None else record
+    for index, result in enumerate(later[:done]):
+        store.record_match(tid, index, result, 1)
+    rate(store, tid)
+    return tid, later[done:]
+
+
+def rate(store: Store, tid: int) -> None:
     _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
     store.finish(tid, history)
-    return tid
+
+
+def record_more(store: Store, tid: int, first: int, results: list[MatchResult]) -> None:
+    """Record ``results`` as the matches from schedule index ``first`` on, and rate again: a tournament that goes
+    on (or a league's next batches)."""
+    for offset, result in enumerate(results):
+        store.record_match(tid, first + offset, result, 1)
+    rate(store, tid)
 
 
 def main() -> None:
@@ -116,22 +139,42 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs", type=int, default=0, help="Real engine logs shared by the matches (0: none).")
     parser.add_argument("--workers", type=int, default=None, help="Build processes (default: the CPUs).")
+    parser.add_argument("--add", type=int, default=100,
+                        help="Matches recorded after the full build, then an incremental rebuild (0: none).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         store = Store(Path(scratch) / "arena.db")
         started = time.perf_counter()
         logs = write_logs(Path(scratch) / "logs-src", args.logs, args.players, args.seed) if args.logs else None
-        fill(store, args.matches, args.bots, args.players, args.seed, logs)
+        tid, more = fill(store, args.matches + args.add, args.bots, args.players, args.seed, logs, args.matches)
         filled = time.perf_counter() - started
-        report = build_site(store, Path(scratch) / "site", workers=args.workers)
-        size = sum(path.stat().st_size for path in (Path(scratch) / "site").rglob("*") if path.is_file())
+        site = Path(scratch) / "site"
+        cpu = cpu_seconds()
+        report = build_site(store, site, workers=args.workers, full=True)
+        full_cpu = cpu_seconds() - cpu
+        size = sum(path.stat().st_size for path in site.rglob("*") if path.is_file())
+        record_more(store, tid, args.matches, more)
+        cpu = cpu_seconds()
+        again = build_site(store, site, workers=args.workers)
+        again_cpu = cpu_seconds() - cpu
+        match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")]
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
         "workers": args.workers or os.cpu_count(),
-        "pages": report.pages, "build_seconds": round(report.seconds, 2),
+        "pages": report.pages, "build_seconds": round(report.seconds, 2), "build_cpu_seconds": round(full_cpu, 2),
         "ms_per_page": round(1000 * report.seconds / report.pages, 3), "site_mb": round(size / 2**20, 1),
-        "fill_seconds": round(filled, 2), "python": platform.python_version(),
+        "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1),
+        "added": args.add, "rebuild_seconds": round(again.seconds, 2), "rebuild_cpu_seconds": round(again_cpu, 2),
+        "rebuild_written": again.written, "rebuild_removed": again.removed,
+        "fill_seconds": round(filled, 2), "load_average": round(os.getloadavg()[0], 2),
+        "python": platform.python_version(),
     }))
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the build's worker processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ import yaml
 from click.testing import CliRunner
 
 from arena.cli import main
+from arena.narrate import Line, narrate
+from arena.site import data
+from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
@@ -227,9 +230,20 @@ def _at_step(page: Page, step: int) -> None:
     expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step} /"))
 
 
-def _kinds(page: Page) -> list[str]:
-    """The class of every line of the move list: the engine event of each replay step (step i is line i - 1)."""
-    return page.eval_on_selector_all("[data-moves] > li", "els => els.map(e => e.className)")
+def _narration(site: Path, page: Page) -> list[Line]:
+    """What the one narrator (arena/narrate.py) says of each event of the match the page shows, read from the
+    store and the match's log: step i of its replay must show line i - 1."""
+    snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
+    match = next(m for m in snap.matches if m.idx == int(to_path(page.url).stem))
+    log, _ = data.match_log(snap, match)
+    assert log is not None and match.result is not None
+    faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
+    return narrate(log.events, [snap.bot_link(bot)[0] for bot in match.bot_ids], faults, data.card_text)
+
+
+def _kinds(site: Path, page: Page) -> list[str]:
+    """The engine event of each replay step (step i is event i - 1)."""
+    return [line.kind for line in _narration(site, page)]
 
 
 def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
@@ -267,8 +281,16 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
         page.keyboard.press("ArrowRight")
         texts.append(_state(page)["what"])
     assert any(" throws " in text and " takes " in text for text in texts)
-    # Each step shows the narration the page embeds (its move list, one line per event), not a narration of its own.
-    assert texts == page.locator("[data-moves] > li").all_text_contents()[1:len(texts) + 1]
+    # Each step shows the narrator's line for its event, word for word: replay.js words a turn the way
+    # arena/narrate.py does, and takes every other line from the page's move list. All the steps of the match.
+    lines = [line.text for line in _narration(site, page)]
+    page.keyboard.press("Home")
+    shown = [_state(page)["what"]]
+    for step in range(2, total + 1):
+        page.keyboard.press("ArrowRight")
+        _at_step(page, step)
+        shown.append(page.locator("[data-what]").inner_text())
+    assert shown == lines
     assert any(text.startswith("Round 1 is dealt") for text in texts)
     page.keyboard.press("End")
     shoot(page, "match-end")
@@ -276,7 +298,7 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
 
 def test_replay_navigation(site: Path, page: Page) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
-    kinds = _kinds(page)
+    kinds = _kinds(site, page)
     total = len(kinds)
     deals = [i + 1 for i, kind in enumerate(kinds) if kind == "round_start"]
     assert len(deals) >= 2, "the test needs a match of two rounds or more"
@@ -323,11 +345,11 @@ def test_replay_navigation(site: Path, page: Page) -> None:
 
 def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
     match = url(site / "t" / "browser" / "matches" / "1.html")
-    total = len(_kinds(page) if page.goto(match) else [])
+    total = len(_kinds(site, page) if page.goto(match) else [])
     wanted = min(40, total - 1)
     page.goto(f"{match}#step={wanted}")
     _at_step(page, wanted)
-    assert _state(page)["what"] == page.locator("[data-moves] > li").nth(wanted - 1).text_content()
+    assert _state(page)["what"] == _narration(site, page)[wanted - 1].text
     page.goto(f"{match}#step=100000")  # past the end: the last step
     _at_step(page, total)
     page.goto(f"{match}#step=2")
@@ -380,7 +402,7 @@ def test_replay_plays_and_pauses(site: Path, page: Page) -> None:
     page.get_by_role("button", name="Back").click()
     play.click()
     expect(play).to_have_attribute("aria-pressed", "false", timeout=5000)
-    _at_step(page, len(_kinds(page)))
+    _at_step(page, len(_kinds(site, page)))
 
 
 def _layout(page: Page) -> dict[str, Any]:
@@ -397,7 +419,7 @@ def _layout(page: Page) -> dict[str, Any]:
 def test_replay_layout_does_not_drift(site: Path, page: Page, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
-    total = len(_kinds(page))
+    total = len(_kinds(site, page))
     page.keyboard.press("Home")
     first = _layout(page)
     for step in sorted({2, 3, 9, total // 3, total // 2, total - 1, total}):
@@ -420,7 +442,7 @@ def test_replay_layout_does_not_drift(site: Path, page: Page, width: int) -> Non
 
 def test_places_decided_by_elimination_are_marked(site: Path, page: Page) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "index.html"))
-    expect(page).to_have_title("All matches of browser, page 1 of 1 · arena")
+    expect(page).to_have_title("All matches of browser · arena")
     marks = page.locator("table.matches tbody .outtag")
     assert marks.count() > 0, "the test tournament (threshold 30) has eliminations"
     row = page.locator("table.matches tbody tr", has=page.locator(".outtag")).first
@@ -445,8 +467,13 @@ def test_match_page_without_javascript(site: Path, browser: Browser) -> None:
     expect(page.locator("table.result tbody tr").first).to_be_visible()
     expect(page.locator("[data-replay]")).to_be_hidden()
     expect(page.locator("table.rounds tbody tr").first).to_be_visible()
-    page.locator("details.moves summary").click()
-    expect(page.locator("details.moves li").first).to_be_visible()
+    # Every move, a fold per round: its deal, a grid of its turns and its end, plain text.
+    folds = page.locator("[data-moves] details")
+    expect(folds.first.locator("pre")).to_be_hidden()
+    folds.first.locator("summary").click()
+    expect(folds.first.locator("pre")).to_be_visible()
+    expect(folds.first.locator("pre")).to_contain_text("dealt: ")
+    assert folds.count() == sum(kind == "round_start" for kind in _kinds(site, page))
     shoot(page, "match-nojs")
     context.close()
 
@@ -573,3 +600,42 @@ def test_no_page_is_wider_than_a_phone(site: Path, page: Page) -> None:
                  tournament / "matches" / "1.html", *sorted((tournament / "bots").glob("*/index.html"))):
         page.goto(url(path))
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int) -> None:
+    """The replay's data is a file of its own beside the page (matches/N.js, loaded by a script element, which a
+    page opened from file:// may do), not embedded in it; the deep link and the round buttons work from it."""
+    page.set_viewport_size({"width": width, "height": 900})
+    match = site / "t" / "browser" / "matches" / "1.html"
+    html = match.read_text(encoding="utf-8")
+    assert 'src="../../../t/browser/matches/1.js"' in html and "arenaMatch" not in html
+    assert (match.parent / "1.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
+    loaded: list[str] = []
+    page.on("request", lambda request: loaded.append(request.url))
+    page.goto(url(match))
+    assert url(match.parent / "1.js") in loaded and all(link.startswith("file://") for link in loaded)
+    expect(page.locator("[data-replay]")).to_be_visible()
+    lines = _narration(site, page)
+    deals = [i + 1 for i, line in enumerate(lines) if line.kind == "round_start"]
+    ends = [i + 1 for i, line in enumerate(lines) if line.kind == "round_end"]
+    # Deep link: the end of the first round, as the round's number in "Scores per round" links it.
+    page.goto(f"{url(match)}#step={ends[0]}")
+    _at_step(page, ends[0])
+    assert _state(page)["what"] == lines[ends[0] - 1].text and "Points: " in _state(page)["what"]
+    expect(page.locator("[data-hands] tr.declarer .star")).to_have_count(1 if lines[ends[0] - 1].text.count(" declared") else 0)
+    shoot(page, f"match-datafile-round-end-{width}")
+    # Round buttons: on to the next deal, back to this round's deal, back again to the one before.
+    page.locator("[data-go=nextround]").click()
+    _at_step(page, deals[1])
+    assert _state(page)["what"] == lines[deals[1] - 1].text and page.url.endswith(f"#step={deals[1]}")
+    page.locator("[data-go=next]").click()
+    page.locator("[data-go=prevround]").click()
+    _at_step(page, deals[1])
+    page.locator("[data-go=prevround]").click()
+    _at_step(page, deals[0])
+    shoot(page, f"match-datafile-deal-{width}")
+    # The row of a round in "Scores per round" jumps to its end.
+    page.locator("table.rounds tbody tr").nth(1).locator("td").first.click()
+    _at_step(page, ends[1])
+    assert page.evaluate("document.documentElement.scrollWidth") <= width

@@ -126,7 +126,14 @@ def test_match_lists_paginate(snap: data.Snapshot) -> None:
     row = first.rows[0]
     assert [p.place for p in row.players] == sorted(p.place for p in row.players)
     assert row.href == "t/t/matches/0.html"
-    assert data.Pager(10, 20, tuple(str(n) for n in range(20))).window(2) == [1, None, 8, 9, 10, 11, 12, None, 20]
+    hrefs = [f"p{n}" for n in range(1, 21)]
+    # A page far from the end names neither the last page nor the count: it stays the same file as pages are added.
+    middle_pager = data.pager(10, hrefs, 2)
+    assert [link and link[0] for link in middle_pager.links] == [1, None, 8, 9, 10, 11, 12, None]
+    assert middle_pager == data.pager(10, hrefs + ["p21", "p22"], 2)
+    assert [link and link[0] for link in data.pager(1, hrefs, 2).links] == [1, 2, 3, None, 20]
+    assert [link and link[0] for link in data.pager(19, hrefs, 2).links] == [1, None, 17, 18, 19, 20]
+    assert (first.total, middle.total, last.total) == (12, None, None)
 
 
 def test_bot_page(store: Store, snap: data.Snapshot) -> None:
@@ -171,10 +178,18 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     log, _ = data.match_log(snap, match)
     assert log is not None and log.faults == {1: CRASH} and log.result is not None
     page = data.match_page(snap, 4, log)
-    assert page.log_found and page.replay_json is not None
-    replay = json.loads(page.replay_json)
-    assert replay["names"] == [p.bot for p in page.players]
-    assert replay["events"] == log.events and set(replay) == {"names", "events"}
+    assert page.log_found and page.replay_data is not None and page.data_href == "t/t/matches/4.js"
+    replay = json.loads(page.replay_data)
+    assert replay["names"] == [p.bot for p in page.players] and set(replay) == {"names", "events"}
+    # One compact token per event, none of them the "?" of an event that would not fit.
+    tokens = replay["events"].split(" ")
+    assert [token[0] for token in tokens] == [{"play": "p", "declare": "c", "reshuffle": "r", "forfeit": "f",
+                                               "round_start": "s", "round_end": "e", "match_end": "x",
+                                               "match_start": "m"}[e["type"]] for e in log.events]
+    play = next(i for i, e in enumerate(log.events) if e["type"] == "play")
+    event = log.events[play]
+    assert tokens[play] == (f"p{event['seat']}:{''.join(event['discard'])}:"
+                            + (f"d{event.get('drew') or ''}" if event["take"] == "deck" else f"f{event['take']}"))
     ends = [e for e in log.events if e["type"] == "round_end"]
     assert [r.round for r in page.round_rows] == [e["round"] for e in ends]
     assert list(page.round_rows[-1].scores) == [e for e in ends[-1]["scores"]]
@@ -182,13 +197,19 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert [p.result.score for p in page.players if p.result] == log.events[-1]["scores"]
     assert [p.result.place for p in page.standings if p.result] == sorted(p.result.place for p in page.players
                                                                           if p.result)
-    kinds = [m.kind for m in page.moves]
-    # The narration: one line per event (replay.js shows line i at step i), the fault by its reason code.
-    assert kinds == [e["type"] for e in log.events]
-    forfeit = next(m.text for m in page.moves if m.kind == "forfeit")
-    assert forfeit.endswith(" (seat 1) forfeits (crash.exit: exited with status 1).")
-    assert kinds.count("play") == sum(e["type"] == "play" for e in log.events)
-    assert kinds.count("round_start") == sum(e["type"] == "round_start" for e in log.events) and "forfeit" in kinds
+    # The move list: the narrator's line of every event that is not a turn, each once, in order, with its index
+    # (replay.js shows line i at step i + 1); a grid per round holds the turns, a cell per turn.
+    said = [index for block in page.moves for index, _ in block.lines]
+    assert said == [i for i, e in enumerate(log.events) if e["type"] not in data.TURNS]
+    texts = dict(line for block in page.moves for line in block.lines)
+    forfeit = next(i for i, e in enumerate(log.events) if e["type"] == "forfeit")
+    assert texts[forfeit].endswith(" (seat 1) forfeits (crash.exit: exited with status 1).")
+    assert texts[0].startswith("The match starts") and texts[len(log.events) - 1].startswith("Match over")
+    rounds = [block for block in page.moves if block.grid]
+    assert len(rounds) == sum(e["type"] == "round_start" for e in log.events)
+    cells = sum(line.count(" +") + line.count(" ^") + line.count("★")
+                for block in rounds for line in block.grid.splitlines()[2:])
+    assert cells == sum(e["type"] in ("play", "declare") for e in log.events)
     assert page.prev_href == "t/t/matches/3.html" and page.next_href == "t/t/matches/5.html"
     # One number per match: the store id, as `arena show` takes it, in the crumbs and the title.
     assert page.crumbs[-1] == data.Crumb(f"Match #{match.id}", None) and match.id != match.idx
@@ -198,7 +219,7 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
         assert event["type"] == "round_end" and event["round"] == row.round
         assert row.failed == (event["reason"] == "failed_declaration") and row.declarer_seat == event["declarer"]
     first = data.match_page(snap, 0, None)
-    assert first.prev_href is None and not first.log_found and first.replay_json is None and first.round_rows == []
+    assert first.prev_href is None and not first.log_found and first.replay_data is None and first.round_rows == []
 
 
 def test_match_log_reads_through_matchlog_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:

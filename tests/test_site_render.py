@@ -18,7 +18,7 @@ import yaml
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.site import data, render
+from arena.site import data, output, render
 from arena.store import Store
 from tests.sitestore import STDERR, broken_links, fill_store, make_store
 
@@ -47,7 +47,7 @@ def test_every_page_is_written(built: tuple[Store, Path, render.BuildReport]) ->
         for match in snap.matches:
             assert (out / data.match_href(snap.slug, match.idx)).is_file()
     assert (out / "assets" / "style.css").is_file() and (out / "assets" / "replay.js").is_file()
-    written = [p for p in out.rglob("*") if p.is_file()]
+    written = [p for p in out.rglob("*") if p.is_file() and p.name != output.MANIFEST]
     assert len(written) == report.pages
 
 
@@ -84,10 +84,12 @@ def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render
     # Faults are shown with their reason code, on the match page and in the tournament's table of faults.
     assert '<code class="reason">crash.exit</code>' in html
     assert '<code class="reason">crash.exit</code>' in (out / data.tournament_href(snap.slug)).read_text("utf-8")
-    # The embedded replay data cannot close its own script element.
-    block = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', html, re.DOTALL)
-    assert block is not None and "<" not in block.group(1)
-    assert json.loads(block.group(1))["names"][0] == EVIL
+    # The replay's data file cannot close a script element, and holds the name as it is.
+    loaded = re.search(r'<script src="\.\./\.\./\.\./(t/[^"]+/matches/\d+\.js)"></script>', html)
+    assert loaded is not None
+    script = (out / loaded.group(1)).read_text(encoding="utf-8")
+    assert "<" not in script and script.startswith("window.arenaMatch = ") and script.endswith(";\n")
+    assert json.loads(script[len("window.arenaMatch = "):-2])["names"][0] == EVIL
     assert STDERR not in html
 
 
@@ -97,7 +99,7 @@ def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, render.
     parallel = render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
     assert parallel.pages == report.pages
     for page in serial.rglob("*"):
-        if page.is_file():
+        if page.is_file() and page.name != output.MANIFEST:
             assert (tmp_path / "parallel" / page.relative_to(serial)).read_bytes() == page.read_bytes(), page
 
 
@@ -208,7 +210,7 @@ def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport
     assert f"<title>Match #{match.id}: {names} · t · arena</title>" in html
     assert f"arena show {match.id}" in html and f"Match #{match.idx}<" not in html
     listing = (out / data.matches_href(snap.slug)).read_text(encoding="utf-8")
-    assert "<title>All matches of t, page 1 of 1 · arena</title>" in listing
+    assert "<title>All matches of t · arena</title>" in listing
     assert f">#{match.id}</a>" in listing
     tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
     rating = tournament[tournament.index('<th scope="row">rating</th>'):]
@@ -220,3 +222,78 @@ def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport
     assert (out / "assets" / "favicon.svg").is_file()
     for page in out.rglob("*.html"):
         assert 'rel="icon" href="' in page.read_text(encoding="utf-8"), page
+
+
+def _files(out: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file of a site but its manifest: content and modification time."""
+    return {p.relative_to(out).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in out.rglob("*") if p.is_file() and p.name != output.MANIFEST}
+
+
+def _same_as_a_full_build(store: Store, out: Path, scratch: Path) -> None:
+    full = render.build_site(store, scratch, full=True)
+    assert {path: content for path, (content, _) in _files(out).items()} == \
+        {path: content for path, (content, _) in _files(scratch).items()}
+    assert full.written == full.pages
+
+
+def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    first = render.build_site(store, out)
+    assert first.written == first.pages and (out / output.MANIFEST).is_file()
+    # Nothing changed: nothing written.
+    before = _files(out)
+    again = render.build_site(store, out)
+    assert (again.written, again.removed, again.pages) == (0, 0, first.pages) and _files(out) == before
+    # A new tournament and two matches gone from the first: the new pages, the home page and the first
+    # tournament's pages that show those matches are written, the gone matches' pages removed, nothing else.
+    fill_store(store, name="u", bots=("delta", "epsilon"), repeats=1, logs=True)
+    snap = data.snapshot(store, "t")
+    gone = snap.matches[-2:]
+    store.drop_matches(snap.id, [m.idx for m in gone])
+    report = render.build_site(store, out)
+    after = _files(out)
+    rewritten = {path for path, (_, mtime) in after.items() if path not in before or before[path][1] != mtime}
+    changed = {path for path, (content, _) in after.items() if before.get(path, (None,))[0] != content}
+    assert rewritten == changed and report.written == len(changed)
+    assert "index.html" in changed and any(path.startswith("t/u/") for path in changed)
+    assert not any(path.startswith("t/t/matches/") and path[len("t/t/matches/"):][0].isdigit()
+                   for path in changed - {data.match_href("t", snap.matches[-3].idx)}), "match pages left alone"
+    for match in gone:
+        assert data.match_href("t", match.idx) not in after and data.match_data_href("t", match.idx) not in after
+    assert report.removed == 2 * len(gone)  # each a page and a data file
+    _same_as_a_full_build(store, out, tmp_path / "full")
+
+
+def test_a_rebuild_repairs_files_deleted_or_changed_by_hand(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    render.build_site(store, out)
+    snap = data.snapshot(store, "t")
+    (out / data.match_href("t", snap.matches[0].idx)).unlink()
+    (out / data.match_data_href("t", snap.matches[1].idx)).write_text("broken", encoding="utf-8")
+    (out / data.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
+    (out / "t" / "t" / "stray.html").write_text("left by something else", encoding="utf-8")
+    report = render.build_site(store, out)
+    # Exactly the three damaged files are written again, and the stray removed.
+    assert (report.written, report.removed) == (3, 1)
+    _same_as_a_full_build(store, out, tmp_path / "full")
+    # A lost manifest: everything is made again (in a staged copy), and the site is whole.
+    (out / output.MANIFEST).unlink()
+    assert render.build_site(store, out).written == report.pages
+    _same_as_a_full_build(store, out, tmp_path / "full2")
+
+
+def test_site_build_full_flag_and_json(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    db = str(store.path)
+    runner = CliRunner()
+    first = runner.invoke(main, ["site", "build", "--db", db, "--json"], catch_exceptions=False)
+    assert first.exit_code == 0, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["written"] == summary["pages"] > 10
+    again = json.loads(runner.invoke(main, ["site", "build", "--db", db, "--json"]).stdout)
+    assert again["written"] == 0
+    forced = json.loads(runner.invoke(main, ["site", "build", "--db", db, "--json", "--full"]).stdout)
+    assert forced["written"] == forced["pages"] == summary["pages"]

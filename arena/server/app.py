@@ -116,7 +116,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     settings.scratch.mkdir(parents=True, exist_ok=True)
     settings.site_dir.mkdir(parents=True, exist_ok=True)
     league = League(config.league, settings.db,
-                    publish=lambda store, ids: publish(store, name, settings.site_dir, ids))
+                    publish=lambda store, ids: publish(store, name, settings.site_dir))
     intake = Intake(IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
                                    sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
                                    archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes),

@@ -2,19 +2,18 @@
 
 A bot's stderr is its author's business (it may hold their debugging, or what their bot knows), so the pages the
 server publishes are rendered from a snapshot whose seats have their stderr tails removed; the replays on match
-pages carry fault kinds and details but never stderr. The site is rebuilt after each batch of the league: the
-league's own pages (standings, match lists, bot pages) in full, match pages only for the matches of that batch,
-since a finished match never changes.
+pages carry fault kinds and details but never stderr. The site is rebuilt after each batch of the league,
+incrementally: only the pages whose data changed are written (a finished match's page never changes), so the cost
+of a publish follows the batch, not the size of the league.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from arena.site import data
-from arena.site.render import ASSET_DIR, ASSETS, match_files, render_home, tournament_files, write_site
+from arena.site.render import BuildReport, write_site
 from arena.store import Store
 
 
@@ -27,26 +26,15 @@ def public_snapshot(store: Store, name: str) -> data.Snapshot:
     return snap
 
 
-def publish(store: Store, name: str, out: Path, new_match_ids: Sequence[int] | None = None) -> int:
-    """Write the league's pages into ``out``: every match page when ``new_match_ids`` is None, else only those.
-    Returns the number of files written."""
+def publish(store: Store, name: str, out: Path) -> BuildReport:
+    """Write the league's pages into ``out``: only those that changed since the last publish (the match pages of
+    the new matches, the standings, the listings' last pages), through the same incremental writer as
+    ``arena site build``; a publish stopped part-way is repaired by the next."""
     snap = public_snapshot(store, name)
-    wanted = None if new_match_ids is None else set(new_match_ids)
-    positions = [position for position, match in enumerate(snap.matches)
-                 if match.status == "done" and (wanted is None or match.id in wanted)]
-
-    def files() -> Iterator[tuple[str, str | bytes]]:
-        if new_match_ids is None:
-            for asset in ASSETS:
-                yield f"assets/{asset}", (ASSET_DIR / asset).read_bytes()
-        yield from tournament_files(snap, matches=False)
-        yield from match_files(snap, positions)
-        home = data.home_page(store, {snap.slug})
-        # Only the league: other tournaments in the same store are the organiser's, not the public's.
-        yield "index.html", render_home(dataclasses.replace(home, tournaments=[t for t in home.tournaments
-                                                                               if t.name == name]))
-
-    return write_site(out, files())
+    home = data.home_page(store, {snap.slug})
+    # Only the league: other tournaments in the same store are the organiser's, not the public's.
+    home = dataclasses.replace(home, tournaments=[t for t in home.tournaments if t.name == name])
+    return write_site(out, [snap], home, workers=1)
 
 
 def league_href(store: Store, name: str) -> str | None:

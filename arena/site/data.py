@@ -13,6 +13,7 @@ only when those are slugs: anything else a store may hold gets a name built from
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -24,7 +25,7 @@ from typing import Any
 
 from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
-from arena.narrate import Line, narrate
+from arena.narrate import CardText, Line, narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
 from arena.rules import Rules
@@ -65,6 +66,12 @@ def match_href(tslug: str, idx: int) -> str:
     return f"t/{tslug}/matches/{idx}.html"
 
 
+def match_data_href(tslug: str, idx: int) -> str:
+    """The data file of a match's replay: a script (a page opened from disk may load a script, but not fetch a
+    file) that hands replay.js the match's names and compact events."""
+    return f"t/{tslug}/matches/{idx}.js"
+
+
 def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
     return f"t/{tslug}/bots/{bslug}/index.html" if page == 1 else f"t/{tslug}/bots/{bslug}/matches-{page}.html"
 
@@ -77,29 +84,35 @@ class Crumb:
 
 @dataclass(frozen=True)
 class Pager:
+    """The page links of one page of a listing: the first page, those near this one and (from the first page, or
+    near the end) the last. A page far from the end names no page count, so it stays the same file while a league
+    adds pages after it (an incremental build rewrites only what changed)."""
+
     page: int
-    pages: int
-    hrefs: tuple[str, ...]
-    """The href of every page, first to last."""
+    links: tuple[tuple[int, str] | None, ...]
+    """The page numbers shown with their hrefs, in order (this page among them); None marks a gap."""
+    prev: str | None
+    next: str | None
 
-    @property
-    def prev(self) -> str | None:
-        return self.hrefs[self.page - 2] if self.page > 1 else None
 
-    @property
-    def next(self) -> str | None:
-        return self.hrefs[self.page] if self.page < self.pages else None
+def pager(page: int, hrefs: Sequence[str], radius: int = 3) -> Pager:
+    """The pager of page ``page`` (1-based) of the pages at ``hrefs``.
 
-    def window(self, radius: int = 3) -> list[int | None]:
-        """Page numbers to show: the first, the last and those near the current one; None marks a gap."""
-        keep = {1, self.pages, *range(self.page - radius, self.page + radius + 1)}
-        shown: list[int | None] = []
-        for number in range(1, self.pages + 1):
-            if number in keep:
-                shown.append(number)
-            elif shown and shown[-1] is not None:
-                shown.append(None)
-        return shown
+    >>> [link and link[0] for link in pager(10, [str(n) for n in range(20)], 2).links]
+    [1, None, 8, 9, 10, 11, 12, None]
+    >>> [link and link[0] for link in pager(1, [str(n) for n in range(20)], 2).links]
+    [1, 2, 3, None, 20]
+    """
+    count = len(hrefs)
+    keep = {1, *range(page - radius, page + radius + 1)} | ({count} if page == 1 else set())
+    links: list[tuple[int, str] | None] = []
+    for number in range(1, count + 1):
+        if number in keep:
+            links.append((number, hrefs[number - 1]))
+        elif links and links[-1] is not None:
+            links.append(None)
+    return Pager(page, tuple(links) if count > 1 else (), hrefs[page - 2] if page > 1 else None,
+                 hrefs[page] if page < count else None)
 
 
 def pages_of(count: int, per_page: int) -> int:
@@ -140,6 +153,8 @@ class Snapshot:
     groups: dict[int, int] = field(default_factory=dict)
     """Each match's group (by schedule index): the rotations of one deal with duplicate deals (arena/schedule.py)."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
+    rows: dict[int, MatchListRow] = field(init=False, repr=False, default_factory=dict)
+    """Each match's row in the listings (by schedule index), made once: see :func:`match_list_row`."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -301,20 +316,29 @@ def standing_rows(snap: Snapshot) -> list[StandingRow]:
 
 
 def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = None) -> MatchListRow:
+    """A match's row in a listing; on a bot's pages (``for_bot``) with that bot's place. Each match's row is made
+    once per snapshot: every match is in the list of all matches and in the list of each of its bots."""
+    row = snap.rows.get(match.idx)
+    if row is None or row.id != match.id:
+        row = snap.rows[match.idx] = _match_list_row(snap, match)
+    if for_bot is None:
+        return row
+    return dataclasses.replace(row, place_of=next(
+        (None if result is None else result.place for _, bot_id, result in seated(match) if bot_id == for_bot), None))
+
+
+def _match_list_row(snap: Snapshot, match: StoredMatch) -> MatchListRow:
     players = []
-    place_of = None
     for seat, bot_id, result in seated(match):
         name, href = snap.bot_link(bot_id)
         players.append(PlayerCell(seat, name, href, None if result is None else result.place,
                                   None if result is None else result.score, None if result is None else result.fault,
                                   out_round(match, result)))
-        if bot_id == for_bot:
-            place_of = None if result is None else result.place
     players.sort(key=lambda p: (p.place is None, p.place or 0, p.seat))
     return MatchListRow(match.idx, match.id, match_href(snap.slug, match.idx), match.status,
                         None if match.result is None else match.result.rounds,
                         None if match.result is None else match.result.turns,
-                        None if match.result is None else match.result.termination, tuple(players), place_of)
+                        None if match.result is None else match.result.termination, tuple(players))
 
 
 def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
@@ -501,12 +525,20 @@ class DealSection:
     """Matches in the whole group."""
 
 
-def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow]) -> list[DealSection]:
-    """``rows`` split into runs of one group each, with each group's summary."""
+def group_members(snap: Snapshot) -> dict[int, list[StoredMatch]]:
+    """The matches of each group."""
     members: dict[int, list[StoredMatch]] = defaultdict(list)
     for match in snap.matches:
         if match.idx in snap.groups:
             members[snap.groups[match.idx]].append(match)
+    return members
+
+
+def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow],
+                  members: dict[int, list[StoredMatch]] | None = None) -> list[DealSection]:
+    """``rows`` split into runs of one group each, with each group's summary (``members``: what
+    :func:`group_members` gives, made once for all the pages of a listing)."""
+    members = group_members(snap) if members is None else members
     sections: list[DealSection] = []
     for row in rows:
         group = snap.groups.get(row.idx)
@@ -532,7 +564,8 @@ class MatchListPage:
     title: str
     rows: list[MatchListRow]
     pager: Pager
-    total: int
+    total: int | None
+    """How many matches the listing has: on its first page only (the others stay the same as matches are added)."""
     crumbs: tuple[Crumb, ...]
     path: str
     for_bot: str | None = None
@@ -549,13 +582,15 @@ def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[M
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
     pages = []
     names = tuple(bot.name for bot in snap.bots)
+    members = group_members(snap)
     for n in range(1, count + 1):
         rows = [match_list_row(snap, m) for m in snap.matches[(n - 1) * per_page:n * per_page]]
         pages.append(MatchListPage(
-            f"All matches of {snap.name}, page {n} of {count}", rows, Pager(n, count, hrefs), len(snap.matches),
+            f"All matches of {snap.name}" + (f", page {n}" if n > 1 else ""), rows, pager(n, hrefs),
+            len(snap.matches) if n == 1 else None,
             tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
                               *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1],
-            sections=deal_sections(snap, rows), bots=names))
+            sections=deal_sections(snap, rows, members), bots=names))
     return pages
 
 
@@ -654,9 +689,9 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
         crumbs = tournament_crumbs(snap, Crumb(bot.name, hrefs[0] if n > 1 else None),
                                    *((Crumb(f"matches page {n}", None),) if n > 1 else ()))
         listings.append(MatchListPage(
-            f"Matches of {bot.name}, page {n} of {count}",
+            f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""),
             [match_list_row(snap, m, bot_id) for m in played[(n - 1) * per_page:n * per_page]],
-            Pager(n, count, hrefs), len(played), crumbs, hrefs[n - 1], for_bot=bot.name))
+            pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name))
     page = BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
                    [series], seats,
                    opponents, listings[0], faults[:FAULTS_SHOWN], len(faults), listings[0].crumbs)
@@ -740,10 +775,11 @@ class MatchPage:
     standings: list[MatchPlayer]
     """Best place first."""
     round_rows: list[RoundRow]
-    moves: list[Line]
-    """The narration, one line per engine event: the move list, and the text of each step of the replay."""
-    replay_json: str | None
-    """What replay.js steps through, as JSON: the names and the engine events. None without a log."""
+    moves: list[MoveBlock]
+    """The move list, a block per round (and one each for the match's start and end)."""
+    replay_data: str | None
+    """What replay.js steps through, as the JSON of the match's data file: the names and the engine events in
+    the compact form of :func:`compact_events`. None without a log."""
     log_path: str | None
     log_found: bool
     prev_href: str | None
@@ -755,6 +791,155 @@ class MatchPage:
     crumbs: tuple[Crumb, ...]
     log_corrupt: bool = False
     """The log is there but cannot be read (cut off, garbled): the page says so rather than "missing"."""
+    data_href: str | None = None
+    """The match's data file (:func:`match_data_href`), when it has a replay."""
+
+
+@dataclass(frozen=True)
+class MoveBlock:
+    """A round of the move list (or the match's start or end): the narrator's sentences for the events that are not
+    turns, each with its event's index (the replay shows sentence i at step i + 1), and between the first and the
+    others the round's turns as plain text, a column per seat (:func:`turn_grid`)."""
+
+    lines: tuple[tuple[int, str], ...]
+    grid: str = ""
+
+
+TURNS = frozenset({"play", "declare", "reshuffle"})
+"""Events shown in a round's grid of turns; replay.js words their step the way :mod:`arena.narrate` does."""
+CARD = re.compile(r"[A2-9TJQK][CDHS]")
+
+
+def move_blocks(events: Sequence[dict[str, Any]], lines: Sequence[Line], names: Sequence[str],
+                card: CardText = card_text) -> list[MoveBlock]:
+    """The move list of a match: its narration (one line per event) cut into rounds, each round's turns as a grid."""
+    blocks: list[MoveBlock] = []
+    said: list[tuple[int, str]] = []
+    turns: list[dict[str, Any]] = []
+    dealt: dict[str, Any] | None = None
+    for index, (event, line) in enumerate(zip(events, lines)):
+        kind = event.get("type")
+        if kind == "round_start" or kind == "match_end":
+            if said or turns:
+                blocks.append(MoveBlock(tuple(said), turn_grid(dealt, turns, names, card)))
+            said, turns, dealt = [], [], event if kind == "round_start" else None
+        if kind in TURNS:
+            turns.append(event)
+        else:
+            said.append((index, line.text))
+    if said or turns:
+        blocks.append(MoveBlock(tuple(said), turn_grid(dealt, turns, names, card)))
+    return blocks
+
+
+def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], names: Sequence[str],
+              card: CardText = card_text) -> str:
+    """A round's turns as plain text: a column per seat, a line per time round the table, each cell a turn (the
+    cards thrown, then ``+`` and the card drawn from the deck or ``^`` and the one picked up from the floor; ``★``
+    a declaration). About a tenth of the bytes of a sentence per turn, which matters on 10,000 match pages.
+
+    >>> print(turn_grid({"hands": [["5C"], ["TH", "2D"]]}, [{"type": "play", "seat": 0, "discard": ["5C"],
+    ...       "take": "deck", "drew": "KS"}, {"type": "declare", "seat": 1}], ["a", "b"], str))
+    dealt: a 5C · b TH 2D
+    a       b
+    5C +KS  ★
+    """
+    if not turns and dealt is None:
+        return ""
+    rows: list[list[str]] = []
+    notes: dict[int, str] = {}
+    row: list[str] | None = None
+    last = len(names)
+    for event in turns:
+        seat = event.get("seat")
+        if event["type"] == "reshuffle":
+            notes[len(rows)] = f"(the deck is empty: {event.get('deck_size')} dead cards reshuffled)"
+            rows.append([""] * len(names))
+            row, last = None, len(names)
+            continue
+        if not isinstance(seat, int) or not 0 <= seat < len(names):
+            continue
+        if row is None or seat <= last:
+            row = [""] * len(names)
+            rows.append(row)
+        last = seat
+        if event["type"] == "declare":
+            row[seat] = "★"
+        else:
+            took = event.get("drew") if event.get("take") == "deck" else event.get("take")
+            row[seat] = ("".join(card(code) for code in event.get("discard", []))
+                         + (" +" if event.get("take") == "deck" else " ^") + (card(took) if took else "?"))
+    # The deal is a line of its own: five cards a seat would make every column three times the width of a turn.
+    text = [] if dealt is None else ["dealt: " + " · ".join(
+        f"{names[seat]} {' '.join(card(code) for code in hand)}" for seat, hand in enumerate(dealt.get("hands", []))
+        if seat < len(names) and hand)]
+    table = [list(names)] + rows
+    widths = [max(len(cells[seat]) for cells in table) for seat in range(len(names))]
+    for number, cells in enumerate(table):
+        note = notes.get(number - 1)
+        text.append(note if note is not None else "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip())
+    return "\n".join(text)
+
+
+def compact_events(events: Sequence[dict[str, Any]]) -> str:
+    """The engine events as replay.js reads them: one space-separated token per event, about a seventh of the
+    bytes of the events' JSON. ``p0:QDQH:d2H`` seat 0 threw Q♦ Q♥ and drew 2♥ (``fQH``: took Q♥ from the floor),
+    ``c0`` seat 0 declared, ``s1:0:2S3C|AH9H:AD:0,0`` round 1 dealt with seat 0 to start (hands, floor, scores),
+    ``e1:d:0:2D|AH3H:0,11:0,11:`` its end (reason, declarer, hands, points, scores, the seats out), ``r30`` a
+    reshuffle, ``f2`` seat 2's forfeit, ``x1,3,2:10,120,40`` the end (places, scores), ``m`` the start, ``?`` any
+    other event (its step still has the narrator's line). Anything that does not fit (a card code no deck has)
+    is a ``?``: the log is the engine's, but a page must never break on it.
+
+    >>> compact_events([{"type": "play", "seat": 1, "discard": ["QD", "QH"], "take": "deck", "drew": "2H"},
+    ...                 {"type": "declare", "seat": 1}, {"type": "play", "seat": 0, "discard": ["<b>"]}])
+    'p1:QDQH:d2H c1 ?'
+    """
+    return " ".join(_compact(event) for event in events)
+
+
+def _compact(event: dict[str, Any]) -> str:
+    def cards(codes: Any) -> str:
+        if not isinstance(codes, list) or not all(isinstance(code, str) and CARD.fullmatch(code) for code in codes):
+            raise ValueError(codes)
+        return "".join(codes)
+
+    def ints(values: Any) -> str:
+        if not isinstance(values, list) or not all(type(value) is int for value in values):
+            raise ValueError(values)
+        return ",".join(map(str, values))
+
+    def seat(value: Any) -> str:
+        if type(value) is not int:
+            raise ValueError(value)
+        return str(value)
+
+    kind = event.get("type")
+    try:
+        if kind == "play":
+            take = event.get("take")
+            taken = ("d" + cards([event["drew"]] if event.get("drew") else [])) if take == "deck" else "f" + cards([take])
+            return f"p{seat(event['seat'])}:{cards(event['discard'])}:{taken}"
+        if kind == "declare":
+            return f"c{seat(event['seat'])}"
+        if kind == "reshuffle":
+            return f"r{seat(event['deck_size'])}"
+        if kind == "forfeit":
+            return f"f{seat(event['seat'])}"
+        if kind == "round_start":
+            return (f"s{seat(event['round'])}:{seat(event['starter'])}:{'|'.join(cards(h) for h in event['hands'])}"
+                    f":{cards(event['floor'])}:{ints(event['scores'])}")
+        if kind == "round_end":
+            reason = {"declared": "d", "failed_declaration": "f"}.get(event["reason"], "t")
+            declarer = "" if event["declarer"] is None else seat(event["declarer"])
+            return (f"e{seat(event['round'])}:{reason}:{declarer}:{'|'.join(cards(h) for h in event['hands'])}"
+                    f":{ints(event['points'])}:{ints(event['scores'])}:{ints(event['eliminated'])}")
+        if kind == "match_end":
+            return f"x{ints(event['places'])}:{ints(event['scores'])}"
+        if kind == "match_start":
+            return "m"
+    except (KeyError, TypeError, ValueError):
+        pass
+    return "?"
 
 
 def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[RoundRow]:
@@ -781,17 +966,15 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
                for seat, bot_id, result in seated(match)]
     names = [p.bot for p in players]
     events = log.events if log is not None else []
-    replay_json = None
+    replay_data = None
     faults: dict[int, Fault] = {}
     if match.result is not None:
         faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
     elif log is not None:
         faults = log.faults
     if log is not None:
-        # The events' text as the log holds it (re-encoding hundreds of events per page would cost more than
-        # the rest of the page); the page escapes what could close its script element.
-        replay_json = (f'{{"names":{json.dumps(names, ensure_ascii=False)},'
-                       f'"events":[{b",".join(log.event_texts).decode()}]}}')
+        replay_data = json.dumps({"names": names, "events": compact_events(events)}, ensure_ascii=False,
+                                 separators=(",", ":"))
     result = match.result
     prev_m = snap.matches[position - 1] if position > 0 else None
     next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
@@ -803,8 +986,9 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         threshold=result.rules.threshold if result is not None else
         int(snap.config.get("rules", {}).get("threshold", Rules().threshold)), players=players,
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
-        round_rows=_round_rows(events, names), moves=narrate(events, names, faults, card_text),
-        replay_json=replay_json, log_path=None if match.log_path is None else str(match.log_path),
+        round_rows=_round_rows(events, names),
+        moves=move_blocks(events, narrate(events, names, faults, card_text), names), replay_data=replay_data,
+        data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),

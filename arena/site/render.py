@@ -1,8 +1,8 @@
 """Rendering the results site: page data (from :mod:`arena.site.data`) into HTML strings, and writing the site.
 
-The ``render_*`` functions are pure: a page's data in, its HTML out. :func:`write_site` is the only function of
-the site that writes files, and :func:`build_site` is the one entry point that reads the store, renders every page
-and hands them to it, built in a staged copy of the site that is swapped in whole. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
+The ``render_*`` functions are pure: a page's data in, its HTML out. :func:`write_site` writes a site (through
+:mod:`arena.site.output`, which keeps what did not change), and :func:`build_site` is the one entry point that
+reads the store for it; the league server's public site (arena/server/public.py) goes through it too. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
 every template: bot names, fault details and stderr tails come from untrusted programs.
 """
 
@@ -14,18 +14,19 @@ import multiprocessing
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from arena.narrate import Line
+from arena import narrate as narrate_module
+from arena.matchlog import find_log
 from arena.resources import data_dir
-from arena.site import data, svg
+from arena.site import data, output, svg
 from arena.sandbox import procfs
 from arena.store import Store
 
@@ -71,15 +72,55 @@ def setting(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_tidy(value))
 
 
-def move_items(moves: Sequence[Line]) -> Markup:
-    """The move list's ``<li>`` items (one per engine event: replay.js shows item i at step i), built here rather
-    than in a template loop: a long match has hundreds of lines, and a Jinja loop costs several times this per line
-    on the build's hottest page.
+def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
+    """The move list: a fold per round (its deal the summary, its grid of turns, its end), the match's start and
+    end as lines of their own; every narrated line carries its event's index (``data-e``), which is where replay.js
+    takes a step's text from. Built here rather than in a template loop: it is on every match page.
 
-    >>> print(move_items([Line("play", 1, "a <b> throws 5♣")]))
-    <li class="play">a &lt;b&gt; throws 5♣</li>
+    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x")]))
+    <p data-e="0">a &lt;b&gt; starts</p>
+    <details><summary data-e="1">Round 1</summary><pre>x</pre><p data-e="3">ends</p></details>
     """
-    return Markup("\n".join(f'<li class="{escape(m.kind)}">{escape(m.text)}</li>' for m in moves))
+    def said(lines: Sequence[tuple[int, str]]) -> str:
+        return "".join(f'<p data-e="{index}">{escape(text)}</p>' for index, text in lines)
+
+    parts = []
+    for block in blocks:
+        if not block.grid:
+            parts.append(said(block.lines))
+            continue
+        head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
+        summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
+        parts.append(f"<details>{summary}<pre>{escape(block.grid)}</pre>{said(rest)}</details>")
+    return Markup("\n".join(parts))
+
+
+def round_rows(rows: Sequence[data.RoundRow]) -> Markup:
+    """The rows of "Scores per round", in as little markup as they can have (they are on every match page): the
+    round's number links to its end in the replay, each seat's cell is its points and its running score.
+
+    >>> print(round_rows([data.RoundRow(1, 9, "declared", False, 0, "a<", (0, 4), (0, 4), (2, 6), ())]))
+    <tr data-step="9"><th scope="row"><a href="#step=9">1</a></th><td>declared by a&lt;</td><td class="declarer"><span class="star" title="declared">★</span> <b class="pts zero">+0</b> <i class="score">0</i></td><td><b class="pts">+4</b> <i class="score">4</i></td></tr>
+    """
+    html = []
+    for r in rows:
+        cells = []
+        for seat, points in enumerate(r.points):
+            if points is None:
+                cells.append('<td class="out">–</td>')
+                continue
+            star = (f'<span class="star" title="{"failed declaration" if r.failed else "declared"}">★</span> '
+                    if seat == r.declarer_seat else "")
+            marked = ' class="declarer"' if seat == r.declarer_seat else ""
+            zero = " zero" if points == 0 else ""
+            cells.append(f'<td{marked}>{star}<b class="pts{zero}">+{points}</b> <i class="score">{r.scores[seat]}</i></td>')
+        ended = escape(r.reason) + (Markup(" by ") + r.declarer if r.declarer else "")
+        if r.eliminated:
+            ended += Markup('; <span class="outtag">out: {}</span>').format(", ".join(r.eliminated))
+        failed = ' class="failed"' if r.failed else ""
+        html.append(f'<tr data-step="{r.step}"{failed}><th scope="row">'
+                    f'<a href="#step={r.step}">{r.round}</a></th><td>{ended}</td>{"".join(cells)}</tr>')
+    return Markup("\n".join(html))
 
 
 def script_json(text: str) -> Markup:
@@ -110,7 +151,8 @@ def environment() -> Environment:
         raise FileNotFoundError(f"{TEMPLATE_DIR}: the site templates are missing (an install without site/?)")
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_items=move_items)
+    env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
+                       round_rows=round_rows)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart)
     return env
 
@@ -142,33 +184,57 @@ def render_match(page: data.MatchPage, slug: str) -> str:
     return _render("match.html", data.match_href(slug, page.idx), page=page)
 
 
-def match_files(snap: data.Snapshot, positions: Iterable[int],
-                corrupt: list[str] | None = None) -> Iterator[tuple[str, str]]:
-    """The pages of the matches at ``positions`` in ``snap.matches``, each read from its log when there is one;
-    the paths of logs that are there but unreadable are added to ``corrupt``."""
-    for position in positions:
-        match = snap.matches[position]
-        log, unreadable = data.match_log(snap, match)
-        if unreadable is not None and corrupt is not None:
-            corrupt.append(str(unreadable))
-        yield (data.match_href(snap.slug, match.idx),
-               render_match(data.match_page(snap, position, log, unreadable is not None), snap.slug))
+def match_data_js(page: data.MatchPage) -> str:
+    """A match's data file: a script that hands replay.js the match (a page opened from disk may load a script,
+    but not fetch a JSON file). What could close a script element is escaped (the page's own markup never holds
+    this text, but a data file opened as a page or pasted into one must not run anything a bot named itself)."""
+    assert page.replay_data is not None
+    return f"window.arenaMatch = {script_json(page.replay_data)};\n"
 
 
-def tournament_files(snap: data.Snapshot, matches: bool = True,
-                     corrupt: list[str] | None = None) -> Iterator[tuple[str, str]]:
-    """Every page of one tournament (with ``matches=False``, all but the match pages), as (site-relative path,
-    HTML)."""
-    yield data.tournament_href(snap.slug), render_tournament(data.tournament_page(snap))
+def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str, str]:
+    """The files of a match (its page, and its data file when it has a log) with their keys: everything each is
+    made from (the match, its neighbours, its log's size and time), so that a rebuild can leave them alone
+    without reading the log. Nothing here changes when other matches are added, but the next link of the last
+    page; the data file depends on the names and the log only."""
+    match = snap.matches[position]
+    log = find_log(match.log_path, snap.store_dir, snap.name, match.idx)
+    stat = None if log is None else log.stat()
+    names = [snap.bot_link(bot) for bot in match.bot_ids]
+    source = None if stat is None else (str(log), stat.st_size, stat.st_mtime_ns)
+    neighbours = tuple(snap.matches[i].idx if 0 <= i < len(snap.matches) else None for i in (position - 1, position + 1))
+    keys = {data.match_href(snap.slug, match.idx): output.key(
+        version, snap.slug, snap.name, snap.config.get("rules"), match, neighbours, position // data.MATCHES_PER_PAGE,
+        names, source)}
+    if log is not None:
+        keys[data.match_data_href(snap.slug, match.idx)] = output.key(version, names, source)
+    return keys
+
+
+def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None) -> list[tuple[str, str]]:
+    """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file when its
+    log is there and readable); the path of a log that is there but unreadable is added to ``corrupt``."""
+    match = snap.matches[position]
+    log, unreadable = data.match_log(snap, match)
+    if unreadable is not None and corrupt is not None:
+        corrupt.append(str(unreadable))
+    page = data.match_page(snap, position, log, unreadable is not None)
+    files = [(data.match_href(snap.slug, match.idx), render_match(page, snap.slug))]
+    if page.data_href is not None:
+        files.append((page.data_href, match_data_js(page)))
+    return files
+
+
+def tournament_pages(snap: data.Snapshot) -> Iterator[tuple[str, Any, Callable[[Any], str]]]:
+    """Every page of one tournament but the match pages, as (site-relative path, page data, its renderer)."""
+    yield data.tournament_href(snap.slug), data.tournament_page(snap), render_tournament
     for listing in data.match_list_pages(snap):
-        yield listing.path, render_match_list(listing)
+        yield listing.path, listing, render_match_list
     for bot in snap.bots:
         page, more = data.bot_pages(snap, bot.id)
-        yield page.matches.path, render_bot(page)
+        yield page.matches.path, page, render_bot
         for listing in more:
-            yield listing.path, render_match_list(listing)
-    if matches:
-        yield from match_files(snap, range(len(snap.matches)), corrupt)
+            yield listing.path, listing, render_match_list
 
 
 _worker: tuple[data.Snapshot, Path] | None = None
@@ -179,47 +245,96 @@ def _start_worker(snap: data.Snapshot, out: Path) -> None:
     _worker = (snap, out)  # sent once per worker, not once per chunk
 
 
-def _write_span(span: tuple[int, int]) -> tuple[int, list[str]]:
+def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
     assert _worker is not None
     snap, out = _worker
     corrupt: list[str] = []
-    return write_site(out, match_files(snap, range(*span), corrupt)), corrupt
+    written = [(stale[path], *output.write_file(out, path, content))
+               for position, stale in chunk for path, content in match_files(snap, position, corrupt) if path in stale]
+    return written, corrupt
 
 
-def write_matches_in_parallel(snap: data.Snapshot, out: Path, workers: int) -> tuple[int, list[str]]:
-    """Render and write the match pages with a process pool: they are most of a big build (a log to read and a
-    replay to render each). Each worker writes its own pages, through :func:`write_site` like everything else,
-    so that hundreds of megabytes of HTML do not travel back through pipes."""
-    spans = [(start, min(start + CHUNK, len(snap.matches))) for start in range(0, len(snap.matches), CHUNK)]
+def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
+                  parallel_from: int) -> list[str]:
+    """Write the match pages whose key changed (or whose files are not the manifest's): with a process pool when
+    there are ``parallel_from`` or more of them (a full build: a log to read and a replay to render each), each
+    worker writing its own files, so that megabytes of HTML do not travel back through pipes. Returns the paths of
+    logs found unreadable."""
+    stale: list[tuple[int, dict[str, str]]] = []
+    for position in range(len(snap.matches)):
+        keys = match_outputs(snap, position, version)
+        for path, wanted in keys.items():
+            if manifest.fresh(path, wanted):
+                manifest.keep(path)
+        if len(manifest.new.keys() & keys.keys()) < len(keys):
+            stale.append((position, {path: wanted for path, wanted in keys.items() if path not in manifest.new}))
+    corrupt: list[str] = []
+    if workers < 2 or len(stale) < parallel_from:
+        for position, keys in stale:
+            for path, content in match_files(snap, position, corrupt):
+                if path in keys:
+                    manifest.record(keys[path], *output.write_file(manifest.out, path, content))
+        return corrupt
+    chunks = [stale[start:start + CHUNK] for start in range(0, len(stale), CHUNK)]
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
-    count, corrupt = 0, []
-    with multiprocessing.get_context("spawn").Pool(min(workers, len(spans)), _start_worker, (snap, out)) as pool:
-        for written, unreadable in pool.imap_unordered(_write_span, spans):
-            count += written
+    with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
+                                                   (snap, manifest.out)) as pool:
+        for written, unreadable in pool.imap_unordered(_write_chunk, chunks):
+            for wanted, path, size, mtime_ns in written:
+                manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
-    return count, sorted(corrupt)
+    return corrupt
 
 
-def write_site(out: Path, files: Iterable[tuple[str, str | bytes]], replace: Sequence[str] = ()) -> int:
-    """Write ``files`` (site-relative path, content) under ``out``; the directories in ``replace`` are emptied
-    first, so a rebuilt tournament keeps no stale pages. Returns the number of files written."""
-    for directory in replace:
-        shutil.rmtree(out / directory, ignore_errors=True)
-    made: set[Path] = set()
-    count = 0
-    for relative, content in files:
-        target = out / relative
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
-        # A new file, never a rewrite in place: a staged site shares its unchanged files with the live one.
-        target.unlink(missing_ok=True)
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        else:
-            target.write_text(content, encoding="utf-8")
-        count += 1
-    return count
+def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, full: bool = False,
+               workers: int = 1, parallel_from: int = PARALLEL_FROM) -> BuildReport:
+    """Write the site of ``snaps`` (and ``home``, the home page) into ``out``, leaving the pages of any other
+    tournament there alone. By default only the files whose inputs changed are written, in place, and the pages
+    that no longer exist are removed (:mod:`arena.site.output`); with ``full``, or when ``out`` has no manifest,
+    every file is made again in a staged copy of the site that is swapped in whole."""
+    started = time.monotonic()
+    version = output.code_version(TEMPLATE_DIR, ASSET_DIR, Path(__file__).parent, Path(narrate_module.__file__))
+    built = [f"t/{snap.slug}/" for snap in snaps]
+    old = output.Manifest.load(out)
+    full = full or not old.old
+    root = _stage(out) if full else out
+    manifest = output.Manifest(root, {} if full else old.old)
+    mine = ("assets/", "index.html", *built)
+    for path, entry in old.old.items():
+        if not path.startswith(mine):
+            manifest.new[path] = entry  # another tournament's page: this build leaves it as it is
+    try:
+        if full:
+            for prefix in built:
+                shutil.rmtree(root / prefix, ignore_errors=True)
+        for asset in ASSETS:
+            manifest.put((f"assets/{asset}",), version, partial(_asset_file, asset))
+        corrupt: list[str] = []
+        for snap in snaps:
+            # Match pages first, the pages that link to them after: a build stopped between the two leaves no
+            # link to a page not yet written.
+            corrupt += write_matches(snap, manifest, version, workers, parallel_from)
+            for path, page, renderer in tournament_pages(snap):
+                manifest.put((path,), output.key(version, path, page), partial(_page_file, path, page, renderer))
+        manifest.put(("index.html",), output.key(version, home), partial(_page_file, "index.html", home, render_home))
+        removed = manifest.sweep(["assets", *built])
+        manifest.save()
+        if full:
+            _swap(root, out)
+    except BaseException:
+        if full:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    return BuildReport(out, tuple(snap.name for snap in snaps), len(manifest.new), time.monotonic() - started,
+                       tuple(sorted(corrupt)), manifest.written, removed)
+
+
+def _asset_file(asset: str) -> list[tuple[str, output.Content]]:
+    return [(f"assets/{asset}", (ASSET_DIR / asset).read_bytes())]
+
+
+def _page_file(path: str, page: Any, renderer: Callable[[Any], str]) -> list[tuple[str, output.Content]]:
+    return [(path, renderer(page))]
 
 
 @dataclass(frozen=True)
@@ -227,9 +342,14 @@ class BuildReport:
     out: Path
     tournaments: tuple[str, ...]
     pages: int
+    """The files of the site this build made or kept."""
     seconds: float
     corrupt_logs: tuple[str, ...] = ()
     """Logs found but unreadable: their match pages say so, and the build warns."""
+    written: int = 0
+    """The files this build wrote (the others were already what it would write)."""
+    removed: int = 0
+    """Files removed: pages that no longer exist, leftovers of a build that was stopped."""
 
     @property
     def index(self) -> Path:
@@ -237,41 +357,19 @@ class BuildReport:
 
 
 def build_site(store: Store, out: Path, names: Sequence[str] | None = None, workers: int | None = None,
-               parallel_from: int = PARALLEL_FROM) -> BuildReport:
-    """Render the home page and every page of the tournaments ``names`` (default: all) into ``out``; the match
-    pages of a tournament with ``parallel_from`` matches or more by up to ``workers`` processes (default: the CPUs).
+               parallel_from: int = PARALLEL_FROM, full: bool = False) -> BuildReport:
+    """Build the home page and every page of the tournaments ``names`` (default: all) into ``out``: only what
+    changed since the last build there unless ``full`` (see :func:`write_site`); match pages by up to ``workers``
+    processes (default: the CPUs) when ``parallel_from`` or more need writing.
 
     Raises KeyError naming a tournament the store does not have.
     """
     workers = workers if workers is not None else os.cpu_count() or 1
-    started = time.monotonic()
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
     snaps = [data.snapshot(store, name) for name in wanted]
-    built = {snap.slug for snap in snaps}
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
-
-    pooled = [snap for snap in snaps if workers > 1 and len(snap.matches) >= parallel_from]
-
-    def files() -> Iterator[tuple[str, str | bytes]]:
-        for asset in ASSETS:
-            yield f"assets/{asset}", (ASSET_DIR / asset).read_bytes()
-        for snap in snaps:
-            yield from tournament_files(snap, matches=snap not in pooled, corrupt=corrupt)
-        yield "index.html", render_home(data.home_page(store, built | existing))
-
-    corrupt: list[str] = []
-    stage = _stage(out)
-    try:
-        count = write_site(stage, files(), replace=[f"t/{slug}" for slug in sorted(built)])
-        for snap in pooled:
-            written, unreadable = write_matches_in_parallel(snap, stage, workers)
-            count += written
-            corrupt += unreadable
-        _swap(stage, out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    return BuildReport(out, tuple(wanted), count, time.monotonic() - started, tuple(corrupt))
+    home = data.home_page(store, {snap.slug for snap in snaps} | existing)
+    return write_site(out, snaps, home, full, workers, parallel_from)
 
 
 def _stage(out: Path) -> Path:

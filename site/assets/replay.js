@@ -1,18 +1,21 @@
-// Turn-by-turn replay of one match, from the engine events embedded in the page (#match-data).
-// Every step is the table after one engine event; its text is that event's line of the page's move list
-// ([data-moves], written by the one narrator, arena/narrate.py): this script narrates nothing itself.
+// Turn-by-turn replay of one match, from its data file (matches/N.js, a script: a page opened from disk may load
+// one but not fetch a file), which sets window.arenaMatch to the names and the engine events in the compact form
+// of arena/site/data.py (compact_events). Every step is the table after one engine event. Its text is the
+// narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a deal,
+// a round's end, a forfeit and the match's start and end; a turn (a play, a declaration, a reshuffle) is worded
+// here the way the narrator words it (the browser tests check that every line agrees), since a page of 10,000
+// that carried a sentence per turn would be several times the size.
 // Text from the log (bot names, fault details) is only ever set with textContent, never parsed as HTML:
 // bots are untrusted. The step shown is in the address (#step=N, 1-based as the counter says) so that a moment
 // can be shared; without one the replay opens at the first deal.
 (function () {
   "use strict";
   var root = document.querySelector("[data-replay]");
-  var source = document.getElementById("match-data");
-  if (!root || !source) return;
-  var data = JSON.parse(source.textContent);
+  var data = window.arenaMatch;
+  if (!root || !data) return;
   var names = data.names;
-  var lines = document.querySelectorAll("[data-moves] > li");
-  function line(index, fallback) { return lines[index] ? lines[index].textContent : fallback; }
+  var said = {};
+  document.querySelectorAll("[data-e]").forEach(function (node) { said[node.getAttribute("data-e")] = node.textContent; });
   var SUITS = { C: ["\u2663", "black"], D: ["\u2666", "red"], H: ["\u2665", "red"], S: ["\u2660", "black"] };
   var VALUES = { A: 1, T: 10, J: 10, Q: 10, K: 10 };
 
@@ -23,6 +26,47 @@
     return suit ? (code[0] === "T" ? "10" : code[0]) + suit[0] : code;
   }
   function copy(hands) { return hands.map(function (h) { return h.slice(); }); }
+  function cardList(text) { return text ? text.match(/../g) : []; }
+  function ints(text) { return text ? text.split(",").map(Number) : []; }
+  function seatOf(text) { return text === "" ? null : Number(text); }
+
+  // One token per event (see compact_events): back into the engine's events.
+  function decode(token) {
+    var kind = token[0], f = token.slice(1).split(":");
+    switch (kind) {
+      case "p":
+        return { type: "play", seat: Number(f[0]), discard: cardList(f[1]), take: f[2][0] === "d" ? "deck" : f[2].slice(1),
+                 drew: f[2][0] === "d" ? (f[2].slice(1) || null) : undefined };
+      case "c": return { type: "declare", seat: Number(f[0]) };
+      case "r": return { type: "reshuffle", deck_size: Number(f[0]) };
+      case "f": return { type: "forfeit", seat: Number(f[0]) };
+      case "s": return { type: "round_start", round: Number(f[0]), starter: Number(f[1]),
+                         hands: f[2].split("|").map(cardList), floor: cardList(f[3]), scores: ints(f[4]) };
+      case "e": return { type: "round_end", round: Number(f[0]),
+                         reason: f[1] === "d" ? "declared" : f[1] === "f" ? "failed_declaration" : "turn_cap",
+                         declarer: seatOf(f[2]), hands: f[3].split("|").map(cardList), points: ints(f[4]),
+                         scores: ints(f[5]), eliminated: ints(f[6]) };
+      case "x": return { type: "match_end", places: ints(f[0]), scores: ints(f[1]) };
+      case "m": return { type: "match_start" };
+      default: return { type: "?" };
+    }
+  }
+  var events = data.events ? data.events.split(" ").map(decode) : [];
+
+  // A turn's sentence, as arena/narrate.py words it (after the event is applied to the hands).
+  function who(seat) { return names[seat] + " (seat " + seat + ")"; }
+  function cardsText(codes) { return codes.map(label).join(" "); }
+  function turnText(e) {
+    if (e.type === "play") {
+      var took = e.take === "deck" ? (e.drew ? "from the deck (" + label(e.drew) + ")" : "from the deck")
+        : label(e.take) + " from the floor";
+      return who(e.seat) + " throws " + cardsText(e.discard) + " and takes " + took + "; hand total now " +
+        total(state.hands[e.seat]) + ".";
+    }
+    if (e.type === "declare") return who(e.seat) + " declares with a total of " + total(state.hands[e.seat]) + ".";
+    if (e.type === "reshuffle") return "The deck is empty: " + e.deck_size + " dead cards are shuffled into a new deck.";
+    return e.type;
+  }
 
   // Build every step up front: stepping back is then just showing an earlier one.
   var steps = [];
@@ -39,15 +83,15 @@
     }
     return null;
   }
-  function snapshot(index, type) {
-    var text = line(index, type);
+  function snapshot(index, e) {
+    var text = said[index] !== undefined ? said[index] : turnText(e);
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
                  status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text,
                  last: state.last.slice(), declarer: state.declarer, failed: state.failed });
   }
 
-  data.events.forEach(function (e, index) {
+  events.forEach(function (e, index) {
     state.took = null;
     state.declarer = null;
     state.failed = false;
@@ -113,7 +157,7 @@
         });
         break;
     }
-    snapshot(index, e.type);
+    snapshot(index, e);
   });
   if (!steps.length) return;
 

@@ -1,0 +1,131 @@
+"""Writing a built site so that a rebuild writes only what changed: a manifest of the files a build made.
+
+The manifest (``.arena-site.json`` in the site's directory) holds, for every file a build wrote, the key of what
+the file was made from (a hash of the page's data, or of a match's result and log, with the site's own code) and
+the size and modification time the file got. A rebuild renders a file only when its key changed or the file on
+disk is not the one the manifest describes (deleted, or written by something else), and removes the files of a
+tournament it built that this build did not make. Every file is written to a temporary name and renamed over the
+old one, and the manifest is saved last: a build stopped part-way leaves every file whole, some new and some
+old, and the next build, finding their keys or their times not the manifest's, makes them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+MANIFEST = ".arena-site.json"
+FORMAT = 1
+Content = str | bytes
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file as the build that wrote it left it."""
+
+    key: str
+    size: int
+    mtime_ns: int
+
+
+@cache
+def code_version(*roots: Path) -> str:
+    """A hash of every file under ``roots`` (the templates, the assets and the code that renders them): a new
+    version of any of them changes every key, so the next build makes every page again."""
+    digest = hashlib.sha1()
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def key(*parts: object) -> str:
+    """The key of a file made from ``parts`` (their ``repr``: the page data are dataclasses, whose repr shows every
+    field)."""
+    return hashlib.sha1("\0".join(map(repr, parts)).encode()).hexdigest()
+
+
+def write_file(out: Path, relative: str, content: Content) -> tuple[str, int, int]:
+    """Write one file of the site, whole or not at all (a temporary file renamed over it); returns its path, size
+    and modification time for the manifest."""
+    target = out / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    os.replace(temporary, target)
+    stat = target.stat()
+    return relative, stat.st_size, stat.st_mtime_ns
+
+
+class Manifest:
+    """The files of one site directory, as the last build left them, and the files of the build under way."""
+
+    def __init__(self, out: Path, entries: dict[str, Entry]) -> None:
+        self.out = out
+        self.old = entries
+        self.new: dict[str, Entry] = {}
+        self.written = 0
+
+    @classmethod
+    def load(cls, out: Path) -> Manifest:
+        """The manifest of ``out``; an empty one when there is none or it cannot be read (every file is then made
+        again, which repairs whatever happened to it)."""
+        try:
+            raw = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+            entries = {path: Entry(*entry) for path, entry in raw["files"].items()} if raw.get("format") == FORMAT else {}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            entries = {}
+        return cls(out, entries)
+
+    def fresh(self, relative: str, wanted: str) -> bool:
+        """Whether the file at ``relative`` is the one a build made from ``wanted`` (its key) and still untouched."""
+        entry = self.old.get(relative)
+        if entry is None or entry.key != wanted:
+            return False
+        try:
+            stat = (self.out / relative).stat()
+        except OSError:
+            return False
+        return stat.st_size == entry.size and stat.st_mtime_ns == entry.mtime_ns
+
+    def put(self, paths: Sequence[str], wanted: str, make: Callable[[], Iterable[tuple[str, Content]]]) -> None:
+        """The files at ``paths``, all made from ``wanted``: kept when fresh, else made by ``make`` and written."""
+        if all(self.fresh(path, wanted) for path in paths):
+            for path in paths:
+                self.new[path] = self.old[path]
+            return
+        for path, content in make():
+            self.record(wanted, *write_file(self.out, path, content))
+
+    def keep(self, relative: str) -> None:
+        """A file this build did not make but must not remove (another tournament's page)."""
+        if relative in self.old:
+            self.new[relative] = self.old[relative]
+
+    def record(self, wanted: str, relative: str, size: int, mtime_ns: int) -> None:
+        self.new[relative] = Entry(wanted, size, mtime_ns)
+        self.written += 1
+
+    def sweep(self, directories: Iterable[str]) -> int:
+        """Remove every file under ``directories`` (site-relative) that this build did not make: pages that no
+        longer exist, and the temporary files of a build that was stopped. Returns how many."""
+        removed = 0
+        for directory in directories:
+            for parent, _, names in os.walk(self.out / directory):
+                for name in names:
+                    path = Path(parent) / name
+                    if path.relative_to(self.out).as_posix() not in self.new:
+                        path.unlink(missing_ok=True)
+                        removed += 1
+        return removed
+
+    def save(self) -> None:
+        """Write the manifest of this build (last, and whole or not at all)."""
+        files = {path: [entry.key, entry.size, entry.mtime_ns] for path, entry in sorted(self.new.items())}
+        write_file(self.out, MANIFEST, json.dumps({"format": FORMAT, "files": files}, separators=(",", ":")))
