@@ -40,14 +40,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arena.config import TournamentConfig
-from arena.manifest import BotSpec, ManifestError, load_bot
+from arena.manifest import BotSpec
 from arena.matchlog import log_dir_for, log_path_for
-from arena.registry import entrant_names
 from arena.schedule import ScheduledMatch
 from arena.sprt import Running, Settings, Status, paired_difference
 from arena.store import Store
-from arena.tournament import Plan, TournamentError, jobs, rate_and_finish, remove_partial_logs, run_job, store_result, \
-    worker_pool
+from arena.tournament import Plan, TournamentError, build_cache_for, jobs, load_entrants, rate_and_finish, \
+    remove_partial_logs, run_job, store_result, worker_pool
 
 NEW, BASE = 0, 1
 """Slots of NEW and BASE in the tournament's bot list; the opponents follow."""
@@ -148,16 +147,10 @@ def schedule(test: ABTest) -> list[ScheduledMatch]:
     return matches
 
 
-def load_test_bots(test: ABTest) -> tuple[BotSpec, ...]:
+def load_test_bots(test: ABTest, build_cache: Path | None = None) -> tuple[BotSpec, ...]:
     """The bots, NEW and BASE told apart by ``@new`` and ``@base`` when they carry the same name (two versions of
     one bot, the usual case)."""
-    bots = []
-    for path in test.config.bots:
-        try:
-            bots.append(load_bot(path))
-        except ManifestError as error:
-            raise TournamentError(str(error)) from None
-    bots = entrant_names(bots)
+    bots = load_entrants(test.config.bots, build_cache)
     if bots[NEW].name == bots[BASE].name:
         bots[NEW] = dataclasses.replace(bots[NEW], name=f"{bots[NEW].name}@new")
         bots[BASE] = dataclasses.replace(bots[BASE], name=f"{bots[BASE].name}@base")
@@ -170,7 +163,7 @@ def load_test_bots(test: ABTest) -> tuple[BotSpec, ...]:
 
 def plan_test(test: ABTest, store: Store, fresh: bool = False) -> Plan:
     """Create the test in the store, or check the stored one is the same one, as tournament.plan does."""
-    bots = load_test_bots(test)
+    bots = load_test_bots(test, build_cache_for(store))
     matches = schedule(test)
     name = test.config.name
     log_dir = log_dir_for(store.path.parent, name)

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, scan
-from arena.manifest import MANIFEST, BotSpec
-from arena.registry import remove_tree, safe_copy
+from arena.manifest import MANIFEST, BotSpec, load_bot
+from arena.registry import remove_tree, safe_copy, version_of
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 
@@ -167,3 +167,41 @@ def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[b
                     "only)")
         return False, f"`{command}` {how}", tail
     return True, "", tail
+
+
+class BuildFailed(Exception):
+    """A bot with a ``build:`` could not be built before it plays: the message names its directory, the reason and
+    the last lines of the build's log."""
+
+    def __init__(self, spec: BotSpec, result: BuildResult) -> None:
+        log = "".join(f"\n    {line}" for line in result.log.splitlines())
+        super().__init__(f"{spec.directory}: the build of bot {spec.name!r} failed: {result.reason}"
+                         + (f"; its log (last lines):{log}" if log else ""))
+        self.result = result
+
+
+def playable(spec: BotSpec, cache: Path, limits: BuildLimits = DEFAULT_BUILD_LIMITS) -> BotSpec:
+    """The bot as it plays. A bot without a ``build:``, or a registry version (built when it was submitted), is
+    ``spec`` itself; a bot directory with a ``build:`` is built once into ``cache``, under the hash of its files as
+    given, and plays from there: a rebuilt or resumed tournament plays the same built bytes (and so keeps its
+    ``files_hash``), an edit to the sources builds anew, and the author's directory is never written.
+
+    Raises :class:`BuildFailed`, or :class:`SandboxError` when the host cannot run the build at all."""
+    if spec.build is None or version_of(spec.directory) is not None:
+        return spec
+    cache = cache.resolve()  # the sandbox binds by absolute path
+    target = cache / spec.files_hash
+    if not (target / MANIFEST).is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        staging = cache / f".{spec.files_hash[:16]}.{os.getpid()}"
+        remove_tree(staging)  # left by a build of this process's pid that was killed
+        result = run_build(spec, staging, limits)
+        if not result.ok:
+            raise BuildFailed(spec, result)
+        try:
+            staging.rename(target)  # whole or not at all: a reader never sees half a build
+        except OSError:
+            if not (target / MANIFEST).is_file():
+                raise
+            remove_tree(staging)  # another runner built the same sources first; theirs is as good
+    return load_bot(target)

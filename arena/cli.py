@@ -17,10 +17,10 @@ import yaml
 
 from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, cli_test, tournament
 from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.build import BuildFailed
 from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
 from arena.confidence import Confidence, confidence
 from arena.config import ConfigError, TournamentConfig, load_config
-from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import LogError, describe, load, verify
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
@@ -72,6 +72,10 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
         fail(f"{rules_file or '--threshold'}: {error}")
 
 
+BUILD_CACHE = Path("results/builds")
+"""Where ``arena match`` builds bot directories that have a ``build:`` (``arena run`` builds beside its store)."""
+
+
 @click.command()
 @click.argument("bot_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
@@ -93,16 +97,19 @@ def load_rules(rules_file: Path | None, threshold: int | None) -> Rules:
 def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_file: Path | None,
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
           games: int | None, workers: int | None, as_json: bool) -> None:
-    """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), or a series with --games."""
+    """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), or a series with --games.
+
+    A bot with a build: in its bot.yaml is built first, in the sandbox, into results/builds (once for each state of
+    its files; the bot's own directory is never written)."""
     if not 2 <= len(bot_dirs) <= 8:
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
-    bots: list[BotSpec] = []
-    for directory in bot_dirs:
-        try:
-            bots.append(load_bot(directory))
-        except ManifestError as error:
-            fail(str(error))
+    try:
+        bots = tournament.load_entrants(bot_dirs, BUILD_CACHE)
+    except TournamentError as error:
+        fail(str(error))
+    except (BuildFailed, SandboxError) as error:
+        fail(str(error), ExitCode.FAILED)
     if games is not None:
         cli_test.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
                         log_path, as_json)
@@ -284,6 +291,8 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         report = run_with_progress(config, store, fresh, workers, quiet=as_json, cluster=cluster)
     except (ConfigError, TournamentError) as error:
         fail(str(error))
+    except (BuildFailed, SandboxError) as error:
+        fail(str(error), ExitCode.FAILED)
     except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
     except ClusterError as error:

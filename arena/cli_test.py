@@ -16,11 +16,13 @@ from pathlib import Path
 import click
 
 from arena import abtest, sprt
+from arena.build import BuildFailed
 from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
 from arena.manifest import BotSpec
 from arena.protocol import Limits
 from arena.registry import entrant_names
 from arena.rules import Rules, RulesError
+from arena.sandbox import SandboxError
 from arena.series import play_series, table, totals
 from arena.sprt import Status
 from arena.tournament import TournamentError
@@ -106,6 +108,8 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
         report = abtest.run_test(test, store, fresh, workers, show if live else None)
     except TournamentError as error:
         fail(str(error))
+    except (BuildFailed, SandboxError) as error:
+        fail(str(error), ExitCode.FAILED)
     finally:
         if live:
             click.echo("", err=True)

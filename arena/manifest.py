@@ -32,7 +32,8 @@ class BotSpec:
     """A bot ready to launch: its name, its command (run in ``directory``) and a hash of its files.
 
     ``build``, when the manifest has one, is the command that turns the submitted sources into what ``command``
-    runs; :mod:`arena.build` runs it once, at check and submission, never before a match."""
+    runs; :mod:`arena.build` runs it at check and submission, and once per state of a bot directory that a match or
+    tournament plays (:func:`arena.build.playable`)."""
 
     name: str
     directory: Path

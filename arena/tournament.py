@@ -22,8 +22,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from arena.build import playable
 from arena.confidence import GroupPlace, confidence
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
@@ -212,14 +214,28 @@ class Plan:
     log_dir: Path
 
 
-def load_bots(config: TournamentConfig) -> tuple[BotSpec, ...]:
+def load_entrants(paths: Sequence[Path], build_cache: Path | None = None) -> list[BotSpec]:
+    """The bots at ``paths`` with their entrant names (greedy@1 and greedy@2 when two versions of a registry bot
+    play). With ``build_cache``, bots with a ``build:`` are built there first, as they will play (a dry run passes
+    none: it runs no bot code). Raises :class:`TournamentError` for a bad manifest, :class:`BuildFailed` for a build
+    that fails."""
     bots = []
-    for path in config.bots:
+    for path in paths:
         try:
-            bots.append(load_bot(path))
+            bot = load_bot(path)
         except ManifestError as error:
             raise TournamentError(str(error)) from None
-    bots = entrant_names(bots)  # greedy@1 and greedy@2 when two versions of a registry bot play
+        bots.append(bot if build_cache is None else playable(bot, build_cache))
+    return entrant_names(bots)
+
+
+def build_cache_for(store: Store) -> Path:
+    """Where the bot directories of a store's tournaments are built: beside the store, like their logs."""
+    return store.path.parent / "builds"
+
+
+def load_bots(config: TournamentConfig, build_cache: Path | None = None) -> tuple[BotSpec, ...]:
+    bots = load_entrants(config.bots, build_cache)
     names = [bot.name for bot in bots]
     for name in names:
         if names.count(name) > 1:
@@ -229,7 +245,7 @@ def load_bots(config: TournamentConfig) -> tuple[BotSpec, ...]:
 
 def plan(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
     """Create the tournament in the store, or check that the stored one is the same and find what is left."""
-    bots = load_bots(config)
+    bots = load_bots(config, build_cache_for(store))
     schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
     log_dir = log_dir_for(store.path.parent, config.name)
     existing = store.tournament(config.name)

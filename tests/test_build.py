@@ -172,3 +172,59 @@ def test_a_bad_build_field_is_a_manifest_error(tmp_path: Path, build: str, words
     bot = bot_with_build(tmp_path, "bad", build)
     code, _, err = cli("submit", str(bot), "--registry", str(tmp_path / "bots"))
     assert code == 2 and words in err
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
+
+
+def test_arena_match_builds_a_bot_directory_once_and_plays_it_built(tmp_path: Path, monkeypatch) -> None:
+    """A C bot straight from its sources plays `arena match`: built in the sandbox into results/builds under the
+    hash of its sources, reused by the next match, and its own directory never written."""
+    bot = scaffold("cbot", "c", tmp_path / "cbot")
+    before = source_files(bot)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("match", str(bot), str(SAMPLES / "greedy"), "--threshold", "30", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert {player["name"] for player in result["players"]} == {"cbot", "greedy"}
+    assert all(player["fault"] is None for player in result["players"]), result
+    builds = [path for path in (tmp_path / "results" / "builds").iterdir()]
+    assert [path.name for path in builds] == [load_bot(bot).files_hash]
+    assert (builds[0] / "bot").read_bytes()[:4] == b"\x7fELF"
+    assert source_files(bot) == before, "the author's directory was written"
+    built_at = (builds[0] / "bot").stat().st_mtime_ns
+    code, _, err = cli("match", str(bot), str(SAMPLES / "greedy"), "--threshold", "30", "--seed", "2")
+    assert code == 0, err
+    assert (builds[0] / "bot").stat().st_mtime_ns == built_at, "built again for an unchanged bot"
+    (bot / "bot.c").write_text((bot / "bot.c").read_text() + "\n/* edited */\n")
+    code, _, err = cli("match", str(bot), str(SAMPLES / "greedy"), "--threshold", "30")
+    assert code == 0, err
+    assert len(list((tmp_path / "results" / "builds").iterdir())) == 2, "an edited bot was not built anew"
+
+
+def test_a_tournament_with_a_bot_that_does_not_build_stops_before_it_plays(tmp_path: Path) -> None:
+    broken = bot_with_build(tmp_path, "broken", "gcc -o bot bot.c")
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: t\nbots: [{broken}, {SAMPLES / 'greedy'}]\nplayers: 2\nseed: 1\nrepeats: 1\n")
+    code, out, err = cli("run", str(config), "--db", str(tmp_path / "r" / "arena.db"), "--no-site")
+    assert code == 1, (out, err)
+    assert f"{broken}: the build of bot 'broken' failed" in err and "undeclared_thing" in err, err
+    assert not (tmp_path / "r" / "builds").exists() or not any((tmp_path / "r" / "builds").iterdir())
+
+
+def test_a_tournament_builds_its_bot_directories_beside_the_store_and_resumes_on_the_same_build(
+        tmp_path: Path) -> None:
+    bot = scaffold("cbot", "c", tmp_path / "cbot")
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: t\nbots: [{bot}, {SAMPLES / 'greedy'}]\nplayers: 2\nseed: 1\nrepeats: 1\n"
+                      "rules: {threshold: 25}\n")
+    db = tmp_path / "r" / "arena.db"
+    code, out, err = cli("run", str(config), "--db", str(db), "--no-site", "--json", "--workers", "1")
+    assert code == 0, err
+    standings = {line["bot"]: line for line in json.loads(out)["standings"]}
+    assert standings["cbot"]["faults"] == {}, standings
+    builds = list((db.parent / "builds").iterdir())
+    assert len(builds) == 1 and (builds[0] / "bot").is_file()
+    code, _, err = cli("run", str(config), "--db", str(db), "--no-site")  # nothing left: same bot, same build
+    assert code == 0, err
+    assert "changed" not in err
