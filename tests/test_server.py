@@ -331,6 +331,56 @@ def test_the_upload_page_checks_its_csrf_token_and_shows_the_result(server: Serv
     assert "frank-bot" in [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
 
 
+def login(client: httpx.Client, token: str) -> httpx.Response:
+    """Log in at /me/login as a browser would: read the form's CSRF token, post it with the API token."""
+    form = client.get("/me/login")
+    csrf = form.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    return client.post("/me/login", data={"csrf": csrf, "token": token})
+
+
+def test_an_authors_page_shows_their_own_stderr_and_no_one_elses(server: Server, tmp_path: Path) -> None:
+    gina, hank = server.add_author("gina"), server.add_author("hank")
+    noisy = make_bot(tmp_path, "gina-bot", SAMPLES / "random")
+    marker = "GINA-ONLY-STDERR-41c9"
+    source = (noisy / "bot.py").read_text()
+    (noisy / "bot.py").write_text(source.replace(
+        "import arena_bot\n", f"import arena_bot\nimport sys\nsys.stderr.write({marker!r} + '\\n')\n", 1))
+    assert server.upload(gina, pack(noisy)).status_code == 201
+    assert server.upload(hank, pack(make_bot(tmp_path, "hank-bot", SAMPLES / "random"))).status_code == 201
+    server.wait_for("gina-bot@1 to play", lambda: server.standings().get("gina-bot@1", {}).get("matches", 0) >= 2)
+    with httpx.Client(base_url=server.url, timeout=60) as browser:
+        assert browser.get("/me").headers["location"] == "/me/login"  # not logged in: to the login form
+        # Another site's form has no CSRF cookie, and a bad token is refused: neither starts a session.
+        page = browser.get("/me/login").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        assert httpx.post(f"{server.url}/me/login", data={"csrf": csrf, "token": gina}).status_code == 403
+        assert browser.post("/me/login", data={"csrf": csrf, "token": "nope"}).status_code == 401
+        reply = login(browser, gina)
+        assert reply.status_code == 303 and reply.headers["location"] == "/me"
+        cookie = reply.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/me" in cookie
+        mine = browser.get("/me")
+        assert mine.status_code == 200 and mine.headers["cache-control"] == "no-store"
+        assert "gina-bot@1" in mine.text and marker in mine.text and 'id="my-matches"' in mine.text
+        assert "hank-bot" not in mine.text and SECRET not in mine.text
+        session = browser.cookies["arena_session"]
+        page = browser.get("/me").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        assert browser.post("/me/logout", data={"csrf": csrf}).status_code == 200
+        assert browser.get("/me").status_code == 303
+    # The session ended on the server, not only in the browser: its old cookie opens nothing.
+    stolen = httpx.get(f"{server.url}/me", cookies={"arena_session": session})
+    assert stolen.status_code == 303
+    with httpx.Client(base_url=server.url, timeout=60) as other:
+        assert login(other, hank).status_code == 303
+        theirs = other.get("/me").text
+        assert "hank-bot@1" in theirs and "gina-bot" not in theirs and marker not in theirs
+        arena("author", "revoke", "hank", "--db", str(server.db))
+        assert other.get("/me").status_code == 303  # revoked: the session ends with the token
+    public = [httpx.get(f"{server.url}{path}").text for path in ("/", "/api/standings", "/api/bots", "/api/league")]
+    assert not [text for text in public if marker in text]
+
+
 def children(pid: int) -> set[int]:
     found = set()
     for status in Path("/proc").glob("[0-9]*/status"):
