@@ -93,6 +93,7 @@ class Server:
     db: Path
     port: int
     process: subprocess.Popen[bytes] | None = None
+    options: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -101,7 +102,8 @@ class Server:
     def start(self) -> None:
         log = open(self.root / "serve.log", "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db", str(self.db)],
+            [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db", str(self.db),
+             *self.options],
             stdout=log, stderr=log, cwd=self.root)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -422,3 +424,48 @@ def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
     assert {"alice-bot@1", "contested@1", "bob-bot@1", "greedy", "leaky"} <= set(server.standings())
     again = server.upload(erin, pack(make_bot(tmp_path / "again", "erin-bot", SAMPLES / "random")))
     assert again.status_code == 429  # the limit is in the store: a restart does not reset it
+
+
+def league_results(db: Path) -> dict[int, list[tuple[str, int, int, str | None]]]:
+    """Match index -> (bot, place, score, fault) per seat, of every finished match."""
+    store = Store(db)
+    try:
+        found: dict[int, list[tuple[str, int, int, str | None]]] = {}
+        for row in store.db.execute(
+                "SELECT m.idx, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
+                "JOIN bots b ON b.id = s.bot_id WHERE m.status = 'done' ORDER BY m.idx, s.seat"):
+            found.setdefault(row["idx"], []).append((row["name"], row["place"], row["score"], row["fault_kind"]))
+        return found
+    finally:
+        store.close()
+
+
+def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_path: Path) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text(f"league: {{name: spread, bots: [{SAMPLES / 'greedy'}, {SAMPLES / 'random'}, "
+                      f"{SAMPLES / 'planner'}], players: 2, seed: 11, rules: {{threshold: 30}}, workers: 2}}\n")
+    played = {}
+    for where, options in (("dask", ("--cluster", "local:2")), ("pool", ())):
+        root = tmp_path / where
+        root.mkdir()
+        server = Server(root, config, root / "arena.db", free_port(), options=options)
+        server.start()
+        try:
+            want = 8 if where == "dask" else len(played["dask"])
+            server.wait_for(f"{want} matches on the {where}", lambda: httpx.get(
+                f"{server.url}/api/league").json()["matches"].get("done", 0) >= want, seconds=90)
+            league = httpx.get(f"{server.url}/api/league").json()
+        finally:
+            server.stop()
+        assert league["error"] is None, league["error"]
+        played[where] = league_results(root / "arena.db")
+        if where == "dask":
+            cluster = league["cluster"]
+            assert cluster["address"] == "local:2" and cluster["workers"] == 2, cluster
+            assert sum(cluster["matches_per_worker"].values()) >= 8 and cluster["refused"] == {}
+            assert len(list((root / "logs" / "spread").glob("*.jsonl.gz"))) >= 8  # logs came back from the workers
+        else:
+            assert league["cluster"] is None
+    both = sorted(set(played["dask"]) & set(played["pool"]))
+    assert len(both) >= 8
+    assert [played["dask"][idx] for idx in both] == [played["pool"][idx] for idx in both]
