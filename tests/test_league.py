@@ -82,6 +82,8 @@ def test_author_commands(tmp_path: Path) -> None:
     ("league: {name: x, bots: [nowhere], players: 2, seed: 1}\n", "league.bots[0]: expected registry:"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
      "server.uploads_per_hour: expected a positive integer"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'head:8786'}\n",
+     "league.cluster: expected a Dask scheduler address: local:N"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"
@@ -89,6 +91,17 @@ def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str,
     with pytest.raises(ConfigError) as caught:
         load_serve_config(config, tmp_path / "bots")
     assert str(caught.value).startswith(f"{config}: ") and words in str(caught.value)
+
+
+def test_a_cluster_is_where_the_league_plays_not_what_it_is(tmp_path: Path) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'tcp://head:8786'}\n")
+    on_cluster = load_serve_config(config, tmp_path / "bots").league
+    config.write_text("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\n")
+    on_pool = load_serve_config(config, tmp_path / "bots").league
+    assert (on_cluster.cluster, on_pool.cluster) == ("tcp://head:8786", None)
+    # The same league either way: a server may move between the pool and a cluster without a new name.
+    assert on_cluster.hash() == on_pool.hash()
 
 
 def league_config(tmp_path: Path, entries: tuple[str, ...] = HOUSE, seed: int = 3) -> LeagueConfig:
@@ -155,3 +168,31 @@ def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:
     restarted = League(league_config(tmp_path, entries), store.path)
     with pytest.raises(LeagueError, match="the files of 'greedy' changed since it entered league 'ladder'"):
         restarted.entrants(store, restarted.prepare(store))
+
+
+def test_the_web_views_see_every_commit_and_every_new_registry_version(tmp_path: Path) -> None:
+    from arena.server.views import Views
+
+    db = tmp_path / "arena.db"
+    writer = Store(db)
+    views = Views(db, Registry(tmp_path / "bots"))
+    made: list[int] = []
+
+    def listing() -> int:
+        made.append(views.generation)
+        return len(made)
+
+    key = (views.refresh(), views.registry_signature())
+    assert views.cached("x", key, listing) == views.cached("x", key, listing) == 1  # made once per key
+    token = add_author(writer, "alice")  # another connection commits: the next refresh sees it
+    found = views.authenticate(token)
+    assert found is not None and found.name == "alice"
+    revoke_author(writer, "alice")
+    assert views.authenticate(token) is None  # at once, not after some expiry
+    before = views.registry_signature()
+    index = tmp_path / "bots" / "shark" / "versions.json"
+    index.parent.mkdir(parents=True)
+    index.write_text('{"versions": []}')
+    assert views.registry_signature() != before
+    views.close()
+    writer.close()

@@ -3,13 +3,16 @@
 Starlette on uvicorn (see docs/SERVER.md for why): the API is a handful of JSON routes, so a small ASGI toolkit
 with streaming request bodies (the upload cap is enforced while reading) and a static-files mount is all it needs.
 Handlers do no blocking work on the event loop: the store, the archive guards and the admission check run in
-worker threads, each opening its own store connection as SQLite wants. The league runs in one background thread
-started and stopped with the application (its lifespan).
+worker threads. Reads go through :class:`~arena.server.views.Views` (a store connection per thread, public
+answers cached until the store or the registry changes). The league runs in one background thread started and
+stopped with the application (its lifespan).
 
 Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /api/bots``, ``GET /api/standings``,
-``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr:
-the only route that shows stderr, and only the author's own), ``GET``/``POST /upload`` (the upload page for people,
-with a double-submit CSRF cookie), ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
+``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr),
+``GET /me`` with ``/me/login`` and ``/me/logout`` (the same for a person in a browser,
+:mod:`arena.server.authorpage`; with ``/api/me`` the only places that show stderr, and only the author's own),
+``GET``/``POST /upload`` (the upload page for people, with a double-submit CSRF cookie), ``GET /`` (standings
+that refresh themselves), ``/site/`` (the static site, without stderr).
 """
 
 from __future__ import annotations
