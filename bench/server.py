@@ -5,11 +5,12 @@ Starts a real ``arena serve`` on loopback with a league of house bots (the sampl
 1. **uploads**: N authors (default 20) each upload a bot at once, from N threads; every upload must be processed
    (201), and the wall time and the slowest upload are reported (each runs the admission check in the sandbox);
 2. **latency**: sequential requests that do no check, while the league plays on every worker:
-   ``GET /api/standings``, ``GET /``, ``GET /api/bots``, a refused ``POST /api/bots`` (401) and an author's
-   ``GET /api/me`` (never cached: it reads the store on every request), their p50 and p95 in milliseconds, and
-   how many league matches finished meanwhile (each stored match makes the public answers once more);
-   The store also holds ``--history`` finished matches of another tournament (synthetic, as bench/site.py
-   makes them: a store that has served for a while), since what a request costs may grow with the store;
+   ``GET /api/standings``, ``GET /``, ``GET /api/bots``, a ``POST /api/bots`` refused for a bad token (401) and
+   an author's ``GET /api/me`` (never cached: it reads the store on every request), their p50, p95 and slowest in
+   milliseconds, and how many league matches finished meanwhile (each one makes the public answers again). The
+   store also holds ``--history`` finished matches of another tournament (synthetic, as bench/site.py makes
+   them: a store that has served for a while), since what a request costs may grow with the store; then
+   ``request_cpu_ms``: the CPU of the parts of a request, measured in this process on that store;
 3. **throughput**: with no more uploads, how many league matches finish per second over ``--seconds``, compared
    with ``arena run`` of a tournament of the same bots, players, rules and workers.
 
@@ -81,6 +82,37 @@ def bot_copy(where: Path, name: str) -> Path:
 
 def league_done(url: str) -> int:
     return int(httpx.get(f"{url}/api/league", timeout=30).json()["matches"].get("done", 0))
+
+
+def request_costs(db: Path, registry_dir: Path, league: str) -> dict[str, float]:
+    """CPU milliseconds (this process's, so the machine's load does not enter) of what a public request did per
+    request before arena/server/views.py (open the store, compute the standings, read every versions.json) and of
+    what it does now when the answer is cached (ask the data version, stat the registry's indexes), on the
+    store the server just used."""
+    from arena.registry import Registry
+    from arena.server.views import Views
+    from arena.store import Store
+
+    def cpu_ms(call: Any, count: int = 30) -> float:
+        started = time.process_time()
+        for _ in range(count):
+            call()
+        return round((time.process_time() - started) / count * 1000, 3)
+
+    store = Store(db, readonly=True)
+    row = store.tournament(league)
+    assert row is not None
+    registry = Registry(registry_dir)
+    views = Views(db, registry)
+    try:
+        return {"open_store": cpu_ms(lambda: Store(db, readonly=True).close()),
+                "standings": cpu_ms(lambda: store.standings(row["id"])),
+                "read_registry": cpu_ms(lambda: [registry.versions(name) for name in registry.names()]),
+                "cached_answer": cpu_ms(lambda: views.cached("bots", (views.refresh(), views.registry_signature()),
+                                                            lambda: b""), 300)}
+    finally:
+        views.close()
+        store.close()
 
 
 class Server:
@@ -172,13 +204,16 @@ def main() -> None:
                 "GET /api/standings": timed(lambda: client.get("/api/standings"), args.requests),
                 "GET /": timed(lambda: client.get("/"), args.requests),
                 "GET /api/bots": timed(lambda: client.get("/api/bots"), args.requests),
-                "POST /api/bots 401": timed(lambda: client.post("/api/bots", content=b"x"), args.requests),
+                # A token that is not valid: the server must look at the authors to refuse it.
+                "POST /api/bots 401": timed(lambda: client.post("/api/bots", content=b"x", headers={
+                    "Authorization": "Bearer not-a-valid-token"}), args.requests),
                 "GET /api/me": timed(lambda: client.get("/api/me", headers={"Authorization": f"Bearer {tokens[0]}"}),
                                      args.requests),
             }
             result["latency"]["league_matches_meanwhile"] = league_done(server.url) - done_before
     finally:
         server.stop()
+    result["request_cpu_ms"] = request_costs(db, work / "uploads" / "bots", "uploads")
 
     # Throughput: the house bots alone, in a league and in a tournament, on the same workers.
     house_config = work / "house.yaml"

@@ -189,7 +189,9 @@ def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Pa
     # The league is a tournament in the store like any other.
     standings = json.loads(arena("standings", "ladder", "--json", "--db", str(server.db)).stdout)
     assert "alice-bot@1" in [row["bot"] for row in standings["standings"]]
-    mine = httpx.get(f"{server.url}/api/me", headers={"Authorization": f"Bearer {tokens['alice']}"}).json()
+    reply = httpx.get(f"{server.url}/api/me", headers={"Authorization": f"Bearer {tokens['alice']}"})
+    assert reply.headers["cache-control"] == "no-store"  # it holds stderr: no shared cache may keep it
+    mine = reply.json()
     assert mine["author"] == "alice" and mine["bots"][0]["versions"][0]["check"]["fit"] is True
     assert len(mine["matches"]) >= 4 and {m["bot"] for m in mine["matches"]} == {"alice-bot@1"}
     assert httpx.get(f"{server.url}/api/me").status_code == 401

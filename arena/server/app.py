@@ -256,7 +256,9 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         if author is None:
             return error(401, "a valid API token is required: Authorization: Bearer TOKEN",
                          {"WWW-Authenticate": 'Bearer realm="arena"'})
-        return JSONResponse(await in_thread(lambda store: author_data(store, registry, name, author)))
+        # Private (stderr): no shared cache between the author and us may keep it.
+        return JSONResponse(await in_thread(lambda store: author_data(store, registry, name, author)),
+                            headers={"Cache-Control": "no-store"})
 
     def standings(page: str) -> bytes:
         """The body of ``/api/standings`` (``api``), ``/api/league`` (``league``) or ``/`` (``home``), made
