@@ -204,15 +204,19 @@ def test_the_author_page_shows_a_versions_build_report_when_it_has_one() -> None
 
     check = {"bot": "shark", "fit": True, "seconds": 1.0,
              "steps": [{"step": "manifest", "ok": True, "expected": "a bot.yaml", "got": "name shark", "advice": []}]}
+    built = {**check, "steps": [{"step": "build", "ok": True, "expected": "make exits 0", "got": "built in 2.1 s",
+                                 "advice": [], "stderr_tail": "cc -O2 -o bot bot.c"}, *check["steps"]]}
     build = {"ok": False, "command": "cargo build --release", "seconds": 12.5,
              "log_tail": "error[E0425]: cannot find value `x`\n --> src/main.rs:3:5"}
     html = environment().get_template("author.html").render(
         root="/site/", page={"crumbs": [Crumb("ladder", "index.html"), Crumb("alice's bots", None)]},
         league="ladder", csrf="c", author="alice", matches=[],
         bots=[{"name": "shark", "versions": [{"version": 1, "submitted_at": "2026-01-01T00:00:00Z",
-                                              "files_hash": "ab" * 32, "check": check},
+                                              "files_hash": "ab" * 32, "source_hash": "ef" * 32, "check": built},
                                              {"version": 2, "submitted_at": "2026-01-02T00:00:00Z",
                                               "files_hash": "cd" * 32, "check": check, "build": build}]}])
     assert html.count('class="build-report"') == 1 and "Build report: failed" in html
     assert "cargo build --release" in html and "cannot find value `x`" in html
     assert html.count("Check report: passed") == 2 and 'id="no-matches"' in html
+    # A compiled bot's build as a step of its check: its log is labelled as one, and the source's hash is shown.
+    assert "build log (shown only to you)" in html and "cc -O2 -o bot bot.c" in html and "built from" in html
