@@ -16,8 +16,9 @@ import click
 import yaml
 
 from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, cli_test, tournament
-from arena.cli_common import CONTEXT, SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
 from arena.build import BuildFailed
+from arena.cli_common import (CONTEXT, SANDBOX_CHOICE, ExitCode, check_cluster, db_option, emit_json, fail,
+                              json_option, open_store)
 from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
 from arena.confidence import Confidence, confidence
 from arena.config import ConfigError, TournamentConfig, load_config
@@ -346,15 +347,6 @@ def example_or_path(config_file: Path) -> Path:
         return config_file
     example = data_dir("tournaments") / f"{config_file.name}.yaml"
     return example if example.is_file() else config_file
-
-
-def check_cluster(address: str | None) -> str | None:
-    from arena.config import cluster_address_problem
-
-    problem = None if address is None else cluster_address_problem(address)
-    if problem is not None:
-        raise click.BadParameter(problem, param_hint="--cluster")
-    return address
 
 
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,

@@ -63,3 +63,13 @@ def open_store(db_path: Path, must_exist: bool = True) -> Store:
         return Store(db_path, readonly=must_exist)
     except StoreError as error:
         fail(str(error), ExitCode(error.exit_code))
+
+
+def check_cluster(address: str | None) -> str | None:
+    """The ``--cluster`` option's check (``arena run``, ``arena serve``): a usage error (exit 2) unless valid."""
+    from arena.config import cluster_address_problem
+
+    problem = None if address is None else cluster_address_problem(address)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint="--cluster")
+    return address

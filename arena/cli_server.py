@@ -10,6 +10,7 @@ check), 2 bad input (a bad config, an unknown author, an upload the server refus
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -19,6 +20,7 @@ from typing import Any, NoReturn
 
 import click
 
+from arena.cli_common import check_cluster
 from arena.config import ConfigError
 from arena.registry import default_registry
 from arena.store import Store, StoreError
@@ -53,7 +55,11 @@ def _store(db_path: Path) -> Store:
 @db_option
 @click.option("--site", "site_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the public site is written (default: public/ beside the store).")
-def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path | None) -> None:
+@click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
+              help="Play the league on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (default: the "
+                   "league's cluster: key, else the local pool; docs/CLUSTER.md).")
+def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path | None,
+          cluster: str | None) -> None:
     """Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the league
     continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it; run it again to
     resume."""
@@ -66,14 +72,17 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         config = load_serve_config(config_file, default_registry(db_path))
     except ConfigError as error:
         _fail(str(error))
+    if cluster is not None:
+        config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     _store(db_path).close()  # creates or migrates the store now, so errors come before the server starts
     scratch = config.league.registry / ".incoming" / "uploads"
     shutil.rmtree(scratch, ignore_errors=True)  # uploads a previous run was unpacking when it stopped
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     app = create_app(ServerSettings(db=db_path, config=config, site_dir=site_dir or db_path.parent / "public",
                                     scratch=scratch))
+    where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
     click.echo(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
-               f"{config.league.registry})", err=True)
+               f"{config.league.registry}, matches on {where})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="info")
 
 

@@ -467,6 +467,43 @@ class _Runner:
             self.inflight.clear()
 
 
+class Connection:
+    """A client of one cluster, kept open for many plays: ``arena run`` plays once, the league server
+    (arena/server/league.py) plays each of its batches on the same connection, so a ``local:N`` cluster starts
+    once and workers keep the bots they were sent."""
+
+    def __init__(self, address: str, security: Any = None) -> None:
+        self.address = address
+        self.client, self._local = connect(address, security)
+
+    def play(self, todo: list[MatchJob], stats: ClusterStats,
+             notify: Callable[[str], None] = say) -> Generator[JobResult, None, None]:
+        """Play ``todo`` and yield each result once, in completion order; closing the generator cancels the
+        matches in flight. Workers are checked (again) at the start of each play; bots they hold are not sent
+        twice to the same worker process (they unpack only what their cache lacks)."""
+        if not todo:
+            return
+        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify)
+        try:
+            yield from runner.run()
+        except (OSError, TimeoutError, CancelledError) as error:
+            # Only the scheduler cancels futures behind our back, when the connection to it is gone.
+            why = "the connection to it closed" if isinstance(error, CancelledError) else str(error)
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks add nothing
+            raise ClusterError(f"lost the Dask scheduler at {self.address}: {why}") from None
+        finally:
+            runner.cancel()
+
+    def close(self) -> None:
+        """Close the client; a local cluster is shut down, which kills its workers and their bots."""
+        try:
+            self.client.close(timeout=5)
+        except Exception:
+            pass  # closing a client whose scheduler is gone may fail; there is nothing left to release
+        if self._local is not None:
+            self._local.close(timeout=10)
+
+
 def play(address: str, todo: list[MatchJob], stats: ClusterStats, security: Any = None,
          notify: Callable[[str], None] = say) -> Generator[JobResult, None, None]:
     """Play ``todo`` on the cluster at ``address`` and yield each result once, in completion order.
@@ -476,21 +513,8 @@ def play(address: str, todo: list[MatchJob], stats: ClusterStats, security: Any 
     """
     if not todo:
         return
-    wanted = requirements(todo[0].sandbox)
-    client, local = connect(address, security)
-    runner = _Runner(client, todo, wanted, stats, notify)
+    connection = Connection(address, security)
     try:
-        yield from runner.run()
-    except (OSError, TimeoutError, CancelledError) as error:
-        # Only the scheduler cancels futures behind our back, when the connection to it is gone.
-        why = "the connection to it closed" if isinstance(error, CancelledError) else str(error)
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks add nothing
-        raise ClusterError(f"lost the Dask scheduler at {address}: {why}") from None
+        yield from connection.play(todo, stats, notify)
     finally:
-        runner.cancel()
-        try:
-            client.close(timeout=5)
-        except Exception:
-            pass  # closing a client whose scheduler is gone may fail; there is nothing left to release
-        if local is not None:
-            local.close(timeout=10)
+        connection.close()

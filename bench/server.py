@@ -4,19 +4,25 @@ Starts a real ``arena serve`` on loopback with a league of house bots (the sampl
 
 1. **uploads**: N authors (default 20) each upload a bot at once, from N threads; every upload must be processed
    (201), and the wall time and the slowest upload are reported (each runs the admission check in the sandbox);
-2. **latency**: sequential requests that do no check: ``GET /api/standings``, ``GET /`` and a refused
-   ``POST /api/bots`` (401), their p50 and p95 in milliseconds;
+2. **latency**: sequential requests that do no check, while the league plays on every worker:
+   ``GET /api/standings``, ``GET /``, ``GET /api/bots``, a ``POST /api/bots`` refused for a bad token (401) and
+   an author's ``GET /api/me`` (never cached: it reads the store on every request), their p50, p95 and slowest in
+   milliseconds, and how many league matches finished meanwhile (each one makes the public answers again). The
+   store also holds ``--history`` finished matches of another tournament (synthetic, as bench/site.py makes
+   them: a store that has served for a while), since what a request costs may grow with the store; then
+   ``request_cpu_ms``: the CPU of the parts of a request, measured in this process on that store;
 3. **throughput**: with no more uploads, how many league matches finish per second over ``--seconds``, compared
    with ``arena run`` of a tournament of the same bots, players, rules and workers.
 
 Prints ONE JSON object. This is a measurement, not a test: nothing here asserts on the numbers.
 
-    python bench/server.py [--uploads 20] [--seconds 30] [--workers 2]
+    python bench/server.py [--uploads 20] [--seconds 30] [--workers 2] [--history 10000]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -62,7 +68,8 @@ def timed(call: Any, count: int) -> dict[str, float]:
         started = time.perf_counter()
         call()
         samples.append((time.perf_counter() - started) * 1000)
-    return {"p50_ms": round(statistics.median(samples), 2), "p95_ms": round(percentile(samples, 0.95), 2)}
+    return {"p50_ms": round(statistics.median(samples), 2), "p95_ms": round(percentile(samples, 0.95), 2),
+            "max_ms": round(max(samples), 2)}
 
 
 def bot_copy(where: Path, name: str) -> Path:
@@ -75,6 +82,37 @@ def bot_copy(where: Path, name: str) -> Path:
 
 def league_done(url: str) -> int:
     return int(httpx.get(f"{url}/api/league", timeout=30).json()["matches"].get("done", 0))
+
+
+def request_costs(db: Path, registry_dir: Path, league: str) -> dict[str, float]:
+    """CPU milliseconds (this process's, so the machine's load does not enter) of what a public request did per
+    request before arena/server/views.py (open the store, compute the standings, read every versions.json) and of
+    what it does now when the answer is cached (ask the data version, stat the registry's indexes), on the
+    store the server just used."""
+    from arena.registry import Registry
+    from arena.server.views import Views
+    from arena.store import Store
+
+    def cpu_ms(call: Any, count: int = 30) -> float:
+        started = time.process_time()
+        for _ in range(count):
+            call()
+        return round((time.process_time() - started) / count * 1000, 3)
+
+    store = Store(db, readonly=True)
+    row = store.tournament(league)
+    assert row is not None
+    registry = Registry(registry_dir)
+    views = Views(db, registry)
+    try:
+        return {"open_store": cpu_ms(lambda: Store(db, readonly=True).close()),
+                "standings": cpu_ms(lambda: store.standings(row["id"])),
+                "read_registry": cpu_ms(lambda: [registry.versions(name) for name in registry.names()]),
+                "cached_answer": cpu_ms(lambda: views.cached("bots", (views.refresh(), views.registry_signature()),
+                                                            lambda: b""), 300)}
+    finally:
+        views.close()
+        store.close()
 
 
 class Server:
@@ -105,6 +143,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--history", type=int, default=10_000,
+                        help="finished matches of another tournament in the store before the server starts")
     args = parser.parse_args()
 
     from arena.client import pack
@@ -116,9 +156,24 @@ def main() -> None:
     uploads_config.write_text(f"league: {{name: uploads, bots: ['registry:*', {house}], {league}}}\n"
                               "server: {uploads_per_hour: 100}\n")
     db = work / "uploads" / "arena.db"
+    if args.history:
+        # bench/site.py's synthetic matches (loaded by path: "site" is also the standard library's module).
+        spec = importlib.util.spec_from_file_location("bench_site", ROOT / "bench" / "site.py")
+        assert spec is not None and spec.loader is not None
+        bench_site = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench_site)
+        fill = bench_site.fill
+
+        from arena.store import Store
+
+        db.parent.mkdir(parents=True)
+        store = Store(db)
+        fill(store, args.history, bots=8, players=3, seed=1)
+        store.close()
     tokens = [arena("author", "add", f"author{i}", "--db", str(db)).strip() for i in range(args.uploads)]
     bodies = [pack(bot_copy(work / "bots", f"bot{i}")) for i in range(args.uploads)]
-    result: dict[str, Any] = {"python": platform.python_version(), "cpus": os.cpu_count(), "workers": args.workers}
+    result: dict[str, Any] = {"python": platform.python_version(), "cpus": os.cpu_count(), "workers": args.workers,
+                              "history": args.history, "store_mb": round(db.stat().st_size / 2**20, 1)}
 
     server = Server(work, uploads_config, db)
     try:
@@ -143,15 +198,22 @@ def main() -> None:
                              "slowest_s": round(max(seconds), 2)}
         # One client with keep-alive, as a browser or a script would: a new httpx client per request costs more
         # than the request (its SSL context alone).
+        done_before = league_done(server.url)
         with httpx.Client(base_url=server.url) as client:
             result["latency"] = {
                 "GET /api/standings": timed(lambda: client.get("/api/standings"), args.requests),
                 "GET /": timed(lambda: client.get("/"), args.requests),
                 "GET /api/bots": timed(lambda: client.get("/api/bots"), args.requests),
-                "POST /api/bots 401": timed(lambda: client.post("/api/bots", content=b"x"), args.requests),
+                # A token that is not valid: the server must look at the authors to refuse it.
+                "POST /api/bots 401": timed(lambda: client.post("/api/bots", content=b"x", headers={
+                    "Authorization": "Bearer not-a-valid-token"}), args.requests),
+                "GET /api/me": timed(lambda: client.get("/api/me", headers={"Authorization": f"Bearer {tokens[0]}"}),
+                                     args.requests),
             }
+            result["latency"]["league_matches_meanwhile"] = league_done(server.url) - done_before
     finally:
         server.stop()
+    result["request_cpu_ms"] = request_costs(db, work / "uploads" / "bots", "uploads")
 
     # Throughput: the house bots alone, in a league and in a tournament, on the same workers.
     house_config = work / "house.yaml"

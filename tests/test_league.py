@@ -82,6 +82,8 @@ def test_author_commands(tmp_path: Path) -> None:
     ("league: {name: x, bots: [nowhere], players: 2, seed: 1}\n", "league.bots[0]: expected registry:"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
      "server.uploads_per_hour: expected a positive integer"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'head:8786'}\n",
+     "league.cluster: expected a Dask scheduler address: local:N"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"
@@ -89,6 +91,17 @@ def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str,
     with pytest.raises(ConfigError) as caught:
         load_serve_config(config, tmp_path / "bots")
     assert str(caught.value).startswith(f"{config}: ") and words in str(caught.value)
+
+
+def test_a_cluster_is_where_the_league_plays_not_what_it_is(tmp_path: Path) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'tcp://head:8786'}\n")
+    on_cluster = load_serve_config(config, tmp_path / "bots").league
+    config.write_text("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\n")
+    on_pool = load_serve_config(config, tmp_path / "bots").league
+    assert (on_cluster.cluster, on_pool.cluster) == ("tcp://head:8786", None)
+    # The same league either way: a server may move between the pool and a cluster without a new name.
+    assert on_cluster.hash() == on_pool.hash()
 
 
 def league_config(tmp_path: Path, entries: tuple[str, ...] = HOUSE, seed: int = 3) -> LeagueConfig:
@@ -156,3 +169,55 @@ def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:
     restarted = League(league_config(tmp_path, entries), store.path)
     with pytest.raises(LeagueError, match="the files of 'greedy' changed since it entered league 'ladder'"):
         restarted.entrants(store, restarted.prepare(store))
+
+
+def test_the_web_views_see_every_commit_and_every_new_registry_version(tmp_path: Path) -> None:
+    from arena.server.views import Views
+
+    db = tmp_path / "arena.db"
+    writer = Store(db)
+    views = Views(db, Registry(tmp_path / "bots"))
+    made: list[int] = []
+
+    def listing() -> int:
+        made.append(views.generation)
+        return len(made)
+
+    key = (views.refresh(), views.registry_signature())
+    assert views.cached("x", key, listing) == views.cached("x", key, listing) == 1  # made once per key
+    token = add_author(writer, "alice")  # another connection commits: the next refresh sees it
+    found = views.authenticate(token)
+    assert found is not None and found.name == "alice"
+    revoke_author(writer, "alice")
+    assert views.authenticate(token) is None  # at once, not after some expiry
+    before = views.registry_signature()
+    index = tmp_path / "bots" / "shark" / "versions.json"
+    index.parent.mkdir(parents=True)
+    index.write_text('{"versions": []}')
+    assert views.registry_signature() != before
+    views.close()
+    writer.close()
+
+
+def test_the_author_page_shows_a_versions_build_report_when_it_has_one() -> None:
+    from arena.server.authorpage import environment
+    from arena.site.data import Crumb
+
+    check = {"bot": "shark", "fit": True, "seconds": 1.0,
+             "steps": [{"step": "manifest", "ok": True, "expected": "a bot.yaml", "got": "name shark", "advice": []}]}
+    built = {**check, "steps": [{"step": "build", "ok": True, "expected": "make exits 0", "got": "built in 2.1 s",
+                                 "advice": [], "stderr_tail": "cc -O2 -o bot bot.c"}, *check["steps"]]}
+    build = {"ok": False, "command": "cargo build --release", "seconds": 12.5,
+             "log_tail": "error[E0425]: cannot find value `x`\n --> src/main.rs:3:5"}
+    html = environment().get_template("author.html").render(
+        root="/site/", page={"crumbs": [Crumb("ladder", "index.html"), Crumb("alice's bots", None)]},
+        league="ladder", csrf="c", author="alice", matches=[],
+        bots=[{"name": "shark", "versions": [{"version": 1, "submitted_at": "2026-01-01T00:00:00Z",
+                                              "files_hash": "ab" * 32, "source_hash": "ef" * 32, "check": built},
+                                             {"version": 2, "submitted_at": "2026-01-02T00:00:00Z",
+                                              "files_hash": "cd" * 32, "check": check, "build": build}]}])
+    assert html.count('class="build-report"') == 1 and "Build report: failed" in html
+    assert "cargo build --release" in html and "cannot find value `x`" in html
+    assert html.count("Check report: passed") == 2 and 'id="no-matches"' in html
+    # A compiled bot's build as a step of its check: its log is labelled as one, and the source's hash is shown.
+    assert "build log (shown only to you)" in html and "cc -O2 -o bot bot.c" in html and "built from" in html

@@ -94,6 +94,7 @@ class Server:
     db: Path
     port: int
     process: subprocess.Popen[bytes] | None = None
+    options: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -102,7 +103,8 @@ class Server:
     def start(self) -> None:
         log = open(self.root / "serve.log", "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db", str(self.db)],
+            [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db", str(self.db),
+             *self.options],
             stdout=log, stderr=log, cwd=self.root)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -188,7 +190,9 @@ def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Pa
     # The league is a tournament in the store like any other.
     standings = json.loads(arena("standings", "ladder", "--json", "--db", str(server.db)).stdout)
     assert "alice-bot@1" in [row["bot"] for row in standings["standings"]]
-    mine = httpx.get(f"{server.url}/api/me", headers={"Authorization": f"Bearer {tokens['alice']}"}).json()
+    reply = httpx.get(f"{server.url}/api/me", headers={"Authorization": f"Bearer {tokens['alice']}"})
+    assert reply.headers["cache-control"] == "no-store"  # it holds stderr: no shared cache may keep it
+    mine = reply.json()
     assert mine["author"] == "alice" and mine["bots"][0]["versions"][0]["check"]["fit"] is True
     assert len(mine["matches"]) >= 4 and {m["bot"] for m in mine["matches"]} == {"alice-bot@1"}
     assert httpx.get(f"{server.url}/api/me").status_code == 401
@@ -360,6 +364,56 @@ def test_the_upload_page_checks_its_csrf_token_and_shows_the_result(server: Serv
     assert "frank-bot" in [b["name"] for b in httpx.get(f"{server.url}/api/bots").json()["bots"]]
 
 
+def login(client: httpx.Client, token: str) -> httpx.Response:
+    """Log in at /me/login as a browser would: read the form's CSRF token, post it with the API token."""
+    form = client.get("/me/login")
+    csrf = form.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    return client.post("/me/login", data={"csrf": csrf, "token": token})
+
+
+def test_an_authors_page_shows_their_own_stderr_and_no_one_elses(server: Server, tmp_path: Path) -> None:
+    gina, hank = server.add_author("gina"), server.add_author("hank")
+    noisy = make_bot(tmp_path, "gina-bot", SAMPLES / "random")
+    marker = "GINA-ONLY-STDERR-41c9"
+    source = (noisy / "bot.py").read_text()
+    (noisy / "bot.py").write_text(source.replace(
+        "import arena_bot\n", f"import arena_bot\nimport sys\nsys.stderr.write({marker!r} + '\\n')\n", 1))
+    assert server.upload(gina, pack(noisy)).status_code == 201
+    assert server.upload(hank, pack(make_bot(tmp_path, "hank-bot", SAMPLES / "random"))).status_code == 201
+    server.wait_for("gina-bot@1 to play", lambda: server.standings().get("gina-bot@1", {}).get("matches", 0) >= 2)
+    with httpx.Client(base_url=server.url, timeout=60) as browser:
+        assert browser.get("/me").headers["location"] == "/me/login"  # not logged in: to the login form
+        # Another site's form has no CSRF cookie, and a bad token is refused: neither starts a session.
+        page = browser.get("/me/login").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        assert httpx.post(f"{server.url}/me/login", data={"csrf": csrf, "token": gina}).status_code == 403
+        assert browser.post("/me/login", data={"csrf": csrf, "token": "nope"}).status_code == 401
+        reply = login(browser, gina)
+        assert reply.status_code == 303 and reply.headers["location"] == "/me"
+        cookie = reply.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/me" in cookie
+        mine = browser.get("/me")
+        assert mine.status_code == 200 and mine.headers["cache-control"] == "no-store"
+        assert "gina-bot@1" in mine.text and marker in mine.text and 'id="my-matches"' in mine.text
+        assert "hank-bot" not in mine.text and SECRET not in mine.text
+        session = browser.cookies["arena_session"]
+        page = browser.get("/me").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        assert browser.post("/me/logout", data={"csrf": csrf}).status_code == 200
+        assert browser.get("/me").status_code == 303
+    # The session ended on the server, not only in the browser: its old cookie opens nothing.
+    stolen = httpx.get(f"{server.url}/me", cookies={"arena_session": session})
+    assert stolen.status_code == 303
+    with httpx.Client(base_url=server.url, timeout=60) as other:
+        assert login(other, hank).status_code == 303
+        theirs = other.get("/me").text
+        assert "hank-bot@1" in theirs and "gina-bot" not in theirs and marker not in theirs
+        arena("author", "revoke", "hank", "--db", str(server.db))
+        assert other.get("/me").status_code == 303  # revoked: the session ends with the token
+    public = [httpx.get(f"{server.url}{path}").text for path in ("/", "/api/standings", "/api/bots", "/api/league")]
+    assert not [text for text in public if marker in text]
+
+
 def children(pid: int) -> set[int]:
     found = set()
     for status in Path("/proc").glob("[0-9]*/status"):
@@ -401,3 +455,48 @@ def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
     assert {"alice-bot@1", "contested@1", "bob-bot@1", "greedy", "leaky"} <= set(server.standings())
     again = server.upload(erin, pack(make_bot(tmp_path / "again", "erin-bot", SAMPLES / "random")))
     assert again.status_code == 429  # the limit is in the store: a restart does not reset it
+
+
+def league_results(db: Path) -> dict[int, list[tuple[str, int, int, str | None]]]:
+    """Match index -> (bot, place, score, fault) per seat, of every finished match."""
+    store = Store(db)
+    try:
+        found: dict[int, list[tuple[str, int, int, str | None]]] = {}
+        for row in store.db.execute(
+                "SELECT m.idx, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
+                "JOIN bots b ON b.id = s.bot_id WHERE m.status = 'done' ORDER BY m.idx, s.seat"):
+            found.setdefault(row["idx"], []).append((row["name"], row["place"], row["score"], row["fault_kind"]))
+        return found
+    finally:
+        store.close()
+
+
+def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_path: Path) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text(f"league: {{name: spread, bots: [{SAMPLES / 'greedy'}, {SAMPLES / 'random'}, "
+                      f"{SAMPLES / 'planner'}], players: 2, seed: 11, rules: {{threshold: 30}}, workers: 2}}\n")
+    played = {}
+    for where, options in (("dask", ("--cluster", "local:2")), ("pool", ())):
+        root = tmp_path / where
+        root.mkdir()
+        server = Server(root, config, root / "arena.db", free_port(), options=options)
+        server.start()
+        try:
+            want = 8 if where == "dask" else len(played["dask"])
+            server.wait_for(f"{want} matches on the {where}", lambda: httpx.get(
+                f"{server.url}/api/league").json()["matches"].get("done", 0) >= want, seconds=90)
+            league = httpx.get(f"{server.url}/api/league").json()
+        finally:
+            server.stop()
+        assert league["error"] is None, league["error"]
+        played[where] = league_results(root / "arena.db")
+        if where == "dask":
+            cluster = league["cluster"]
+            assert cluster["address"] == "local:2" and cluster["workers"] == 2, cluster
+            assert sum(cluster["matches_per_worker"].values()) >= 8 and cluster["refused"] == {}
+            assert len(list((root / "logs" / "spread").glob("*.jsonl.gz"))) >= 8  # logs came back from the workers
+        else:
+            assert league["cluster"] is None
+    both = sorted(set(played["dask"]) & set(played["pool"]))
+    assert len(both) >= 8
+    assert [played["dask"][idx] for idx in both] == [played["pool"][idx] for idx in both]

@@ -89,3 +89,36 @@ def test_the_standings_page_refreshes_itself(server: Server, page: Page) -> None
     # No navigation from the test: the page reloads itself and shows more matches played.
     expect(page.locator("main > p").first).not_to_have_text(first, timeout=30_000)
     assert "matches played" in page.locator("main > p").first.inner_text()
+
+
+def test_an_author_logs_in_sees_their_own_page_and_logs_out(server: Server, page: Page, tmp_path: Path) -> None:
+    token = server.add_author("page-author")
+    reply = server.upload(token, pack(make_bot(tmp_path, "page-bot", SAMPLES / "random")))
+    assert reply.status_code == 201, reply.text
+    page.goto(f"{server.url}/me")
+    expect(page).to_have_url(f"{server.url}/me/login")  # not logged in yet
+    page.get_by_label("API token").fill("not-a-token")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator("#message")).to_have_text("That API token is not valid.")
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{server.url}/me")
+    expect(page.locator("h1")).to_have_text("page-author's bots")
+    expect(page.locator("#page-bot-1")).to_contain_text("page-bot@1")
+    page.locator("#page-bot-1 .check-report summary").click()
+    expect(page.locator("#page-bot-1 .check-report")).to_contain_text("self-play")
+    # The session cookie is out of the page's reach: HttpOnly, so no script can read or send it elsewhere.
+    assert "arena_session" not in page.evaluate("document.cookie")
+    cookie = next(c for c in page.context.cookies() if c["name"] == "arena_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/me"
+    # Its matches appear once the league has played it (the page is rendered per request).
+    for _ in range(60):
+        page.reload()
+        if page.locator("#my-matches tbody tr").count() > 0:
+            break
+        page.wait_for_timeout(1000)
+    expect(page.locator("#my-matches")).to_contain_text("page-bot@1")
+    page.get_by_role("button", name="Log out").click()
+    expect(page.locator("#message")).to_have_text("You are logged out.")
+    page.goto(f"{server.url}/me")
+    expect(page).to_have_url(f"{server.url}/me/login")

@@ -3,21 +3,23 @@
 Starlette on uvicorn (see docs/SERVER.md for why): the API is a handful of JSON routes, so a small ASGI toolkit
 with streaming request bodies (the upload cap is enforced while reading) and a static-files mount is all it needs.
 Handlers do no blocking work on the event loop: the store, the archive guards and the admission check run in
-worker threads, each opening its own store connection as SQLite wants. The league runs in one background thread
-started and stopped with the application (its lifespan).
+worker threads. Reads go through :class:`~arena.server.views.Views` (a store connection per thread, public
+answers cached until the store or the registry changes). The league runs in one background thread started and
+stopped with the application (its lifespan).
 
 Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /api/bots``, ``GET /api/standings``,
-``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr:
-the only route that shows stderr, and only the author's own), ``GET``/``POST /upload`` (the upload page for people,
-with a double-submit CSRF cookie), ``GET /`` (standings that refresh themselves), ``/site/`` (the static site, without stderr).
+``GET /api/league``, ``GET /api/me`` (an author's own bots, check reports and latest seats with faults and stderr),
+``GET /me`` with ``/me/login`` and ``/me/logout`` (the same for a person in a browser,
+:mod:`arena.server.authorpage`; with ``/api/me`` the only places that show stderr, and only the author's own),
+``GET``/``POST /upload`` (the upload page for people, with a double-submit CSRF cookie), ``GET /`` (standings
+that refresh themselves), ``/site/`` (the static site, without stderr).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
+import json
 import os
-import secrets
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -38,16 +40,18 @@ from starlette.staticfiles import StaticFiles
 from arena.archive import ArchiveLimits
 from arena.checker import check_bot
 from arena.registry import Registry, RegistryError
-from arena.server.authors import Author, all_owners, authenticate, owned_by, recent_seats
+from arena.server import authorpage
+from arena.server.authorpage import author_data
+from arena.server.authors import Author, all_owners
 from arena.server.intake import Checker, Intake, IntakeSettings
 from arena.server.league import League, ServeConfig
 from arena.server.public import league_href, publish
+from arena.server.sessions import Sessions, csrf_ok, csrf_token, set_csrf
+from arena.server.views import Views
 from arena.store import Store
 
 REFRESH_S = 10
 """How often the live standings page reloads itself."""
-RECENT_MATCHES = 50
-"""How many of their latest league seats ``GET /api/me`` shows an author."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,11 @@ class ServerSettings:
     site_dir: Path
     scratch: Path
     run_league: bool = True
+
+
+def json_body(data: Any) -> bytes:
+    """JSON as Starlette's JSONResponse writes it, so cached bodies read the same as fresh ones."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -105,7 +114,6 @@ accept=".zip,.tar.gz,.tgz,application/zip,application/gzip"></label></p>
 <p><button type="submit">Submit</button> The admission check runs before the answer: allow a minute.</p>
 </form><p><a href="/">Live standings</a></p></main></body></html>
 """)
-CSRF_COOKIE = "arena_csrf"
 FORM_OVERHEAD = 64 << 10
 """Room for the multipart framing and the small fields around the archive."""
 
@@ -122,23 +130,17 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
                                    archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes),
                                    build=config.build), checker)
     registry = Registry(config.league.registry)
+    views = Views(settings.db, registry)
     cap = config.max_upload_bytes
 
-    def with_store(work: Callable[[Store], Any]) -> Any:
-        store = Store(settings.db)
-        try:
-            return work(store)
-        finally:
-            store.close()
-
     async def in_thread(work: Callable[[Store], Any]) -> Any:
-        return await run_in_threadpool(with_store, work)
+        return await run_in_threadpool(lambda: work(views.store()))
 
     async def author_of(request: Request) -> Author | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        found: Author | None = await in_thread(lambda store: authenticate(store, token.strip()))
+        found: Author | None = await run_in_threadpool(views.authenticate, token.strip())
         return found
 
     def too_large() -> str:
@@ -156,12 +158,10 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         return size
 
     def upload_page(request: Request, code: int = 200, result: dict[str, Any] | None = None) -> Response:
-        token = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        token = csrf_token(request)
         html = UPLOAD_PAGE.render(league=name, csrf=token, cap_kb=cap >> 10, result=result, code=code)
         response = HTMLResponse(html, code)
-        # Double-submit: a page on another site can post this form, but can neither read nor set this cookie.
-        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/upload",
-                            secure=request.url.scheme == "https")
+        set_csrf(response, request, token, "/upload")
         return response
 
     async def get_upload(request: Request) -> Response:
@@ -178,15 +178,13 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         upload = Path(path)
         try:
             async with request.form(max_files=1, max_fields=4) as form:
-                cookie = request.cookies.get(CSRF_COOKIE, "")
-                field = form.get("csrf")
-                if not cookie or not isinstance(field, str) or not hmac.compare_digest(cookie, field):
+                if not csrf_ok(request, form.get("csrf")):
                     return upload_page(request, 403, {"status": "rejected", "error": "the form expired or came from "
                                                       "another site (CSRF check): reload this page and submit again"})
                 token = form.get("token")
                 author = None
                 if isinstance(token, str) and token.strip():
-                    author = await in_thread(lambda store: authenticate(store, token.strip()))
+                    author = await run_in_threadpool(views.authenticate, token.strip())
                 if author is None:
                     return upload_page(request, 401, {"status": "rejected", "error": "that API token is not valid"})
                 archive = form.get("archive")
@@ -232,7 +230,12 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
             upload.unlink(missing_ok=True)
         return JSONResponse(reply.body, reply.status, headers=reply.headers)
 
-    def bot_listing(store: Store) -> dict[str, Any]:
+    def bot_listing() -> bytes:
+        """The body of ``GET /api/bots``, made again only when the store or the registry changed."""
+        return views.cached("bots", (views.refresh(), views.registry_signature()),
+                            lambda: json_body(bot_data(views.store())))
+
+    def bot_data(store: Store) -> dict[str, Any]:
         bots = []
         owners = all_owners(store)
         for bot in registry.names():
@@ -245,28 +248,37 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
 
     async def get_bots(request: Request) -> Response:
         try:
-            return JSONResponse(await in_thread(bot_listing))
+            return Response(await run_in_threadpool(bot_listing), media_type="application/json")
         except RegistryError as failure:
             return error(500, str(failure))
-
-    def author_data(store: Store, author: Author) -> dict[str, Any]:
-        owned = owned_by(store, author)
-        bots = [{"name": bot, "versions": [v.to_dict() | {"directory": None} for v in registry.versions(bot)]}
-                for bot in owned]
-        row = store.tournament(name)
-        matches: list[dict[str, Any]] = []
-        if row is not None:
-            mine = [b["id"] for b in store.bots(row["id"]) if b["name"].partition("@")[0] in owned
-                    and Path(b["directory"]).is_relative_to(registry.root)]
-            matches = recent_seats(store, row["id"], mine, RECENT_MATCHES)
-        return {"author": author.name, "bots": bots, "matches": matches}
 
     async def get_me(request: Request) -> Response:
         author = await author_of(request)
         if author is None:
             return error(401, "a valid API token is required: Authorization: Bearer TOKEN",
                          {"WWW-Authenticate": 'Bearer realm="arena"'})
-        return JSONResponse(await in_thread(lambda store: author_data(store, author)))
+        # Private (stderr): no shared cache between the author and us may keep it.
+        return JSONResponse(await in_thread(lambda store: author_data(store, registry, name, author)),
+                            headers={"Cache-Control": "no-store"})
+
+    def standings(page: str) -> bytes:
+        """The body of ``/api/standings`` (``api``), ``/api/league`` (``league``) or ``/`` (``home``), made
+        again only when the store or the loop's state changed."""
+        state = league.state
+        key = (views.refresh(), state.state, state.active, state.batches, state.error)
+        if page == "league":
+            # The loop's own counters change without a commit (a batch that stored nothing): not cached.
+            return json_body({"league": name, **state.to_dict(),
+                              "matches": views.cached("standings", key, lambda: standings_data(views.store()))[
+                                  "matches"]})
+        body = views.cached("standings", key, lambda: standings_data(views.store()))
+        if page == "api":
+            return views.cached("standings-json", key, lambda: json_body(
+                {k: v for k, v in body.items() if k != "href"}))
+        return views.cached("home", key, lambda: STANDINGS_PAGE.render(
+            league=name, state=body["state"], done=body["matches"].get("done", 0),
+            pending=body["matches"].get("pending", 0), standings=body["standings"], href=body["href"],
+            refresh=REFRESH_S).encode())
 
     def standings_data(store: Store) -> dict[str, Any]:
         row = store.tournament(name)
@@ -281,20 +293,13 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
                 "href": league_href(store, name)}
 
     async def get_standings(request: Request) -> Response:
-        body = await in_thread(standings_data)
-        body.pop("href")
-        return JSONResponse(body)
+        return Response(await run_in_threadpool(standings, "api"), media_type="application/json")
 
     async def get_league(request: Request) -> Response:
-        body = await in_thread(standings_data)
-        return JSONResponse({"league": name, **league.state.to_dict(), "matches": body["matches"]})
+        return Response(await run_in_threadpool(standings, "league"), media_type="application/json")
 
     async def home(request: Request) -> Response:
-        body = await in_thread(standings_data)
-        html = STANDINGS_PAGE.render(league=name, state=body["state"], done=body["matches"].get("done", 0),
-                                     pending=body["matches"].get("pending", 0), standings=body["standings"],
-                                     href=body["href"], refresh=REFRESH_S)
-        return HTMLResponse(html)
+        return HTMLResponse(await run_in_threadpool(standings, "home"))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -309,6 +314,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
             stop.set()
             if thread is not None:
                 await run_in_threadpool(thread.join, 60)
+            views.close()
 
     app = Starlette(routes=[
         Route("/", home),
@@ -319,6 +325,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/api/me", get_me),
         Route("/upload", get_upload, methods=["GET"]),
         Route("/upload", post_upload, methods=["POST"]),
+        *authorpage.routes(views, registry, name, Sessions()),
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
     ], lifespan=lifespan)
     app.state.league = league

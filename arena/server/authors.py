@@ -102,16 +102,27 @@ def list_authors(store: Store) -> list[AuthorSummary]:
             for row in store.db.execute("SELECT * FROM authors ORDER BY name")]
 
 
-def authenticate(store: Store, token: str) -> Author | None:
-    """The live author whose token this is, or None."""
+def live_authors(store: Store) -> list[tuple[str, Author]]:
+    """(token hash, author) of every author whose token works."""
+    return [(row["token_hash"], _author(row)) for row in store.db.execute(
+        "SELECT * FROM authors WHERE revoked_at IS NULL ORDER BY id")]
+
+
+def match_token(authors: Sequence[tuple[str, Author]], token: str) -> Author | None:
+    """The author among ``authors`` (from :func:`live_authors`) whose token this is, or None."""
     presented = token_hash(token)
     found = None
     # Compare with every live author, not a lookup by hash, and without stopping at the first match: the time
     # does not depend on which author (if any) matched.
-    for row in store.db.execute("SELECT * FROM authors WHERE revoked_at IS NULL"):
-        if hmac.compare_digest(presented, row["token_hash"]):
-            found = _author(row)
+    for digest, author in authors:
+        if hmac.compare_digest(presented, digest):
+            found = author
     return found
+
+
+def authenticate(store: Store, token: str) -> Author | None:
+    """The live author whose token this is, or None."""
+    return match_token(live_authors(store), token)
 
 
 def owner_of(store: Store, bot_name: str) -> str | None:

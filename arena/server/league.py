@@ -32,15 +32,15 @@ import multiprocessing
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
-from arena.config import ConfigError, TOURNAMENT_NAME, _limits, _rating
+from arena.config import CLUSTER_EXPECTED, ConfigError, TOURNAMENT_NAME, _limits, _rating, cluster_address_problem
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
 from arena.ratings import Rater, Rating, RatingConfig, rate_all
@@ -48,13 +48,16 @@ from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryErr
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS as SANDBOXES, SandboxLimits
 from arena.store import Store
-from arena.tournament import MatchJob, remove_partial_logs, worker_pool, run_job
+from arena.tournament import JobResult, MatchJob, remove_partial_logs, worker_pool, run_job
 from arena.yamlfile import load_yaml
+
+if TYPE_CHECKING:
+    from arena.cluster import ClusterStats  # Dask itself is imported by arena.cluster only to play
 
 log = logging.getLogger("arena.league")
 
 LEAGUE_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
-               "versions", "registry", "groups_per_batch"}
+               "versions", "registry", "groups_per_batch", "cluster"}
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb"}
 IDLE_POLL_S = 1.0
 """How often an idle league (fewer active bots than seats) looks for new versions."""
@@ -83,6 +86,9 @@ class LeagueConfig:
     rating: RatingConfig = RatingConfig()
     retries: int = 2
     groups_per_batch: int = 1
+    cluster: str | None = None
+    """A Dask scheduler address (arena/cluster.py) to play on instead of the local pool; not part of the
+    identity: the results are the same."""
     source: Path | None = field(default=None, compare=False)
 
     def identity(self) -> dict[str, Any]:
@@ -191,6 +197,9 @@ def _league(data: Mapping[str, Any], path: Path, default_registry: Path, bad: An
     sandbox = data.get("sandbox", "process")
     if sandbox not in SANDBOXES:
         raise bad("league.sandbox", "one of " + ", ".join(SANDBOXES), sandbox)
+    cluster = data.get("cluster")
+    if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
+        raise bad("league.cluster", CLUSTER_EXPECTED, cluster)
     registry = data.get("registry")
     if registry is not None and (not isinstance(registry, str) or not registry):
         raise bad("league.registry", "a registry directory (relative to the config file)", registry)
@@ -204,7 +213,7 @@ def _league(data: Mapping[str, Any], path: Path, default_registry: Path, bad: An
         registry=(base / registry).resolve() if registry else default_registry.resolve(), versions=versions,
         rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox, workers=numbers["workers"],
         rating=_rating(data.get("rating") or {}, bad), retries=numbers["retries"],
-        groups_per_batch=numbers["groups_per_batch"], source=path)
+        groups_per_batch=numbers["groups_per_batch"], cluster=cluster, source=path)
 
 
 @dataclass(frozen=True)
@@ -230,12 +239,17 @@ class LeagueState:
     active: tuple[str, ...] = ()
     last_batch: BatchReport | None = None
     error: str | None = None
+    cluster: ClusterStats | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        cluster = self.cluster
         return {"state": self.state, "batches": self.batches, "matches_played": self.matches_played,
                 "active": list(self.active),
                 "last_batch": None if self.last_batch is None else dataclasses.asdict(self.last_batch),
-                "error": self.error}
+                "error": self.error,
+                "cluster": None if cluster is None else {"address": cluster.address, "workers": cluster.workers,
+                                                         "matches_per_worker": dict(sorted(cluster.per_worker.items())),
+                                                         "refused": dict(cluster.refused)}}
 
 
 class League:
@@ -431,7 +445,7 @@ class League:
     def run(self, stop: threading.Event) -> None:
         """Schedule, play, rate and publish until ``stop`` is set; the pool's matches in flight are then killed."""
         store = Store(self.db)
-        pool = None
+        pool = connection = None
         try:
             tid = self.prepare(store)
             if self.publish is not None:
@@ -439,10 +453,19 @@ class League:
                 self._published_at = time.monotonic()
             self.log_dir.mkdir(parents=True, exist_ok=True)
             remove_partial_logs(self.log_dir)
-            pool = worker_pool(self.config.workers)
+            if self.config.cluster is None:
+                pool = worker_pool(self.config.workers)
+                play = pool_player(pool, stop)
+            else:
+                from arena import cluster as dask_cluster  # Dask is imported only when a cluster is asked for
+
+                self.state.state = f"connecting to {self.config.cluster}"
+                connection = dask_cluster.Connection(self.config.cluster)
+                self.state.cluster = dask_cluster.ClusterStats(self.config.cluster)
+                play = cluster_player(connection, self.state.cluster, stop)
             self.state.state = "running"
             while not stop.is_set():
-                report = self.batch(store, tid, pool, stop)
+                report = self.batch(store, tid, play, stop)
                 if report is None:
                     self.state.state = "waiting for bots"
                     stop.wait(IDLE_POLL_S)
@@ -459,9 +482,11 @@ class League:
             if pool is not None:
                 pool.terminate()
                 pool.join()
+            if connection is not None:
+                connection.close()
             store.close()
 
-    def batch(self, store: Store, tid: int, pool: Any, stop: threading.Event) -> BatchReport | None:
+    def batch(self, store: Store, tid: int, play: Player, stop: threading.Event) -> BatchReport | None:
         """One turn of the loop; None when there is nothing to play (fewer active bots than seats)."""
         started = time.monotonic()
         active = self.entrants(store, tid)
@@ -473,20 +498,15 @@ class League:
                 return None
             jobs, ids = self.pending_jobs(store, tid)
         played = failed = 0
-        results = pool.imap_unordered(run_job, jobs)
-        while played < len(jobs):
-            if stop.is_set():
-                return None
-            try:
-                result = results.next(timeout=0.5)
-            except multiprocessing.TimeoutError:
-                continue
+        for result in play(jobs):
             played += 1
             if result.result is not None:
                 store.record_match(tid, result.index, result.result, result.attempts)
             else:
                 failed += 1
                 store.record_failure(tid, result.index, result.error or "unknown", result.attempts)
+        if played < len(jobs):
+            return None  # stopped: the rest of the batch is played after the restart
         rated = time.monotonic()
         self.rate(store, tid)
         rate_seconds = time.monotonic() - rated
@@ -494,6 +514,43 @@ class League:
         publish_seconds = self.maybe_publish(store, new)
         return BatchReport(len(active), scheduled, played, failed, round(time.monotonic() - started, 3),
                            round(rate_seconds, 3), round(publish_seconds, 3))
+
+
+Player = Callable[[list[MatchJob]], Iterator[JobResult]]
+"""Plays a batch's jobs and yields each result once, in any order; stops early (yielding fewer) when the league's
+stop event is set."""
+STOP_POLL_S = 0.5
+
+
+def pool_player(pool: Any, stop: threading.Event) -> Player:
+    """Batches on the league's process pool (the same :func:`run_job` as ``arena run``)."""
+    def play(jobs: list[MatchJob]) -> Iterator[JobResult]:
+        results = pool.imap_unordered(run_job, jobs)
+        for _ in jobs:
+            while True:
+                if stop.is_set():
+                    return
+                try:
+                    yield results.next(timeout=STOP_POLL_S)
+                    break
+                except multiprocessing.TimeoutError:
+                    continue
+    return play
+
+
+def cluster_player(connection: Any, stats: ClusterStats, stop: threading.Event) -> Player:
+    """Batches on a Dask cluster, through ``arena run --cluster``'s machinery (:class:`arena.cluster.Connection`):
+    bots by content, workers checked, a bounded window, one result per match."""
+    def play(jobs: list[MatchJob]) -> Iterator[JobResult]:
+        played = connection.play(jobs, stats, notify=lambda message: log.warning("%s", message))
+        try:
+            for result in played:
+                yield result
+                if stop.is_set():
+                    return
+        finally:
+            played.close()  # cancels what is still in flight
+    return play
 
 
 def _add_bot(store: Store, tid: int, slot: int, spec: BotSpec) -> int:
