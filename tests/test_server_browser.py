@@ -122,3 +122,20 @@ def test_an_author_logs_in_sees_their_own_page_and_logs_out(server: Server, page
     expect(page.locator("#message")).to_have_text("You are logged out.")
     page.goto(f"{server.url}/me")
     expect(page).to_have_url(f"{server.url}/me/login")
+
+
+def test_a_build_that_fails_shows_its_log_on_the_upload_page(server: Server, page: Page, tmp_path: Path) -> None:
+    from arena.scaffold import scaffold
+    token = server.add_author("c-author")
+    bot = scaffold("broken-c", "c", tmp_path / "broken-c")
+    (bot / "bot.c").write_text("int main(void) { return undeclared_thing; }\n")
+    archive = tmp_path / "broken-c.tar.gz"
+    archive.write_bytes(pack(bot))
+    page.goto(f"{server.url}/upload")
+    page.get_by_label("API token").fill(token)
+    page.get_by_label(re.compile("Bot archive")).set_input_files(str(archive))
+    page.get_by_role("button", name="Submit").click()
+    expect(page.locator("#result h2")).to_have_text("Rejected, nothing stored", timeout=60_000)
+    build_log = page.locator("#check details").filter(has_text="build log")
+    expect(build_log).to_have_attribute("open", "")  # a failed build's log is shown without a click
+    expect(build_log.locator("pre")).to_contain_text("undeclared_thing")

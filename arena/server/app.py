@@ -104,7 +104,7 @@ UPLOAD_PAGE = Environment(autoescape=True).from_string("""<!doctype html>
 {% if result.check %}<table id="check"><thead><tr><th>Step</th><th>OK</th><th>Expected</th><th>Got</th><th>Advice</th></tr></thead><tbody>
 {% for step in result.check.steps %}<tr><td>{{ step.step }}</td><td>{{ {True: '✓', False: '✗', None: '-'}[step.ok] }}</td>
 <td>{{ step.expected }}</td><td>{{ step.got }}</td><td>{{ step.advice|join(' ') }}
-{% if step.stderr_tail %}<details><summary>stderr (your bot's, shown only to you)</summary><pre>{{ step.stderr_tail }}</pre></details>{% endif %}</td></tr>
+{% if step.stderr_tail %}<details{% if step.step == 'build' and not step.ok %} open{% endif %}><summary>{{ 'build log' if step.step == 'build' else 'stderr' }} (your bot's, shown only to you)</summary><pre>{{ step.stderr_tail }}</pre></details>{% endif %}</td></tr>
 {% endfor %}</tbody></table>{% endif %}</section>{% endif %}
 <form method="post" action="/upload" enctype="multipart/form-data">
 <input type="hidden" name="csrf" value="{{ csrf }}">
