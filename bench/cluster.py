@@ -7,7 +7,12 @@ cluster's extra cost per match. (b) scaling with bots that think: copies of the 
 ``--think-ms`` before every move, so that the cores are not what limits; 1, 2, 4, 8 workers, matches/s and the
 efficiency against linear (rate with N workers / (N x rate with one)).
 
-    python bench/cluster.py [--think-ms 20] [--workers 1,2,4,8] [--repeats 8]
+The defaults, 60 ms a move and 144 matches (18 a worker at 8), are what keep this machine's two cores from being
+the limit: a match costs about 0.3 CPU s (starting the bots, refereeing, the bots' own moves) whatever the think
+time, so at 20 ms a move 8 workers would need about 1.7 cores; and with fewer matches a worker the last matches
+to finish leave the others idle for a larger share of the run.
+
+    python bench/cluster.py [--think-ms 60] [--workers 1,2,4,8] [--repeats 12]
 """
 
 from __future__ import annotations
@@ -100,9 +105,9 @@ def thinking_bots(directory: Path, think_ms: int, count: int) -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--think-ms", type=int, default=20)
+    parser.add_argument("--think-ms", type=int, default=60)
     parser.add_argument("--workers", default="1,2,4,8")
-    parser.add_argument("--repeats", type=int, default=8, help="deals per pairing of the scaling tournament")
+    parser.add_argument("--repeats", type=int, default=12, help="deals per pairing of the scaling tournament")
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--skip-scaling", action="store_true")
     args = parser.parse_args()
@@ -130,9 +135,11 @@ def main() -> None:
         for workers in (int(n) for n in args.workers.split(",")):
             run, startup = on_started_cluster(config, scratch / f"scale{workers}", workers)
             rows.append({"workers": workers, **run, "startup_s": round(startup, 2)})
-        base = rows[0]["matches_per_s"] / rows[0]["workers"]
+        def rate(row: dict[str, Any]) -> float:  # unrounded, so that the efficiency is not off by a rounding
+            return float(row["matches"]) / float(row["seconds"])
+        base = rate(rows[0]) / rows[0]["workers"]
         for row in rows:
-            row["efficiency"] = round(row["matches_per_s"] / (row["workers"] * base), 2)
+            row["efficiency"] = round(rate(row) / (row["workers"] * base), 3)
         result["scaling"] = {"think_ms": args.think_ms, "matches": rows[0]["matches"], "rows": rows}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
