@@ -1,6 +1,7 @@
 // Turn-by-turn replay of one match, from its data file (matches/N.js, a script: a page opened from disk may load
 // one but not fetch a file), which sets window.arenaMatch to the names and the engine events in the compact form
-// of arena/site/data.py (compact_events). Every step is the table after one engine event. Its text is the
+// of arena/site/data.py (compact_events; a run of turns is only their seats, their cards are the move list's
+// grid cells on the page). Every step is the table after one engine event. Its text is the
 // narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a deal,
 // a round's end, a forfeit and the match's start and end; a turn (a play, a declaration, a reshuffle) is worded
 // here the way the narrator words it (the browser tests check that every line agrees), since a page of 10,000
@@ -51,7 +52,28 @@
       default: return { type: "?" };
     }
   }
-  var events = data.events ? data.events.split(" ").map(decode) : [];
+  // A token of seats (t0120) is a run of turns whose cards are the page's own: the next cells of the move list's
+  // grids (arena/site/data.py, turn_grid), read in order past each grid's deal and names lines, so that the
+  // turns are on the page once. A cell is a declaration (★) or the cards thrown, then + and the card drawn (? when
+  // not known) or ^ and the card taken from the floor.
+  var cells = [];
+  document.querySelectorAll("[data-moves] pre").forEach(function (pre) {
+    pre.textContent.split("\n").slice(2).forEach(function (line) {
+      cells.push.apply(cells, line.match(/\u2605|(?:[A2-9TJQK][CDHS])+ [+^](?:[A2-9TJQK][CDHS]|\?)/g) || []);
+    });
+  });
+  function turn(seat) {
+    var cell = cells.shift() || "";
+    if (cell === "\u2605") return { type: "declare", seat: seat };
+    var parts = cell.split(" "), took = parts[1] || "+?", card = took.slice(1) === "?" ? null : took.slice(1);
+    return { type: "play", seat: seat, discard: cardList(parts[0]), take: took[0] === "+" ? "deck" : card,
+             drew: took[0] === "+" ? card : undefined };
+  }
+  var events = [];
+  (data.events ? data.events.split(" ") : []).forEach(function (token) {
+    if (token[0] !== "t") { events.push(decode(token)); return; }
+    for (var i = 1; i < token.length; i++) events.push(turn(Number(token[i])));
+  });
 
   // A turn's sentence, as arena/narrate.py words it (after the event is applied to the hands).
   function who(seat) { return names[seat] + " (seat " + seat + ")"; }
