@@ -91,35 +91,37 @@ def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
             continue
         head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
         summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
-        parts.append(f"<details>{summary}<pre>{escape(block.grid)}</pre>{said(rest)}</details>")
+        stop = f' style="tab-size:{block.tab}"' if block.tab else ""
+        parts.append(f"<details>{summary}<pre{stop}>{escape(block.grid)}</pre>{said(rest)}</details>")
     return Markup("\n".join(parts))
 
 
 def round_rows(rows: Sequence[data.RoundRow]) -> Markup:
-    """The rows of "Scores per round", in as little markup as they can have (they are on every match page): the
-    round's number links to its end in the replay, each seat's cell is its points and its running score.
+    """The rows of "Scores per round", in as little markup as they can have (they are on every match page, and the
+    stylesheet styles a cell's ``b``, its points, and ``i``, its running score, so they need no classes; a cell's
+    and a row's end tags are implied): the round's number links to its end in the replay.
 
     >>> print(round_rows([data.RoundRow(1, 9, "declared", False, 0, "a<", (0, 4), (0, 4), (2, 6), ())]))
-    <tr data-step="9"><th scope="row"><a href="#step=9">1</a></th><td>declared by a&lt;</td><td class="declarer"><span class="star" title="declared">★</span> <b class="pts zero">+0</b> <i class="score">0</i></td><td><b class="pts">+4</b> <i class="score">4</i></td></tr>
+    <tr data-step="9"><th scope="row"><a href="#step=9">1</a><td>declared by a&lt;<td class="declarer"><span class="star" title="declared">★</span> <b class="zero">+0</b> <i>0</i><td><b>+4</b> <i>4</i>
     """
     html = []
     for r in rows:
         cells = []
         for seat, points in enumerate(r.points):
             if points is None:
-                cells.append('<td class="out">–</td>')
+                cells.append('<td class="out">–')
                 continue
             star = (f'<span class="star" title="{"failed declaration" if r.failed else "declared"}">★</span> '
                     if seat == r.declarer_seat else "")
             marked = ' class="declarer"' if seat == r.declarer_seat else ""
-            zero = " zero" if points == 0 else ""
-            cells.append(f'<td{marked}>{star}<b class="pts{zero}">+{points}</b> <i class="score">{r.scores[seat]}</i></td>')
+            zero = ' class="zero"' if points == 0 else ""
+            cells.append(f'<td{marked}>{star}<b{zero}>+{points}</b> <i>{r.scores[seat]}</i>')
         ended = escape(r.reason) + (Markup(" by ") + r.declarer if r.declarer else "")
         if r.eliminated:
             ended += Markup('; <span class="outtag">out: {}</span>').format(", ".join(r.eliminated))
         failed = ' class="failed"' if r.failed else ""
-        html.append(f'<tr data-step="{r.step}"{failed}><th scope="row">'
-                    f'<a href="#step={r.step}">{r.round}</a></th><td>{ended}</td>{"".join(cells)}</tr>')
+        html.append(f'<tr data-step="{r.step}"{failed}><th scope="row"><a href="#step={r.step}">{r.round}</a><td>{ended}'
+                    f'{"".join(cells)}')
     return Markup("\n".join(html))
 
 
