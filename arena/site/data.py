@@ -754,6 +754,7 @@ def card_text(code: str) -> str:
 CARD_TEXTS = {rank + suit: ("10" if rank == "T" else rank) + symbol for rank in "A23456789TJQK"
               for suit, symbol in SUIT_SYMBOLS.items()}
 """Every card's text, made once: a long match's narration writes thousands of cards."""
+CARD_SET = frozenset(CARD_TEXTS)
 
 
 @dataclass(frozen=True)
@@ -902,15 +903,19 @@ def grid_readable(events: Sequence[dict[str, Any]], names: Sequence[str]) -> boo
             return False
         if kind == "play":
             discard, take, drew = event.get("discard"), event.get("take"), event.get("drew")
-            if not isinstance(discard, list) or not discard or not all(_is_card(code) for code in discard):
+            if not isinstance(discard, list) or not discard or not _all_cards(discard):
                 return False
-            if not (take == "deck" and (drew is None or _is_card(drew)) or take != "deck" and _is_card(take)):
+            if not (take == "deck" and (drew is None or _all_cards((drew,))) or take != "deck" and _all_cards((take,))):
                 return False
     return True
 
 
-def _is_card(code: Any) -> bool:
-    return isinstance(code, str) and code in CARD_TEXTS
+def _all_cards(codes: Sequence[Any]) -> bool:
+    # A set's superset test rather than a check per card: this runs for every turn of every match.
+    try:
+        return CARD_SET.issuperset(codes)
+    except TypeError:  # something unhashable where a card should be
+        return False
 
 
 def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
@@ -1033,7 +1038,7 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     # (which replay.js writes itself) were most of the narrator's work. The other sentences do not depend on the
     # hands the narrator follows through the turns it is not shown.
     said_at = [index for index, event in enumerate(events) if event.get("type") not in TURNS]
-    said = narrate([events[index] for index in said_at], names, faults, card_text)
+    said = narrate([events[index] for index in said_at], names, faults, card_text, show_hands=False)
     result = match.result
     prev_m = snap.matches[position - 1] if position > 0 else None
     next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
