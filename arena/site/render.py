@@ -205,8 +205,13 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     source = None if stat is None else (str(log), stat.st_size, stat.st_mtime_ns)
     neighbours = tuple(snap.matches[i].idx if 0 <= i < len(snap.matches) else None for i in (position - 1, position + 1))
+    # A match that is over is written once (one transaction with its finish time) and never changes, so its row
+    # id, status, attempts and finish time stand for its whole result: far cheaper to hash than the result's repr,
+    # and this runs for every match of every rebuild.
+    stamp = (match.id, match.idx, match.status, match.attempts, match.finished_at, match.error, match.bot_ids,
+             match.seed) if match.finished_at is not None else match
     keys = {data.match_href(snap.slug, match.idx): output.key(
-        version, snap.slug, snap.name, snap.config.get("rules"), match, neighbours, position // data.MATCHES_PER_PAGE,
+        version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, position // data.MATCHES_PER_PAGE,
         names, source)}
     if log is not None:
         keys[data.match_data_href(snap.slug, match.idx)] = output.key(version, names, source)
@@ -297,6 +302,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
     started = time.monotonic()
     version = output.code_version(TEMPLATE_DIR, ASSET_DIR, Path(__file__).parent, Path(narrate_module.__file__))
     built = [f"t/{snap.slug}/" for snap in snaps]
+    _sweep_stages(out)
     old = output.Manifest.load(out)
     full = full or not old.old
     root = _stage(out) if full else out
@@ -376,11 +382,7 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
 
 def _stage(out: Path) -> Path:
     """A new directory beside ``out`` holding a copy of it (hard links: cheap) to build the next site in, so a
-    build stopped part-way (a kill, a full disk) leaves the old site whole. Stages of dead builds are swept."""
-    for leftover in out.parent.glob(f".{out.name}.*"):
-        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
-        if kind in ("tmp", "old") and pid.isdigit() and not procfs.running(int(pid)):
-            shutil.rmtree(leftover, ignore_errors=True)
+    build stopped part-way (a kill, a full disk) leaves the old site whole."""
     stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
     if out.is_dir():
@@ -388,6 +390,17 @@ def _stage(out: Path) -> Path:
     else:
         stage.mkdir(parents=True)
     return stage
+
+
+def _sweep_stages(out: Path) -> None:
+    """Remove the stages (and swapped-out old sites) that builds killed part-way left beside ``out``: every build
+    does, the incremental ones too, or a full build killed once would leave its copy there for good."""
+    if not out.parent.is_dir():
+        return
+    for leftover in out.parent.glob(f".{out.name}.*"):
+        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
+        if kind in ("tmp", "old") and pid.isdigit() and not procfs.running(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _link(source: str, target: str) -> None:
