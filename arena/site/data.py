@@ -345,6 +345,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
     """Every fault of the tournament (or of one bot), latest match first."""
     found = []
     for match in reversed(snap.matches):
+        if bot_id is not None and bot_id not in match.bot_ids:
+            continue
         for _, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result,
@@ -665,6 +667,8 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
     per_seat: dict[int, list[int]] = defaultdict(list)
     played = []
     for match in snap.matches:
+        if bot_id not in match.bot_ids:  # most matches, on a big tournament's every bot page
+            continue
         for seat, seat_bot, result in seated(match):
             if seat_bot == bot_id:
                 played.append(match)

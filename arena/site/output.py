@@ -89,7 +89,7 @@ class Manifest:
         if entry is None or entry.key != wanted:
             return False
         try:
-            stat = (self.out / relative).stat()
+            stat = os.stat(os.path.join(self.out, relative))  # not a Path: this runs for every file of a rebuild
         except OSError:
             return False
         return stat.st_size == entry.size and stat.st_mtime_ns == entry.mtime_ns
@@ -116,12 +116,14 @@ class Manifest:
         """Remove every file under ``directories`` (site-relative) that this build did not make: pages that no
         longer exist, and the temporary files of a build that was stopped. Returns how many."""
         removed = 0
+        root = os.path.join(self.out, "")
         for directory in directories:
-            for parent, _, names in os.walk(self.out / directory):
+            # Paths as strings cut at the root (a site's paths are POSIX), not Path objects: tens of thousands.
+            for parent, _, names in os.walk(os.path.normpath(os.path.join(root, directory))):
+                relative = parent[len(root):].replace(os.sep, "/") + "/"
                 for name in names:
-                    path = Path(parent) / name
-                    if path.relative_to(self.out).as_posix() not in self.new:
-                        path.unlink(missing_ok=True)
+                    if relative + name not in self.new:
+                        Path(parent, name).unlink(missing_ok=True)
                         removed += 1
         return removed
 
