@@ -290,6 +290,10 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
             for wanted, path, size, mtime_ns in written:
                 manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
+        # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
+        # process of its own still running, and their CPU time is counted as the build's.
+        pool.close()
+        pool.join()
     return corrupt
 
 
