@@ -669,11 +669,10 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
     for match in snap.matches:
         if bot_id not in match.bot_ids:  # most matches, on a big tournament's every bot page
             continue
-        for seat, seat_bot, result in seated(match):
-            if seat_bot == bot_id:
-                played.append(match)
-                if result is not None:
-                    per_seat[seat].append(result.place)
+        played.append(match)
+        if match.result is not None:
+            seat = match.bot_ids.index(bot_id)  # a bot has one seat at a table
+            per_seat[seat].append(match.result.players[seat].place)
     players = max((len(m.bot_ids) for m in snap.matches), default=0)
     seats = [SeatSummary(seat, len(places := per_seat.get(seat, [])), places.count(1),
                         sum(places) / len(places) if places else None) for seat in range(players)]
