@@ -13,7 +13,6 @@ only when those are slugs: anything else a store may hold gets a name built from
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -323,8 +322,12 @@ def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = Non
         row = snap.rows[match.idx] = _match_list_row(snap, match)
     if for_bot is None:
         return row
-    return dataclasses.replace(row, place_of=next(
-        (None if result is None else result.place for _, bot_id, result in seated(match) if bot_id == for_bot), None))
+    place = None
+    if match.result is not None and for_bot in match.bot_ids:
+        place = match.result.players[match.bot_ids.index(for_bot)].place
+    # Made field by field rather than by dataclasses.replace, several times slower: a row per match per seat.
+    return MatchListRow(row.idx, row.id, row.href, row.status, row.rounds, row.turns, row.termination, row.players,
+                        place)
 
 
 def _match_list_row(snap: Snapshot, match: StoredMatch) -> MatchListRow:
