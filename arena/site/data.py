@@ -154,6 +154,8 @@ class Snapshot:
     bot_by_id: dict[int, BotInfo] = field(init=False)
     rows: dict[int, MatchListRow] = field(init=False, repr=False, default_factory=dict)
     """Each match's row in the listings (by schedule index), made once: see :func:`match_list_row`."""
+    standing_cache: list[StandingRow] | None = field(init=False, repr=False, default=None)
+    """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -295,6 +297,13 @@ def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, .
 
 
 def standing_rows(snap: Snapshot) -> list[StandingRow]:
+    """The rows of the standings (made once per snapshot: counting shared wins reads every match)."""
+    if snap.standing_cache is None:
+        snap.standing_cache = _standing_rows(snap)
+    return snap.standing_cache
+
+
+def _standing_rows(snap: Snapshot) -> list[StandingRow]:
     order = [line.bot_id for line in snap.standings]
     labels, above = snap.sure.shared_ranks(order), snap.sure.p_above_next(order)
     shared: Counter[int] = Counter()
