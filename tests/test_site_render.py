@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -307,6 +308,7 @@ def _build_killed_part_way(db: Path, out: Path, written: Path, *args: str) -> No
     try:
         while build.poll() is None and not any(written.glob("t/*/matches/[0-9]*.html")):
             written = next(out.parent.glob(f".{out.name}.{build.pid}.tmp"), written)
+            time.sleep(0.005)  # a look every few ms: the build writes its match pages for a good part of a second
         build.send_signal(signal.SIGKILL)
     finally:
         assert build.wait(timeout=60) == -signal.SIGKILL, "the build ended before it could be killed"
