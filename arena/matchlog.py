@@ -205,12 +205,16 @@ def log_path_for(log_dir: Path, index: int) -> Path:
 def find_log(stored: Path | str | None, store_dir: Path, tournament: str, index: int) -> Path | None:
     """A match's log: where the store says (a relative path as given, then beside the store), else where the
     runner puts it (a store moved with its logs), or None when there is none."""
-    candidates = []
+    # Strings and os.path, not Path objects, until one is found: a site rebuild asks this of every match.
+    candidates: list[str] = []
     if stored:
-        stored = Path(stored)
-        candidates += [stored] if stored.is_absolute() else [stored, store_dir / stored]
-    candidates.append(log_path_for(log_dir_for(store_dir, tournament), index))
-    return next((path for path in candidates if path.is_file()), None)
+        text = os.fspath(stored)
+        candidates += [text] if os.path.isabs(text) else [text, os.path.join(store_dir, text)]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return Path(candidate)
+    fallback = log_path_for(log_dir_for(store_dir, tournament), index)
+    return fallback if fallback.is_file() else None
 
 
 def verify(log: LoadedLog) -> list[str]:

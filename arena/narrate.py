@@ -30,9 +30,10 @@ class Line:
 
 
 def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapping[int, Fault] | None = None,
-            card: CardText = str) -> list[Line]:
+            card: CardText = str, show_hands: bool = True) -> list[Line]:
     """One :class:`Line` per event. ``faults`` (by seat) gives a forfeit its reason and detail; ``card`` writes a
-    card code the way the medium wants it (``TH`` on a terminal, ``10♥`` on the site)."""
+    card code the way the medium wants it (``TH`` on a terminal, ``10♥`` on the site); without ``show_hands`` no line
+    has its :attr:`Line.hands` (the site, which shows the hands otherwise, skips the work)."""
     faults = faults or {}
     hands: list[list[str]] = [[] for _ in names]
     round_ = 0
@@ -64,7 +65,7 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
             round_ = event["round"]
             hands = [list(hand) for hand in event["hands"]]
             text = f"Round {round_} is dealt. {who[event['starter']]} starts; the floor shows {cards(event['floor'])}."
-            shown = hand_lines(event, scored=False)
+            shown = hand_lines(event, scored=False) if show_hands else ()
         elif kind == "play":
             hand = hands[event["seat"]]
             for code in event["discard"]:
@@ -94,7 +95,7 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
             scoring = ", ".join(f"{names[seat]} {arithmetic}" for seat, arithmetic in round_arithmetic(event))
             out = ", ".join(names[seat] for seat in event["eliminated"])
             text = f"Round {event['round']} ends: {how}. Points: {scoring}." + (f" Out: {out}." if out else "")
-            shown = hand_lines(event, scored=True)
+            shown = hand_lines(event, scored=True) if show_hands else ()
         elif kind == "match_end":
             order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
             text = (f"Match over ({event['termination'].replace('_', ' ')}): "

@@ -555,9 +555,11 @@ class Store:
         rows = self.db.execute(f"SELECT m.*, t.name AS tournament, t.config FROM matches m JOIN tournaments t "
                                f"ON t.id = m.tournament_id WHERE {where} ORDER BY m.idx", (key,)).fetchall()
         seats: dict[int, list[sqlite3.Row]] = defaultdict(list)
+        # fetchall, not iteration: one call for every seat of a tournament (tens of thousands, a site build reads
+        # them all) rather than one call of the cursor's error-translating __next__ each.
         for seat in self.db.execute(f"SELECT s.*, b.name, b.files_hash FROM seats s JOIN bots b ON b.id = s.bot_id "
                                     f"JOIN matches m ON m.id = s.match_id WHERE {where} ORDER BY s.match_id, s.seat",
-                                    (key,)):
+                                    (key,)).fetchall():
             seats[seat["match_id"]].append(seat)
         rules: dict[str, Rules] = {}  # one per tournament, shared by its matches
         found = []

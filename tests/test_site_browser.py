@@ -11,6 +11,7 @@ CI), in which case they fail.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.narrate import Line, narrate
 from arena.site import data
+from arena.site.render import script_json
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -639,3 +641,31 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     page.locator("table.rounds tbody tr").nth(1).locator("td").first.click()
     _at_step(page, ends[1])
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_replay_of_turns_spelt_out_in_the_data_file(site: Path, page: Page, tmp_path: Path) -> None:
+    """A match whose grids could not be read back (an odd name or event: data.grid_readable) has every turn spelt
+    out in its data file; replay.js shows the very same steps from it as from the page's grid cells."""
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
+    match = next(m for m in snap.matches if m.idx == 1)
+    log, _ = data.match_log(snap, match)
+    assert log is not None
+    names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
+    spelt = json.dumps({"names": names, "events": data.compact_events(log.events)}, ensure_ascii=False)
+    assert " t" in (site / data.match_data_href("browser", 1)).read_text(encoding="utf-8") and " t" not in spelt
+    (copy / data.match_data_href("browser", 1)).write_text(f"window.arenaMatch = {script_json(spelt)};\n",
+                                                          encoding="utf-8")
+    total = len(log.events)
+    steps = [*range(1, total + 1, 7), total]
+    seen = []
+    for root in (site, copy):
+        page.goto(url(root / data.match_href("browser", 1)))
+        states = []
+        for step in steps:
+            page.evaluate(f"location.hash = '#step={step}'")
+            _at_step(page, step)
+            states.append(_state(page))
+        seen.append(states)
+    assert seen[0] == seen[1] and any(" throws " in state["what"] for state in seen[0])

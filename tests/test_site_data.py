@@ -181,15 +181,26 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert page.log_found and page.replay_data is not None and page.data_href == "t/t/matches/4.js"
     replay = json.loads(page.replay_data)
     assert replay["names"] == [p.bot for p in page.players] and set(replay) == {"names", "events"}
-    # One compact token per event, none of them the "?" of an event that would not fit.
+    # One compact token per event that is not a turn, none of them the "?" of an event that would not fit; a run of
+    # turns is one token of their seats (their cards are the page's grid cells, in order), and spelt out turn by
+    # turn in a match whose grid could not be read back.
     tokens = replay["events"].split(" ")
-    assert [token[0] for token in tokens] == [{"play": "p", "declare": "c", "reshuffle": "r", "forfeit": "f",
-                                               "round_start": "s", "round_end": "e", "match_end": "x",
-                                               "match_start": "m"}[e["type"]] for e in log.events]
+    kinds = {"play": "p", "declare": "c", "reshuffle": "r", "forfeit": "f", "round_start": "s", "round_end": "e",
+             "match_end": "x", "match_start": "m"}
+    seats = "".join(str(e["seat"]) for e in log.events if e["type"] in ("play", "declare"))
+    assert [token[0] for token in tokens if token[0] != "t"] == [kinds[e["type"]] for e in log.events
+                                                                 if e["type"] not in ("play", "declare")]
+    assert "".join(token[1:] for token in tokens if token[0] == "t") == seats
+    full = data.compact_events(log.events).split(" ")
+    assert [token[0] for token in full] == [kinds[e["type"]] for e in log.events]
     play = next(i for i, e in enumerate(log.events) if e["type"] == "play")
     event = log.events[play]
-    assert tokens[play] == (f"p{event['seat']}:{''.join(event['discard'])}:"
-                            + (f"d{event.get('drew') or ''}" if event["take"] == "deck" else f"f{event['take']}"))
+    assert full[play] == (f"p{event['seat']}:{''.join(event['discard'])}:"
+                          + (f"d{event.get('drew') or ''}" if event["take"] == "deck" else f"f{event['take']}"))
+    assert data.grid_readable(log.events, replay["names"])
+    assert not data.grid_readable(log.events, ["a\nb", *replay["names"][1:]])
+    broken = [dict(e, discard=["XX"]) if i == play else e for i, e in enumerate(log.events)]
+    assert not data.grid_readable(broken, replay["names"])
     ends = [e for e in log.events if e["type"] == "round_end"]
     assert [r.round for r in page.round_rows] == [e["round"] for e in ends]
     assert list(page.round_rows[-1].scores) == [e for e in ends[-1]["scores"]]

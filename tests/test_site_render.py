@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -297,3 +298,38 @@ def test_site_build_full_flag_and_json(tmp_path: Path) -> None:
     assert again["written"] == 0
     forced = json.loads(runner.invoke(main, ["site", "build", "--db", db, "--json", "--full"]).stdout)
     assert forced["written"] == forced["pages"] == summary["pages"]
+
+
+def _build_killed_part_way(db: Path, out: Path, written: Path, *args: str) -> None:
+    """Start ``arena site build`` in a real process and SIGKILL it as soon as it has written a match page into
+    ``written`` (the stage of a full build, or the site itself), so that it dies in the middle of its work."""
+    build = subprocess.Popen([sys.executable, "-m", "arena", "site", "build", "--db", str(db), "--out", str(out), *args],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while build.poll() is None and not any(written.glob("t/*/matches/[0-9]*.html")):
+            written = next(out.parent.glob(f".{out.name}.{build.pid}.tmp"), written)
+            time.sleep(0.005)  # a look every few ms: the build writes its match pages for a good part of a second
+        build.send_signal(signal.SIGKILL)
+    finally:
+        assert build.wait(timeout=60) == -signal.SIGKILL, "the build ended before it could be killed"
+
+
+def test_a_build_killed_part_way_leaves_a_whole_site_and_the_next_build_repairs_it(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    # A full build killed: the site is not there yet (its stage was), and the next build makes it whole and
+    # removes the dead build's stage.
+    _build_killed_part_way(store.path, out, tmp_path / "no such stage yet", "--full")
+    assert not out.exists() and list(tmp_path.glob(".site.*.tmp"))
+    render.build_site(store, out)
+    assert not list(tmp_path.glob(".site.*")) and broken_links(out) == []
+    _same_as_a_full_build(store, out, tmp_path / "full")
+    # An incremental build killed while it writes a new tournament's pages in place: the old manifest still
+    # stands, so the next build finds what the killed one wrote, keeps what is right and finishes the rest.
+    before = json.loads((out / output.MANIFEST).read_text(encoding="utf-8"))
+    fill_store(store, name="u", bots=("delta", "epsilon", "zeta"), repeats=8, logs=True)
+    _build_killed_part_way(store.path, out, out)
+    assert json.loads((out / output.MANIFEST).read_text(encoding="utf-8")) == before
+    report = render.build_site(store, out)
+    assert report.written > 0 and not list(out.rglob(".*.tmp")) and broken_links(out) == []
+    _same_as_a_full_build(store, out, tmp_path / "full2")

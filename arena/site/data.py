@@ -13,19 +13,18 @@ only when those are slugs: anything else a store may hold gets a name built from
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
-from arena.narrate import CardText, Line, narrate
+from arena.narrate import CardText, narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
 from arena.rules import Rules
@@ -155,6 +154,8 @@ class Snapshot:
     bot_by_id: dict[int, BotInfo] = field(init=False)
     rows: dict[int, MatchListRow] = field(init=False, repr=False, default_factory=dict)
     """Each match's row in the listings (by schedule index), made once: see :func:`match_list_row`."""
+    standing_cache: list[StandingRow] | None = field(init=False, repr=False, default=None)
+    """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -296,6 +297,13 @@ def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, .
 
 
 def standing_rows(snap: Snapshot) -> list[StandingRow]:
+    """The rows of the standings (made once per snapshot: counting shared wins reads every match)."""
+    if snap.standing_cache is None:
+        snap.standing_cache = _standing_rows(snap)
+    return snap.standing_cache
+
+
+def _standing_rows(snap: Snapshot) -> list[StandingRow]:
     order = [line.bot_id for line in snap.standings]
     labels, above = snap.sure.shared_ranks(order), snap.sure.p_above_next(order)
     shared: Counter[int] = Counter()
@@ -323,8 +331,12 @@ def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = Non
         row = snap.rows[match.idx] = _match_list_row(snap, match)
     if for_bot is None:
         return row
-    return dataclasses.replace(row, place_of=next(
-        (None if result is None else result.place for _, bot_id, result in seated(match) if bot_id == for_bot), None))
+    place = None
+    if match.result is not None and for_bot in match.bot_ids:
+        place = match.result.players[match.bot_ids.index(for_bot)].place
+    # Made field by field rather than by dataclasses.replace, several times slower: a row per match per seat.
+    return MatchListRow(row.idx, row.id, row.href, row.status, row.rounds, row.turns, row.termination, row.players,
+                        place)
 
 
 def _match_list_row(snap: Snapshot, match: StoredMatch) -> MatchListRow:
@@ -345,6 +357,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
     """Every fault of the tournament (or of one bot), latest match first."""
     found = []
     for match in reversed(snap.matches):
+        if bot_id is not None and bot_id not in match.bot_ids:
+            continue
         for _, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result,
@@ -665,11 +679,12 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
     per_seat: dict[int, list[int]] = defaultdict(list)
     played = []
     for match in snap.matches:
-        for seat, seat_bot, result in seated(match):
-            if seat_bot == bot_id:
-                played.append(match)
-                if result is not None:
-                    per_seat[seat].append(result.place)
+        if bot_id not in match.bot_ids:  # most matches, on a big tournament's every bot page
+            continue
+        played.append(match)
+        if match.result is not None:
+            seat = match.bot_ids.index(bot_id)  # a bot has one seat at a table
+            per_seat[seat].append(match.result.players[seat].place)
     players = max((len(m.bot_ids) for m in snap.matches), default=0)
     seats = [SeatSummary(seat, len(places := per_seat.get(seat, [])), places.count(1),
                         sum(places) / len(places) if places else None) for seat in range(players)]
@@ -754,6 +769,7 @@ def card_text(code: str) -> str:
 CARD_TEXTS = {rank + suit: ("10" if rank == "T" else rank) + symbol for rank in "A23456789TJQK"
               for suit, symbol in SUIT_SYMBOLS.items()}
 """Every card's text, made once: a long match's narration writes thousands of cards."""
+CARD_SET = frozenset(CARD_TEXTS)
 
 
 @dataclass(frozen=True)
@@ -803,6 +819,9 @@ class MoveBlock:
 
     lines: tuple[tuple[int, str], ...]
     grid: str = ""
+    tab: int = 0
+    """The grid's columns are tab-separated, this many characters apart (its widest cell and two): a tab a cell
+    rather than the spaces that would pad it, about a third of a grid's bytes."""
 
 
 TURNS = frozenset({"play", "declare", "reshuffle"})
@@ -810,42 +829,43 @@ TURNS = frozenset({"play", "declare", "reshuffle"})
 CARD = re.compile(r"[A2-9TJQK][CDHS]")
 
 
-def move_blocks(events: Sequence[dict[str, Any]], lines: Sequence[Line], names: Sequence[str],
-                card: CardText = card_text) -> list[MoveBlock]:
-    """The move list of a match: its narration (one line per event) cut into rounds, each round's turns as a grid."""
+def move_blocks(events: Sequence[dict[str, Any]], said: Mapping[int, str], names: Sequence[str],
+                card: CardText = str) -> list[MoveBlock]:
+    """The move list of a match: the narrator's line of each event that is not a turn (``said``, by event index)
+    and the turns between them, cut into rounds, each round's turns as a grid."""
     blocks: list[MoveBlock] = []
-    said: list[tuple[int, str]] = []
+    lines: list[tuple[int, str]] = []
     turns: list[dict[str, Any]] = []
     dealt: dict[str, Any] | None = None
-    for index, (event, line) in enumerate(zip(events, lines)):
+    for index, event in enumerate(events):
         kind = event.get("type")
         if kind == "round_start" or kind == "match_end":
-            if said or turns:
-                blocks.append(MoveBlock(tuple(said), turn_grid(dealt, turns, names, card)))
-            said, turns, dealt = [], [], event if kind == "round_start" else None
+            if lines or turns:
+                blocks.append(MoveBlock(tuple(lines), *turn_grid(dealt, turns, names, card)))
+            lines, turns, dealt = [], [], event if kind == "round_start" else None
         if kind in TURNS:
             turns.append(event)
         else:
-            said.append((index, line.text))
-    if said or turns:
-        blocks.append(MoveBlock(tuple(said), turn_grid(dealt, turns, names, card)))
+            lines.append((index, said.get(index, str(kind))))
+    if lines or turns:
+        blocks.append(MoveBlock(tuple(lines), *turn_grid(dealt, turns, names, card)))
     return blocks
 
 
 def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], names: Sequence[str],
-              card: CardText = card_text) -> str:
-    """A round's turns as plain text: a column per seat, a line per time round the table, each cell a turn (the
+              card: CardText = str) -> tuple[str, int]:
+    """A round's turns as plain text, and its tab stop: a column per seat, a line per time round the table, each cell a turn (the
     cards thrown, then ``+`` and the card drawn from the deck or ``^`` and the one picked up from the floor; ``★``
-    a declaration). About a tenth of the bytes of a sentence per turn, which matters on 10,000 match pages.
+    a declaration). About a tenth of the bytes of a sentence per turn, which matters on 10,000 match pages; when
+    :func:`grid_readable`, replay.js reads the match's turns from these cells (its data file holds only their
+    seats), so the turns are on the page once.
 
-    >>> print(turn_grid({"hands": [["5C"], ["TH", "2D"]]}, [{"type": "play", "seat": 0, "discard": ["5C"],
-    ...       "take": "deck", "drew": "KS"}, {"type": "declare", "seat": 1}], ["a", "b"], str))
-    dealt: a 5C · b TH 2D
-    a       b
-    5C +KS  ★
+    >>> turn_grid({"hands": [["5C"], ["TH", "2D"]]}, [{"type": "play", "seat": 0, "discard": ["5C"],
+    ...       "take": "deck", "drew": "KS"}, {"type": "declare", "seat": 1}], ["a", "b"])
+    ('dealt: a 5C · b TH 2D\\na\\tb\\n5C +KS\\t★', 8)
     """
     if not turns and dealt is None:
-        return ""
+        return "", 0
     rows: list[list[str]] = []
     notes: dict[int, str] = {}
     row: list[str] | None = None
@@ -867,21 +887,53 @@ def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], nam
             row[seat] = "★"
         else:
             took = event.get("drew") if event.get("take") == "deck" else event.get("take")
-            row[seat] = ("".join(card(code) for code in event.get("discard", []))
+            row[seat] = ("".join(map(card, event.get("discard", [])))
                          + (" +" if event.get("take") == "deck" else " ^") + (card(took) if took else "?"))
     # The deal is a line of its own: five cards a seat would make every column three times the width of a turn.
     text = [] if dealt is None else ["dealt: " + " · ".join(
-        f"{names[seat]} {' '.join(card(code) for code in hand)}" for seat, hand in enumerate(dealt.get("hands", []))
+        f"{names[seat]} {' '.join(map(card, hand))}" for seat, hand in enumerate(dealt.get("hands", []))
         if seat < len(names) and hand)]
     table = [list(names)] + rows
-    widths = [max(len(cells[seat]) for cells in table) for seat in range(len(names))]
     for number, cells in enumerate(table):
         note = notes.get(number - 1)
-        text.append(note if note is not None else "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip())
-    return "\n".join(text)
+        text.append(note if note is not None else "\t".join(cells).rstrip("\t"))
+    return "\n".join(text), max(len(cell) for cells in table for cell in cells) + 2
 
 
-def compact_events(events: Sequence[dict[str, Any]]) -> str:
+def grid_readable(events: Sequence[dict[str, Any]], names: Sequence[str]) -> bool:
+    """Whether replay.js can read this match's turns back from its grids (:func:`turn_grid`): every turn a
+    well-formed play or declaration of a seat 0-9 inside a round, and no name that would add a line to a grid
+    (replay.js skips each grid's first two lines, the deal and the names). Otherwise the data file spells every
+    turn out, as the engine's log is not the page's to trust."""
+    if len(names) > 10 or any("\n" in name or "\r" in name for name in names):
+        return False
+    dealt = False
+    for event in events:
+        kind = event.get("type")
+        dealt = dealt or kind == "round_start"
+        if kind != "play" and kind != "declare":
+            continue
+        seat = event.get("seat")
+        if not dealt or type(seat) is not int or not 0 <= seat < len(names):
+            return False
+        if kind == "play":
+            discard, take, drew = event.get("discard"), event.get("take"), event.get("drew")
+            if not isinstance(discard, list) or not discard or not _all_cards(discard):
+                return False
+            if not (take == "deck" and (drew is None or _all_cards((drew,))) or take != "deck" and _all_cards((take,))):
+                return False
+    return True
+
+
+def _all_cards(codes: Sequence[Any]) -> bool:
+    # A set's superset test rather than a check per card: this runs for every turn of every match.
+    try:
+        return CARD_SET.issuperset(codes)
+    except TypeError:  # something unhashable where a card should be
+        return False
+
+
+def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
     """The engine events as replay.js reads them: one space-separated token per event, about a seventh of the
     bytes of the events' JSON. ``p0:QDQH:d2H`` seat 0 threw Q♦ Q♥ and drew 2♥ (``fQH``: took Q♥ from the floor),
     ``c0`` seat 0 declared, ``s1:0:2S3C|AH9H:AD:0,0`` round 1 dealt with seat 0 to start (hands, floor, scores),
@@ -890,51 +942,73 @@ def compact_events(events: Sequence[dict[str, Any]]) -> str:
     other event (its step still has the narrator's line). Anything that does not fit (a card code no deck has)
     is a ``?``: the log is the engine's, but a page must never break on it.
 
-    >>> compact_events([{"type": "play", "seat": 1, "discard": ["QD", "QH"], "take": "deck", "drew": "2H"},
-    ...                 {"type": "declare", "seat": 1}, {"type": "play", "seat": 0, "discard": ["<b>"]}])
-    'p1:QDQH:d2H c1 ?'
+    With ``grid`` (the match is :func:`grid_readable`), a run of turns is one token of their seats, ``t0120``:
+    replay.js takes each turn's cards from the next cell of the page's grids.
+
+    >>> turns = [{"type": "play", "seat": 1, "discard": ["QD", "QH"], "take": "deck", "drew": "2H"},
+    ...          {"type": "declare", "seat": 2}]
+    >>> compact_events(turns + [{"type": "play", "seat": 0, "discard": ["<b>"]}])
+    'p1:QDQH:d2H c2 ?'
+    >>> compact_events(turns + [{"type": "forfeit", "seat": 0}] + turns, grid=True)
+    't12 f0 t12'
     """
-    return " ".join(_compact(event) for event in events)
+    tokens: list[str] = []
+    run: list[str] = []
+    for event in events:
+        kind = event.get("type")
+        if grid and (kind == "play" or kind == "declare"):
+            run.append(str(event["seat"]))
+            continue
+        if run:
+            tokens.append("t" + "".join(run))
+            run = []
+        tokens.append(_compact(event))
+    if run:
+        tokens.append("t" + "".join(run))
+    return " ".join(tokens)
+
+
+def _cards(codes: Any) -> str:
+    if not isinstance(codes, list) or not all(isinstance(code, str) and CARD.fullmatch(code) for code in codes):
+        raise ValueError(codes)
+    return "".join(codes)
+
+
+def _ints(values: Any) -> str:
+    if not isinstance(values, list) or not all(type(value) is int for value in values):
+        raise ValueError(values)
+    return ",".join(map(str, values))
+
+
+def _seat(value: Any) -> str:
+    if type(value) is not int:
+        raise ValueError(value)
+    return str(value)
 
 
 def _compact(event: dict[str, Any]) -> str:
-    def cards(codes: Any) -> str:
-        if not isinstance(codes, list) or not all(isinstance(code, str) and CARD.fullmatch(code) for code in codes):
-            raise ValueError(codes)
-        return "".join(codes)
-
-    def ints(values: Any) -> str:
-        if not isinstance(values, list) or not all(type(value) is int for value in values):
-            raise ValueError(values)
-        return ",".join(map(str, values))
-
-    def seat(value: Any) -> str:
-        if type(value) is not int:
-            raise ValueError(value)
-        return str(value)
-
     kind = event.get("type")
     try:
         if kind == "play":
             take = event.get("take")
-            taken = ("d" + cards([event["drew"]] if event.get("drew") else [])) if take == "deck" else "f" + cards([take])
-            return f"p{seat(event['seat'])}:{cards(event['discard'])}:{taken}"
+            taken = ("d" + _cards([event["drew"]] if event.get("drew") else [])) if take == "deck" else "f" + _cards([take])
+            return f"p{_seat(event['seat'])}:{_cards(event['discard'])}:{taken}"
         if kind == "declare":
-            return f"c{seat(event['seat'])}"
+            return f"c{_seat(event['seat'])}"
         if kind == "reshuffle":
-            return f"r{seat(event['deck_size'])}"
+            return f"r{_seat(event['deck_size'])}"
         if kind == "forfeit":
-            return f"f{seat(event['seat'])}"
+            return f"f{_seat(event['seat'])}"
         if kind == "round_start":
-            return (f"s{seat(event['round'])}:{seat(event['starter'])}:{'|'.join(cards(h) for h in event['hands'])}"
-                    f":{cards(event['floor'])}:{ints(event['scores'])}")
+            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{'|'.join(_cards(h) for h in event['hands'])}"
+                    f":{_cards(event['floor'])}:{_ints(event['scores'])}")
         if kind == "round_end":
             reason = {"declared": "d", "failed_declaration": "f"}.get(event["reason"], "t")
-            declarer = "" if event["declarer"] is None else seat(event["declarer"])
-            return (f"e{seat(event['round'])}:{reason}:{declarer}:{'|'.join(cards(h) for h in event['hands'])}"
-                    f":{ints(event['points'])}:{ints(event['scores'])}:{ints(event['eliminated'])}")
+            declarer = "" if event["declarer"] is None else _seat(event["declarer"])
+            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{'|'.join(_cards(h) for h in event['hands'])}"
+                    f":{_ints(event['points'])}:{_ints(event['scores'])}:{_ints(event['eliminated'])}")
         if kind == "match_end":
-            return f"x{ints(event['places'])}:{ints(event['scores'])}"
+            return f"x{_ints(event['places'])}:{_ints(event['scores'])}"
         if kind == "match_start":
             return "m"
     except (KeyError, TypeError, ValueError):
@@ -973,8 +1047,13 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     elif log is not None:
         faults = log.faults
     if log is not None:
-        replay_data = json.dumps({"names": names, "events": compact_events(events)}, ensure_ascii=False,
-                                 separators=(",", ":"))
+        replay_data = json.dumps({"names": names, "events": compact_events(events, grid_readable(events, names))},
+                                 ensure_ascii=False, separators=(",", ":"))
+    # Only the events that are not turns are narrated: the page shows a grid for the turns, and their sentences
+    # (which replay.js writes itself) were most of the narrator's work. The other sentences do not depend on the
+    # hands the narrator follows through the turns it is not shown.
+    said_at = [index for index, event in enumerate(events) if event.get("type") not in TURNS]
+    said = narrate([events[index] for index in said_at], names, faults, card_text, show_hands=False)
     result = match.result
     prev_m = snap.matches[position - 1] if position > 0 else None
     next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
@@ -987,7 +1066,8 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         int(snap.config.get("rules", {}).get("threshold", Rules().threshold)), players=players,
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         round_rows=_round_rows(events, names),
-        moves=move_blocks(events, narrate(events, names, faults, card_text), names), replay_data=replay_data,
+        moves=move_blocks(events, {index: line.text for index, line in zip(said_at, said)}, names),
+        replay_data=replay_data,
         data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),

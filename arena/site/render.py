@@ -59,6 +59,22 @@ def cards(codes: Iterable[str]) -> Markup:
     return Markup("").join(card(code) for code in codes)
 
 
+def relative(href: str, page: str) -> str:
+    """The site-relative ``href`` as a link from the page at site-relative ``page``: the shortest way there, which
+    on a listing (thousands of rows, four links each) is half the bytes of going up to the root and down again.
+
+    >>> relative("t/a/bots/b/index.html", "t/a/bots/c/matches-2.html"), relative("t/a/matches/4.html", "t/a/x.html")
+    ('../b/index.html', 'matches/4.html')
+    >>> relative("index.html", "t/a/matches/page-2.html")
+    '../../../index.html'
+    """
+    here, there = page.split("/")[:-1], href.split("/")
+    common = 0
+    while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
+        common += 1
+    return "../" * (len(here) - common) + "/".join(there[common:])
+
+
 def number(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -91,35 +107,37 @@ def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
             continue
         head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
         summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
-        parts.append(f"<details>{summary}<pre>{escape(block.grid)}</pre>{said(rest)}</details>")
+        stop = f' style="tab-size:{block.tab}"' if block.tab else ""
+        parts.append(f"<details>{summary}<pre{stop}>{escape(block.grid)}</pre>{said(rest)}</details>")
     return Markup("\n".join(parts))
 
 
 def round_rows(rows: Sequence[data.RoundRow]) -> Markup:
-    """The rows of "Scores per round", in as little markup as they can have (they are on every match page): the
-    round's number links to its end in the replay, each seat's cell is its points and its running score.
+    """The rows of "Scores per round", in as little markup as they can have (they are on every match page, and the
+    stylesheet styles a cell's ``b``, its points, and ``i``, its running score, so they need no classes; a cell's
+    and a row's end tags are implied): the round's number links to its end in the replay.
 
     >>> print(round_rows([data.RoundRow(1, 9, "declared", False, 0, "a<", (0, 4), (0, 4), (2, 6), ())]))
-    <tr data-step="9"><th scope="row"><a href="#step=9">1</a></th><td>declared by a&lt;</td><td class="declarer"><span class="star" title="declared">★</span> <b class="pts zero">+0</b> <i class="score">0</i></td><td><b class="pts">+4</b> <i class="score">4</i></td></tr>
+    <tr data-step="9"><th scope="row"><a href="#step=9">1</a><td>declared by a&lt;<td class="declarer"><span class="star">★</span> <b class="zero">+0</b> <i>0</i><td><b>+4</b> <i>4</i>
     """
     html = []
     for r in rows:
         cells = []
         for seat, points in enumerate(r.points):
             if points is None:
-                cells.append('<td class="out">–</td>')
+                cells.append('<td class="out">–')
                 continue
-            star = (f'<span class="star" title="{"failed declaration" if r.failed else "declared"}">★</span> '
-                    if seat == r.declarer_seat else "")
+            # The caption says what the star and its colour mean, once rather than in a title on every row.
+            star = '<span class="star">★</span> ' if seat == r.declarer_seat else ""
             marked = ' class="declarer"' if seat == r.declarer_seat else ""
-            zero = " zero" if points == 0 else ""
-            cells.append(f'<td{marked}>{star}<b class="pts{zero}">+{points}</b> <i class="score">{r.scores[seat]}</i></td>')
+            zero = ' class="zero"' if points == 0 else ""
+            cells.append(f'<td{marked}>{star}<b{zero}>+{points}</b> <i>{r.scores[seat]}</i>')
         ended = escape(r.reason) + (Markup(" by ") + r.declarer if r.declarer else "")
         if r.eliminated:
             ended += Markup('; <span class="outtag">out: {}</span>').format(", ".join(r.eliminated))
         failed = ' class="failed"' if r.failed else ""
-        html.append(f'<tr data-step="{r.step}"{failed}><th scope="row">'
-                    f'<a href="#step={r.step}">{r.round}</a></th><td>{ended}</td>{"".join(cells)}</tr>')
+        html.append(f'<tr data-step="{r.step}"{failed}><th scope="row"><a href="#step={r.step}">{r.round}</a><td>{ended}'
+                    f'{"".join(cells)}')
     return Markup("\n".join(html))
 
 
@@ -152,7 +170,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
-                       round_rows=round_rows)
+                       round_rows=round_rows, relative=relative)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart)
     return env
 
@@ -203,8 +221,13 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     source = None if stat is None else (str(log), stat.st_size, stat.st_mtime_ns)
     neighbours = tuple(snap.matches[i].idx if 0 <= i < len(snap.matches) else None for i in (position - 1, position + 1))
+    # A match that is over is written once (one transaction with its finish time) and never changes, so its row
+    # id, status, attempts and finish time stand for its whole result: far cheaper to hash than the result's repr,
+    # and this runs for every match of every rebuild.
+    stamp = (match.id, match.idx, match.status, match.attempts, match.finished_at, match.error, match.bot_ids,
+             match.seed) if match.finished_at is not None else match
     keys = {data.match_href(snap.slug, match.idx): output.key(
-        version, snap.slug, snap.name, snap.config.get("rules"), match, neighbours, position // data.MATCHES_PER_PAGE,
+        version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, position // data.MATCHES_PER_PAGE,
         names, source)}
     if log is not None:
         keys[data.match_data_href(snap.slug, match.idx)] = output.key(version, names, source)
@@ -283,6 +306,10 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
             for wanted, path, size, mtime_ns in written:
                 manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
+        # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
+        # process of its own still running, and their CPU time is counted as the build's.
+        pool.close()
+        pool.join()
     return corrupt
 
 
@@ -295,6 +322,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
     started = time.monotonic()
     version = output.code_version(TEMPLATE_DIR, ASSET_DIR, Path(__file__).parent, Path(narrate_module.__file__))
     built = [f"t/{snap.slug}/" for snap in snaps]
+    _sweep_stages(out)
     old = output.Manifest.load(out)
     full = full or not old.old
     root = _stage(out) if full else out
@@ -374,11 +402,7 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
 
 def _stage(out: Path) -> Path:
     """A new directory beside ``out`` holding a copy of it (hard links: cheap) to build the next site in, so a
-    build stopped part-way (a kill, a full disk) leaves the old site whole. Stages of dead builds are swept."""
-    for leftover in out.parent.glob(f".{out.name}.*"):
-        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
-        if kind in ("tmp", "old") and pid.isdigit() and not procfs.running(int(pid)):
-            shutil.rmtree(leftover, ignore_errors=True)
+    build stopped part-way (a kill, a full disk) leaves the old site whole."""
     stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
     if out.is_dir():
@@ -386,6 +410,17 @@ def _stage(out: Path) -> Path:
     else:
         stage.mkdir(parents=True)
     return stage
+
+
+def _sweep_stages(out: Path) -> None:
+    """Remove the stages (and swapped-out old sites) that builds killed part-way left beside ``out``: every build
+    does, the incremental ones too, or a full build killed once would leave its copy there for good."""
+    if not out.parent.is_dir():
+        return
+    for leftover in out.parent.glob(f".{out.name}.*"):
+        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
+        if kind in ("tmp", "old") and pid.isdigit() and not procfs.running(int(pid)):
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _link(source: str, target: str) -> None:

@@ -1,6 +1,7 @@
 // Turn-by-turn replay of one match, from its data file (matches/N.js, a script: a page opened from disk may load
 // one but not fetch a file), which sets window.arenaMatch to the names and the engine events in the compact form
-// of arena/site/data.py (compact_events). Every step is the table after one engine event. Its text is the
+// of arena/site/data.py (compact_events; a run of turns is only their seats, their cards are the move list's
+// grid cells on the page). Every step is the table after one engine event. Its text is the
 // narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a deal,
 // a round's end, a forfeit and the match's start and end; a turn (a play, a declaration, a reshuffle) is worded
 // here the way the narrator words it (the browser tests check that every line agrees), since a page of 10,000
@@ -13,6 +14,38 @@
   var root = document.querySelector("[data-replay]");
   var data = window.arenaMatch;
   if (!root || !data) return;
+  // The replay's controls exist only where the script runs, so the script makes them (fixed markup, no text from
+  // the match in it): a page without JavaScript is spared their bytes, a few kilobytes on each of 10,000 pages.
+  root.innerHTML = [
+    "<h2>Replay</h2>",
+    "<p class=\"counter\"><output data-counter aria-live=\"polite\">Step 1 / 1</output></p>",
+    "<div class=\"controls\" role=\"group\" aria-label=\"Replay controls\">",
+    "<button type=\"button\" data-go=\"first\" title=\"First step (Home)\">« First</button>",
+    "<button type=\"button\" data-go=\"prevround\" title=\"Start of this round, or the previous one (Page Up)\">◀◀ Round</button>",
+    "<button type=\"button\" data-go=\"prev\" title=\"Previous step (←)\">◀ Back</button>",
+    "<button type=\"button\" data-play aria-pressed=\"false\" title=\"Play or pause (Space)\">▶ Play</button>",
+    "<button type=\"button\" data-go=\"next\" title=\"Next step (→)\">Forward ▶</button>",
+    "<button type=\"button\" data-go=\"nextround\" title=\"Start of the next round (Page Down)\">Round ▶▶</button>",
+    "<button type=\"button\" data-go=\"last\" title=\"Last step (End)\">Last »</button>",
+    "<label class=\"speed\">Speed <select data-speed>",
+    "<option value=\"1600\">0.5×</option><option value=\"800\" selected>1×</option><option value=\"400\">2×</option><option value=\"150\">5×</option>",
+    "</select></label>",
+    "</div>",
+    "<input type=\"range\" class=\"slider\" data-slider min=\"0\" max=\"0\" value=\"0\" aria-label=\"Step\">",
+    "<p class=\"what\" data-what></p>",
+    "<div class=\"felt\">",
+    "<p class=\"floorline\"><span class=\"label\">Floor</span> <span data-floor class=\"cards\"></span> <span class=\"label deck\" data-deck></span></p>",
+    "<div class=\"scroll\">",
+    "<table class=\"hands\">",
+    "<caption>Every hand at this step (spectators see all cards; each bot sees only its own)</caption>",
+    "<colgroup><col class=\"c-seat\"><col class=\"c-bot\"><col class=\"c-hand\"><col class=\"c-total\"><col class=\"c-points\"><col class=\"c-score\"><col class=\"c-last\"></colgroup>",
+    "<thead><tr><th scope=\"col\">Seat</th><th scope=\"col\">Bot</th><th scope=\"col\">Hand</th><th scope=\"col\" class=\"num\">Total</th><th scope=\"col\" class=\"num\">Points</th><th scope=\"col\" class=\"num\">Score</th><th scope=\"col\">Last move</th></tr></thead>",
+    "<tbody data-hands></tbody>",
+    "</table>",
+    "</div>",
+    "</div>",
+    "<p class=\"note keys\">Keys: ← and → step, Page Up and Page Down go by round, Home and End jump, Space plays. A link to this moment: the page's address (<code>#step=N</code>).</p>"
+  ].join("\n");
   var names = data.names;
   var said = {};
   document.querySelectorAll("[data-e]").forEach(function (node) { said[node.getAttribute("data-e")] = node.textContent; });
@@ -51,7 +84,28 @@
       default: return { type: "?" };
     }
   }
-  var events = data.events ? data.events.split(" ").map(decode) : [];
+  // A token of seats (t0120) is a run of turns whose cards are the page's own: the next cells of the move list's
+  // grids (arena/site/data.py, turn_grid), read in order past each grid's deal and names lines, so that the
+  // turns are on the page once. A cell is a declaration (★) or the cards thrown, then + and the card drawn (? when
+  // not known) or ^ and the card taken from the floor.
+  var cells = [];
+  document.querySelectorAll("[data-moves] pre").forEach(function (pre) {
+    pre.textContent.split("\n").slice(2).forEach(function (line) {
+      cells.push.apply(cells, line.match(/\u2605|(?:[A2-9TJQK][CDHS])+ [+^](?:[A2-9TJQK][CDHS]|\?)/g) || []);
+    });
+  });
+  function turn(seat) {
+    var cell = cells.shift() || "";
+    if (cell === "\u2605") return { type: "declare", seat: seat };
+    var parts = cell.split(" "), took = parts[1] || "+?", card = took.slice(1) === "?" ? null : took.slice(1);
+    return { type: "play", seat: seat, discard: cardList(parts[0]), take: took[0] === "+" ? "deck" : card,
+             drew: took[0] === "+" ? card : undefined };
+  }
+  var events = [];
+  (data.events ? data.events.split(" ") : []).forEach(function (token) {
+    if (token[0] !== "t") { events.push(decode(token)); return; }
+    for (var i = 1; i < token.length; i++) events.push(turn(Number(token[i])));
+  });
 
   // A turn's sentence, as arena/narrate.py words it (after the event is applied to the hands).
   function who(seat) { return names[seat] + " (seat " + seat + ")"; }
