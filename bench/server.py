@@ -12,11 +12,13 @@ Starts a real ``arena serve`` on loopback with a league of house bots (the sampl
    them: a store that has served for a while), since what a request costs may grow with the store; then
    ``request_cpu_ms``: the CPU of the parts of a request, measured in this process on that store;
 3. **throughput**: with no more uploads, how many league matches finish per second over ``--seconds``, compared
-   with ``arena run`` of a tournament of the same bots, players, rules and workers.
+   with ``arena run`` of a tournament of the same bots, players, rules and workers, the two alternated
+   ``--rounds`` times.
 
 Prints ONE JSON object. This is a measurement, not a test: nothing here asserts on the numbers.
 
-    python bench/server.py [--uploads 20] [--seconds 30] [--workers 2] [--history 10000]
+    python bench/server.py [--uploads 20] [--seconds 30] [--workers 2] [--history 10000] [--rounds 3]
+    python bench/server.py --throughput-only
 """
 
 from __future__ import annotations
@@ -137,12 +139,48 @@ class Server:
         self.log.close()
 
 
+def throughput(work: Path, house: str, league: str, workers: int, seconds: float, rounds: int) -> dict[str, Any]:
+    """The house bots alone, in a league and in a tournament, on the same workers, ``rounds`` times one after the
+    other (league, run, league, run, ...): the load of a shared machine changes over minutes, and alternating
+    lets both see the same. Each round's ratio, and the ratio of all league matches per second to all run
+    matches per second."""
+    house_config = work / "house.yaml"
+    house_config.write_text(f"league: {{name: house, bots: [{house}], {league}}}\n")
+    tournament = work / "run.yaml"
+    tournament.write_text(f"name: run-bench\nbots: [{house}]\nplayers: 3\nrepeats: 6\nseed: 1\nrules: {RULES}\n"
+                          f"workers: {workers}\n")
+    league_played = league_seconds = run_played = run_seconds = 0.0
+    ratios = []
+    load_before = os.getloadavg()[0]
+    for _ in range(rounds):
+        server = Server(work, house_config, work / "house" / "arena.db")  # the same league, resumed
+        try:
+            time.sleep(3)  # the pool's start-up, which a long-running league pays once
+            before, started = league_done(server.url), time.perf_counter()
+            time.sleep(seconds)
+            played, took = league_done(server.url) - before, time.perf_counter() - started
+        finally:
+            server.stop()
+        report = json.loads(arena("run", str(tournament), "--db", str(work / "run" / "arena.db"), "--no-site",
+                                  "--fresh", "--json"))
+        league_played, league_seconds = league_played + played, league_seconds + took
+        run_played, run_seconds = run_played + report["played"], run_seconds + report["seconds"]
+        ratios.append(round((played / took) / (report["played"] / report["seconds"]), 3))
+    league_rate, run_rate = league_played / league_seconds, run_played / run_seconds
+    return {"league": {"matches": int(league_played), "matches_per_s": round(league_rate, 3)},
+            "arena_run": {"matches": int(run_played), "matches_per_s": round(run_rate, 3)},
+            "league_vs_run_per_round": ratios, "league_vs_run": round(league_rate / run_rate, 3),
+            "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--uploads", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="league and arena run phases, alternated")
+    parser.add_argument("--throughput-only", action="store_true", help="skip the uploads and the latency")
     parser.add_argument("--history", type=int, default=10_000,
                         help="finished matches of another tournament in the store before the server starts")
     args = parser.parse_args()
@@ -152,6 +190,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="arena-bench-server-"))
     house = ", ".join(str(SAMPLES / name) for name in HOUSE)
     league = f"players: 3, seed: 1, rules: {RULES}, workers: {args.workers}"
+    if args.throughput_only:
+        result = {"python": platform.python_version(), "cpus": os.cpu_count(), "workers": args.workers,
+                  **throughput(work, house, league, args.workers, args.seconds, args.rounds)}
+        shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps(result, indent=2))
+        return
     uploads_config = work / "uploads.yaml"
     uploads_config.write_text(f"league: {{name: uploads, bots: ['registry:*', {house}], {league}}}\n"
                               "server: {uploads_per_hour: 100}\n")
@@ -215,26 +259,7 @@ def main() -> None:
         server.stop()
     result["request_cpu_ms"] = request_costs(db, work / "uploads" / "bots", "uploads")
 
-    # Throughput: the house bots alone, in a league and in a tournament, on the same workers.
-    house_config = work / "house.yaml"
-    house_config.write_text(f"league: {{name: house, bots: [{house}], {league}}}\n")
-    server = Server(work, house_config, work / "house" / "arena.db")
-    try:
-        time.sleep(3)  # the pool's start-up, which a long-running league pays once
-        before, started = league_done(server.url), time.perf_counter()
-        time.sleep(args.seconds)
-        played = league_done(server.url) - before
-        league_rate = played / (time.perf_counter() - started)
-        result["league"] = {"matches": played, "matches_per_s": round(league_rate, 3)}
-    finally:
-        server.stop()
-    tournament = work / "run.yaml"
-    tournament.write_text(f"name: run-bench\nbots: [{house}]\nplayers: 3\nrepeats: 6\nseed: 1\nrules: {RULES}\n"
-                          f"workers: {args.workers}\n")
-    report = json.loads(arena("run", str(tournament), "--db", str(work / "run" / "arena.db"), "--no-site", "--json"))
-    run_rate = report["played"] / report["seconds"]
-    result["arena_run"] = {"matches": report["played"], "matches_per_s": round(run_rate, 3)}
-    result["league_vs_run"] = round(league_rate / run_rate, 3) if run_rate else None
+    result.update(throughput(work, house, league, args.workers, args.seconds, args.rounds))
     shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(result, indent=2))
 

@@ -353,12 +353,14 @@ def test_chaos_kills_at_random_moments_then_resume_gives_identical_results(
 @pytest.mark.slow
 def test_a_kill_during_the_site_build_leaves_the_old_site_whole(reference: tuple[Path, Path],
                                                                 tmp_path: Path) -> None:
+    """A full build (--full) is staged beside the site and swapped in whole, so a kill leaves the old site as it
+    was. (An incremental build, which writes only what changed, is killed and repaired in test_site_render.)"""
     _, db = reference
     out = tmp_path / "site"
     assert arena("site", "build", "--db", db, "--out", out).returncode == 0
     before = sorted(str(path.relative_to(out)) for path in out.rglob("*"))
     index = (out / "index.html").read_bytes()
-    builder = start("site", "build", "--db", db, "--out", out)
+    builder = start("site", "build", "--db", db, "--out", out, "--full")
     wait_for(lambda: any(tmp_path.glob(".site.*.tmp")) or builder.poll() is not None)
     time.sleep(random.Random(SEED).uniform(0.0, 0.1))
     os.killpg(builder.pid, signal.SIGKILL)
