@@ -17,7 +17,7 @@ Starts a real ``arena serve`` on loopback with a league of house bots (the sampl
 
 Prints ONE JSON object. This is a measurement, not a test: nothing here asserts on the numbers.
 
-    python bench/server.py [--uploads 20] [--seconds 30] [--workers 2] [--history 10000] [--rounds 3]
+    python bench/server.py [--uploads 20] [--seconds 60] [--workers 2] [--history 10000] [--rounds 3]
     python bench/server.py --throughput-only
 """
 
@@ -139,15 +139,19 @@ class Server:
         self.log.close()
 
 
-def throughput(work: Path, house: str, league: str, workers: int, seconds: float, rounds: int) -> dict[str, Any]:
+def throughput(work: Path, house: str, league: str, workers: int, seconds: float, rounds: int,
+               repeats: int) -> dict[str, Any]:
     """The house bots alone, in a league and in a tournament, on the same workers, ``rounds`` times one after the
     other (league, run, league, run, ...): the load of a shared machine changes over minutes, and alternating
     lets both see the same. Each round's ratio, and the ratio of all league matches per second to all run
-    matches per second."""
+    matches per second. A run's rate includes its start (the pool, planning) and its end (rating): ``repeats``
+    makes it long enough (about a minute) that these weigh little, as they weigh nothing in a league that runs
+    for days."""
     house_config = work / "house.yaml"
     house_config.write_text(f"league: {{name: house, bots: [{house}], {league}}}\n")
     tournament = work / "run.yaml"
-    tournament.write_text(f"name: run-bench\nbots: [{house}]\nplayers: 3\nrepeats: 6\nseed: 1\nrules: {RULES}\n"
+    tournament.write_text(f"name: run-bench\nbots: [{house}]\nplayers: 3\nrepeats: {repeats}\nseed: 1\n"
+                          f"rules: {RULES}\n"
                           f"workers: {workers}\n")
     league_played = league_seconds = run_played = run_seconds = 0.0
     ratios = []
@@ -176,7 +180,8 @@ def throughput(work: Path, house: str, league: str, workers: int, seconds: float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--uploads", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=60.0, help="of league play in each throughput round")
+    parser.add_argument("--run-repeats", type=int, default=18, help="of the arena run tournament (216 matches)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3, help="league and arena run phases, alternated")
@@ -192,7 +197,7 @@ def main() -> None:
     league = f"players: 3, seed: 1, rules: {RULES}, workers: {args.workers}"
     if args.throughput_only:
         result = {"python": platform.python_version(), "cpus": os.cpu_count(), "workers": args.workers,
-                  **throughput(work, house, league, args.workers, args.seconds, args.rounds)}
+                  **throughput(work, house, league, args.workers, args.seconds, args.rounds, args.run_repeats)}
         shutil.rmtree(work, ignore_errors=True)
         print(json.dumps(result, indent=2))
         return
@@ -259,7 +264,7 @@ def main() -> None:
         server.stop()
     result["request_cpu_ms"] = request_costs(db, work / "uploads" / "bots", "uploads")
 
-    result.update(throughput(work, house, league, args.workers, args.seconds, args.rounds))
+    result.update(throughput(work, house, league, args.workers, args.seconds, args.rounds, args.run_repeats))
     shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(result, indent=2))
 
