@@ -738,22 +738,6 @@ class MatchPlayer:
     """The round it went out over the threshold, when its place was decided by elimination."""
 
 
-@dataclass(frozen=True)
-class RoundRow:
-    round: int
-    step: int
-    """The replay step (1-based, as in its URL ``#step=N``) showing this round's end."""
-    reason: str
-    failed: bool
-    declarer_seat: int | None
-    declarer: str | None
-    points: tuple[int | None, ...]
-    """Per seat; None for a seat no longer in play."""
-    scores: tuple[int, ...]
-    totals: tuple[int | None, ...]
-    eliminated: tuple[str, ...]
-
-
 SUIT_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 
 
@@ -790,7 +774,6 @@ class MatchPage:
     """In seat order."""
     standings: list[MatchPlayer]
     """Best place first."""
-    round_rows: list[RoundRow]
     moves: list[MoveBlock]
     """The move list, a block per round (and one each for the match's start and end)."""
     replay_data: str | None
@@ -1016,22 +999,6 @@ def _compact(event: dict[str, Any]) -> str:
     return "?"
 
 
-def _round_rows(events: Sequence[dict[str, Any]], names: Sequence[str]) -> list[RoundRow]:
-    rows = []
-    for index, event in enumerate(events):
-        if event.get("type") != "round_end":
-            continue
-        in_play = [bool(hand) for hand in event["hands"]]
-        rows.append(RoundRow(
-            event["round"], index + 1, event["reason"].replace("_", " "), event["reason"] == "failed_declaration",
-            event["declarer"], None if event["declarer"] is None else names[event["declarer"]],
-            tuple(p if live else None for p, live in zip(event["points"], in_play)),
-            tuple(event["scores"]),
-            tuple(t if live else None for t, live in zip(event["totals"], in_play)),
-            tuple(names[seat] for seat in event["eliminated"])))
-    return rows
-
-
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:
     """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found
     (``corrupt``: found, but unreadable)."""
@@ -1065,7 +1032,6 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         threshold=result.rules.threshold if result is not None else
         int(snap.config.get("rules", {}).get("threshold", Rules().threshold)), players=players,
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
-        round_rows=_round_rows(events, names),
         moves=move_blocks(events, {index: line.text for index, line in zip(said_at, said)}, names),
         replay_data=replay_data,
         data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),

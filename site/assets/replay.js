@@ -370,6 +370,70 @@
     show(step);
     root.scrollIntoView({ block: "start" });
   });
+  // "Scores per round", made here from the data file's round ends rather than carried as markup by every page
+  // (about a quarter of a match page's bytes): without JavaScript the move list says each round's end and scores.
+  var rounds = document.querySelector("[data-rounds]");
+  if (rounds) {
+    var wrap = document.createElement("div");
+    wrap.className = "scroll";
+    wrap.innerHTML = "<table class=\"rounds\"><caption>Points each round (+) and the running score; lower is " +
+      "better. \u2605 marks the declarer, in red when the declaration failed. A round's number opens the replay at " +
+      "its end.</caption><thead><tr><th scope=\"col\" class=\"num\">Round</th><th scope=\"col\">Ended</th></tr>" +
+      "</thead><tbody></tbody></table>";
+    var head = wrap.querySelector("thead tr"), tbody = wrap.querySelector("tbody");
+    names.forEach(function (name) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.className = "num";
+      th.textContent = name;
+      head.appendChild(th);
+    });
+    events.forEach(function (e, index) {
+      if (e.type !== "round_end") return;
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-step", String(index + 1));
+      if (e.reason === "failed_declaration") tr.className = "failed";
+      var th = document.createElement("th");
+      th.scope = "row";
+      var link = document.createElement("a");
+      link.href = "#step=" + (index + 1);
+      link.textContent = String(e.round);
+      th.appendChild(link);
+      tr.appendChild(th);
+      var ended = cell(tr, e.reason.replace(/_/g, " ") + (e.declarer === null ? "" : " by " + names[e.declarer]));
+      if (e.eliminated.length) {
+        ended.appendChild(document.createTextNode("; "));
+        var out = document.createElement("span");
+        out.className = "outtag";
+        out.textContent = "out: " + e.eliminated.map(function (seat) { return names[seat]; }).join(", ");
+        ended.appendChild(out);
+      }
+      names.forEach(function (name, seat) {
+        if (!(e.hands[seat] || []).length) { cell(tr, "\u2013", "out"); return; }
+        var td = cell(tr, "", seat === e.declarer ? "declarer" : "");
+        if (seat === e.declarer) {
+          var star = document.createElement("span");
+          star.className = "star";
+          star.textContent = "\u2605";
+          td.appendChild(star);
+          td.appendChild(document.createTextNode(" "));
+        }
+        var points = document.createElement("b");
+        if (e.points[seat] === 0) points.className = "zero";
+        points.textContent = "+" + e.points[seat];
+        td.appendChild(points);
+        td.appendChild(document.createTextNode(" "));
+        var score = document.createElement("i");
+        score.textContent = String(e.scores[seat]);
+        td.appendChild(score);
+      });
+      tbody.appendChild(tr);
+    });
+    if (tbody.children.length) {
+      rounds.appendChild(wrap);
+      rounds.hidden = false;
+    }
+  }
   // A whole row of "Scores per round" is a link to its round's end, not only its number.
   document.querySelectorAll("table.rounds tr[data-step]").forEach(function (row) {
     row.classList.add("rowlink");
