@@ -218,6 +218,16 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     said = [index for block in page.moves for index, _ in block.lines]
     assert said == [i for i, e in enumerate(log.events) if e["type"] not in data.TURNS]
     texts = dict(line for block in page.moves for line in block.lines)
+    # Without JavaScript there is no score table: a round's end in the move list gives every player still in its
+    # running score and points, a deal who starts and the floor.
+    for index, e in enumerate(log.events):
+        if e["type"] == "round_end":
+            assert texts[index].startswith(f"Round {e['round']} ends, ")
+            for seat, hand in enumerate(e["hands"]):
+                assert (f"{replay['names'][seat]} {e['scores'][seat]} (+{e['points'][seat]})" in texts[index]) == bool(hand)
+        elif e["type"] == "round_start":
+            assert texts[index] == (f"Round {e['round']}: {replay['names'][e['starter']]} starts, floor "
+                                    f"{' '.join(map(data.card_text, e['floor']))}.")
     forfeit = next(i for i, e in enumerate(log.events) if e["type"] == "forfeit")
     assert texts[forfeit].endswith(" (seat 1) forfeits (crash.exit: exited with status 1).")
     assert texts[0].startswith("The match starts") and texts[len(log.events) - 1].startswith("Match over")
