@@ -91,24 +91,29 @@ def setting(value: Any) -> str:
 def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
     """The move list: a fold per round (its deal the summary, its grid of turns, its end), the match's start and
     end as lines of their own; every narrated line carries its event's index (``data-e``), which is where replay.js
-    takes a step's text from. Built here rather than in a template loop: it is on every match page.
+    takes a step's text from. Built here rather than in a template loop: it is on every match page. One tab stop
+    for all the grids (the widest), set once on the list rather than on each round's grid.
 
-    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x")]))
+    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
+    <div class="moves" data-moves style="tab-size:8">
     <p data-e="0">a &lt;b&gt; starts</p>
     <details><summary data-e="1">Round 1</summary><pre>x</pre><p data-e="3">ends</p></details>
+    </div>
     """
     def said(lines: Sequence[tuple[int, str]]) -> str:
         return "".join(f'<p data-e="{index}">{escape(text)}</p>' for index, text in lines)
 
-    parts = []
+    tab = max((block.tab for block in blocks), default=0)
+    stop = f' style="tab-size:{tab}"' if tab else ""
+    parts = [f'<div class="moves" data-moves{stop}>']
     for block in blocks:
         if not block.grid:
             parts.append(said(block.lines))
             continue
         head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
         summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
-        stop = f' style="tab-size:{block.tab}"' if block.tab else ""
-        parts.append(f"<details>{summary}<pre{stop}>{escape(block.grid)}</pre>{said(rest)}</details>")
+        parts.append(f"<details>{summary}<pre>{escape(block.grid)}</pre>{said(rest)}</details>")
+    parts.append("</div>")
     return Markup("\n".join(parts))
 
 
