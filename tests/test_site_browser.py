@@ -358,6 +358,15 @@ def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
     # A row of "Scores per round" opens the replay at that round's end, and the address follows.
     rows = page.locator("table.rounds tbody tr")
     assert rows.count() >= 2
+    # replay.js makes the table from the data file: a row per round end, each at its step, its running scores
+    # those of the event (a seat that is out is a dash).
+    kinds = _kinds(site, page)
+    assert [int(row.get_attribute("data-step") or 0) for row in rows.all()] == [
+        i + 1 for i, kind in enumerate(kinds) if kind == "round_end"]
+    match_end = next(line for line in _narration(site, page) if line.kind == "match_end").text
+    for name, score in zip(page.locator("table.rounds thead th").all()[2:], rows.last.locator("td").all()[1:]):
+        if score.inner_text() != "\u2013":
+            assert f"{name.inner_text()} {score.locator('i').inner_text()}" in match_end
     second = rows.nth(1)
     step = int(second.get_attribute("data-step") or 0)
     second.locator("th a").click()
@@ -468,7 +477,9 @@ def test_match_page_without_javascript(site: Path, browser: Browser) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "0.html"))
     expect(page.locator("table.result tbody tr").first).to_be_visible()
     expect(page.locator("[data-replay]")).to_be_hidden()
-    expect(page.locator("table.rounds tbody tr").first).to_be_visible()
+    # No score table without JavaScript (replay.js makes it): the move list's round ends say the scores.
+    expect(page.locator("[data-rounds]")).to_be_hidden()
+    expect(page.locator("table.rounds")).to_have_count(0)
     # Every move, a fold per round: its deal, a grid of its turns and its end, plain text.
     folds = page.locator("[data-moves] details")
     expect(folds.first.locator("pre")).to_be_hidden()
@@ -611,7 +622,7 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     page.set_viewport_size({"width": width, "height": 900})
     match = site / "t" / "browser" / "matches" / "1.html"
     html = match.read_text(encoding="utf-8")
-    assert 'src="../../../t/browser/matches/1.js"' in html and "arenaMatch" not in html
+    assert 'src="1.js"' in html and "arenaMatch" not in html
     assert (match.parent / "1.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
     loaded: list[str] = []
     page.on("request", lambda request: loaded.append(request.url))

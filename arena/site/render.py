@@ -91,54 +91,30 @@ def setting(value: Any) -> str:
 def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
     """The move list: a fold per round (its deal the summary, its grid of turns, its end), the match's start and
     end as lines of their own; every narrated line carries its event's index (``data-e``), which is where replay.js
-    takes a step's text from. Built here rather than in a template loop: it is on every match page.
+    takes a step's text from. Built here rather than in a template loop: it is on every match page. One tab stop
+    for all the grids (the widest), set once on the list rather than on each round's grid.
 
-    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x")]))
+    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
+    <div class="moves" data-moves style="tab-size:8">
     <p data-e="0">a &lt;b&gt; starts</p>
     <details><summary data-e="1">Round 1</summary><pre>x</pre><p data-e="3">ends</p></details>
+    </div>
     """
     def said(lines: Sequence[tuple[int, str]]) -> str:
         return "".join(f'<p data-e="{index}">{escape(text)}</p>' for index, text in lines)
 
-    parts = []
+    tab = max((block.tab for block in blocks), default=0)
+    stop = f' style="tab-size:{tab}"' if tab else ""
+    parts = [f'<div class="moves" data-moves{stop}>']
     for block in blocks:
         if not block.grid:
             parts.append(said(block.lines))
             continue
         head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
         summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
-        stop = f' style="tab-size:{block.tab}"' if block.tab else ""
-        parts.append(f"<details>{summary}<pre{stop}>{escape(block.grid)}</pre>{said(rest)}</details>")
+        parts.append(f"<details>{summary}<pre>{escape(block.grid)}</pre>{said(rest)}</details>")
+    parts.append("</div>")
     return Markup("\n".join(parts))
-
-
-def round_rows(rows: Sequence[data.RoundRow]) -> Markup:
-    """The rows of "Scores per round", in as little markup as they can have (they are on every match page, and the
-    stylesheet styles a cell's ``b``, its points, and ``i``, its running score, so they need no classes; a cell's
-    and a row's end tags are implied): the round's number links to its end in the replay.
-
-    >>> print(round_rows([data.RoundRow(1, 9, "declared", False, 0, "a<", (0, 4), (0, 4), (2, 6), ())]))
-    <tr data-step="9"><th scope="row"><a href="#step=9">1</a><td>declared by a&lt;<td class="declarer"><span class="star">★</span> <b class="zero">+0</b> <i>0</i><td><b>+4</b> <i>4</i>
-    """
-    html = []
-    for r in rows:
-        cells = []
-        for seat, points in enumerate(r.points):
-            if points is None:
-                cells.append('<td class="out">–')
-                continue
-            # The caption says what the star and its colour mean, once rather than in a title on every row.
-            star = '<span class="star">★</span> ' if seat == r.declarer_seat else ""
-            marked = ' class="declarer"' if seat == r.declarer_seat else ""
-            zero = ' class="zero"' if points == 0 else ""
-            cells.append(f'<td{marked}>{star}<b{zero}>+{points}</b> <i>{r.scores[seat]}</i>')
-        ended = escape(r.reason) + (Markup(" by ") + r.declarer if r.declarer else "")
-        if r.eliminated:
-            ended += Markup('; <span class="outtag">out: {}</span>').format(", ".join(r.eliminated))
-        failed = ' class="failed"' if r.failed else ""
-        html.append(f'<tr data-step="{r.step}"{failed}><th scope="row"><a href="#step={r.step}">{r.round}</a><td>{ended}'
-                    f'{"".join(cells)}')
-    return Markup("\n".join(html))
 
 
 def script_json(text: str) -> Markup:
@@ -170,7 +146,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
-                       round_rows=round_rows, relative=relative)
+                       relative=relative)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart)
     return env
 

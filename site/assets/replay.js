@@ -2,8 +2,8 @@
 // one but not fetch a file), which sets window.arenaMatch to the names and the engine events in the compact form
 // of arena/site/data.py (compact_events; a run of turns is only their seats, their cards are the move list's
 // grid cells on the page). Every step is the table after one engine event. Its text is the
-// narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a deal,
-// a round's end, a forfeit and the match's start and end; a turn (a play, a declaration, a reshuffle) is worded
+// narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a forfeit
+// and the match's start and end; a turn (a play, a declaration, a reshuffle), a deal and a round's end are worded
 // here the way the narrator words it (the browser tests check that every line agrees), since a page of 10,000
 // that carried a sentence per turn would be several times the size.
 // Text from the log (bot names, fault details) is only ever set with textContent, never parsed as HTML:
@@ -121,6 +121,30 @@
     if (e.type === "reshuffle") return "The deck is empty: " + e.deck_size + " dead cards are shuffled into a new deck.";
     return e.type;
   }
+  // A deal's and a round end's sentence, as arena/narrate.py words them (the page's move list has a shorter line
+  // of its own for them, arena/site/data.py fold_line): the sums of round_arithmetic, from the event's hands.
+  function roundText(e) {
+    if (e.type === "round_start") {
+      return "Round " + e.round + " is dealt. " + who(e.starter) + " starts; the floor shows " + cardsText(e.floor) + ".";
+    }
+    var totals = e.hands.map(total), d = e.declarer;
+    var live = names.map(function (n, seat) { return seat; }).filter(function (seat) { return e.hands[seat].length; });
+    var how = d === null ? "no declaration (turn cap)" : e.reason === "declared" ? who(d) + " declared and was lowest"
+      : who(d) + " declared but was not lowest (failed)";
+    var sums = live.map(function (seat) {
+      var t = totals[seat], gained = e.points[seat], text;
+      if (d === null) text = t + " = +" + gained;
+      else if (e.reason === "declared") text = seat === d ? t + ", declarer: +" + gained : t + " - " + totals[d] + " = +" + gained;
+      else if (seat === d) {
+        var others = live.filter(function (other) { return other !== seat; }).map(function (other) { return totals[other]; });
+        var lowest = others.length ? Math.min.apply(null, others) : 0;
+        text = "failed declaration: " + (gained - (t - lowest)) + " + (" + t + " - " + lowest + ") = +" + gained;
+      } else text = t + " \u2192 +" + gained;
+      return names[seat] + " " + text;
+    });
+    var out = e.eliminated.map(function (seat) { return names[seat]; }).join(", ");
+    return "Round " + e.round + " ends: " + how + ". Points: " + sums.join(", ") + "." + (out ? " Out: " + out + "." : "");
+  }
 
   // Build every step up front: stepping back is then just showing an earlier one.
   var steps = [];
@@ -138,7 +162,8 @@
     return null;
   }
   function snapshot(index, e) {
-    var text = said[index] !== undefined ? said[index] : turnText(e);
+    var text = e.type === "round_start" || e.type === "round_end" ? roundText(e)
+      : said[index] !== undefined ? said[index] : turnText(e);
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
                  status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text,
@@ -370,6 +395,70 @@
     show(step);
     root.scrollIntoView({ block: "start" });
   });
+  // "Scores per round", made here from the data file's round ends rather than carried as markup by every page
+  // (about a quarter of a match page's bytes): without JavaScript the move list says each round's end and scores.
+  var rounds = document.querySelector("[data-rounds]");
+  if (rounds) {
+    var wrap = document.createElement("div");
+    wrap.className = "scroll";
+    wrap.innerHTML = "<table class=\"rounds\"><caption>Points each round (+) and the running score; lower is " +
+      "better. \u2605 marks the declarer, in red when the declaration failed. A round's number opens the replay at " +
+      "its end.</caption><thead><tr><th scope=\"col\" class=\"num\">Round</th><th scope=\"col\">Ended</th></tr>" +
+      "</thead><tbody></tbody></table>";
+    var head = wrap.querySelector("thead tr"), tbody = wrap.querySelector("tbody");
+    names.forEach(function (name) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.className = "num";
+      th.textContent = name;
+      head.appendChild(th);
+    });
+    events.forEach(function (e, index) {
+      if (e.type !== "round_end") return;
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-step", String(index + 1));
+      if (e.reason === "failed_declaration") tr.className = "failed";
+      var th = document.createElement("th");
+      th.scope = "row";
+      var link = document.createElement("a");
+      link.href = "#step=" + (index + 1);
+      link.textContent = String(e.round);
+      th.appendChild(link);
+      tr.appendChild(th);
+      var ended = cell(tr, e.reason.replace(/_/g, " ") + (e.declarer === null ? "" : " by " + names[e.declarer]));
+      if (e.eliminated.length) {
+        ended.appendChild(document.createTextNode("; "));
+        var out = document.createElement("span");
+        out.className = "outtag";
+        out.textContent = "out: " + e.eliminated.map(function (seat) { return names[seat]; }).join(", ");
+        ended.appendChild(out);
+      }
+      names.forEach(function (name, seat) {
+        if (!(e.hands[seat] || []).length) { cell(tr, "\u2013", "out"); return; }
+        var td = cell(tr, "", seat === e.declarer ? "declarer" : "");
+        if (seat === e.declarer) {
+          var star = document.createElement("span");
+          star.className = "star";
+          star.textContent = "\u2605";
+          td.appendChild(star);
+          td.appendChild(document.createTextNode(" "));
+        }
+        var points = document.createElement("b");
+        if (e.points[seat] === 0) points.className = "zero";
+        points.textContent = "+" + e.points[seat];
+        td.appendChild(points);
+        td.appendChild(document.createTextNode(" "));
+        var score = document.createElement("i");
+        score.textContent = String(e.scores[seat]);
+        td.appendChild(score);
+      });
+      tbody.appendChild(tr);
+    });
+    if (tbody.children.length) {
+      rounds.appendChild(wrap);
+      rounds.hidden = false;
+    }
+  }
   // A whole row of "Scores per round" is a link to its round's end, not only its number.
   document.querySelectorAll("table.rounds tr[data-step]").forEach(function (row) {
     row.classList.add("rowlink");
