@@ -53,9 +53,17 @@ def author_data(store: Store, registry: Registry, league: str, author: Author) -
     return {"author": author.name, "bots": bots, "matches": matches}
 
 
+SITE_ROOT = "/site/"
+"""Where the server serves the static site: the author pages link into it by absolute paths."""
+
+
 def environment() -> Environment:
-    return Environment(loader=FileSystemLoader(str(data_dir("site") / "templates")), autoescape=True,
-                       undefined=StrictUndefined)
+    env = Environment(loader=FileSystemLoader(str(data_dir("site") / "templates")), autoescape=True,
+                      undefined=StrictUndefined)
+    # The static site links from page to page by the shortest relative path (render.relative); these pages live
+    # outside it, at /me, so their links into it are absolute.
+    env.filters["relative"] = lambda href, _page: SITE_ROOT + href
+    return env
 
 
 def routes(views: Views, registry: Registry, league: str, sessions: Sessions) -> Sequence[Route]:
@@ -65,7 +73,8 @@ def routes(views: Views, registry: Registry, league: str, sessions: Sessions) ->
     def render(request: Request, template: str, code: int = 200, **context: Any) -> Response:
         token = csrf_token(request)
         crumbs = [data.Crumb(league, league_href_of()), data.Crumb(context.pop("crumb"), None)]
-        html = templates.get_template(template).render(root="/site/", page={"crumbs": crumbs}, league=league,
+        html = templates.get_template(template).render(root=SITE_ROOT, path="me", page={"crumbs": crumbs},
+                                                       league=league,
                                                        csrf=token, **context)
         response = HTMLResponse(html, code)
         set_csrf(response, request, token, PATH)
