@@ -314,10 +314,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
                    "db": str(db_path), "site": None if site is None else str(site.index),
-                   **({} if report.cluster is None else {"cluster": {
-                       "address": report.cluster.address, "workers": report.cluster.workers,
-                       "matches_per_worker": dict(sorted(report.cluster.per_worker.items())),
-                       "refused": report.cluster.refused}}),
+                   **({} if report.cluster is None else {"cluster": report.cluster.to_dict()}),
                    "standings": standings_with_confidence(table, sure)})
     else:
         print_standings(table, sure)

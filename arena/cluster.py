@@ -317,6 +317,11 @@ class ClusterStats:
     per_worker: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     refused: dict[str, str] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """As ``arena run --json`` and the league server's ``/api/league`` show it."""
+        return {"address": self.address, "workers": self.workers,
+                "matches_per_worker": dict(sorted(self.per_worker.items())), "refused": dict(self.refused)}
+
 
 def say(message: str) -> None:
     print(f"arena: {message}", file=sys.stderr, flush=True)

@@ -247,9 +247,7 @@ class LeagueState:
                 "active": list(self.active),
                 "last_batch": None if self.last_batch is None else dataclasses.asdict(self.last_batch),
                 "error": self.error,
-                "cluster": None if cluster is None else {"address": cluster.address, "workers": cluster.workers,
-                                                         "matches_per_worker": dict(sorted(cluster.per_worker.items())),
-                                                         "refused": dict(cluster.refused)}}
+                "cluster": None if cluster is None else cluster.to_dict()}
 
 
 class League:
