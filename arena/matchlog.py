@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -205,16 +206,33 @@ def log_path_for(log_dir: Path, index: int) -> Path:
 def find_log(stored: Path | str | None, store_dir: Path, tournament: str, index: int) -> Path | None:
     """A match's log: where the store says (a relative path as given, then beside the store), else where the
     runner puts it (a store moved with its logs), or None when there is none."""
-    # Strings and os.path, not Path objects, until one is found: a site rebuild asks this of every match.
-    candidates: list[str] = []
+    found = locate_log(stored, store_dir, tournament, index)
+    return None if found is None else Path(found[0])
+
+
+def locate_log(stored: Path | str | None, store_dir: Path, tournament: str,
+               index: int) -> tuple[str, os.stat_result] | None:
+    """Where :func:`find_log` finds the log, with its ``stat`` (its size and time say whether it changed): one
+    system call a place looked at, and strings rather than Path objects, as a site rebuild asks this of every
+    match."""
+    text = "" if stored is None else os.fspath(stored)
+    for candidate in _log_candidates(text, store_dir, tournament, index):
+        try:
+            status = os.stat(candidate)
+        except OSError:
+            continue
+        if stat.S_ISREG(status.st_mode):
+            return candidate, status
+    return None
+
+
+def _log_candidates(stored: str, store_dir: Path, tournament: str, index: int) -> Iterator[str]:
+    # A generator: the runner's place is made only when the store's is not there (most logs are where it says).
     if stored:
-        text = os.fspath(stored)
-        candidates += [text] if os.path.isabs(text) else [text, os.path.join(store_dir, text)]
-    for candidate in candidates:
-        if os.path.isfile(candidate):
-            return Path(candidate)
-    fallback = log_path_for(log_dir_for(store_dir, tournament), index)
-    return fallback if fallback.is_file() else None
+        yield stored
+        if not os.path.isabs(stored):
+            yield os.path.join(store_dir, stored)
+    yield os.fspath(log_path_for(log_dir_for(store_dir, tournament), index))
 
 
 def verify(log: LoadedLog) -> list[str]:

@@ -295,6 +295,23 @@ class StoredMatch:
                 "finished_at": self.finished_at, "result": None if self.result is None else self.result.to_dict()}
 
 
+@dataclass(frozen=True)
+class MatchStamp:
+    """A match as a listing of many needs it, without its result: what one cheap query reads of every match of a
+    tournament (a site rebuild reads the result only of the matches whose pages it makes again)."""
+
+    id: int
+    idx: int
+    seed: int
+    group: int
+    status: str
+    attempts: int
+    error: str | None
+    finished_at: str | None
+    bot_ids: tuple[int, ...]
+    log_path: str | None
+
+
 @dataclass
 class Standing:
     """One line of the standings table."""
@@ -543,40 +560,72 @@ class Store:
         row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id DESC LIMIT 1").fetchone()
         return row
 
-    def matches(self, tid: int) -> list[StoredMatch]:
-        """Every match of the tournament in schedule order, each with its result once done (two queries)."""
-        return self._stored("m.tournament_id = ?", tid)
+    def matches(self, tid: int, first: int | None = None, last: int | None = None,
+                stderr: bool = True) -> list[StoredMatch]:
+        """The tournament's matches in schedule order (those of schedule index ``first`` to ``last``, both
+        included, when given), each with its result once done (two queries); without the seats' stderr tails
+        unless ``stderr`` (what a public page may show)."""
+        if first is None and last is None:
+            return self._stored("m.tournament_id = ?", (tid,), stderr)
+        return self._stored("m.tournament_id = ? AND m.idx BETWEEN ? AND ?",
+                            (tid, -1 if first is None else first, 2**62 if last is None else last), stderr)
 
     def match(self, match_id: int) -> StoredMatch | None:
-        found = self._stored("m.id = ?", match_id)
+        found = self._stored("m.id = ?", (match_id,))
         return found[0] if found else None
 
-    def _stored(self, where: str, key: int) -> list[StoredMatch]:
-        rows = self.db.execute(f"SELECT m.*, t.name AS tournament, t.config FROM matches m JOIN tournaments t "
-                               f"ON t.id = m.tournament_id WHERE {where} ORDER BY m.idx", (key,)).fetchall()
-        seats: dict[int, list[sqlite3.Row]] = defaultdict(list)
-        # fetchall, not iteration: one call for every seat of a tournament (tens of thousands, a site build reads
-        # them all) rather than one call of the cursor's error-translating __next__ each.
-        for seat in self.db.execute(f"SELECT s.*, b.name, b.files_hash FROM seats s JOIN bots b ON b.id = s.bot_id "
-                                    f"JOIN matches m ON m.id = s.match_id WHERE {where} ORDER BY s.match_id, s.seat",
-                                    (key,)).fetchall():
-            seats[seat["match_id"]].append(seat)
+    def match_stamps(self, tid: int) -> list[MatchStamp]:
+        """Every match of the tournament in schedule order, without results (two queries, no join)."""
+        seats: dict[int, list[int]] = defaultdict(list)
+        for match_id, bot_id in self._tuples(
+                "SELECT s.match_id, s.bot_id FROM matches m JOIN seats s ON s.match_id = m.id "
+                "WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)):
+            seats[match_id].append(bot_id)
+        return [MatchStamp(match_id, idx, seed, group, status, attempts, error, finished_at,
+                           tuple(seats[match_id]), log_path)
+                for match_id, idx, seed, group, status, attempts, error, finished_at, log_path in self._tuples(
+                    "SELECT id, idx, seed, grp, status, attempts, error, finished_at, log_path FROM matches "
+                    "WHERE tournament_id = ? ORDER BY idx", (tid,))]
+
+    def _stored(self, where: str, key: Sequence[Any], stderr: bool = True) -> list[StoredMatch]:
+        rows = self._tuples(
+            f"SELECT m.id, t.name, m.idx, m.seed, m.status, m.attempts, m.error, m.finished_at, t.config, "
+            f"m.termination, m.rounds, m.turns, m.duration_s, m.log_path FROM matches m JOIN tournaments t "
+            f"ON t.id = m.tournament_id WHERE {where} ORDER BY m.idx", key)
+        seats: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+        # In the matches' order (their index), so that SQLite need not sort; seat order within a match.
+        for seat in self._tuples(
+                f"SELECT s.match_id, s.bot_id, s.seat, b.name, b.files_hash, s.place, s.score, s.rounds, s.turns, "
+                f"s.points, s.declares_ok, s.declares_failed, {'s.stderr_tail' if stderr else 'NULL'}, "
+                f"s.bank_left_ms, s.fault_reason, s.fault_detail, s.fault_round, s.fault_line, s.fault_exit_status, "
+                f"s.fault_signal FROM matches m JOIN seats s ON s.match_id = m.id JOIN bots b ON b.id = s.bot_id "
+                f"WHERE {where} ORDER BY m.idx, s.seat", key):
+            seats[seat[0]].append(seat)
         rules: dict[str, Rules] = {}  # one per tournament, shared by its matches
         found = []
-        for row in rows:
-            if row["config"] not in rules:
-                rules[row["config"]] = Rules.from_dict(json.loads(row["config"]).get("rules", {}))
-            mine = seats[row["id"]]
+        for (match_id, tournament, idx, seed, status, attempts, error, finished_at, config, termination, rounds, turns,
+             duration_s, log_path) in rows:
+            if config not in rules:
+                rules[config] = Rules.from_dict(json.loads(config).get("rules", {}))
+            mine = seats[match_id]
             result = None
-            if row["status"] == "done":
+            if status == "done":
                 result = MatchResult(
-                    seed=row["seed"], rules=rules[row["config"]], termination=row["termination"],
-                    rounds=row["rounds"], turns=row["turns"], players=tuple(_seat_result(s) for s in mine),
-                    duration_s=row["duration_s"], log_path=None if row["log_path"] is None else Path(row["log_path"]))
-            found.append(StoredMatch(row["id"], row["tournament"], row["idx"], row["seed"], row["status"],
-                                     row["attempts"], tuple(s["bot_id"] for s in mine), tuple(s["name"] for s in mine),
-                                     result, row["error"], row["finished_at"]))
+                    seed=seed, rules=rules[config], termination=termination, rounds=rounds, turns=turns,
+                    players=tuple(_seat_result(s) for s in mine), duration_s=duration_s,
+                    log_path=None if log_path is None else Path(log_path))
+            found.append(StoredMatch(match_id, tournament, idx, seed, status, attempts, tuple(s[1] for s in mine),
+                                     tuple(s[3] for s in mine), result, error, finished_at))
         return found
+
+    def _tuples(self, sql: str, parameters: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of a bulk read as plain tuples, all at once: read by position rather than by name (a Row looks
+        a name up among its columns, and a site build reads tens of thousands of rows), and by one call rather
+        than one call of the error-translating cursor a row."""
+        cursor = self.db.cursor(_Cursor)
+        cursor.row_factory = None
+        rows: list[tuple[Any, ...]] = cursor.execute(sql, parameters).fetchall()
+        return rows
 
     def status_counts(self, tid: int) -> dict[str, int]:
         """How many matches are pending, done and failed."""
@@ -603,9 +652,9 @@ class Store:
 
     def rating_history(self, tid: int) -> dict[int, list[tuple[int, Rating]]]:
         history: dict[int, list[tuple[int, Rating]]] = defaultdict(list)
-        for row in self.db.execute("SELECT bot_id, match_idx, mu, sigma FROM ratings WHERE tournament_id = ? "
-                                   "ORDER BY match_idx", (tid,)):
-            history[row["bot_id"]].append((row["match_idx"], Rating(row["mu"], row["sigma"])))
+        for bot_id, match_idx, mu, sigma in self._tuples(
+                "SELECT bot_id, match_idx, mu, sigma FROM ratings WHERE tournament_id = ? ORDER BY match_idx", (tid,)):
+            history[bot_id].append((match_idx, Rating(mu, sigma)))
         return dict(history)
 
     def initial_rating(self, tid: int) -> Rating:
@@ -621,19 +670,20 @@ class Store:
         ratings = self.final_ratings(tid)
         table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial))
                  for row in self.bots(tid)}
-        for row in self.db.execute(
-                "SELECT s.* FROM seats s JOIN matches m ON m.id = s.match_id "
-                "WHERE m.tournament_id = ? AND m.status = 'done'", (tid,)):
-            line = table[row["bot_id"]]
+        for bot_id, place, points, rounds, declares_ok, declares_failed, fault_kind in self._tuples(
+                "SELECT s.bot_id, s.place, s.points, s.rounds, s.declares_ok, s.declares_failed, s.fault_kind "
+                "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'",
+                (tid,)):
+            line = table[bot_id]
             line.matches += 1
-            line.wins += row["place"] == 1
-            line.place_sum += row["place"]
-            line.points += row["points"]
-            line.rounds += row["rounds"]
-            line.declares_ok += row["declares_ok"]
-            line.declares_failed += row["declares_failed"]
-            if row["fault_kind"]:
-                line.faults[row["fault_kind"]] += 1
+            line.wins += place == 1
+            line.place_sum += place
+            line.points += points
+            line.rounds += rounds
+            line.declares_ok += declares_ok
+            line.declares_failed += declares_failed
+            if fault_kind:
+                line.faults[fault_kind] += 1
         return sorted(table.values(), key=lambda s: (s.mean_place is None, s.mean_place or 0.0,
                                                      -s.rating.conservative, s.name))
 
@@ -641,10 +691,10 @@ class Store:
         """(a, b) -> (matches where a placed above b, matches they shared)."""
         counts: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
         seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for row in self.db.execute(
+        for match_id, bot_id, place in self._tuples(
                 "SELECT s.match_id, s.bot_id, s.place FROM seats s JOIN matches m ON m.id = s.match_id "
                 "WHERE m.tournament_id = ? AND m.status = 'done'", (tid,)):
-            seats[row["match_id"]].append((row["bot_id"], row["place"]))
+            seats[match_id].append((bot_id, place))
         for entries in seats.values():
             for a, place_a in entries:
                 for b, place_b in entries:
@@ -671,9 +721,38 @@ class Store:
             found = [m for m in found if any(p["bot"] == bot for p in m["players"])]
         return found
 
+    def shared_wins(self, tid: int) -> Counter[int]:
+        """Per bot, the finished matches it won with another seat placed first too (a shared win)."""
+        return Counter(dict(self._tuples(
+            "SELECT s.bot_id, count(*) FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' AND s.place = 1 AND "
+            "(SELECT count(*) FROM seats o WHERE o.match_id = s.match_id AND o.place = 1) > 1 GROUP BY s.bot_id",
+            (tid,))))
+
+    def seat_totals(self, tid: int) -> dict[tuple[int, int], tuple[int, int, int]]:
+        """(bot, seat) -> (finished matches, wins, the sum of its places) over the tournament."""
+        return {(bot_id, seat): (matches, wins, place_sum) for bot_id, seat, matches, wins, place_sum in self._tuples(
+            "SELECT s.bot_id, s.seat, count(*), sum(s.place = 1), sum(s.place) FROM matches m "
+            "JOIN seats s ON s.match_id = m.id WHERE m.tournament_id = ? AND m.status = 'done' "
+            "GROUP BY s.bot_id, s.seat", (tid,))}
+
+    def faulted_seats(self, tid: int) -> list[tuple[int, int]]:
+        """(schedule index, bot) of every seat that faulted in a finished match, in schedule order."""
+        return self._tuples(
+            "SELECT m.idx, s.bot_id FROM matches m JOIN seats s ON s.match_id = m.id WHERE m.tournament_id = ? AND "
+            "m.status = 'done' AND s.fault_reason IS NOT NULL ORDER BY m.idx, s.seat", (tid,))
+
+    def matches_by_id(self, ids: Sequence[int], stderr: bool = True) -> list[StoredMatch]:
+        """The matches with these row ids, in schedule order."""
+        found: list[StoredMatch] = []
+        for start in range(0, len(ids), 500):  # within SQLite's limit on a statement's parameters
+            part = ids[start:start + 500]
+            found += self._stored(f"m.id IN ({','.join('?' * len(part))})", part, stderr)
+        return found
+
     def seat_results(self, tid: int) -> list[GroupPlace]:
         """Every seat of every finished match as (group, bot, place): what arena/confidence.py resamples."""
-        return [GroupPlace(row["grp"], row["bot_id"], row["place"]) for row in self.db.execute(
+        return [GroupPlace(*row) for row in self._tuples(
             "SELECT m.grp, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
@@ -686,15 +765,17 @@ def _fault_columns(fault: Fault | None) -> tuple[Any, ...]:
             fault.signal)
 
 
-def _seat_result(row: sqlite3.Row) -> SeatResult:
+def _seat_result(row: tuple[Any, ...]) -> SeatResult:
+    """A seat as :meth:`Store._stored` reads it (its match and bot, then seat, name, files hash, place, score,
+    the stats, stderr, bank and the fault's columns)."""
+    (_, _, seat, name, files_hash, place, score, rounds, turns, points, declares_ok, declares_failed, stderr_tail,
+     bank_left_ms, fault_reason, fault_detail, fault_round, fault_line, fault_exit_status, fault_signal) = row
     fault = None
-    if row["fault_reason"] is not None:
-        fault = Fault(reason_of(row["fault_reason"]), row["fault_detail"] or "", row["fault_round"], row["fault_line"],
-                      row["fault_exit_status"], row["fault_signal"])
+    if fault_reason is not None:
+        fault = Fault(reason_of(fault_reason), fault_detail or "", fault_round, fault_line, fault_exit_status,
+                      fault_signal)
     return SeatResult(
-        seat=row["seat"], name=row["name"], files_hash=row["files_hash"], place=row["place"], score=row["score"],
-        stats=SeatStats(row["rounds"], row["turns"], row["points"], row["declares_ok"], row["declares_failed"]),
-        fault=fault, stderr_tail=row["stderr_tail"] or "",
-        bank_left_ms=row["bank_left_ms"] or 0)  # rows stored before 0002_fault_reasons did not keep it
-
-
+        seat=seat, name=name, files_hash=files_hash, place=place, score=score,
+        stats=SeatStats(rounds, turns, points, declares_ok, declares_failed),
+        fault=fault, stderr_tail=stderr_tail or "",
+        bank_left_ms=bank_left_ms or 0)  # rows stored before 0002_fault_reasons did not keep it

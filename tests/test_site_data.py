@@ -17,7 +17,7 @@ import pytest
 from arena.matchlog import find_log
 from arena.ratings import Rating
 from arena.results import Reason
-from arena.site import data, svg
+from arena.site import data, render, svg
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
@@ -382,3 +382,48 @@ def test_match_lists_are_grouped_by_deal_with_a_summary(snap: data.Snapshot) -> 
     # A bot's own list stays flat.
     page, _ = data.bot_pages(snap, snap.bots[0].id)
     assert page.matches.sections == []
+
+
+def _listings(snap: data.Snapshot, per_page: int) -> dict[str, data.Listing]:
+    found = {listing.path: listing for listing in data.match_listings(snap, per_page)}
+    for bot in snap.bots:
+        found.update((listing.path, listing) for listing in data.bot_listings(snap, bot.id, per_page))
+    return found
+
+
+def test_a_listings_inputs_stand_for_its_page(tmp_path: Path) -> None:
+    # A rebuild makes a listing's page only when its inputs (stamps, pager, deals) changed: so wherever two
+    # snapshots give a page the same inputs, the page must be the same. A failure recorded for the first match of
+    # a page whose deal began on the page before (whose deal summary it changes) and two matches dropped at the
+    # end change some pages only.
+    store = make_store(tmp_path, repeats=3)
+    before = data.snapshot(store, "t")
+    marks = before.stamps
+    first = next(p for p in range(6, len(marks) - 3, 3) if marks[p].group == marks[p - 1].group)  # not page 1
+    store.record_failure(before.id, marks[first].idx, "the runner lost the bot", 2)
+    store.drop_matches(before.id, [m.idx for m in marks[-2:]])
+    after = data.snapshot(store, "t")
+    old, new = _listings(before, 3), _listings(after, 3)
+    same = [path for path in old.keys() & new.keys() if old[path].inputs == new[path].inputs]
+    changed = [path for path in old.keys() & new.keys() if old[path].inputs != new[path].inputs]
+    assert same and changed
+    for path in same:
+        assert old[path].make() == new[path].make(), path
+    assert data.matches_href("t", first // 3) in changed  # the page before: only its deal summary changed
+
+
+def test_matches_are_read_as_pages_ask_for_them(tmp_path: Path) -> None:
+    store = make_store(tmp_path, repeats=3)
+    snap = data.snapshot(store, "t")
+    assert snap.matches._loaded == {}  # the snapshot reads stamps, not results
+    faults = data.fault_rows(snap, limit=2)
+    assert [row.match_idx for row in faults] == sorted((row.match_idx for row in faults), reverse=True)
+    assert [row.match_idx for row in faults] == [snap.stamps[p].idx for p, _ in reversed(snap.faulted)][:2]
+    assert len(faults) == 2 and len(snap.matches._loaded) == 2  # only the latest faults' matches
+    # A match dropped from the store after the snapshot: its page is not made, and nothing else breaks.
+    gone = snap.stamps[-1]
+    store.drop_matches(snap.id, [gone.idx])
+    assert render.match_files(snap, len(snap.stamps) - 1) == []
+    with pytest.raises(data.MatchGone):
+        snap.matches[len(snap.stamps) - 1]
+    assert snap.matches[0].idx == snap.stamps[0].idx

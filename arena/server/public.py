@@ -18,12 +18,7 @@ from arena.store import Store
 
 
 def public_snapshot(store: Store, name: str) -> data.Snapshot:
-    snap = data.snapshot(store, name)
-    snap.matches = [match if match.result is None else dataclasses.replace(match, result=dataclasses.replace(
-                        match.result, players=tuple(dataclasses.replace(player, stderr_tail="")
-                                                    for player in match.result.players)))
-                    for match in snap.matches]
-    return snap
+    return data.snapshot(store, name, stderr=False)
 
 
 def publish(store: Store, name: str, out: Path) -> BuildReport:
@@ -31,7 +26,7 @@ def publish(store: Store, name: str, out: Path) -> BuildReport:
     the new matches, the standings, the listings' last pages), through the same incremental writer as
     ``arena site build``; a publish stopped part-way is repaired by the next."""
     snap = public_snapshot(store, name)
-    home = data.home_page(store, {snap.slug})
+    home = data.home_page(store, {snap.slug}, {snap.id: snap})
     # Only the league: other tournaments in the same store are the organiser's, not the public's.
     home = dataclasses.replace(home, tournaments=[t for t in home.tournaments if t.name == name])
     return write_site(out, [snap], home, workers=1)

@@ -17,10 +17,11 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
@@ -28,7 +29,7 @@ from arena.narrate import CardText, narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
 from arena.rules import Rules
-from arena.store import Standing, StoredMatch, Store
+from arena.store import MatchStamp, Standing, StoredMatch, Store
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -131,9 +132,92 @@ class BotInfo:
     manifest: dict[str, Any]
 
 
+class Matches(Sequence[StoredMatch]):
+    """A tournament's matches in schedule order, with their results, read from the store a block at a time as
+    pages ask for them: a rebuild after a league's batch makes the pages of a few hundred matches of tens of
+    thousands, and reads only those (what every match has to say for itself is in :class:`MatchStamp`). Pickled,
+    it keeps only where the store is, and a build's worker process reads its own blocks from there."""
+
+    BLOCK = 256
+
+    def __init__(self, store_path: Path, tournament_id: int, stamps: Sequence[MatchStamp], stderr: bool = True,
+                 store: Store | None = None) -> None:
+        self.store_path = store_path
+        self.tournament_id = tournament_id
+        self.stamps = stamps
+        self.stderr = stderr
+        self._store = store
+        self._loaded: dict[int, StoredMatch] = {}
+
+    def __len__(self) -> int:
+        return len(self.stamps)
+
+    @overload
+    def __getitem__(self, position: int) -> StoredMatch: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[StoredMatch]: ...
+
+    def __getitem__(self, position: int | slice) -> StoredMatch | list[StoredMatch]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self.stamps)))]
+        if position < 0:
+            position += len(self.stamps)
+        if not 0 <= position < len(self.stamps):
+            raise IndexError(position)
+        if position not in self._loaded:
+            block = position // self.BLOCK * self.BLOCK
+            self.load(range(block, min(block + self.BLOCK, len(self.stamps))))
+        try:
+            return self._loaded[position]
+        except KeyError:
+            raise MatchGone(self.stamps[position].idx) from None
+
+    def load(self, positions: range | None = None) -> None:
+        """Read the matches at ``positions`` (default: all) in one go."""
+        positions = range(len(self.stamps)) if positions is None else positions
+        if not positions:
+            return
+        self._keep(positions, self._open().matches(
+            self.tournament_id, self.stamps[positions[0]].idx, self.stamps[positions[-1]].idx, self.stderr))
+
+    def fetch(self, positions: Sequence[int]) -> list[StoredMatch]:
+        """The matches at ``positions``, reading those not read yet by their ids (a few scattered matches, as the
+        latest faults are, without their blocks); those removed from the store since are left out."""
+        missing = [i for i in positions if i not in self._loaded]
+        if missing:
+            self._keep(missing, self._open().matches_by_id([self.stamps[i].id for i in missing], self.stderr))
+        return [self._loaded[i] for i in positions if i in self._loaded]
+
+    def _open(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.store_path, readonly=True)
+        return self._store
+
+    def _keep(self, positions: Iterable[int], matches: Iterable[StoredMatch]) -> None:
+        found = {match.id: match for match in matches}
+        for i in positions:
+            match = found.get(self.stamps[i].id)
+            if match is not None:  # else removed since the stamps were read: MatchGone if asked for
+                self._loaded[i] = match
+
+    def forget(self) -> None:
+        """Let go of the matches read so far (they are read again if asked for)."""
+        self._loaded.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_store": None, "_loaded": {}}
+
+
+class MatchGone(LookupError):
+    """A match removed from the store after the snapshot was read (a tournament that stopped itself drops the
+    matches after its decision): its page is not made."""
+
+
 @dataclass
 class Snapshot:
-    """Everything the pages of one tournament need, read in a few bulk queries."""
+    """Everything the pages of one tournament need: the bulk facts in a few queries, and its matches' results as
+    pages ask for them (:class:`Matches`)."""
 
     id: int
     name: str
@@ -142,27 +226,61 @@ class Snapshot:
     created_at: str
     finished_at: str | None
     bots: list[BotInfo]
-    matches: list[StoredMatch]
+    matches: Matches
+    """The matches in schedule order, read as pages ask for them."""
+    stamps: list[MatchStamp]
+    """Each match without its result, in the same order: what a rebuild reads of every match."""
     standings: list[Standing]
     head_to_head: dict[tuple[int, int], tuple[int, int]]
     history: dict[int, list[tuple[int, Rating]]]
     store_dir: Path
     sure: Confidence
     """How settled the order of the standings is (shared ranks, P(above the next)): arena/confidence.py."""
-    groups: dict[int, int] = field(default_factory=dict)
-    """Each match's group (by schedule index): the rotations of one deal with duplicate deals (arena/schedule.py)."""
+    shared_wins: Counter[int] = field(default_factory=Counter)
+    """Per bot, the wins it shared with another seat placed first."""
+    seat_totals: dict[tuple[int, int], tuple[int, int, int]] = field(default_factory=dict)
+    """(bot, seat) -> (finished matches, wins, sum of places): :meth:`arena.store.Store.seat_totals`."""
+    faulted: list[tuple[int, int]] = field(default_factory=list)
+    """(position, bot) of every seat that faulted in a finished match, in schedule order."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
+    groups: dict[int, int] = field(init=False)
+    """Each match's group by schedule index: the rotations of one deal with duplicate deals (arena/schedule.py)."""
     rows: dict[int, MatchListRow] = field(init=False, repr=False, default_factory=dict)
     """Each match's row in the listings (by schedule index), made once: see :func:`match_list_row`."""
     standing_cache: list[StandingRow] | None = field(init=False, repr=False, default=None)
     """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
+    stamp_cache: list[tuple[Any, ...]] | None = field(init=False, repr=False, default=None)
+    """Each match's :func:`stamp`, in the order of :attr:`matches`."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
+        self.groups = {stamp.idx: stamp.group for stamp in self.stamps}
 
     def bot_link(self, bot_id: int) -> tuple[str, str]:
         bot = self.bot_by_id[bot_id]
         return bot.name, bot_href(self.slug, bot.slug)
+
+
+def stamp(match: MatchStamp) -> tuple[Any, ...]:
+    """What stands for everything a match's pages and listing rows show of it, in a form cheap to compare: a
+    match is written once when it is over (one transaction with its finish time) and never changes after, so its
+    row id, status, attempts and finish time stand for its whole result; a match not yet over has nothing more to
+    show. (The bots' names and the tournament's rules are the snapshot's: :func:`context`.)"""
+    return (match.id, match.idx, match.status, match.attempts, match.finished_at, match.error, match.bot_ids,
+            match.seed)
+
+
+def stamps(snap: Snapshot) -> list[tuple[Any, ...]]:
+    """Every match's :func:`stamp`, made once per snapshot."""
+    if snap.stamp_cache is None:
+        snap.stamp_cache = [stamp(match) for match in snap.stamps]
+    return snap.stamp_cache
+
+
+def context(snap: Snapshot) -> tuple[Any, ...]:
+    """What every page of a tournament is made from besides its matches: its names, its bots' names and links, and
+    the rules (a seat's elimination round is read against the threshold)."""
+    return (snap.slug, snap.name, snap.config.get("rules"), tuple((bot.id, bot.name, bot.slug) for bot in snap.bots))
 
 
 def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
@@ -180,8 +298,9 @@ def out_round(match: StoredMatch, result: SeatResult | None) -> int | None:
     return result.stats.rounds if result.score > match.result.rules.threshold else None
 
 
-def snapshot(store: Store, name: str) -> Snapshot:
-    """Read tournament ``name`` (KeyError if the store has none by that name)."""
+def snapshot(store: Store, name: str, stderr: bool = True) -> Snapshot:
+    """Read tournament ``name`` (KeyError if the store has none by that name); without the seats' stderr tails
+    unless ``stderr`` (a public site's)."""
     row = store.tournament(name)
     if row is None:
         raise KeyError(name)
@@ -189,16 +308,17 @@ def snapshot(store: Store, name: str) -> Snapshot:
     config = json.loads(row["config"])
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
-    matches = store.matches(tid)
+    marks = store.match_stamps(tid)
     table = store.standings(tid)
+    position = {mark.idx: i for i, mark in enumerate(marks)}
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
-        finished_at=row["finished_at"], bots=bots, matches=matches,
-        standings=table, head_to_head=store.head_to_head(tid),
+        finished_at=row["finished_at"], bots=bots, matches=Matches(store.path, tid, marks, stderr, store),
+        stamps=marks, standings=table, head_to_head=store.head_to_head(tid),
         history=store.rating_history(tid), store_dir=store.path.parent,
         sure=confidence(store.seat_results(tid), [line.bot_id for line in table]),
-        groups={row["idx"]: row["grp"] for row in store.db.execute(
-            "SELECT idx, grp FROM matches WHERE tournament_id = ?", (tid,))})
+        shared_wins=store.shared_wins(tid), seat_totals=store.seat_totals(tid),
+        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position])
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -297,7 +417,7 @@ def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, .
 
 
 def standing_rows(snap: Snapshot) -> list[StandingRow]:
-    """The rows of the standings (made once per snapshot: counting shared wins reads every match)."""
+    """The rows of the standings (made once per snapshot: the tournament page and every bot page show them)."""
     if snap.standing_cache is None:
         snap.standing_cache = _standing_rows(snap)
     return snap.standing_cache
@@ -306,12 +426,7 @@ def standing_rows(snap: Snapshot) -> list[StandingRow]:
 def _standing_rows(snap: Snapshot) -> list[StandingRow]:
     order = [line.bot_id for line in snap.standings]
     labels, above = snap.sure.shared_ranks(order), snap.sure.p_above_next(order)
-    shared: Counter[int] = Counter()
-    for match in snap.matches:
-        if match.result is not None:
-            firsts = [bot_id for bot_id, seat in zip(match.bot_ids, match.result.players) if seat.place == 1]
-            if len(firsts) > 1:
-                shared.update(firsts)
+    shared = snap.shared_wins
     rows = []
     for rank, line in enumerate(snap.standings, 1):
         bot = snap.bot_by_id[line.bot_id]
@@ -353,17 +468,31 @@ def _match_list_row(snap: Snapshot, match: StoredMatch) -> MatchListRow:
                         None if match.result is None else match.result.termination, tuple(players))
 
 
-def fault_rows(snap: Snapshot, bot_id: int | None = None) -> list[FaultRow]:
-    """Every fault of the tournament (or of one bot), latest match first."""
+def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int = FAULTS_SHOWN) -> list[FaultRow]:
+    """The latest ``limit`` faults of the tournament (or of one bot), latest match first: only their matches are
+    read (how many faults of each kind there are is in the standings)."""
+    positions: list[int] = []
+    for position, seat_bot in reversed(snap.faulted):
+        if bot_id in (None, seat_bot) and (not positions or positions[-1] != position):
+            positions.append(position)
+            if len(positions) == limit:
+                break  # a match with a fault gives at least one row
     found = []
-    for match in reversed(snap.matches):
-        if bot_id is not None and bot_id not in match.bot_ids:
-            continue
+    for match in snap.matches.fetch(positions):
         for _, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result,
                                       match.id))
-    return found
+    return found[:limit]
+
+
+def fault_counts(snap: Snapshot, bot_id: int | None = None) -> Counter[str]:
+    """How many faults of each kind the tournament's finished matches had (or one bot's)."""
+    counts: Counter[str] = Counter()
+    for line in snap.standings:
+        if bot_id in (None, line.bot_id):
+            counts.update(line.faults)
+    return counts
 
 
 def tournament_crumbs(snap: Snapshot, *more: Crumb) -> tuple[Crumb, ...]:
@@ -393,15 +522,17 @@ class HomePage:
     crumbs: tuple[Crumb, ...] = (Crumb("Home", None),)
 
 
-def home_page(store: Store, linked: Iterable[str] | None = None) -> HomePage:
-    """Every tournament in the store, newest first; ``linked`` (slugs) limits which get a link."""
+def home_page(store: Store, linked: Iterable[str] | None = None,
+              read: Mapping[int, Snapshot] | None = None) -> HomePage:
+    """Every tournament in the store, newest first; ``linked`` (slugs) limits which get a link; ``read`` (by
+    tournament id) the snapshots already read, whose standings are not read again."""
     allowed = None if linked is None else set(linked)
     summaries = []
     for row in reversed(store.tournaments()):
         tid = row["id"]
         tslug = slug(row["name"], tid, "t")
         counts = store.status_counts(tid)
-        table = store.standings(tid)
+        table = read[tid].standings if read is not None and tid in read else store.standings(tid)
         leader = table[0] if table and table[0].matches else None
         leader_bot = None if leader is None else slug(leader.name, leader.bot_id, "b")
         linked_here = allowed is None or tslug in allowed
@@ -500,13 +631,14 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
     settings = {key: value for key, value in config.items()
                 if key not in ("rules", "limits", "sandbox_limits", "bots", "name")}
     faults = fault_rows(snap)
-    statuses = Counter(m.status for m in snap.matches)
+    counts = fault_counts(snap)
+    statuses = Counter(m.status for m in snap.stamps)
     return TournamentPage(
         name=snap.name, slug=snap.slug, created_at=snap.created_at, finished_at=snap.finished_at,
         standings=rows, scale=rating_scale(rows), head_to_head=head_to_head(snap, order), history=history,
         settings=without_local_paths(settings), rules=dict(config.get("rules", {})), limits=limits,
-        fault_totals=dict(sorted(Counter(f.fault.kind.value for f in faults).items())), faults=faults[:FAULTS_SHOWN],
-        fault_count=len(faults), matches_total=len(snap.matches), matches_done=statuses["done"],
+        fault_totals=dict(sorted(counts.items())), faults=faults, fault_count=sum(counts.values()),
+        matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
         crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)))
 
@@ -539,17 +671,16 @@ class DealSection:
     """Matches in the whole group."""
 
 
-def group_members(snap: Snapshot) -> dict[int, list[StoredMatch]]:
-    """The matches of each group."""
-    members: dict[int, list[StoredMatch]] = defaultdict(list)
-    for match in snap.matches:
-        if match.idx in snap.groups:
-            members[snap.groups[match.idx]].append(match)
+def group_members(snap: Snapshot) -> dict[int, list[int]]:
+    """The positions in ``snap.matches`` of each group's matches."""
+    members: dict[int, list[int]] = defaultdict(list)
+    for position, match in enumerate(snap.stamps):
+        members[match.group].append(position)
     return members
 
 
 def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow],
-                  members: dict[int, list[StoredMatch]] | None = None) -> list[DealSection]:
+                  members: dict[int, list[int]] | None = None) -> list[DealSection]:
     """``rows`` split into runs of one group each, with each group's summary (``members``: what
     :func:`group_members` gives, made once for all the pages of a listing)."""
     members = group_members(snap) if members is None else members
@@ -559,7 +690,7 @@ def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow],
         if sections and sections[-1].group == group and group is not None:
             sections[-1].rows.append(row)
             continue
-        matches = members.get(group, []) if group is not None else []
+        matches = [snap.matches[i] for i in members.get(group, [])] if group is not None else []
         places: dict[int, list[int]] = defaultdict(list)
         for match in matches:
             for _, bot_id, result in seated(match):
@@ -590,22 +721,48 @@ class MatchListPage:
     """The tournament's bots (to filter the rows by)."""
 
 
-def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[MatchListPage]:
-    """The tournament's matches in schedule order, ``per_page`` a page."""
+@dataclass(frozen=True)
+class Listing:
+    """A page of a match listing before it is made: ``inputs`` is everything the page is made from, in a form cheap
+    to make (the stamps of its matches and of every match of its deals, its pager, its title's names), so that a
+    rebuild can tell the page unchanged without making it: a big tournament's listings are hundreds of pages of
+    fifty rows, and adding matches changes only the last ones."""
+
+    path: str
+    inputs: tuple[Any, ...]
+    make: Callable[[], MatchListPage]
+
+
+def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Listing]:
+    """The pages of the tournament's matches in schedule order, ``per_page`` a page."""
     count = pages_of(len(snap.matches), per_page)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
-    pages = []
     names = tuple(bot.name for bot in snap.bots)
+    marks = stamps(snap)
     members = group_members(snap)
-    for n in range(1, count + 1):
+
+    def make(n: int) -> MatchListPage:
         rows = [match_list_row(snap, m) for m in snap.matches[(n - 1) * per_page:n * per_page]]
-        pages.append(MatchListPage(
+        return MatchListPage(
             f"All matches of {snap.name}" + (f", page {n}" if n > 1 else ""), rows, pager(n, hrefs),
             len(snap.matches) if n == 1 else None,
             tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
                               *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1],
-            sections=deal_sections(snap, rows, members), bots=names))
-    return pages
+            sections=deal_sections(snap, rows, members), bots=names)
+
+    listings = []
+    for n in range(1, count + 1):
+        shown = range((n - 1) * per_page, min(n * per_page, len(snap.matches)))
+        deals = sorted({snap.stamps[i].group for i in shown})
+        inputs = (context(snap), pager(n, hrefs), len(snap.matches) if n == 1 else None, [marks[i] for i in shown],
+                  [[marks[i] for i in members[deal]] for deal in deals])
+        listings.append(Listing(hrefs[n - 1], inputs, partial(make, n)))
+    return listings
+
+
+def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[MatchListPage]:
+    """The tournament's matches in schedule order, ``per_page`` a page."""
+    return [listing.make() for listing in match_listings(snap, per_page)]
 
 
 # -- bots ---------------------------------------------------------------------------------------------------------------
@@ -668,26 +825,45 @@ def without_local_paths(value: Any) -> Any:
     return value
 
 
-def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
-    """The bot's page (with the first page of its matches) and the further pages of its matches."""
+def played_by(snap: Snapshot, bot_id: int) -> list[int]:
+    """The positions in ``snap.matches`` of the bot's matches."""
+    return [position for position, match in enumerate(snap.stamps) if bot_id in match.bot_ids]
+
+
+def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> list[Listing]:
+    """The pages of the bot's matches (the first is on the bot's own page), each row with the bot's place."""
+    bot = snap.bot_by_id[bot_id]
+    played = played_by(snap, bot_id)
+    marks = stamps(snap)
+    count = pages_of(len(played), per_page)
+    hrefs = tuple(bot_href(snap.slug, bot.slug, n) for n in range(1, count + 1))
+
+    def make(n: int) -> MatchListPage:
+        crumbs = tournament_crumbs(snap, Crumb(bot.name, hrefs[0] if n > 1 else None),
+                                   *((Crumb(f"matches page {n}", None),) if n > 1 else ()))
+        return MatchListPage(
+            f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""),
+            [match_list_row(snap, snap.matches[i], bot_id) for i in played[(n - 1) * per_page:n * per_page]],
+            pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name)
+
+    return [Listing(hrefs[n - 1], (context(snap), bot_id, pager(n, hrefs), len(played) if n == 1 else None,
+                                   [marks[i] for i in played[(n - 1) * per_page:n * per_page]]), partial(make, n))
+            for n in range(1, count + 1)]
+
+
+def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
+    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`)."""
     bot = snap.bot_by_id[bot_id]
     rows = standing_rows(snap)
     standing = next(row for row in rows if row.bot == bot.name)
     points = snap.history.get(bot_id, [])
     series = Series(bot.name, downsample([(idx, r.mu) for idx, r in points]),
                     downsample([(idx, r.mu - 3 * r.sigma, r.mu + 3 * r.sigma) for idx, r in points]))
-    per_seat: dict[int, list[int]] = defaultdict(list)
-    played = []
-    for match in snap.matches:
-        if bot_id not in match.bot_ids:  # most matches, on a big tournament's every bot page
-            continue
-        played.append(match)
-        if match.result is not None:
-            seat = match.bot_ids.index(bot_id)  # a bot has one seat at a table
-            per_seat[seat].append(match.result.players[seat].place)
-    players = max((len(m.bot_ids) for m in snap.matches), default=0)
-    seats = [SeatSummary(seat, len(places := per_seat.get(seat, [])), places.count(1),
-                        sum(places) / len(places) if places else None) for seat in range(players)]
+    players = max((len(m.bot_ids) for m in snap.stamps), default=0)
+    seats = []
+    for seat in range(players):
+        played, wins, place_sum = snap.seat_totals.get((bot_id, seat), (0, 0, 0))
+        seats.append(SeatSummary(seat, played, wins, place_sum / played if played else None))
     opponents = []
     for other in snap.standings:
         if other.bot_id == bot_id:
@@ -697,20 +873,15 @@ def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> 
         name, href = snap.bot_link(other.bot_id)
         opponents.append(Opponent(name, href, above, below, shared))
     faults = fault_rows(snap, bot_id)
-    count = pages_of(len(played), per_page)
-    hrefs = tuple(bot_href(snap.slug, bot.slug, n) for n in range(1, count + 1))
-    listings = []
-    for n in range(1, count + 1):
-        crumbs = tournament_crumbs(snap, Crumb(bot.name, hrefs[0] if n > 1 else None),
-                                   *((Crumb(f"matches page {n}", None),) if n > 1 else ()))
-        listings.append(MatchListPage(
-            f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""),
-            [match_list_row(snap, m, bot_id) for m in played[(n - 1) * per_page:n * per_page]],
-            pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name))
-    page = BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
-                   [series], seats,
-                   opponents, listings[0], faults[:FAULTS_SHOWN], len(faults), listings[0].crumbs)
-    return page, listings[1:]
+    fault_count = sum(fault_counts(snap, bot_id).values())
+    return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
+                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs)
+
+
+def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
+    """The bot's page (with the first page of its matches) and the further pages of its matches."""
+    listings = [listing.make() for listing in bot_listings(snap, bot_id, per_page)]
+    return bot_page(snap, bot_id, listings[0]), listings[1:]
 
 
 # -- matches ------------------------------------------------------------------------------------------------------------
@@ -1055,8 +1226,8 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     lines.update((index, fold_line(event, names)) for index, event in enumerate(events)
                  if event.get("type") in FOLD_LINES)
     result = match.result
-    prev_m = snap.matches[position - 1] if position > 0 else None
-    next_m = snap.matches[position + 1] if position + 1 < len(snap.matches) else None
+    prev_m = snap.stamps[position - 1] if position > 0 else None
+    next_m = snap.stamps[position + 1] if position + 1 < len(snap.stamps) else None
     return MatchPage(
         tournament=snap.name, idx=match.idx, id=match.id, seed=match.seed, status=match.status,
         rounds=None if result is None else result.rounds, turns=None if result is None else result.turns,

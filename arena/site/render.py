@@ -24,7 +24,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena import narrate as narrate_module
-from arena.matchlog import find_log
+from arena.matchlog import locate_log
 from arena.resources import data_dir
 from arena.site import data, output, svg
 from arena.sandbox import procfs
@@ -36,7 +36,8 @@ ASSET_DIR = SITE_DIR / "assets"
 ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
-CHUNK = 250
+CHUNK = data.Matches.BLOCK
+"""Match pages a worker is given at a time: a block of the matches it reads from the store in one query."""
 SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"), "S": ("\u2660", "black")}
 
 
@@ -191,21 +192,16 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     made from (the match, its neighbours, its log's size and time), so that a rebuild can leave them alone
     without reading the log. Nothing here changes when other matches are added, but the next link of the last
     page; the data file depends on the names and the log only."""
-    match = snap.matches[position]
-    log = find_log(match.log_path, snap.store_dir, snap.name, match.idx)
-    stat = None if log is None else log.stat()
+    match = snap.stamps[position]
+    found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
+    source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
-    source = None if stat is None else (str(log), stat.st_size, stat.st_mtime_ns)
-    neighbours = tuple(snap.matches[i].idx if 0 <= i < len(snap.matches) else None for i in (position - 1, position + 1))
-    # A match that is over is written once (one transaction with its finish time) and never changes, so its row
-    # id, status, attempts and finish time stand for its whole result: far cheaper to hash than the result's repr,
-    # and this runs for every match of every rebuild.
-    stamp = (match.id, match.idx, match.status, match.attempts, match.finished_at, match.error, match.bot_ids,
-             match.seed) if match.finished_at is not None else match
+    neighbours = tuple(snap.stamps[i].idx if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
+    stamp = data.stamps(snap)[position]
     keys = {data.match_href(snap.slug, match.idx): output.key(
         version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, position // data.MATCHES_PER_PAGE,
         names, source)}
-    if log is not None:
+    if found is not None:
         keys[data.match_data_href(snap.slug, match.idx)] = output.key(version, names, source)
     return keys
 
@@ -213,7 +209,10 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
 def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None) -> list[tuple[str, str]]:
     """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file when its
     log is there and readable); the path of a log that is there but unreadable is added to ``corrupt``."""
-    match = snap.matches[position]
+    try:
+        match = snap.matches[position]
+    except data.MatchGone:
+        return []  # dropped from the store since the snapshot: no page (the next build removes its old one)
     log, unreadable = data.match_log(snap, match)
     if unreadable is not None and corrupt is not None:
         corrupt.append(str(unreadable))
@@ -224,16 +223,25 @@ def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = 
     return files
 
 
-def tournament_pages(snap: data.Snapshot) -> Iterator[tuple[str, Any, Callable[[Any], str]]]:
-    """Every page of one tournament but the match pages, as (site-relative path, page data, its renderer)."""
-    yield data.tournament_href(snap.slug), data.tournament_page(snap), render_tournament
-    for listing in data.match_list_pages(snap):
-        yield listing.path, listing, render_match_list
+def tournament_pages(snap: data.Snapshot) -> Iterator[tuple[str, Any, Callable[[], str]]]:
+    """Every page of one tournament but the match pages, as (site-relative path, what the page is made from, the
+    function that renders it). A listing's page is made only when it is rendered: what it is made from is its
+    matches' stamps (:class:`arena.site.data.Listing`), so that a rebuild tells the hundreds of unchanged pages of
+    a big tournament from the few that changed without making any of them."""
+    page = data.tournament_page(snap)
+    yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
+    for listing in data.match_listings(snap):
+        yield listing.path, listing.inputs, partial(_render_listing, listing)
     for bot in snap.bots:
-        page, more = data.bot_pages(snap, bot.id)
-        yield page.matches.path, page, render_bot
+        first, *more = data.bot_listings(snap, bot.id)
+        bot_page = data.bot_page(snap, bot.id, first.make())
+        yield first.path, bot_page, partial(render_bot, bot_page)
         for listing in more:
-            yield listing.path, listing, render_match_list
+            yield listing.path, listing.inputs, partial(_render_listing, listing)
+
+
+def _render_listing(listing: data.Listing) -> str:
+    return render_match_list(listing.make())
 
 
 _worker: tuple[data.Snapshot, Path] | None = None
@@ -250,14 +258,17 @@ def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tupl
     corrupt: list[str] = []
     written = [(stale[path], *output.write_file(out, path, content))
                for position, stale in chunk for path, content in match_files(snap, position, corrupt) if path in stale]
+    snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
     return written, corrupt
 
 
 def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
-                  parallel_from: int) -> list[str]:
+                  parallel_from: int, meanwhile: Callable[[], None] | None = None) -> list[str]:
     """Write the match pages whose key changed (or whose files are not the manifest's): with a process pool when
     there are ``parallel_from`` or more of them (a full build: a log to read and a replay to render each), each
-    worker writing its own files, so that megabytes of HTML do not travel back through pipes. Returns the paths of
+    worker reading its matches from the store and writing its own files, so that neither the results nor
+    megabytes of HTML travel through pipes. ``meanwhile`` is called while the pool works (the other pages of a
+    staged build, where the order of writing does not matter), else after the match pages. Returns the paths of
     logs found unreadable."""
     stale: list[tuple[int, dict[str, str]]] = []
     for position in range(len(snap.matches)):
@@ -273,12 +284,17 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
             for path, content in match_files(snap, position, corrupt):
                 if path in keys:
                     manifest.record(keys[path], *output.write_file(manifest.out, path, content))
+        if meanwhile is not None:
+            meanwhile()
         return corrupt
     chunks = [stale[start:start + CHUNK] for start in range(0, len(stale), CHUNK)]
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
                                                    (snap, manifest.out)) as pool:
-        for written, unreadable in pool.imap_unordered(_write_chunk, chunks):
+        results = pool.imap_unordered(_write_chunk, chunks)
+        if meanwhile is not None:
+            meanwhile()
+        for written, unreadable in results:
             for wanted, path, size, mtime_ns in written:
                 manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
@@ -315,12 +331,15 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             manifest.put((f"assets/{asset}",), version, partial(_asset_file, asset))
         corrupt: list[str] = []
         for snap in snaps:
-            # Match pages first, the pages that link to them after: a build stopped between the two leaves no
-            # link to a page not yet written.
-            corrupt += write_matches(snap, manifest, version, workers, parallel_from)
-            for path, page, renderer in tournament_pages(snap):
-                manifest.put((path,), output.key(version, path, page), partial(_page_file, path, page, renderer))
-        manifest.put(("index.html",), output.key(version, home), partial(_page_file, "index.html", home, render_home))
+            # In place, match pages first and the pages that link to them after: a build stopped between the two
+            # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
+            # pages while its workers make the match pages.
+            corrupt += write_matches(snap, manifest, version, workers, parallel_from,
+                                     partial(write_pages, snap, manifest, version) if full else None)
+            if not full:
+                write_pages(snap, manifest, version)
+        manifest.put(("index.html",), output.key(version, home),
+                     partial(_page_file, "index.html", partial(render_home, home)))
         removed = manifest.sweep(["assets", *built])
         manifest.save()
         if full:
@@ -333,12 +352,18 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
                        tuple(sorted(corrupt)), manifest.written, removed)
 
 
+def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+    """Write the tournament's pages but its match pages, those whose inputs changed."""
+    for path, inputs, render in tournament_pages(snap):
+        manifest.put((path,), output.key(version, path, inputs), partial(_page_file, path, render))
+
+
 def _asset_file(asset: str) -> list[tuple[str, output.Content]]:
     return [(f"assets/{asset}", (ASSET_DIR / asset).read_bytes())]
 
 
-def _page_file(path: str, page: Any, renderer: Callable[[Any], str]) -> list[tuple[str, output.Content]]:
-    return [(path, renderer(page))]
+def _page_file(path: str, render: Callable[[], str]) -> list[tuple[str, output.Content]]:
+    return [(path, render())]
 
 
 @dataclass(frozen=True)
@@ -372,7 +397,7 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
     snaps = [data.snapshot(store, name) for name in wanted]
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
-    home = data.home_page(store, {snap.slug for snap in snaps} | existing)
+    home = data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
     return write_site(out, snaps, home, full, workers, parallel_from)
 
 
