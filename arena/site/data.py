@@ -2,9 +2,11 @@
 referee's :class:`~arena.results.SeatResult` values, used as they are) with the links and sums a page adds, and the
 narration of each match's log (:mod:`arena.narrate`, logs read by :mod:`arena.matchlog`).
 
-Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML. A tournament is read once into a
-:class:`Snapshot` (a handful of bulk queries, whatever the number of matches), and every page of that tournament is
-a pure function of the snapshot, so building 10,000 match pages does not cost 10,000 round trips to SQLite.
+Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML. A tournament is read into a
+:class:`Snapshot`: its standings, ratings and totals in a handful of bulk queries, every match's stamp (a match
+without its result), and the matches' results a block at a time as pages ask for them (:class:`Matches`), so that
+building 10,000 match pages does not cost 10,000 round trips to SQLite, and a rebuild that makes the pages of 100
+new matches reads the results of those, not of all. Every page is a pure function of the snapshot.
 
 Links are site-relative paths (``t/demo/index.html``); a page turns them into links relative to itself, so the
 site works from ``file://`` and under any prefix of a static host. File names come from bot and tournament names
