@@ -118,6 +118,51 @@ def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
     return Markup("\n".join(parts))
 
 
+def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
+    """A match's row in a listing, one line with its end tags left implied and its links relative to ``page``.
+    Made here rather than by a template macro: every match is in four listings, and the macro's handling of each
+    value was most of the time a full build spent on them.
+
+    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, "last_standing", (
+    ...     data.PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
+    ...     data.PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
+    >>> print(listing_row(row, False, "t/a/matches/index.html"))  # doctest: +NORMALIZE_WHITESPACE
+    <tr class="rowlink" data-bots="&lt;b&gt;
+    c"><th scope="row"><a href="4.html" class="whole">#5</a><td class="players"><span class="player winner"><b>1.</b>
+    <a href="../bots/b/index.html">&lt;b&gt;</a> <i>12</i></span> <span class="player"><b>2.</b>
+    <a href="../bots/c/index.html">c</a> <i>120</i> <span class="outtag">out r3</span></span><td class="num opt">3<td
+    class="num opt">40<td class="opt">last standing
+    """
+    status = "" if m.status == "done" else f" status-{escape(m.status)}"
+    bots = "\n".join(escape(p.bot) for p in m.players)
+    html = [f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
+            f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>']
+    if show_place:
+        html.append(f'<td class="num place-{m.place_of}">{_dash(m.place_of)}')
+    html.append('<td class="players">')
+    if m.status != "done":
+        html.append(f'<span class="tag">{escape(m.status)}</span> ')
+    cells = []
+    for p in m.players:
+        cell = (f'<span class="player{" winner" if p.place == 1 else ""}"><b>{_dash(p.place)}.</b> '
+                f'<a href="{escape(relative(p.href, page))}">{escape(p.bot)}</a>')
+        if p.score is not None:
+            cell += f" <i>{p.score}</i>"
+        if p.out_round:
+            cell += f' <span class="outtag">out r{p.out_round}</span>'
+        if p.fault:
+            cell += f' <span class="fault" title="{escape(p.fault.reason.value)}">{escape(p.fault.kind.value)}</span>'
+        cells.append(cell + "</span>")
+    html.append(" ".join(cells))
+    html.append(f'<td class="num opt">{_dash(m.rounds)}<td class="num opt">{_dash(m.turns)}'
+                f'<td class="opt">{escape((m.termination or "–").replace("_", " "))}')
+    return Markup("".join(html))
+
+
+def _dash(value: int | None) -> str:
+    return "–" if value is None else str(value)
+
+
 def script_json(text: str) -> Markup:
     """JSON text made safe inside a ``<script type="application/json">`` element: ``<``, ``>``, ``&`` and ``'``
     become ``\\u`` escapes (the same JSON value), so no string in it (a bot's name) can close the element.
@@ -148,7 +193,8 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
                        relative=relative)
-    env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart)
+    env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
+                       listing_row=listing_row)
     return env
 
 
