@@ -819,6 +819,7 @@ class _Grid:
     def __init__(self, dealt: dict[str, Any] | None, names: Sequence[str]) -> None:
         self.dealt = dealt
         self.names = names
+        self.seats = len(names)
         self.turns = 0
         """The turns added, those of no seat at the table among them (a round of only those still has a grid)."""
         self.rows: list[list[str]] = []
@@ -831,8 +832,8 @@ class _Grid:
         """A reshuffle: a line of its own, and the next turn starts a new line."""
         self.turns += 1
         self.notes[len(self.rows)] = f"(the deck is empty: {event.get('deck_size')} dead cards reshuffled)"
-        self.rows.append([""] * len(self.names))
-        self.row, self.last = None, len(self.names)
+        self.rows.append([""] * self.seats)
+        self.row, self.last = None, self.seats
 
     def turn(self, event: dict[str, Any], kind: str) -> str | None:
         """Add a play or a declaration (``kind``); a turn of no seat at the table is left out. Returns the turn's
@@ -840,17 +841,18 @@ class _Grid:
         0-9 and, for a play, nothing but card codes: see :func:`grid_readable`), else None."""
         self.turns += 1
         seat = event.get("seat")
-        if not isinstance(seat, int) or not 0 <= seat < len(self.names):
+        if not isinstance(seat, int) or not 0 <= seat < self.seats:
             return None
-        if self.row is None or seat <= self.last:
-            self.row = [""] * len(self.names)
-            self.rows.append(self.row)
+        row = self.row
+        if row is None or seat <= self.last:
+            row = self.row = [""] * self.seats
+            self.rows.append(row)
         self.last = seat
         cell = "★" if kind == "declare" else _play_cell(event)
         legible = cell is not None and type(seat) is int and seat < 10
         if cell is None:
             cell = _any_play_cell(event)
-        self.row[seat] = cell
+        row[seat] = cell
         if len(cell) > self.widest:
             self.widest = len(cell)
         return SEAT_DIGITS[seat] if legible else None
@@ -880,7 +882,10 @@ def _play_cell(event: dict[str, Any]) -> str | None:
     deck): the cards thrown, then `` +`` and the card drawn from the deck (``?`` when the log does not say) or
     `` ^`` and the one taken from the floor. None otherwise."""
     discard, take = event.get("discard"), event.get("take")
-    if not isinstance(discard, list) or not discard or not _all_cards(discard):
+    try:
+        if not isinstance(discard, list) or not discard or not CARD_SET.issuperset(discard):
+            return None
+    except TypeError:  # something unhashable where a card should be
         return None
     if take == "deck":
         drew = event.get("drew")
@@ -1048,6 +1053,14 @@ def _cards(codes: Any) -> str:
     return "".join(codes)
 
 
+def _hands(hands: Any) -> str:
+    return "|".join([_cards(hand) for hand in hands])
+
+
+END_REASONS = {"declared": "d", "failed_declaration": "f"}
+"""How a round ended, in the data file (``t`` for any other reason: the turn cap)."""
+
+
 def _ints(values: Any) -> str:
     if not isinstance(values, list):
         raise ValueError(values)
@@ -1077,12 +1090,12 @@ def _compact(event: dict[str, Any]) -> str:
         if kind == "forfeit":
             return f"f{_seat(event['seat'])}"
         if kind == "round_start":
-            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{'|'.join(_cards(h) for h in event['hands'])}"
+            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{_hands(event['hands'])}"
                     f":{_cards(event['floor'])}:{_ints(event['scores'])}")
         if kind == "round_end":
-            reason = {"declared": "d", "failed_declaration": "f"}.get(event["reason"], "t")
+            reason = END_REASONS.get(event["reason"], "t")
             declarer = "" if event["declarer"] is None else _seat(event["declarer"])
-            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{'|'.join(_cards(h) for h in event['hands'])}"
+            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{_hands(event['hands'])}"
                     f":{_ints(event['points'])}:{_ints(event['scores'])}:{_ints(event['eliminated'])}")
         if kind == "match_end":
             return f"x{_ints(event['places'])}:{_ints(event['scores'])}"
@@ -1139,12 +1152,11 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     # hands the narrator follows through the turns it is not shown.
     # A deal and a round's end get a short line of the page's own (fold_line): replay.js composes the narrator's
     # longer sentence for their steps from the data file, which has their numbers anyway.
-    said_at = [index for index, event in enumerate(events) if event.get("type") not in TURNS and event.get("type")
-               not in FOLD_LINES]
-    said = narrate([events[index] for index in said_at], names, faults, card_text, show_hands=False)
-    lines = {index: line.text for index, line in zip(said_at, said)}
-    lines.update((index, fold_line(event, names)) for index, event in enumerate(events)
-                 if event.get("type") in FOLD_LINES)
+    others = [(index, event) for index, event in enumerate(events) if event.get("type") not in TURNS]
+    said_at = [(index, event) for index, event in others if event.get("type") not in FOLD_LINES]
+    said = narrate([event for _, event in said_at], names, faults, card_text, show_hands=False)
+    lines = {index: line.text for (index, _), line in zip(said_at, said)}
+    lines.update((index, fold_line(event, names)) for index, event in others if event.get("type") in FOLD_LINES)
     moves, compact = match_moves(events, lines, names)
     if log is not None:
         replay_data = json.dumps({"names": names, "events": compact}, ensure_ascii=False, separators=(",", ":"))
