@@ -204,8 +204,8 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     # The page's one walk over the events (data.match_moves) finds out the same as grid_readable, and spells every
     # turn out when the grid cannot be read back.
     assert replay["events"] == data.compact_events(log.events, grid=True)
-    assert data.match_moves(broken, {}, replay["names"])[1] == data.compact_events(broken)
-    assert data.match_moves(log.events, {}, ["a\nb", *replay["names"][1:]])[1] == " ".join(full)
+    assert data.match_moves(broken, replay["names"], str)[1] == data.compact_events(broken)
+    assert data.match_moves(log.events, ["a\nb", *replay["names"][1:]], str)[1] == " ".join(full)
     ends = [e for e in log.events if e["type"] == "round_end"]
     # replay.js makes "Scores per round" from the round ends of the data file: each spells out its round, how it
     # ended, its declarer, the hands, points, scores and the seats out.

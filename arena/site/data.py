@@ -17,14 +17,15 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
-from arena.narrate import CardText, narrate
+from arena.narrate import narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
 from arena.rules import Rules
@@ -826,7 +827,6 @@ class _Grid:
         self.notes: dict[int, str] = {}
         self.row: list[str] | None = None
         self.last = len(names)
-        self.widest = max(map(len, names), default=0)
 
     def reshuffle(self, event: dict[str, Any]) -> None:
         """A reshuffle: a line of its own, and the next turn starts a new line."""
@@ -853,8 +853,6 @@ class _Grid:
         if cell is None:
             cell = _any_play_cell(event)
         row[seat] = cell
-        if len(cell) > self.widest:
-            self.widest = len(cell)
         return SEAT_DIGITS[seat] if legible else None
 
     def text(self) -> tuple[str, int]:
@@ -867,11 +865,13 @@ class _Grid:
             f"{names[seat]} {' '.join(map(str, hand))}" for seat, hand in enumerate(self.dealt.get("hands", []))
             if seat < len(names) and hand)]
         text.append("\t".join(names).rstrip("\t"))
-        notes = self.notes
-        for number, cells in enumerate(self.rows):
-            note = notes.get(number) if notes else None
-            text.append(note if note is not None else "\t".join(cells).rstrip("\t"))
-        return "\n".join(text), self.widest + 2
+        if self.notes:
+            notes = self.notes
+            text += [notes[number] if number in notes else "\t".join(cells).rstrip("\t")
+                     for number, cells in enumerate(self.rows)]
+        else:  # most rounds: no reshuffle
+            text += ["\t".join(cells).rstrip("\t") for cells in self.rows]
+        return "\n".join(text), max(map(len, chain(names, *self.rows)), default=0) + 2
 
 
 SEAT_DIGITS = "0123456789"
@@ -881,18 +881,19 @@ def _play_cell(event: dict[str, Any]) -> str | None:
     """A play's grid cell when replay.js can read it back (every card a card code, or no card drawn from the
     deck): the cards thrown, then `` +`` and the card drawn from the deck (``?`` when the log does not say) or
     `` ^`` and the one taken from the floor. None otherwise."""
-    discard, take = event.get("discard"), event.get("take")
+    discard = event.get("discard")
     try:
         if not isinstance(discard, list) or not discard or not CARD_SET.issuperset(discard):
             return None
     except TypeError:  # something unhashable where a card should be
         return None
+    take = event.get("take")
     if take == "deck":
         drew = event.get("drew")
         if drew is None:
             return "".join(discard) + " +?"
-        return "".join(discard) + " +" + drew if isinstance(drew, str) and drew in CARD_SET else None
-    return "".join(discard) + " ^" + take if isinstance(take, str) and take in CARD_SET else None
+        return f"{''.join(discard)} +{drew}" if isinstance(drew, str) and drew in CARD_SET else None
+    return f"{''.join(discard)} ^{take}" if isinstance(take, str) and take in CARD_SET else None
 
 
 def _any_play_cell(event: dict[str, Any]) -> str:
@@ -902,20 +903,20 @@ def _any_play_cell(event: dict[str, Any]) -> str:
             + (" +" if event.get("take") == "deck" else " ^") + (str(took) if took else "?"))
 
 
-def match_moves(events: Sequence[dict[str, Any]], said: Mapping[int, str],
-                names: Sequence[str]) -> tuple[list[MoveBlock], str]:
+def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
+                line: Callable[[dict[str, Any]], str]) -> tuple[list[MoveBlock], str]:
     """A match's move list and its events as its data file holds them, in one walk over the events (a match has
     hundreds of turns, and there are 10,000 match pages).
 
-    The move list is the line of each event that is not a turn (``said``, by event index; the event's type when
-    it has none) and the turns between them, cut into rounds, each round's turns as a grid (:func:`turn_grid`).
+    The move list is the line of each event that is not a turn (what ``line`` says of it) and the turns between
+    them, cut into rounds, each round's turns as a grid (:func:`turn_grid`).
     The events are :func:`compact_events`'s, with ``grid`` when the match is :func:`grid_readable` (which the
     walk finds out along the way: in the rare match that is not, they are made again, spelt out).
 
     >>> events = [{"type": "round_start", "round": 1, "starter": 0, "hands": [["5C"], ["TH"]], "floor": ["2D"],
     ...            "scores": [0, 0]}, {"type": "play", "seat": 0, "discard": ["5C"], "take": "deck", "drew": "KS"},
     ...           {"type": "declare", "seat": 1}]
-    >>> blocks, compact = match_moves(events, {0: "Round 1"}, ["a", "b"])
+    >>> blocks, compact = match_moves(events, ["a", "b"], lambda event: f"Round {event['round']}")
     >>> blocks
     [MoveBlock(lines=((0, 'Round 1'),), grid='dealt: a 5C · b TH\\na\\tb\\n5C +KS\\t★', tab=8)]
     >>> compact
@@ -949,7 +950,7 @@ def match_moves(events: Sequence[dict[str, Any]], said: Mapping[int, str],
             if lines or grid.turns:
                 blocks.append(MoveBlock(tuple(lines), *grid.text()))
             lines, grid = [], _Grid(event if kind == "round_start" else None, names)
-        lines.append((index, said.get(index, str(kind))))
+        lines.append((index, line(event)))
     if run:
         tokens.append("t" + "".join(run))
     if lines or grid.turns:
@@ -1062,11 +1063,8 @@ END_REASONS = {"declared": "d", "failed_declaration": "f"}
 
 
 def _ints(values: Any) -> str:
-    if not isinstance(values, list):
+    if not isinstance(values, list) or not all(type(value) is int for value in values):
         raise ValueError(values)
-    for value in values:  # a loop, not all() over a generator: a few values, on every deal and round end
-        if type(value) is not int:
-            raise ValueError(values)
     return ",".join(map(str, values))
 
 
@@ -1152,12 +1150,13 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     # hands the narrator follows through the turns it is not shown.
     # A deal and a round's end get a short line of the page's own (fold_line): replay.js composes the narrator's
     # longer sentence for their steps from the data file, which has their numbers anyway.
-    others = [(index, event) for index, event in enumerate(events) if event.get("type") not in TURNS]
-    said_at = [(index, event) for index, event in others if event.get("type") not in FOLD_LINES]
-    said = narrate([event for _, event in said_at], names, faults, card_text, show_hands=False)
-    lines = {index: line.text for (index, _), line in zip(said_at, said)}
-    lines.update((index, fold_line(event, names)) for index, event in others if event.get("type") in FOLD_LINES)
-    moves, compact = match_moves(events, lines, names)
+    # Narrated one at a time (a few a match): nothing the narrator says of these depends on the events before.
+    def line(event: dict[str, Any]) -> str:
+        if event.get("type") in FOLD_LINES:
+            return fold_line(event, names)
+        return narrate([event], names, faults, card_text, show_hands=False)[0].text
+
+    moves, compact = match_moves(events, names, line)
     if log is not None:
         replay_data = json.dumps({"names": names, "events": compact}, ensure_ascii=False, separators=(",", ":"))
     result = match.result
