@@ -146,27 +146,26 @@ def load(path: Path) -> LoadedLog:
         raise LogError(f"{path}: no such log file") from None
     except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError; a cut-off file raises EOFError
         raise LogError(f"{path}: not a complete gzip match log ({error})") from None
-    log: LoadedLog | None = None
+    lines = raw.splitlines()
+    if not lines:
+        raise LogError(f"{path}: empty log (expected a header line first)")
+    header = _record(path, 1, lines[0])
+    if header["t"] != "header" or header.get("format") not in READABLE_FORMATS:
+        raise LogError(f"{path}: line 1: expected a header of format "
+                       f"{' or '.join(map(str, READABLE_FORMATS))}, got {str(header)[:120]}")
+    log = LoadedLog(path, header)
     texts = []
-    for number, line in enumerate(raw.splitlines(), 1):
-        if log is not None and line.startswith(MESSAGE_PREFIXES):
-            log.messages += 1
+    messages = 0
+    start = len(EVENT_PREFIX)
+    # The header read first, the loop tests nothing but each line's start: a real log has thousands of lines.
+    for number, line in enumerate(lines[1:], 2):
+        if line.startswith(MESSAGE_PREFIXES):
+            messages += 1
             continue
-        if log is not None and line.startswith(EVENT_PREFIX) and line.endswith(b"}"):
-            texts.append(line[len(EVENT_PREFIX):-1])
+        if line.startswith(EVENT_PREFIX) and line.endswith(b"}"):
+            texts.append(line[start:-1])
             continue
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise LogError(f"{path}: line {number}: not JSON ({error})") from None
-        if not isinstance(record, dict) or "t" not in record:
-            raise LogError(f'{path}: line {number}: expected an object with a "t" field')
-        if log is None:
-            if record["t"] != "header" or record.get("format") not in READABLE_FORMATS:
-                raise LogError(f"{path}: line 1: expected a header of format "
-                               f"{' or '.join(map(str, READABLE_FORMATS))}, got {str(record)[:120]}")
-            log = LoadedLog(path, record)
-            continue
+        record = _record(path, number, line)
         kind = record["t"]
         if kind == "event":  # not in our writer's layout (spaces, say): encoded again, the same value
             if not isinstance(record.get("event"), dict):
@@ -178,11 +177,10 @@ def load(path: Path) -> LoadedLog:
             except (KeyError, ValueError, TypeError):
                 raise LogError(f"{path}: line {number}: a fault record without a seat, a kind or a detail") from None
         elif kind in ("send", "recv"):
-            log.messages += 1
+            messages += 1
         elif kind == "result":
             log.result = record["result"]
-    if log is None:
-        raise LogError(f"{path}: empty log (expected a header line first)")
+    log.messages = messages
     try:
         # One parse of all the events: hundreds of json.loads calls cost several times more.
         log.events = json.loads(b"[" + b",".join(texts) + b"]")
@@ -190,6 +188,17 @@ def load(path: Path) -> LoadedLog:
         raise LogError(f"{path}: an event line is not JSON ({error})") from None
     log.event_texts = texts
     return log
+
+
+def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    """Line ``number`` of a log, parsed: an object with a "t" field, or a LogError saying what is wrong."""
+    try:
+        record = json.loads(line)
+    except ValueError as error:
+        raise LogError(f"{path}: line {number}: not JSON ({error})") from None
+    if not isinstance(record, dict) or "t" not in record:
+        raise LogError(f'{path}: line {number}: expected an object with a "t" field')
+    return record
 
 
 def log_dir_for(store_dir: Path, tournament: str) -> Path:

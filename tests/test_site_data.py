@@ -201,6 +201,11 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert not data.grid_readable(log.events, ["a\nb", *replay["names"][1:]])
     broken = [dict(e, discard=["XX"]) if i == play else e for i, e in enumerate(log.events)]
     assert not data.grid_readable(broken, replay["names"])
+    # The page's one walk over the events (data.match_moves) finds out the same as grid_readable, and spells every
+    # turn out when the grid cannot be read back.
+    assert replay["events"] == data.compact_events(log.events, grid=True)
+    assert data.match_moves(broken, replay["names"], str)[1] == data.compact_events(broken)
+    assert data.match_moves(log.events, ["a\nb", *replay["names"][1:]], str)[1] == " ".join(full)
     ends = [e for e in log.events if e["type"] == "round_end"]
     # replay.js makes "Scores per round" from the round ends of the data file: each spells out its round, how it
     # ended, its declarer, the hands, points, scores and the seats out.

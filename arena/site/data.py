@@ -22,12 +22,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import Any, overload
 
 from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
-from arena.narrate import CardText, narrate
+from arena.narrate import narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
 from arena.rules import Rules
@@ -985,31 +986,152 @@ TURNS = frozenset({"play", "declare", "reshuffle"})
 CARD = re.compile(r"[A2-9TJQK][CDHS]")
 
 
-def move_blocks(events: Sequence[dict[str, Any]], said: Mapping[int, str], names: Sequence[str],
-                card: CardText = str) -> list[MoveBlock]:
-    """The move list of a match: the narrator's line of each event that is not a turn (``said``, by event index)
-    and the turns between them, cut into rounds, each round's turns as a grid."""
+class _Grid:
+    """A round's grid of turns (:func:`turn_grid`), built a turn at a time, so that one walk over a match's events
+    can make every round's grid along with everything else the page needs (:func:`match_moves`)."""
+
+    def __init__(self, dealt: dict[str, Any] | None, names: Sequence[str]) -> None:
+        self.dealt = dealt
+        self.names = names
+        self.seats = len(names)
+        self.turns = 0
+        """The turns added, those of no seat at the table among them (a round of only those still has a grid)."""
+        self.rows: list[list[str]] = []
+        self.notes: dict[int, str] = {}
+        self.row: list[str] | None = None
+        self.last = len(names)
+
+    def reshuffle(self, event: dict[str, Any]) -> None:
+        """A reshuffle: a line of its own, and the next turn starts a new line."""
+        self.turns += 1
+        self.notes[len(self.rows)] = f"(the deck is empty: {event.get('deck_size')} dead cards reshuffled)"
+        self.rows.append([""] * self.seats)
+        self.row, self.last = None, self.seats
+
+    def turn(self, event: dict[str, Any], kind: str) -> str | None:
+        """Add a play or a declaration (``kind``); a turn of no seat at the table is left out. Returns the turn's
+        seat as the data file gives it (its digit) when replay.js can read the turn back from its cell (a seat
+        0-9 and, for a play, nothing but card codes: see :func:`grid_readable`), else None."""
+        self.turns += 1
+        seat = event.get("seat")
+        if not isinstance(seat, int) or not 0 <= seat < self.seats:
+            return None
+        row = self.row
+        if row is None or seat <= self.last:
+            row = self.row = [""] * self.seats
+            self.rows.append(row)
+        self.last = seat
+        cell = "★" if kind == "declare" else _play_cell(event)
+        legible = cell is not None and type(seat) is int and seat < 10
+        if cell is None:
+            cell = _any_play_cell(event)
+        row[seat] = cell
+        return SEAT_DIGITS[seat] if legible else None
+
+    def text(self) -> tuple[str, int]:
+        """The grid's text and its tab stop (its widest cell and two); nothing for a block with no round."""
+        if not self.turns and self.dealt is None:
+            return "", 0
+        names = self.names
+        # The deal is a line of its own: five cards a seat would make every column three times the width of a turn.
+        text = [] if self.dealt is None else ["dealt: " + " · ".join(
+            f"{names[seat]} {' '.join(map(str, hand))}" for seat, hand in enumerate(self.dealt.get("hands", []))
+            if seat < len(names) and hand)]
+        text.append("\t".join(names).rstrip("\t"))
+        if self.notes:
+            notes = self.notes
+            text += [notes[number] if number in notes else "\t".join(cells).rstrip("\t")
+                     for number, cells in enumerate(self.rows)]
+        else:  # most rounds: no reshuffle
+            text += ["\t".join(cells).rstrip("\t") for cells in self.rows]
+        return "\n".join(text), max(map(len, chain(names, *self.rows)), default=0) + 2
+
+
+SEAT_DIGITS = "0123456789"
+
+
+def _play_cell(event: dict[str, Any]) -> str | None:
+    """A play's grid cell when replay.js can read it back (every card a card code, or no card drawn from the
+    deck): the cards thrown, then `` +`` and the card drawn from the deck (``?`` when the log does not say) or
+    `` ^`` and the one taken from the floor. None otherwise."""
+    discard = event.get("discard")
+    try:
+        if not isinstance(discard, list) or not discard or not CARD_SET.issuperset(discard):
+            return None
+    except TypeError:  # something unhashable where a card should be
+        return None
+    take = event.get("take")
+    if take == "deck":
+        drew = event.get("drew")
+        if drew is None:
+            return "".join(discard) + " +?"
+        return f"{''.join(discard)} +{drew}" if isinstance(drew, str) and drew in CARD_SET else None
+    return f"{''.join(discard)} ^{take}" if isinstance(take, str) and take in CARD_SET else None
+
+
+def _any_play_cell(event: dict[str, Any]) -> str:
+    # Whatever the log holds, written as it is (the page escapes it): a grid replay.js cannot read back.
+    took = event.get("drew") if event.get("take") == "deck" else event.get("take")
+    return ("".join(map(str, event.get("discard", [])))
+            + (" +" if event.get("take") == "deck" else " ^") + (str(took) if took else "?"))
+
+
+def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
+                line: Callable[[dict[str, Any]], str]) -> tuple[list[MoveBlock], str]:
+    """A match's move list and its events as its data file holds them, in one walk over the events (a match has
+    hundreds of turns, and there are 10,000 match pages).
+
+    The move list is the line of each event that is not a turn (what ``line`` says of it) and the turns between
+    them, cut into rounds, each round's turns as a grid (:func:`turn_grid`).
+    The events are :func:`compact_events`'s, with ``grid`` when the match is :func:`grid_readable` (which the
+    walk finds out along the way: in the rare match that is not, they are made again, spelt out).
+
+    >>> events = [{"type": "round_start", "round": 1, "starter": 0, "hands": [["5C"], ["TH"]], "floor": ["2D"],
+    ...            "scores": [0, 0]}, {"type": "play", "seat": 0, "discard": ["5C"], "take": "deck", "drew": "KS"},
+    ...           {"type": "declare", "seat": 1}]
+    >>> blocks, compact = match_moves(events, ["a", "b"], lambda event: f"Round {event['round']}")
+    >>> blocks
+    [MoveBlock(lines=((0, 'Round 1'),), grid='dealt: a 5C · b TH\\na\\tb\\n5C +KS\\t★', tab=8)]
+    >>> compact
+    's1:0:5C|TH:2D:0,0 t01'
+    """
+    readable = _names_readable(names)
+    dealt = False
     blocks: list[MoveBlock] = []
     lines: list[tuple[int, str]] = []
-    turns: list[dict[str, Any]] = []
-    dealt: dict[str, Any] | None = None
+    grid = _Grid(None, names)
+    tokens: list[str] = []
+    run: list[str] = []
     for index, event in enumerate(events):
         kind = event.get("type")
+        if kind == "play" or kind == "declare":
+            digit = grid.turn(event, kind)
+            if digit is not None and dealt and readable:
+                run.append(digit)
+            else:
+                readable = False
+            continue
+        if run:
+            tokens.append("t" + "".join(run))
+            run = []
+        tokens.append(_compact(event))
+        if kind == "reshuffle":
+            grid.reshuffle(event)
+            continue
         if kind == "round_start" or kind == "match_end":
-            if lines or turns:
-                blocks.append(MoveBlock(tuple(lines), *turn_grid(dealt, turns, names, card)))
-            lines, turns, dealt = [], [], event if kind == "round_start" else None
-        if kind in TURNS:
-            turns.append(event)
-        else:
-            lines.append((index, said.get(index, str(kind))))
-    if lines or turns:
-        blocks.append(MoveBlock(tuple(lines), *turn_grid(dealt, turns, names, card)))
-    return blocks
+            dealt = dealt or kind == "round_start"
+            if lines or grid.turns:
+                blocks.append(MoveBlock(tuple(lines), *grid.text()))
+            lines, grid = [], _Grid(event if kind == "round_start" else None, names)
+        lines.append((index, line(event)))
+    if run:
+        tokens.append("t" + "".join(run))
+    if lines or grid.turns:
+        blocks.append(MoveBlock(tuple(lines), *grid.text()))
+    return blocks, " ".join(tokens) if readable else compact_events(events)
 
 
-def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], names: Sequence[str],
-              card: CardText = str) -> tuple[str, int]:
+def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], names: Sequence[str]) -> tuple[str, int]:
     """A round's turns as plain text, and its tab stop: a column per seat, a line per time round the table, each cell a turn (the
     cards thrown, then ``+`` and the card drawn from the deck or ``^`` and the one picked up from the floor; ``★``
     a declaration). About a tenth of the bytes of a sentence per turn, which matters on 10,000 match pages; when
@@ -1020,48 +1142,26 @@ def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], nam
     ...       "take": "deck", "drew": "KS"}, {"type": "declare", "seat": 1}], ["a", "b"])
     ('dealt: a 5C · b TH 2D\\na\\tb\\n5C +KS\\t★', 8)
     """
-    if not turns and dealt is None:
-        return "", 0
-    rows: list[list[str]] = []
-    notes: dict[int, str] = {}
-    row: list[str] | None = None
-    last = len(names)
+    grid = _Grid(dealt, names)
     for event in turns:
-        seat = event.get("seat")
         if event["type"] == "reshuffle":
-            notes[len(rows)] = f"(the deck is empty: {event.get('deck_size')} dead cards reshuffled)"
-            rows.append([""] * len(names))
-            row, last = None, len(names)
-            continue
-        if not isinstance(seat, int) or not 0 <= seat < len(names):
-            continue
-        if row is None or seat <= last:
-            row = [""] * len(names)
-            rows.append(row)
-        last = seat
-        if event["type"] == "declare":
-            row[seat] = "★"
+            grid.reshuffle(event)
         else:
-            took = event.get("drew") if event.get("take") == "deck" else event.get("take")
-            row[seat] = ("".join(map(card, event.get("discard", [])))
-                         + (" +" if event.get("take") == "deck" else " ^") + (card(took) if took else "?"))
-    # The deal is a line of its own: five cards a seat would make every column three times the width of a turn.
-    text = [] if dealt is None else ["dealt: " + " · ".join(
-        f"{names[seat]} {' '.join(map(card, hand))}" for seat, hand in enumerate(dealt.get("hands", []))
-        if seat < len(names) and hand)]
-    table = [list(names)] + rows
-    for number, cells in enumerate(table):
-        note = notes.get(number - 1)
-        text.append(note if note is not None else "\t".join(cells).rstrip("\t"))
-    return "\n".join(text), max(len(cell) for cells in table for cell in cells) + 2
+            grid.turn(event, event["type"])
+    return grid.text()
+
+
+def _names_readable(names: Sequence[str]) -> bool:
+    # No name that would add a line to a grid (replay.js skips each grid's first two lines, the deal and the names).
+    return len(names) <= 10 and not any("\n" in name or "\r" in name for name in names)
 
 
 def grid_readable(events: Sequence[dict[str, Any]], names: Sequence[str]) -> bool:
     """Whether replay.js can read this match's turns back from its grids (:func:`turn_grid`): every turn a
     well-formed play or declaration of a seat 0-9 inside a round, and no name that would add a line to a grid
     (replay.js skips each grid's first two lines, the deal and the names). Otherwise the data file spells every
-    turn out, as the engine's log is not the page's to trust."""
-    if len(names) > 10 or any("\n" in name or "\r" in name for name in names):
+    turn out, as the engine's log is not the page's to trust. (:func:`match_moves` finds this out as it goes.)"""
+    if not _names_readable(names):
         return False
     dealt = False
     for event in events:
@@ -1072,12 +1172,8 @@ def grid_readable(events: Sequence[dict[str, Any]], names: Sequence[str]) -> boo
         seat = event.get("seat")
         if not dealt or type(seat) is not int or not 0 <= seat < len(names):
             return False
-        if kind == "play":
-            discard, take, drew = event.get("discard"), event.get("take"), event.get("drew")
-            if not isinstance(discard, list) or not discard or not _all_cards(discard):
-                return False
-            if not (take == "deck" and (drew is None or _all_cards((drew,))) or take != "deck" and _all_cards((take,))):
-                return False
+        if kind == "play" and _play_cell(event) is None:
+            return False
     return True
 
 
@@ -1125,9 +1221,18 @@ def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
 
 
 def _cards(codes: Any) -> str:
-    if not isinstance(codes, list) or not all(isinstance(code, str) and CARD.fullmatch(code) for code in codes):
+    # CARD_SET holds exactly the codes CARD matches, and a set's test is several times faster than a match a card.
+    if not isinstance(codes, list) or not _all_cards(codes):
         raise ValueError(codes)
     return "".join(codes)
+
+
+def _hands(hands: Any) -> str:
+    return "|".join([_cards(hand) for hand in hands])
+
+
+END_REASONS = {"declared": "d", "failed_declaration": "f"}
+"""How a round ended, in the data file (``t`` for any other reason: the turn cap)."""
 
 
 def _ints(values: Any) -> str:
@@ -1156,12 +1261,12 @@ def _compact(event: dict[str, Any]) -> str:
         if kind == "forfeit":
             return f"f{_seat(event['seat'])}"
         if kind == "round_start":
-            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{'|'.join(_cards(h) for h in event['hands'])}"
+            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{_hands(event['hands'])}"
                     f":{_cards(event['floor'])}:{_ints(event['scores'])}")
         if kind == "round_end":
-            reason = {"declared": "d", "failed_declaration": "f"}.get(event["reason"], "t")
+            reason = END_REASONS.get(event["reason"], "t")
             declarer = "" if event["declarer"] is None else _seat(event["declarer"])
-            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{'|'.join(_cards(h) for h in event['hands'])}"
+            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{_hands(event['hands'])}"
                     f":{_ints(event['points'])}:{_ints(event['scores'])}:{_ints(event['eliminated'])}")
         if kind == "match_end":
             return f"x{_ints(event['places'])}:{_ints(event['scores'])}"
@@ -1213,20 +1318,20 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
     elif log is not None:
         faults = log.faults
-    if log is not None:
-        replay_data = json.dumps({"names": names, "events": compact_events(events, grid_readable(events, names))},
-                                 ensure_ascii=False, separators=(",", ":"))
     # Only the events that are not turns are narrated: the page shows a grid for the turns, and their sentences
     # (which replay.js writes itself) were most of the narrator's work. The other sentences do not depend on the
     # hands the narrator follows through the turns it is not shown.
     # A deal and a round's end get a short line of the page's own (fold_line): replay.js composes the narrator's
     # longer sentence for their steps from the data file, which has their numbers anyway.
-    said_at = [index for index, event in enumerate(events) if event.get("type") not in TURNS and event.get("type")
-               not in FOLD_LINES]
-    said = narrate([events[index] for index in said_at], names, faults, card_text, show_hands=False)
-    lines = {index: line.text for index, line in zip(said_at, said)}
-    lines.update((index, fold_line(event, names)) for index, event in enumerate(events)
-                 if event.get("type") in FOLD_LINES)
+    # Narrated one at a time (a few a match): nothing the narrator says of these depends on the events before.
+    def line(event: dict[str, Any]) -> str:
+        if event.get("type") in FOLD_LINES:
+            return fold_line(event, names)
+        return narrate([event], names, faults, card_text, show_hands=False)[0].text
+
+    moves, compact = match_moves(events, names, line)
+    if log is not None:
+        replay_data = json.dumps({"names": names, "events": compact}, ensure_ascii=False, separators=(",", ":"))
     result = match.result
     prev_m = snap.stamps[position - 1] if position > 0 else None
     next_m = snap.stamps[position + 1] if position + 1 < len(snap.stamps) else None
@@ -1238,7 +1343,7 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         threshold=result.rules.threshold if result is not None else
         int(snap.config.get("rules", {}).get("threshold", Rules().threshold)), players=players,
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
-        moves=move_blocks(events, lines, names),
+        moves=moves,
         replay_data=replay_data,
         data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
