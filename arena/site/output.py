@@ -55,14 +55,22 @@ def key(*parts: object) -> str:
 
 def write_file(out: Path, relative: str, content: Content) -> tuple[str, int, int]:
     """Write one file of the site, whole or not at all (a temporary file renamed over it); returns its path, size
-    and modification time for the manifest."""
-    target = out / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    and modification time for the manifest. Strings and ``os`` calls rather than Path objects, and the directory
+    made only when it is missing: a full build writes 20,000 files, and this was a fifth of a match page's cost."""
+    target = os.path.join(out, relative)
+    directory, name = os.path.split(target)
+    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    try:
+        handle = open(temporary, "wb")
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        handle = open(temporary, "wb")
+    with handle:
+        handle.write(data)
     os.replace(temporary, target)
-    stat = target.stat()
-    return relative, stat.st_size, stat.st_mtime_ns
+    status = os.stat(target)
+    return relative, status.st_size, status.st_mtime_ns
 
 
 class Manifest:
