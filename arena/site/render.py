@@ -363,16 +363,13 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
     _sweep_stages(out)
     old = output.Manifest.load(out)
     full = full or not old.old
-    root = _stage(out) if full else out
+    root = _stage(out, built) if full else out
     manifest = output.Manifest(root, {} if full else old.old)
     mine = ("assets/", "index.html", *built)
     for path, entry in old.old.items():
         if not path.startswith(mine):
             manifest.new[path] = entry  # another tournament's page: this build leaves it as it is
     try:
-        if full:
-            for prefix in built:
-                shutil.rmtree(root / prefix, ignore_errors=True)
         for asset in ASSETS:
             manifest.put((f"assets/{asset}",), version, partial(_asset_file, asset))
         corrupt: list[str] = []
@@ -447,13 +444,17 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
     return write_site(out, snaps, home, full, workers, parallel_from)
 
 
-def _stage(out: Path) -> Path:
-    """A new directory beside ``out`` holding a copy of it (hard links: cheap) to build the next site in, so a
-    build stopped part-way (a kill, a full disk) leaves the old site whole."""
+def _stage(out: Path, rebuilt: Sequence[str] = ()) -> Path:
+    """A new directory beside ``out`` holding a copy of it (hard links: cheap) but the directories ``rebuilt``
+    (site-relative, made again whole: tens of thousands of files not worth linking only to unlink them), to build
+    the next site in, so that a build stopped part-way (a kill, a full disk) leaves the old site whole."""
     stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
     shutil.rmtree(stage, ignore_errors=True)
     if out.is_dir():
-        shutil.copytree(out, stage, copy_function=_link, symlinks=True)
+        skip = {os.path.normpath(os.path.join(out, prefix)) for prefix in rebuilt}
+        shutil.copytree(out, stage, copy_function=_link, symlinks=True,
+                        ignore=lambda directory, names: [name for name in names
+                                                         if os.path.join(directory, name) in skip])
     else:
         stage.mkdir(parents=True)
     return stage
