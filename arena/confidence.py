@@ -18,7 +18,8 @@ import random
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from operator import mul
+from itertools import accumulate
+from operator import mul, sub
 from typing import Iterable, Mapping, Sequence
 
 LEVEL = 0.95
@@ -107,11 +108,11 @@ def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None,
         outcome = tuple(sorted((bot, place_sum[bot][group] << _PACK | played[bot][group])
                                for bot in measured if group in played[bot]))
         kinds[outcome].append(group)
-    spans: list[tuple[int, int]] = []
-    start = 0
+    starts: list[int] = []
+    ends: list[int] = []
     for members in kinds.values():
-        spans.append((start, start + len(members)))
-        start += len(members)
+        starts.append(ends[-1] if ends else 0)
+        ends.append(starts[-1] + len(members))
     # Per bot, the kinds it appears in and its packed (place sum, match count) in them, aligned; packing lets one
     # pass sum both.
     columns: dict[int, tuple[list[int], list[int]]] = {bot: ([], []) for bot in measured}
@@ -126,8 +127,10 @@ def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None,
     high_ranks: dict[int, list[int]] = {bot: [] for bot in measured}
     above: Counter[tuple[int, int]] = Counter()
     for _ in range(resamples if measured else 0):
-        weights = _poisson_weights(rng, len(groups))
-        counts = [sum(weights[a:b]) for a, b in spans]
+        # Each kind's weight, the sum of its groups' (they are consecutive): differences of running totals, with
+        # every loop in C.
+        totals = [0, *accumulate(_poisson_weights(rng, len(groups)))]
+        counts = list(map(sub, map(totals.__getitem__, ends), map(totals.__getitem__, starts)))
         stat: dict[int, float] = {}
         for bot, (its_kinds, packed) in columns.items():
             total = sum(map(mul, map(counts.__getitem__, its_kinds), packed))

@@ -432,3 +432,26 @@ def test_matches_are_read_as_pages_ask_for_them(tmp_path: Path) -> None:
     with pytest.raises(data.MatchGone):
         snap.matches[len(snap.stamps) - 1]
     assert snap.matches[0].idx == snap.stamps[0].idx
+
+
+def test_logs_read_the_same_with_orjson_or_json(snap: data.Snapshot, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # orjson is a dependency; an install without its wheel falls back to json: every log must read the same, and
+    # a garbled event line must be a LogError naming the file either way.
+    import orjson
+    from arena import matchlog
+    paths = [path for m in snap.matches if (path := find_log(m.log_path, snap.store_dir, snap.name, m.idx))]
+    assert matchlog.parse_json is orjson.loads and len(paths) == len(snap.matches)
+    garbled = tmp_path / "garbled.jsonl.gz"
+    lines = gzip.decompress(paths[0].read_bytes()).splitlines()
+    event = next(i for i, line in enumerate(lines) if line.startswith(matchlog.EVENT_PREFIX))
+    lines[event] = lines[event][:-3] + b"}"
+    garbled.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    read = {}
+    for parser in (orjson.loads, json.loads):
+        monkeypatch.setattr(matchlog, "parse_json", parser)
+        read[parser] = [(log.header, log.events, log.faults, log.result, log.messages)
+                        for log in map(matchlog.load, paths)]
+        with pytest.raises(matchlog.LogError, match="garbled.jsonl.gz: an event line is not JSON"):
+            matchlog.load(garbled)
+    assert read[orjson.loads] == read[json.loads]

@@ -12,10 +12,12 @@ import ctypes
 import json
 import multiprocessing
 import os
+import pickle
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -293,9 +295,9 @@ def _render_listing(listing: data.Listing) -> str:
 _worker: tuple[data.Snapshot, Path] | None = None
 
 
-def _start_worker(snap: data.Snapshot, out: Path) -> None:
+def _start_worker(snap: bytes, out: Path) -> None:
     global _worker
-    _worker = (snap, out)  # sent once per worker, not once per chunk
+    _worker = (pickle.loads(snap), out)  # sent once per worker, not once per chunk
 
 
 def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
@@ -335,8 +337,12 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         return corrupt
     chunks = [stale[start:start + CHUNK] for start in range(0, len(stale), CHUNK)]
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
+    # What a match page needs of the snapshot (no rating history, standings or totals), pickled once for all the
+    # workers rather than once each.
+    needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
+                                  shared_wins=Counter()))
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
-                                                   (snap, manifest.out)) as pool:
+                                                   (needed, manifest.out)) as pool:
         results = pool.imap_unordered(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
