@@ -966,6 +966,8 @@ class MatchPage:
     """The log is there but cannot be read (cut off, garbled): the page says so rather than "missing"."""
     data_href: str | None = None
     """The match's data file (:func:`match_data_href`), when it has a replay."""
+    vs: str = ""
+    """The players in seat order, ``a v b v c``: in the page's title and heading."""
 
 
 @dataclass(frozen=True)
@@ -1345,7 +1347,7 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         moves=moves,
         replay_data=replay_data,
-        data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),
+        vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
         next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
