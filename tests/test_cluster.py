@@ -329,3 +329,55 @@ def test_without_a_cluster_dask_is_not_imported():
     code = ("import sys, arena.cli, arena.tournament, arena.cluster; "
             "sys.exit(int(any(name.split('.')[0] in ('dask', 'distributed') for name in sys.modules)))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+def test_a_league_that_loses_its_scheduler_connects_again_and_plays_on(tmp_path, monkeypatch):
+    """A league on a real scheduler, which is killed mid-league: the league does not stop, says it is connecting
+    again (and, while nothing listens there, when it tries next), and once a scheduler listens there again it
+    plays on; every match is stored once."""
+    import threading
+
+    from arena import cluster as dask_cluster
+    from arena.server.league import League, LeagueConfig
+
+    monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 3.0)  # an attempt gives up sooner than 30 s
+
+    def until(condition, what: str, timeout: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f"{what}: {league.state.to_dict()}"
+            time.sleep(0.1)
+
+    cluster = Cluster(tmp_path / "cluster")
+    again = None
+    cluster.add_worker("w1")
+    cluster.wait_for_workers(1)
+    config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random")), players=2,
+                          seed=3, registry=tmp_path / "bots", cluster=cluster.address)
+    league = League(config, tmp_path / "league.db")
+    stop = threading.Event()
+    loop = threading.Thread(target=league.run, args=(stop,))
+    loop.start()
+    try:
+        until(lambda: league.state.matches_played >= 2, "the league plays on the cluster")
+        cluster.stop()
+        until(lambda: league.state.reconnects >= 1 and "connecting" in league.state.state, "it notices")
+        until(lambda: "cannot reach the Dask scheduler" in league.state.state and "trying again in" in
+              league.state.state, "it says when it tries next")
+        assert loop.is_alive() and league.state.error is None
+        before = league.state.matches_played
+        again = Cluster(tmp_path / "again", port=int(cluster.address.rsplit(":", 1)[1]))
+        again.add_worker("w2")
+        until(lambda: league.state.matches_played >= before + 4, "it plays on once a scheduler is back")
+        assert league.state.error is None and league.state.to_dict()["cluster"]["reconnects"] >= 1
+    finally:
+        stop.set()
+        loop.join(timeout=120)
+        cluster.stop()
+        if again is not None:
+            again.stop()
+    assert not loop.is_alive()
+    db = sqlite3.connect(tmp_path / "league.db")
+    done = db.execute("SELECT idx, count(*) FROM matches WHERE status = 'done' GROUP BY idx").fetchall()
+    assert len(done) >= 6 and all(count == 1 for _, count in done)
+    assert db.execute("SELECT count(*) FROM matches WHERE status = 'failed'").fetchone()[0] == 0

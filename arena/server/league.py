@@ -30,6 +30,7 @@ import json
 import logging
 import multiprocessing
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -61,6 +62,9 @@ LEAGUE_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", 
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb"}
 IDLE_POLL_S = 1.0
 """How often an idle league (fewer active bots than seats) looks for new versions."""
+RECONNECT_S = (1.0, 30.0)
+"""A league that lost its Dask scheduler (or cannot reach it yet) tries again after the first delay, doubling up to
+the second: a scheduler restarted, or started after the server, is found within half a minute."""
 PUBLISH_EVERY_S = 5.0
 """The public site lags the store by at most this (or four times a publish's own cost, if that is more)."""
 
@@ -239,7 +243,10 @@ class LeagueState:
     active: tuple[str, ...] = ()
     last_batch: BatchReport | None = None
     error: str | None = None
+    """Why the loop stopped, once it has."""
     cluster: ClusterStats | None = None
+    reconnects: int = 0
+    """How many times the league lost its Dask scheduler and connected again."""
 
     def to_dict(self) -> dict[str, Any]:
         cluster = self.cluster
@@ -247,7 +254,7 @@ class LeagueState:
                 "active": list(self.active),
                 "last_batch": None if self.last_batch is None else dataclasses.asdict(self.last_batch),
                 "error": self.error,
-                "cluster": None if cluster is None else cluster.to_dict()}
+                "cluster": None if cluster is None else {**cluster.to_dict(), "reconnects": self.reconnects}}
 
 
 class League:
@@ -444,6 +451,7 @@ class League:
         """Schedule, play, rate and publish until ``stop`` is set; the pool's matches in flight are then killed."""
         store = Store(self.db)
         pool = connection = None
+        stats: ClusterStats | None = None
         try:
             tid = self.prepare(store)
             if self.publish is not None:
@@ -457,13 +465,26 @@ class League:
             else:
                 from arena import cluster as dask_cluster  # Dask is imported only when a cluster is asked for
 
-                self.state.state = f"connecting to {self.config.cluster}"
-                connection = dask_cluster.Connection(self.config.cluster)
-                self.state.cluster = dask_cluster.ClusterStats(self.config.cluster)
-                play = cluster_player(connection, self.state.cluster, stop)
+                stats = self.state.cluster = dask_cluster.ClusterStats(self.config.cluster)
             self.state.state = "running"
             while not stop.is_set():
-                report = self.batch(store, tid, play, stop)
+                if stats is not None and connection is None:
+                    connection = self.connect(stop)
+                    if connection is None:
+                        break  # stopped while waiting for the scheduler
+                    play = cluster_player(connection, stats, stop)
+                try:
+                    report = self.batch(store, tid, play, stop)
+                except Exception as error:
+                    if connection is None or not is_cluster_error(error):
+                        raise
+                    # The batch's matches not yet stored stay pending in the store: the next batch plays them.
+                    log.warning("league %s: %s; connecting again", self.config.name, error)
+                    connection.close()
+                    connection = None
+                    self.state.reconnects += 1
+                    self.state.state = f"{error}: connecting again"
+                    continue
                 if report is None:
                     self.state.state = "waiting for bots"
                     stop.wait(IDLE_POLL_S)
@@ -483,6 +504,28 @@ class League:
             if connection is not None:
                 connection.close()
             store.close()
+
+    def connect(self, stop: threading.Event) -> Any:
+        """A connection to the league's Dask scheduler (:class:`arena.cluster.Connection`), trying again with a
+        growing delay while it cannot be reached, as the league's state says; None if stopped first."""
+        from arena import cluster as dask_cluster
+
+        address = self.config.cluster
+        assert address is not None
+        delay, longest = RECONNECT_S
+        while not stop.is_set():
+            self.state.state = f"connecting to {address}"
+            try:
+                connection = dask_cluster.Connection(address)
+            except dask_cluster.ClusterError as error:
+                self.state.state = f"{error}: trying again in {delay:.0f} s"
+                log.warning("league %s: %s; trying again in %.0f s", self.config.name, error, delay)
+                stop.wait(delay)
+                delay = min(2 * delay, longest)
+                continue
+            self.state.state = "running"
+            return connection
+        return None
 
     def batch(self, store: Store, tid: int, play: Player, stop: threading.Event) -> BatchReport | None:
         """One turn of the loop; None when there is nothing to play (fewer active bots than seats)."""
@@ -534,6 +577,13 @@ def pool_player(pool: Any, stop: threading.Event) -> Player:
                 except multiprocessing.TimeoutError:
                     continue
     return play
+
+
+def is_cluster_error(error: BaseException) -> bool:
+    """Whether ``error`` is the cluster's (a lost or unreachable scheduler), without importing Dask for a league
+    that plays on its own pool."""
+    cluster = sys.modules.get("arena.cluster")
+    return cluster is not None and isinstance(error, cluster.ClusterError)
 
 
 def cluster_player(connection: Any, stats: ClusterStats, stop: threading.Event) -> Player:
