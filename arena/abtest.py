@@ -45,8 +45,18 @@ from arena.matchlog import log_dir_for, log_path_for
 from arena.schedule import ScheduledMatch
 from arena.sprt import Running, Settings, Status, paired_difference
 from arena.store import Store
-from arena.tournament import Plan, TournamentError, build_cache_for, jobs, load_entrants, rate_and_finish, \
-    remove_partial_logs, run_job, store_result, worker_pool
+from arena.tournament import (
+    Plan,
+    TournamentError,
+    build_cache_for,
+    jobs,
+    load_entrants,
+    rate_and_finish,
+    remove_partial_logs,
+    run_job,
+    store_result,
+    worker_pool,
+)
 
 NEW, BASE = 0, 1
 """Slots of NEW and BASE in the tournament's bot list; the opponents follow."""

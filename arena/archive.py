@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from arena.manifest import MANIFEST
 from arena.botfiles import MAX_FILES, MAX_TOTAL_BYTES
+from arena.manifest import MANIFEST
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")

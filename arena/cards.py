@@ -7,7 +7,8 @@ copy, hash and serialise; the tables below give each card's rank, suit and value
 
 from __future__ import annotations
 
-from typing import Iterable, TypeAlias
+from collections.abc import Iterable
+from typing import TypeAlias
 
 Card: TypeAlias = str
 """A card such as ``"7H"``: rank from :data:`RANKS`, suit from :data:`SUITS`."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import select
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Protocol
+from typing import Protocol
 
 from arena import protocol
 from arena.protocol import MAX_LINE, InvalidReplyError

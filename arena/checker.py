@@ -172,8 +172,8 @@ def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language:
     if reason in ILLEGAL_ADVICE:
         return [ILLEGAL_ADVICE[reason]]
     if fault.kind is FaultKind.ILLEGAL:
-        return ["the move broke a rule: the turn message's \"hand\", \"floor\" and \"may_declare\" say what is "
-                "allowed (RULES.md)"]
+        return [("the move broke a rule: the turn message's \"hand\", \"floor\" and \"may_declare\" say what is "
+                 "allowed (RULES.md)")]
     if reason is Reason.TIMEOUT_HELLO:
         if line is not None:
             return ["the bot's answer to hello never ended with a newline: one JSON object per line, then flush"]
@@ -181,14 +181,14 @@ def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language:
     if reason is Reason.TIMEOUT_NOT_READING:
         return ["the bot stopped reading its stdin: read messages line by line until stdin closes"]
     if fault.kind is FaultKind.TIMEOUT:
-        return ["no move arrived in time: a move may take move_ms plus what is left of the time bank. If the bot did "
-                "print its move, it did not flush stdout; if it was thinking, think less"]
+        return [("no move arrived in time: a move may take move_ms plus what is left of the time bank. If the bot "
+                 "did print its move, it did not flush stdout; if it was thinking, think less")]
     if fault.kind is FaultKind.CRASH:
         if "Traceback" in stderr or "Error:" in stderr or "    at " in stderr:
             return ["the bot crashed with an exception: the last lines of its stderr are below"]
         if fault.exit_status == 126 or "Permission denied" in stderr:
-            return ["the command in bot.yaml is not executable: chmod +x the file it runs (and give it a #! line), "
-                    "or run it through its interpreter (command: python3 bot.py)"]
+            return [("the command in bot.yaml is not executable: chmod +x the file it runs (and give it a #! line), "
+                     "or run it through its interpreter (command: python3 bot.py)")]
         if fault.exit_status == 127 or "not found" in stderr or "No such file" in stderr:
             return ["the command in bot.yaml could not start: check the program name and the file it runs"]
         return ["the bot exited (or closed stdout) before the match ended: keep reading stdin until it closes"]
@@ -354,8 +354,8 @@ def _build_step(spec: BotSpec, sandbox: Sandbox, limits: BuildLimits, target: Pa
     # Builds always run in the process backend: the compilers are the host's (docs/REGISTRY.md, "Compiled bots").
     result = run_build(spec, target, limits, sandbox if isinstance(sandbox, ProcessSandbox) else None)
     if not result.ok:
-        advice = ["the build failed: its log (stdout and stderr together, last lines) is below; run the same "
-                  "command in your bot's directory to see it all"]
+        advice = [("the build failed: its log (stdout and stderr together, last lines) is below; run the same "
+                   "command in your bot's directory to see it all")]
         return Step("build", False, expected, result.reason, advice, result.log), None
     return Step("build", True, expected, result.reason, stderr_tail=result.log), load_bot(target)
 

@@ -17,8 +17,17 @@ import yaml
 
 from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, cli_test, tournament
 from arena.build import BuildFailed
-from arena.cli_common import (CONTEXT, SANDBOX_CHOICE, ExitCode, check_cluster, db_option, emit_json, fail,
-                              json_option, open_store)
+from arena.cli_common import (
+    CONTEXT,
+    SANDBOX_CHOICE,
+    ExitCode,
+    check_cluster,
+    db_option,
+    emit_json,
+    fail,
+    json_option,
+    open_store,
+)
 from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
 from arena.confidence import Confidence, confidence
 from arena.config import ConfigError, TournamentConfig, load_config

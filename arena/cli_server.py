@@ -183,10 +183,10 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
 
 def submit_remote(bot_dir: Path, server: str, token: str | None, as_json: bool) -> NoReturn:
     """``arena submit BOT_DIR --server URL``: upload, print the server's verdict and the check report, exit."""
+    from arena.botfiles import SubmissionRejected
     from arena.checker import CheckReport, Step, format_report
     from arena.client import UploadError, pack, upload
     from arena.manifest import ManifestError
-    from arena.botfiles import SubmissionRejected
 
     if not token:
         _fail("--server needs your API token: --token TOKEN or the ARENA_TOKEN environment variable")

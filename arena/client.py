@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.manifest import load_bot
 from arena.botfiles import scan
+from arena.manifest import load_bot
 
 TOKEN_VARIABLE = "ARENA_TOKEN"
 TIMEOUT_S = 600.0

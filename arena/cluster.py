@@ -36,10 +36,11 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator
+from typing import Any
 
 from arena.manifest import BotSpec, hash_files
 from arena.tournament import JobResult, MatchJob, run_job
@@ -139,9 +140,10 @@ _REPORT_LOCK = threading.Lock()
 
 def worker_report(sandbox: str, worker: Any = None) -> WorkerReport:
     """Runs on a worker: what it is, computed once per worker process and sandbox."""
+    from distributed import get_worker
+
     import arena
     from arena.protocol import VERSION
-    from distributed import get_worker
 
     with _REPORT_LOCK:
         if sandbox not in _REPORTS:
@@ -467,7 +469,7 @@ class _Runner:
         if self.inflight:
             try:
                 self.client.cancel(list(self.inflight), force=True)
-            except Exception:
+            except Exception:  # noqa: BLE001, S110 - whatever a client without its scheduler raises
                 pass  # a lost scheduler has nothing left to cancel
             self.inflight.clear()
 
@@ -503,7 +505,7 @@ class Connection:
         """Close the client; a local cluster is shut down, which kills its workers and their bots."""
         try:
             self.client.close(timeout=5)
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - whatever a client without its scheduler raises
             pass  # closing a client whose scheduler is gone may fail; there is nothing left to release
         if self._local is not None:
             self._local.close(timeout=10)

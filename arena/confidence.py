@@ -17,10 +17,10 @@ import math
 import random
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import mul, sub
-from typing import Iterable, Mapping, Sequence
 
 LEVEL = 0.95
 RESAMPLES = 400

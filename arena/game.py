@@ -9,9 +9,10 @@ same moves give the same event list on every machine. Nothing here knows about p
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable, Iterator, Literal, Sequence, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from arena.cards import DECK, Card, hand_total, parse_card
 from arena.results import Reason, SeatStats

@@ -8,7 +8,8 @@ it). Messages pass through JSON both ways, so a bot sees exactly what it would s
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from arena import protocol
 from arena.game import Match

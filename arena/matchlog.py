@@ -11,9 +11,10 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from arena.game import IllegalMoveError, actions_from_events, deal_version_of, replay
 from arena.narrate import narrate

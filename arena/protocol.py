@@ -8,8 +8,9 @@ no I/O; the referee moves the bytes. ``protocol/PROTOCOL.md`` is the user-facing
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from arena.game import InvalidMoveError, Match, Move, SeatView, move_from_json
 from arena.results import Reason

@@ -8,8 +8,8 @@ bot id) so that tied seats get the same update whatever seat they sat in; the fa
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import trueskill
 
@@ -48,8 +48,8 @@ class RatedMatch:
 
 class Rater:
     def __init__(self, config: RatingConfig) -> None:
-        options = dict(mu=config.mu, sigma=config.sigma, beta=config.beta, tau=config.tau,
-                       draw_probability=config.draw_probability)
+        options = {"mu": config.mu, "sigma": config.sigma, "beta": config.beta, "tau": config.tau,
+                   "draw_probability": config.draw_probability}
         self.fast = trueskill.TrueSkill(**options)
         self.exact = trueskill.TrueSkill(backend="mpmath", **options)
         self.initial = Rating(config.mu, config.sigma)

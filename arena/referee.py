@@ -13,9 +13,9 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from arena import protocol
 from arena.channel import BotChannel, Caps, Poller, State, shown

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from itertools import combinations
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from itertools import combinations, pairwise
+from typing import Any, Literal
 
 from arena.cards import RANK, SUIT, Card, parse_card
 
@@ -58,7 +59,7 @@ class Rules:
                 raise RulesError(f"rules.{key}: expected {expected}, got {value!r}")
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "Rules":
+    def from_dict(cls, options: Mapping[str, Any]) -> Rules:
         """Build rules from a mapping of option names, rejecting unknown keys and bad values by name.
 
         >>> Rules.from_dict({"threshold": 50}).threshold
@@ -114,12 +115,12 @@ _CHECKS: dict[str, tuple[Any, str]] = {
 def _is_sequence(ranks: Sequence[int]) -> bool:
     """Consecutive distinct ranks, Ace low (A23) or high (QKA) but never wrapping (KA2)."""
     ordered = sorted(ranks)
-    if all(b == a + 1 for a, b in zip(ordered, ordered[1:])):
+    if all(b == a + 1 for a, b in pairwise(ordered)):
         return True
     if ordered[0] != 1:
         return False
     high = ordered[1:] + [14]
-    return all(b == a + 1 for a, b in zip(high, high[1:]))
+    return all(b == a + 1 for a, b in pairwise(high))
 
 
 def discard_kind(cards: Iterable[object], rules: Rules = Rules()) -> DiscardKind | None:

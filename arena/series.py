@@ -23,7 +23,7 @@ from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.schedule import ScheduledMatch, make_schedule
 from arena.sprt import Z95
-from arena.tournament import MatchJob, worker_pool, run_job
+from arena.tournament import MatchJob, run_job, worker_pool
 
 
 @dataclass(frozen=True)

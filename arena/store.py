@@ -23,16 +23,17 @@ import sqlite3
 import time
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from arena.confidence import GroupPlace
-from arena.sandbox import procfs
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
+from arena.sandbox import procfs
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", """

@@ -18,12 +18,12 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from pathlib import Path
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from arena.build import playable
 from arena.confidence import GroupPlace, confidence

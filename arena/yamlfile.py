@@ -30,4 +30,4 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def load_yaml(text: str) -> Any:
     """Parse one YAML document safely; raises ``yaml.YAMLError`` (naming the line) for a key given twice."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_UniqueKeyLoader)

@@ -19,8 +19,17 @@ from functools import lru_cache
 from pathlib import Path
 
 from arena.sandbox import SandboxLimits, procfs
-from arena.sandbox.common import BOT_DIR, PROTOCOL_DIR, PROTOCOL_LIB, RUNTIME_DIRS, RUNTIME_ETC, SCRATCH_DIR, \
-    SYSTEM_PATH, Every, bot_environment
+from arena.sandbox.common import (
+    BOT_DIR,
+    PROTOCOL_DIR,
+    PROTOCOL_LIB,
+    RUNTIME_DIRS,
+    RUNTIME_ETC,
+    SCRATCH_DIR,
+    SYSTEM_PATH,
+    Every,
+    bot_environment,
+)
 from arena.sandbox.uids import UID_BASE, UID_COUNT
 
 BWRAP = "/usr/bin/bwrap"
@@ -156,7 +165,7 @@ def bwrap_status() -> tuple[bool, str]:
                                 SandboxLimits(), UID_BASE + UID_COUNT - 1 if root else None)
         try:
             done = subprocess.run(command, capture_output=True, timeout=20, env={"PATH": SYSTEM_PATH},
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL, check=False)
         except (OSError, subprocess.TimeoutExpired) as error:
             return False, f"bwrap did not run: {error}"
     if done.returncode != 0 or done.stdout.strip() != b"ok":

@@ -46,8 +46,19 @@ from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped
 
 from arena.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, procfs
-from arena.sandbox.common import BOT_DIR, PROTOCOL_DIR, PROTOCOL_LIB, READ_CHUNK, RUNTIME_DIRS, RUNTIME_ETC, \
-    SCRATCH_DIR, SIGNAL_LIMITS, Every, FailedBot, bot_environment
+from arena.sandbox.common import (
+    BOT_DIR,
+    PROTOCOL_DIR,
+    PROTOCOL_LIB,
+    READ_CHUNK,
+    RUNTIME_DIRS,
+    RUNTIME_ETC,
+    SCRATCH_DIR,
+    SIGNAL_LIMITS,
+    Every,
+    FailedBot,
+    bot_environment,
+)
 
 LOGGER = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ class Check:
 
 def _run(command: list[str], timeout: float = 10) -> tuple[bool, str]:
     try:
-        done = subprocess.run(command, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        done = subprocess.run(command, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         return False, str(error)
     lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
@@ -50,7 +50,8 @@ def _program(name: str, flag: str) -> Check:
     if path is None:
         return Check(name, False, f"not on the bots' PATH ({SYSTEM_PATH})")
     ok, detail = _run([path, flag])
-    version = subprocess.run([path, flag], capture_output=True, timeout=10).stdout.decode().strip() if ok else ""
+    version = (subprocess.run([path, flag], capture_output=True, timeout=10, check=False).stdout.decode().strip()
+               if ok else "")
     return Check(name, ok, f"{path} {version}".strip() if ok else f"{path} fails: {detail}")
 
 

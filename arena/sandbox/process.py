@@ -30,9 +30,10 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from arena.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, procfs, reaper
@@ -290,10 +291,10 @@ class ProcessSandbox(Sandbox):
         out_read, out_write = os.pipe()
         if self.isolated:
             command += [*shim(in_read, out_write), *bot.command]
-            stdio = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         pass_fds=(in_read, out_write, info_write))
+            stdio: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                                     "pass_fds": (in_read, out_write, info_write)}
         else:
-            stdio = dict(stdin=in_read, stdout=out_write)
+            stdio = {"stdin": in_read, "stdout": out_write}
         pipes = (info_read, info_write, in_read, in_write, out_read, out_write)
         try:
             popen = subprocess.Popen(
@@ -302,9 +303,12 @@ class ProcessSandbox(Sandbox):
                 env=env,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                preexec_fn=in_child,
+                # Not safe where other threads run (the league server checks uploads from threads): a known
+                # risk, kept small by what it runs (a cgroup write, setrlimit calls); the way out is a setup
+                # step after exec (the shim), not yet built.
+                preexec_fn=in_child,  # noqa: PLW1509
                 close_fds=True,
-                **stdio,  # type: ignore[call-overload]
+                **stdio,
             )
         except subprocess.SubprocessError as error:
             # Our own set-up failed in the child (an rlimit the host refuses, a cgroup that went away): the

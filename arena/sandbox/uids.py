@@ -8,8 +8,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from arena.sandbox import SandboxError
-from arena.sandbox import procfs
+from arena.sandbox import SandboxError, procfs
 
 UID_BASE = 60000
 UID_COUNT = 1000

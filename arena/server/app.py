@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -149,12 +150,13 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     async def save(chunks: AsyncIterator[bytes], upload: Path) -> int | None:
         """Write the chunks to ``upload``; None as soon as they pass the cap (counted, not trusted)."""
         size = 0
-        with open(upload, "wb") as sink:
+        # The file's writes in a worker thread (anyio's): a slow disk must not stall every other request.
+        async with await anyio.open_file(upload, "wb") as sink:
             async for chunk in chunks:
                 size += len(chunk)
                 if size > cap:
                     return None
-                sink.write(chunk)
+                await sink.write(chunk)
         return size
 
     def upload_page(request: Request, code: int = 200, result: dict[str, Any] | None = None) -> Response:

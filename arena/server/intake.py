@@ -35,13 +35,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arena.archive import ArchiveLimits, ArchiveRejected, unpack
+from arena.botfiles import SubmissionRejected
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.checker import CheckReport, check_bot
 from arena.manifest import ManifestError, load_bot
-from arena.botfiles import SubmissionRejected
 from arena.registry import Registry, RegistryError
-from arena.server.authors import Author, NameTaken, accepted_since, list_authors, owner_of, record_acceptance, \
-    submissions_of
+from arena.server.authors import (
+    Author,
+    NameTaken,
+    accepted_since,
+    list_authors,
+    owner_of,
+    record_acceptance,
+    submissions_of,
+)
 from arena.store import Store
 
 LOGGER = logging.getLogger(__name__)

@@ -41,15 +41,16 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
-from arena.config import CLUSTER_EXPECTED, ConfigError, TOURNAMENT_NAME, _limits, _rating, cluster_address_problem
+from arena.config import CLUSTER_EXPECTED, TOURNAMENT_NAME, ConfigError, _limits, _rating, cluster_address_problem
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
 from arena.ratings import Rater, Rating, RatingConfig, rate_all
 from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
 from arena.rules import Rules, RulesError
-from arena.sandbox import BACKENDS as SANDBOXES, SandboxLimits
+from arena.sandbox import BACKENDS as SANDBOXES
+from arena.sandbox import SandboxLimits
 from arena.store import Store
-from arena.tournament import JobResult, MatchJob, remove_partial_logs, worker_pool, run_job
+from arena.tournament import JobResult, MatchJob, remove_partial_logs, run_job, worker_pool
 from arena.yamlfile import load_yaml
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from arena.narrate import narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult
 from arena.rules import Rules
-from arena.store import MatchStamp, Standing, StoredMatch, Store
+from arena.store import MatchStamp, Standing, Store, StoredMatch
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50

@@ -62,15 +62,18 @@ def write_file(out: Path, relative: str, content: Content) -> tuple[str, int, in
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     data = content if isinstance(content, bytes) else content.encode("utf-8")
     try:
-        handle = open(temporary, "wb")
+        _write_new(temporary, data)
     except FileNotFoundError:
         os.makedirs(directory, exist_ok=True)
-        handle = open(temporary, "wb")
-    with handle:
-        handle.write(data)
+        _write_new(temporary, data)
     os.replace(temporary, target)
     status = os.stat(target)
     return relative, status.st_size, status.st_mtime_ns
+
+
+def _write_new(path: str, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
 
 
 class Manifest:

@@ -28,8 +28,8 @@ from markupsafe import Markup, escape
 from arena import narrate as narrate_module
 from arena.matchlog import locate_log
 from arena.resources import data_dir
-from arena.site import data, output, svg
 from arena.sandbox import procfs
+from arena.site import data, output, svg
 from arena.store import Store
 
 SITE_DIR = data_dir("site")
@@ -137,8 +137,8 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     """
     status = "" if m.status == "done" else f" status-{escape(m.status)}"
     bots = "\n".join(escape(p.bot) for p in m.players)
-    html = [f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
-            f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>']
+    html = [(f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
+             f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>')]
     if show_place:
         html.append(f'<td class="num place-{m.place_of}">{_dash(m.place_of)}')
     html.append('<td class="players">')

@@ -170,9 +170,9 @@ def rating_axis(scale: tuple[float, float], width: int = 150, height: int = 16) 
     """The scale of the rating bars (:func:`rating_bar` with the same ``scale`` and ``width``): a few round rating
     values with ticks, so that a bar's position and length read as numbers."""
     ticks = [t for t in nice_ticks(*scale, count=3) if scale[0] <= t <= scale[1]]
-    parts = [f'<svg class="ratingaxis" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-             f'aria-label="rating scale from {scale[0]:.0f} to {scale[1]:.0f}">'
-             f'<line class="track" x1="{BAR_PAD}" x2="{width - BAR_PAD}" y1="{height - 1}" y2="{height - 1}"/>']
+    parts = [(f'<svg class="ratingaxis" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+              f'role="img" aria-label="rating scale from {scale[0]:.0f} to {scale[1]:.0f}">'
+              f'<line class="track" x1="{BAR_PAD}" x2="{width - BAR_PAD}" y1="{height - 1}" y2="{height - 1}"/>')]
     for tick in ticks:
         x = _bar_px(tick, scale, width)
         anchor = "start" if x < 12 else "end" if x > width - 12 else "middle"
