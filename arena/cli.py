@@ -311,7 +311,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     site_error = None
     if not (no_site or report.interrupted):
         try:
-            site = cli_site.build_after_run(store, report.name)
+            site = cli_site.build_after_run(store, report.name, live=not as_json and sys.stderr.isatty())
         except OSError as error:
             full = disk_full(error, cli_site.site_dir_for(db_path))
             if full is None:

@@ -7,14 +7,18 @@ for looking at it on this machine, so it listens on 127.0.0.1 and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
 from arena.cli_common import ExitCode, db_option, emit_json, fail, json_option, open_store
-from arena.site.render import SITE_DIR, BuildReport, build_site
+from arena.site.render import SITE_DIR, BuildReport, Progress, build_site
 from arena.store import Store
 
 DEFAULT_OUT = Path("results/site")
@@ -30,9 +34,11 @@ def site_dir_for(db_path: Path) -> Path:
     return beside
 
 
-def build_after_run(store: Store, name: str) -> BuildReport:
-    """The site of one tournament (and the home page), beside the store: what ``arena run`` does at its end."""
-    return warn_corrupt(build_site(store, site_dir_for(store.path), [name]))
+def build_after_run(store: Store, name: str, live: bool = False) -> BuildReport:
+    """The site of one tournament (and the home page), beside the store: what ``arena run`` does at its end (with
+    a progress bar when ``live``)."""
+    with site_progress(live) as progress:
+        return warn_corrupt(build_site(store, site_dir_for(store.path), [name], progress=progress))
 
 
 def warn_corrupt(report: BuildReport, shown: int = 5) -> BuildReport:
@@ -67,7 +73,8 @@ def build(name: str | None, out_dir: Path | None, full: bool, db_path: Path, as_
         known = ", ".join(row["name"] for row in store.tournaments()) or "none"
         fail(f"{db_path}: no tournament {name!r} (known: {known})")
     out = out_dir if out_dir is not None else site_dir_for(db_path)
-    report = warn_corrupt(build_site(store, out, None if name is None else [name], full=full))
+    with site_progress(live=not as_json and sys.stderr.isatty()) as progress:
+        report = warn_corrupt(build_site(store, out, None if name is None else [name], full=full, progress=progress))
     if as_json:
         emit_json({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),
                    "pages": report.pages, "written": report.written, "removed": report.removed,
@@ -75,6 +82,36 @@ def build(name: str | None, out_dir: Path | None, full: bool, db_path: Path, as_
     else:
         click.echo(f"site: {report.index.resolve()} ({report.pages} files, {report.written} written, "
                    f"{report.seconds:.1f} s)")
+
+
+@contextlib.contextmanager
+def site_progress(live: bool) -> Iterator[Progress | None]:
+    """A progress bar of the match pages a build makes, a bar per tournament, on stderr when ``live`` (a
+    terminal: in a log file it would be noise) and only when there are enough of them to wait for."""
+    if not live:
+        yield None
+        return
+    bars: dict[str, Any] = {}
+
+    def show(name: str, done: int, total: int) -> None:
+        if total < BAR_FROM:
+            return
+        bar = bars.get(name)
+        if bar is None:
+            bar = bars[name] = click.progressbar(length=total, label=f"{name}: match pages", file=sys.stderr,
+                                                 show_eta=True, show_pos=True)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        yield show
+    finally:
+        for bar in bars.values():
+            bar.__exit__(None, None, None)
+
+
+BAR_FROM = 500
+"""Match pages from which a build shows a progress bar (fewer take a second or two)."""
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -333,3 +333,18 @@ def test_a_build_killed_part_way_leaves_a_whole_site_and_the_next_build_repairs_
     report = render.build_site(store, out)
     assert report.written > 0 and not list(out.rglob(".*.tmp")) and broken_links(out) == []
     _same_as_a_full_build(store, out, tmp_path / "full2")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_build_tells_its_progress(tmp_path: Path, workers: int) -> None:
+    # What arena site build's progress bar shows: the match pages made so far, of those to make, rising to all.
+    store = make_store(tmp_path)
+    told: list[tuple[str, int, int]] = []
+    render.build_site(store, tmp_path / "site", workers=workers, parallel_from=4,
+                      progress=lambda name, done, total: told.append((name, done, total)))
+    matches = len(data.snapshot(store, "t").stamps)
+    assert told and {(name, total) for name, _, total in told} == {("t", matches)}
+    assert [done for _, done, _ in told] == sorted(done for _, done, _ in told) and told[-1][1] == matches
+    told.clear()
+    render.build_site(store, tmp_path / "site", workers=workers, progress=lambda *args: told.append(args))
+    assert told == []  # nothing to make: nothing to tell

@@ -300,24 +300,31 @@ def _start_worker(snap: bytes, out: Path) -> None:
     _worker = (pickle.loads(snap), out)  # sent once per worker, not once per chunk
 
 
-def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str]]:
+def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str],
+                                                                       int]:
     assert _worker is not None
     snap, out = _worker
     corrupt: list[str] = []
     written = [(stale[path], *output.write_file(out, path, content))
                for position, stale in chunk for path, content in match_files(snap, position, corrupt) if path in stale]
     snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
-    return written, corrupt
+    return written, corrupt, len(chunk)
+
+
+Progress = Callable[[str, int, int], None]
+"""Told (tournament, match pages made, match pages to make) as a build goes: what ``arena site build`` shows as
+a progress bar (the match pages are nearly all of a big build's time)."""
 
 
 def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
-                  parallel_from: int, meanwhile: Callable[[], None] | None = None) -> list[str]:
+                  parallel_from: int, meanwhile: Callable[[], None] | None = None,
+                  progress: Progress | None = None) -> list[str]:
     """Write the match pages whose key changed (or whose files are not the manifest's): with a process pool when
     there are ``parallel_from`` or more of them (a full build: a log to read and a replay to render each), each
     worker reading its matches from the store and writing its own files, so that neither the results nor
     megabytes of HTML travel through pipes. ``meanwhile`` is called while the pool works (the other pages of a
-    staged build, where the order of writing does not matter), else after the match pages. Returns the paths of
-    logs found unreadable."""
+    staged build, where the order of writing does not matter), else after the match pages; ``progress`` is told
+    how many are made. Returns the paths of logs found unreadable."""
     stale: list[tuple[int, dict[str, str]]] = []
     for position in range(len(snap.matches)):
         keys = match_outputs(snap, position, version)
@@ -327,11 +334,14 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         if len(manifest.new.keys() & keys.keys()) < len(keys):
             stale.append((position, {path: wanted for path, wanted in keys.items() if path not in manifest.new}))
     corrupt: list[str] = []
+    tell = progress if progress is not None and stale else None
     if workers < 2 or len(stale) < parallel_from:
-        for position, keys in stale:
+        for done, (position, keys) in enumerate(stale, 1):
             for path, content in match_files(snap, position, corrupt):
                 if path in keys:
                     manifest.record(keys[path], *output.write_file(manifest.out, path, content))
+            if tell is not None:
+                tell(snap.name, done, len(stale))
         if meanwhile is not None:
             meanwhile()
         return corrupt
@@ -346,10 +356,14 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         results = pool.imap_unordered(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
-        for written, unreadable in results:
+        done = 0
+        for written, unreadable, made in results:
             for wanted, path, size, mtime_ns in written:
                 manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
+            done += made
+            if tell is not None:
+                tell(snap.name, done, len(stale))
         # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
         # process of its own still running, and their CPU time is counted as the build's.
         pool.close()
@@ -358,7 +372,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
 
 
 def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, full: bool = False,
-               workers: int = 1, parallel_from: int = PARALLEL_FROM) -> BuildReport:
+               workers: int = 1, parallel_from: int = PARALLEL_FROM, progress: Progress | None = None) -> BuildReport:
     """Write the site of ``snaps`` (and ``home``, the home page) into ``out``, leaving the pages of any other
     tournament there alone. By default only the files whose inputs changed are written, in place, and the pages
     that no longer exist are removed (:mod:`arena.site.output`); with ``full``, or when ``out`` has no manifest,
@@ -384,7 +398,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
             # pages while its workers make the match pages.
             corrupt += write_matches(snap, manifest, version, workers, parallel_from,
-                                     partial(write_pages, snap, manifest, version) if full else None)
+                                     partial(write_pages, snap, manifest, version) if full else None, progress)
             if not full:
                 write_pages(snap, manifest, version)
         manifest.put(("index.html",), output.key(version, home),
@@ -435,10 +449,10 @@ class BuildReport:
 
 
 def build_site(store: Store, out: Path, names: Sequence[str] | None = None, workers: int | None = None,
-               parallel_from: int = PARALLEL_FROM, full: bool = False) -> BuildReport:
+               parallel_from: int = PARALLEL_FROM, full: bool = False, progress: Progress | None = None) -> BuildReport:
     """Build the home page and every page of the tournaments ``names`` (default: all) into ``out``: only what
     changed since the last build there unless ``full`` (see :func:`write_site`); match pages by up to ``workers``
-    processes (default: the CPUs) when ``parallel_from`` or more need writing.
+    processes (default: the CPUs) when ``parallel_from`` or more need writing, ``progress`` told how many.
 
     Raises KeyError naming a tournament the store does not have.
     """
@@ -447,7 +461,7 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
     snaps = [data.snapshot(store, name) for name in wanted]
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
     home = data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
-    return write_site(out, snaps, home, full, workers, parallel_from)
+    return write_site(out, snaps, home, full, workers, parallel_from, progress)
 
 
 def _stage(out: Path, rebuilt: Sequence[str] = ()) -> Path:
