@@ -348,3 +348,26 @@ def test_a_build_tells_its_progress(tmp_path: Path, workers: int) -> None:
     told.clear()
     render.build_site(store, tmp_path / "site", workers=workers, progress=lambda *args: told.append(args))
     assert told == []  # nothing to make: nothing to tell
+
+
+def test_a_new_stylesheet_is_one_file_written_and_the_code_version_covers_the_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pages link the assets by name: a new asset is that file written, not every page again. The pages' version
+    # is the templates' and the whole package's (the narrator's wording is on every match page).
+    assets = tmp_path / "assets"
+    shutil.copytree(render.ASSET_DIR, assets)
+    monkeypatch.setattr(render, "ASSET_DIR", assets)
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    render.build_site(store, out)
+    (assets / "style.css").write_text((assets / "style.css").read_text() + "\n/* darker */\n", encoding="utf-8")
+    again = render.build_site(store, out)
+    assert (again.written, again.removed) == (1, 0)
+    assert (out / "assets" / "style.css").read_text(encoding="utf-8").endswith("/* darker */\n")
+    narrator = tmp_path / "narrate.py"
+    narrator.write_text("A = 1\n")
+    before = output.code_version(narrator)
+    assert (render.PACKAGE_DIR / "narrate.py").is_file() and (render.PACKAGE_DIR / "site" / "data.py").is_file()
+    narrator.write_text("A = 2\n")
+    output.code_version.cache_clear()
+    assert output.code_version(narrator) != before

@@ -36,13 +36,14 @@ class Entry:
 
 @cache
 def code_version(*roots: Path) -> str:
-    """A hash of every file under ``roots`` (the templates, the assets and the code that renders them): a new
-    version of any of them changes every key, so the next build makes every page again."""
+    """A hash of every file under ``roots`` (directories or files: the templates and the code that renders them):
+    a new version of any of them changes every key, so the next build makes every page again."""
     digest = hashlib.sha1()
     for root in roots:
-        for path in sorted(root.rglob("*")):
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
             if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+                name = path.relative_to(root).as_posix() if root.is_dir() else path.name
+                digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

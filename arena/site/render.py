@@ -25,7 +25,6 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from arena import narrate as narrate_module
 from arena.matchlog import locate_log
 from arena.resources import data_dir
 from arena.sandbox import procfs
@@ -35,6 +34,8 @@ from arena.store import Store
 SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+"""The arena package: what a page is made by besides the templates."""
 ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
@@ -378,7 +379,10 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
     that no longer exist are removed (:mod:`arena.site.output`); with ``full``, or when ``out`` has no manifest,
     every file is made again in a staged copy of the site that is swapped in whole."""
     started = time.monotonic()
-    version = output.code_version(TEMPLATE_DIR, ASSET_DIR, Path(__file__).parent, Path(narrate_module.__file__))
+    # Every page is made by the templates and by the package's code (the site's modules, the narrator, how the
+    # store is read): a new version of either makes every page again. Not by the assets: a page links them by
+    # name, so a new stylesheet or script is one file written.
+    version = output.code_version(TEMPLATE_DIR, PACKAGE_DIR)
     built = [f"t/{snap.slug}/" for snap in snaps]
     _sweep_stages(out)
     old = output.Manifest.load(out)
@@ -391,7 +395,8 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             manifest.new[path] = entry  # another tournament's page: this build leaves it as it is
     try:
         for asset in ASSETS:
-            manifest.put((f"assets/{asset}",), version, partial(_asset_file, asset))
+            content = (ASSET_DIR / asset).read_bytes()
+            manifest.put((f"assets/{asset}",), output.key(content), partial(_asset_file, asset, content))
         corrupt: list[str] = []
         for snap in snaps:
             # In place, match pages first and the pages that link to them after: a build stopped between the two
@@ -421,8 +426,8 @@ def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str) ->
         manifest.put((path,), output.key(version, path, inputs), partial(_page_file, path, render))
 
 
-def _asset_file(asset: str) -> list[tuple[str, output.Content]]:
-    return [(f"assets/{asset}", (ASSET_DIR / asset).read_bytes())]
+def _asset_file(asset: str, content: bytes) -> list[tuple[str, output.Content]]:
+    return [(f"assets/{asset}", content)]
 
 
 def _page_file(path: str, render: Callable[[], str]) -> list[tuple[str, output.Content]]:
