@@ -192,8 +192,10 @@ def _tidy(value: Any) -> Any:
 def environment() -> Environment:
     if not TEMPLATE_DIR.is_dir():
         raise FileNotFoundError(f"{TEMPLATE_DIR}: the site templates are missing (an install without site/?)")
+    # No auto_reload: a build renders 20,000 pages from templates that do not change under it, and Jinja would
+    # look at each template file's time on every page.
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+                      trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
                        relative=relative)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
