@@ -163,7 +163,9 @@ class Matches(Sequence[StoredMatch]):
 
     def __getitem__(self, position: int | slice) -> StoredMatch | list[StoredMatch]:
         if isinstance(position, slice):
-            return [self[i] for i in range(*position.indices(len(self.stamps)))]
+            wanted = range(*position.indices(len(self.stamps)))
+            self.fetch(wanted)
+            return [self[i] for i in wanted]
         if position < 0:
             position += len(self.stamps)
         if not 0 <= position < len(self.stamps):
@@ -185,10 +187,13 @@ class Matches(Sequence[StoredMatch]):
             self.tournament_id, self.stamps[positions[0]].idx, self.stamps[positions[-1]].idx, self.stderr))
 
     def fetch(self, positions: Sequence[int]) -> list[StoredMatch]:
-        """The matches at ``positions``, reading those not read yet by their ids (a few scattered matches, as the
-        latest faults are, without their blocks); those removed from the store since are left out."""
+        """The matches at ``positions`` in one read of those not read yet: by their schedule indices when they are
+        close together (a listing's page), else by their ids (the latest faults), never the blocks around them.
+        Those removed from the store since the stamps were read are left out (a stopped test drops matches)."""
         missing = [i for i in positions if i not in self._loaded]
-        if missing:
+        if missing and max(missing) - min(missing) < 2 * len(missing):
+            self.load(range(min(missing), max(missing) + 1))
+        elif missing:
             self._keep(missing, self._open().matches_by_id([self.stamps[i].id for i in missing], self.stderr))
         return [self._loaded[i] for i in positions if i in self._loaded]
 
@@ -693,7 +698,7 @@ def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow],
         if sections and sections[-1].group == group and group is not None:
             sections[-1].rows.append(row)
             continue
-        matches = [snap.matches[i] for i in members.get(group, [])] if group is not None else []
+        matches = snap.matches.fetch(members.get(group, [])) if group is not None else []
         places: dict[int, list[int]] = defaultdict(list)
         for match in matches:
             for _, bot_id, result in seated(match):
@@ -745,7 +750,8 @@ def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Lis
     members = group_members(snap)
 
     def make(n: int) -> MatchListPage:
-        rows = [match_list_row(snap, m) for m in snap.matches[(n - 1) * per_page:n * per_page]]
+        rows = [match_list_row(snap, m) for m in snap.matches.fetch(range((n - 1) * per_page,
+                                                                           min(n * per_page, len(snap.stamps))))]
         return MatchListPage(
             f"All matches of {snap.name}" + (f", page {n}" if n > 1 else ""), rows, pager(n, hrefs),
             len(snap.matches) if n == 1 else None,
@@ -846,7 +852,7 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
                                    *((Crumb(f"matches page {n}", None),) if n > 1 else ()))
         return MatchListPage(
             f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""),
-            [match_list_row(snap, snap.matches[i], bot_id) for i in played[(n - 1) * per_page:n * per_page]],
+            [match_list_row(snap, m, bot_id) for m in snap.matches.fetch(played[(n - 1) * per_page:n * per_page])],
             pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name)
 
     return [Listing(hrefs[n - 1], (context(snap), bot_id, pager(n, hrefs), len(played) if n == 1 else None,

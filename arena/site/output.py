@@ -82,6 +82,7 @@ class Manifest:
 
     def __init__(self, out: Path, entries: dict[str, Entry]) -> None:
         self.out = out
+        self._root = os.path.join(out, "")
         self.old = entries
         self.new: dict[str, Entry] = {}
         self.written = 0
@@ -103,7 +104,7 @@ class Manifest:
         if entry is None or entry.key != wanted:
             return False
         try:
-            stat = os.stat(os.path.join(self.out, relative))  # not a Path: this runs for every file of a rebuild
+            stat = os.stat(self._root + relative)  # not a Path, nor a join: this runs for every file of a rebuild
         except OSError:
             return False
         return stat.st_size == entry.size and stat.st_mtime_ns == entry.mtime_ns
