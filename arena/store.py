@@ -566,10 +566,11 @@ class Store:
         """The tournament's matches in schedule order (those of schedule index ``first`` to ``last``, both
         included, when given), each with its result once done (two queries); without the seats' stderr tails
         unless ``stderr`` (what a public page may show)."""
-        if first is None and last is None:
-            return self._stored("m.tournament_id = ?", (tid,), stderr)
-        return self._stored("m.tournament_id = ? AND m.idx BETWEEN ? AND ?",
-                            (tid, -1 if first is None else first, 2**62 if last is None else last), stderr)
+        where, key = "m.tournament_id = ?", [tid]
+        for bound, given in (("m.idx >= ?", first), ("m.idx <= ?", last)):
+            if given is not None:
+                where, key = f"{where} AND {bound}", [*key, given]
+        return self._stored(where, key, stderr)
 
     def match(self, match_id: int) -> StoredMatch | None:
         found = self._stored("m.id = ?", (match_id,))

@@ -30,17 +30,17 @@ import json
 import logging
 import multiprocessing
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
+from arena.cluster import ClusterError, ClusterStats, Connection  # Dask itself only when a cluster plays
 from arena.config import CLUSTER_EXPECTED, TOURNAMENT_NAME, ConfigError, _limits, _rating, cluster_address_problem
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.protocol import Limits
@@ -52,9 +52,6 @@ from arena.sandbox import SandboxLimits
 from arena.store import Store
 from arena.tournament import JobResult, MatchJob, remove_partial_logs, run_job, worker_pool
 from arena.yamlfile import load_yaml
-
-if TYPE_CHECKING:
-    from arena.cluster import ClusterStats  # Dask itself is imported by arena.cluster only to play
 
 log = logging.getLogger("arena.league")
 
@@ -464,9 +461,7 @@ class League:
                 pool = worker_pool(self.config.workers)
                 play = pool_player(pool, stop)
             else:
-                from arena import cluster as dask_cluster  # Dask is imported only when a cluster is asked for
-
-                stats = self.state.cluster = dask_cluster.ClusterStats(self.config.cluster)
+                stats = self.state.cluster = ClusterStats(self.config.cluster)
             self.state.state = "running"
             while not stop.is_set():
                 if stats is not None and connection is None:
@@ -476,8 +471,8 @@ class League:
                     play = cluster_player(connection, stats, stop)
                 try:
                     report = self.batch(store, tid, play, stop)
-                except Exception as error:
-                    if connection is None or not is_cluster_error(error):
+                except ClusterError as error:
+                    if connection is None:
                         raise
                     # The batch's matches not yet stored stay pending in the store: the next batch plays them.
                     log.warning("league %s: %s; connecting again", self.config.name, error)
@@ -506,19 +501,17 @@ class League:
                 connection.close()
             store.close()
 
-    def connect(self, stop: threading.Event) -> Any:
+    def connect(self, stop: threading.Event) -> Connection | None:
         """A connection to the league's Dask scheduler (:class:`arena.cluster.Connection`), trying again with a
         growing delay while it cannot be reached, as the league's state says; None if stopped first."""
-        from arena import cluster as dask_cluster
-
         address = self.config.cluster
         assert address is not None
         delay, longest = RECONNECT_S
         while not stop.is_set():
             self.state.state = f"connecting to {address}"
             try:
-                connection = dask_cluster.Connection(address)
-            except dask_cluster.ClusterError as error:
+                connection = Connection(address)
+            except ClusterError as error:
                 self.state.state = f"{error}: trying again in {delay:.0f} s"
                 log.warning("league %s: %s; trying again in %.0f s", self.config.name, error, delay)
                 stop.wait(delay)
@@ -580,14 +573,7 @@ def pool_player(pool: Any, stop: threading.Event) -> Player:
     return play
 
 
-def is_cluster_error(error: BaseException) -> bool:
-    """Whether ``error`` is the cluster's (a lost or unreachable scheduler), without importing Dask for a league
-    that plays on its own pool."""
-    cluster = sys.modules.get("arena.cluster")
-    return cluster is not None and isinstance(error, cluster.ClusterError)
-
-
-def cluster_player(connection: Any, stats: ClusterStats, stop: threading.Event) -> Player:
+def cluster_player(connection: Connection, stats: ClusterStats, stop: threading.Event) -> Player:
     """Batches on a Dask cluster, through ``arena run --cluster``'s machinery (:class:`arena.cluster.Connection`):
     bots by content, workers checked, a bounded window, one result per match."""
     def play(jobs: list[MatchJob]) -> Iterator[JobResult]:

@@ -257,8 +257,8 @@ class Snapshot:
     """Each match's row in the listings (by schedule index), made once: see :func:`match_list_row`."""
     standing_cache: list[StandingRow] | None = field(init=False, repr=False, default=None)
     """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
-    stamp_cache: list[tuple[Any, ...]] | None = field(init=False, repr=False, default=None)
-    """Each match's :func:`stamp`, in the order of :attr:`matches`."""
+    key_cache: list[tuple[Any, ...]] | None = field(init=False, repr=False, default=None)
+    """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -269,7 +269,7 @@ class Snapshot:
         return bot.name, bot_href(self.slug, bot.slug)
 
 
-def stamp(match: MatchStamp) -> tuple[Any, ...]:
+def stamp_key(match: MatchStamp) -> tuple[Any, ...]:
     """What stands for everything a match's pages and listing rows show of it, in a form cheap to compare: a
     match is written once when it is over (one transaction with its finish time) and never changes after, so its
     row id, status, attempts and finish time stand for its whole result; a match not yet over has nothing more to
@@ -278,11 +278,12 @@ def stamp(match: MatchStamp) -> tuple[Any, ...]:
             match.seed)
 
 
-def stamps(snap: Snapshot) -> list[tuple[Any, ...]]:
-    """Every match's :func:`stamp`, made once per snapshot."""
-    if snap.stamp_cache is None:
-        snap.stamp_cache = [stamp(match) for match in snap.stamps]
-    return snap.stamp_cache
+def stamp_keys(snap: Snapshot) -> list[tuple[Any, ...]]:
+    """Every match's :func:`stamp_key`, made once per snapshot (tuples: cheap to hash, for every match of every
+    rebuild)."""
+    if snap.key_cache is None:
+        snap.key_cache = [stamp_key(match) for match in snap.stamps]
+    return snap.key_cache
 
 
 def context(snap: Snapshot) -> tuple[Any, ...]:
@@ -746,7 +747,7 @@ def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Lis
     count = pages_of(len(snap.matches), per_page)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
     names = tuple(bot.name for bot in snap.bots)
-    marks = stamps(snap)
+    marks = stamp_keys(snap)
     members = group_members(snap)
 
     def make(n: int) -> MatchListPage:
@@ -843,7 +844,7 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
     """The pages of the bot's matches (the first is on the bot's own page), each row with the bot's place."""
     bot = snap.bot_by_id[bot_id]
     played = played_by(snap, bot_id)
-    marks = stamps(snap)
+    marks = stamp_keys(snap)
     count = pages_of(len(played), per_page)
     hrefs = tuple(bot_href(snap.slug, bot.slug, n) for n in range(1, count + 1))
 

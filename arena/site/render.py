@@ -248,7 +248,7 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].idx if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
-    stamp = data.stamps(snap)[position]
+    stamp = data.stamp_keys(snap)[position]
     keys = {data.match_href(snap.slug, match.idx): output.key(
         version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, position // data.MATCHES_PER_PAGE,
         names, source)}
@@ -337,14 +337,13 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         if len(manifest.new.keys() & keys.keys()) < len(keys):
             stale.append((position, {path: wanted for path, wanted in keys.items() if path not in manifest.new}))
     corrupt: list[str] = []
-    tell = progress if progress is not None and stale else None
     if workers < 2 or len(stale) < parallel_from:
         for done, (position, keys) in enumerate(stale, 1):
             for path, content in match_files(snap, position, corrupt):
                 if path in keys:
                     manifest.record(keys[path], *output.write_file(manifest.out, path, content))
-            if tell is not None:
-                tell(snap.name, done, len(stale))
+            if progress is not None:
+                progress(snap.name, done, len(stale))
         if meanwhile is not None:
             meanwhile()
         return corrupt
@@ -365,8 +364,8 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
                 manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
             done += made
-            if tell is not None:
-                tell(snap.name, done, len(stale))
+            if progress is not None:
+                progress(snap.name, done, len(stale))
         # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
         # process of its own still running, and their CPU time is counted as the build's.
         pool.close()
