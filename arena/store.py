@@ -33,7 +33,7 @@ from arena.confidence import GroupPlace
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
-from arena.sandbox import procfs
+from arena import procfs
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", """

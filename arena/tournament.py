@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.build import playable
 from arena.confidence import GroupPlace, confidence
+from arena import procfs
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.matchlog import log_dir_for, log_path_for
@@ -36,7 +37,7 @@ from arena.referee import InfrastructureError, play_match
 from arena.registry import entrant_names
 from arena.results import MatchResult
 from arena.rules import Rules
-from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox, procfs
+from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.schedule import ScheduledMatch, design_for, make_schedule
 from arena.store import Lease, Standing, Store, StoreError, disk_full
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from arena.manifest import load_bot
-from arena.sandbox import SandboxError, SandboxLimits, procfs
+from arena import procfs
+from arena.sandbox import SandboxError, SandboxLimits
 from arena.sandbox.bwrap import bwrap_status, sweep_probes
 from arena.sandbox.process import ProcessSandbox
 from arena.sandbox.rlimits import ceiling, ungrantable

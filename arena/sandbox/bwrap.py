@@ -18,7 +18,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from arena.sandbox import SandboxLimits, procfs
+from arena import procfs
+from arena.sandbox import SandboxLimits
 from arena.sandbox.common import (
     BOT_DIR,
     PROTOCOL_DIR,

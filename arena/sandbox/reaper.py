@@ -13,7 +13,7 @@ import os
 import signal
 import time
 
-from arena.sandbox import procfs
+from arena import procfs
 
 LOGGER = logging.getLogger(__name__)
 

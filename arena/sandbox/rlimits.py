@@ -8,7 +8,8 @@ import os
 import resource
 from dataclasses import dataclass
 
-from arena.sandbox import SandboxLimits, cgroups, procfs
+from arena import procfs
+from arena.sandbox import SandboxLimits, cgroups
 from arena.sandbox.bwrap import BWRAP
 
 MIB = 1 << 20

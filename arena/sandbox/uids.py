@@ -8,7 +8,8 @@ import fcntl
 import os
 from pathlib import Path
 
-from arena.sandbox import SandboxError, procfs
+from arena import procfs
+from arena.sandbox import SandboxError
 
 UID_BASE = 60000
 UID_COUNT = 1000

@@ -27,7 +27,7 @@ from markupsafe import Markup, escape
 
 from arena.matchlog import locate_log
 from arena.resources import data_dir
-from arena.sandbox import procfs
+from arena import procfs
 from arena.site import data, output, svg
 from arena.store import Store
 

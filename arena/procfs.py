@@ -1,5 +1,5 @@
 """Reading /proc: the one parser of ``/proc/PID/stat`` and the few other process facts the sandboxes, the stale
-sweeps and the tournament runner need (uids, environments, capabilities, whether a pid still runs)."""
+sweeps, the store's lease and the runner need (uids, environments, capabilities, whether a pid still runs)."""
 
 from __future__ import annotations
 
