@@ -15,7 +15,7 @@ from typing import Any
 import click
 import yaml
 
-from arena import __version__, cli_bots, cli_sandbox, cli_server, cli_site, cli_test, tournament
+from arena import __version__, cli_abtest, cli_bots, cli_sandbox, cli_server, cli_site
 from arena.build import BuildFailed
 from arena.cli_common import (
     CONTEXT,
@@ -28,7 +28,6 @@ from arena.cli_common import (
     json_option,
     open_store,
 )
-from arena.cluster import ClusterError  # no Dask at import: arena.cluster imports it only to play
 from arena.confidence import Confidence, confidence
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.matchlog import LogError, describe, load, verify
@@ -38,9 +37,12 @@ from arena.registry import default_registry
 from arena.resources import data_dir
 from arena.results import MatchResult
 from arena.rules import Rules, RulesError
+from arena.run import tournament
+from arena.run.cluster import ClusterError  # no Dask at import: it is imported only to play
+from arena.run.loop import Progress, RunReport
+from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
 from arena.store import Standing, Store, StoreError, disk_full
-from arena.tournament import TournamentError
 from arena.yamlfile import load_yaml
 
 
@@ -115,13 +117,13 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
     try:
-        bots = tournament.load_entrants(bot_dirs, BUILD_CACHE)
+        bots = load_entrants(bot_dirs, BUILD_CACHE)
     except TournamentError as error:
         fail(str(error))
     except (BuildFailed, SandboxError) as error:
         fail(str(error), ExitCode.FAILED)
     if games is not None:
-        cli_test.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
+        cli_abtest.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
                         log_path, as_json)
         return
     if log_path is None:
@@ -356,17 +358,17 @@ def example_or_path(config_file: Path) -> Path:
 
 
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
-                      quiet: bool, cluster: str | None = None) -> tournament.RunReport:
+                      quiet: bool, cluster: str | None = None) -> RunReport:
     bar: Any = None
 
-    def status(progress: tournament.Progress) -> str:
+    def status(progress: Progress) -> str:
         on = "" if progress.cluster is None else f" on {progress.cluster.workers} workers"
         sure = progress.leader_settled()
         # A lead that is not settled at 95% is shown as the shared first place it is (docs/RATINGS.md).
         lead = "" if sure is None else " (settled)" if sure >= 0.95 else f" (1=, P above next {sure:.2f})"
         return f"{progress.rate:.1f}/s leader {progress.leader}{lead}{on}"
 
-    def show(progress: tournament.Progress) -> None:
+    def show(progress: Progress) -> None:
         nonlocal bar
         if bar is None:
             bar = click.progressbar(length=progress.total - progress.done, label=config.name, file=sys.stderr,
@@ -464,5 +466,5 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
 
 # Every subcommand, registered here and nowhere else.
 for command in (match, replay, doctor, run, standings, matches, show, cli_sandbox.sandbox_group, cli_site.site_group,
-                *cli_bots.COMMANDS, *cli_server.COMMANDS, *cli_test.COMMANDS):
+                *cli_bots.COMMANDS, *cli_server.COMMANDS, *cli_abtest.COMMANDS):
     main.add_command(command)

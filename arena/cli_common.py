@@ -30,6 +30,10 @@ class ExitCode(IntEnum):
     OK = 0
     FAILED = 1
     USAGE = 2
+    UNDECIDED = 3
+    """``arena test``: no verdict at ``--max-matches``."""
+    INCOMPLETE = 4
+    """``arena test``: interrupted, or matches failed for infrastructure reasons; the same command resumes."""
 
 
 def fail(message: str, code: ExitCode = ExitCode.USAGE, as_json: bool = False) -> NoReturn:

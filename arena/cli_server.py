@@ -66,7 +66,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     import uvicorn
 
     from arena.server.app import ServerSettings, create_app
-    from arena.server.league import load_serve_config
+    from arena.server.config import load_serve_config
 
     try:
         config = load_serve_config(config_file, default_registry(db_path))

@@ -1,4 +1,5 @@
-"""Tournament configs: a YAML file read into a validated, frozen :class:`TournamentConfig`.
+"""Tournament and league configs: a YAML file read into a validated, frozen :class:`TournamentConfig`, and the
+``league:`` section of a server config into a :class:`LeagueConfig` (the rest of that file: arena/server/config.py).
 
 Every error names the file, the key and what was expected, because an organiser reading it should not need our
 code. Bot paths are relative to the directory the config file is in, so a config means the same wherever the
@@ -8,8 +9,6 @@ command runs.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -46,7 +45,7 @@ class ConfigError(ValueError):
 class StopRule:
     """``stop: {confidence: 0.95, max_matches: N}``: play round after round (every group of the schedule once) and
     stop when every adjacent pair of the standings is ordered at ``confidence``, or at ``max_matches`` (whole
-    rounds); arena/stoprule.py."""
+    rounds); arena/run/stoprule.py."""
 
     confidence: float = 0.95
     max_matches: int = 1000
@@ -96,9 +95,6 @@ class TournamentConfig:
             "rating": dataclasses.asdict(self.rating),
             **extra,
         }
-
-    def hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
 
 
 TOP_KEYS = {"name", "bots", "players", "format", "deals", "repeats", "seed", "rules", "limits", "sandbox", "workers",
@@ -183,9 +179,9 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
         problems.append(bad("cluster", CLUSTER_EXPECTED, cluster))
     rules = checked(lambda: _rules(data.get("rules") or {}, source), Rules())
-    limits, sandbox_limits = checked(lambda: _limits(data.get("limits") or {}, bad, sandbox),
+    limits, sandbox_limits = checked(lambda: parse_limits(data.get("limits") or {}, bad, sandbox),
                                      (Limits(), SandboxLimits()))
-    rating = checked(lambda: _rating(data.get("rating") or {}, bad), RatingConfig())
+    rating = checked(lambda: parse_rating(data.get("rating") or {}, bad), RatingConfig())
     stop = None
     if "stop" in data:
         if "repeats" in data:
@@ -275,7 +271,7 @@ def _bots(value: object, source: Path, bad: Any, registry: tuple[Path, str]) -> 
     return tuple(paths)
 
 
-def _limits(value: object, bad: Any, sandbox: str) -> tuple[Limits, SandboxLimits]:
+def parse_limits(value: object, bad: Any, sandbox: str) -> tuple[Limits, SandboxLimits]:
     if not isinstance(value, Mapping):
         raise bad("limits", "a mapping such as {move_ms: 1000, memory_mb: 512}", value)
     for key, number in value.items():
@@ -308,7 +304,7 @@ def _stop(value: object, bad: Any) -> StopRule:
     return StopRule(float(confidence), max_matches)
 
 
-def _rating(value: object, bad: Any) -> RatingConfig:
+def parse_rating(value: object, bad: Any) -> RatingConfig:
     if not isinstance(value, Mapping):
         raise bad("rating", "a mapping such as {mu: 25, sigma: 8.333}", value)
     known = {f.name for f in dataclasses.fields(RatingConfig)}
@@ -323,3 +319,95 @@ def _rating(value: object, bad: Any) -> RatingConfig:
         raise bad("rating.draw_probability", "a probability above 0 and below 1", numbers["draw_probability"])
     return RatingConfig(**numbers)
 
+
+LEAGUE_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
+               "versions", "registry", "groups_per_batch", "cluster"}
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    name: str
+    entries: tuple[str, ...]
+    """``registry:*``, ``registry:NAME`` (pinned versions too), or absolute bot directories (house bots)."""
+    players: int
+    seed: int
+    registry: Path
+    versions: str = "latest"
+    rules: Rules = Rules()
+    limits: Limits = Limits()
+    sandbox_limits: SandboxLimits = SandboxLimits()
+    sandbox: str = "process"
+    workers: int = 1
+    rating: RatingConfig = RatingConfig()
+    retries: int = 2
+    groups_per_batch: int = 1
+    cluster: str | None = None
+    """A Dask scheduler address (arena/run/cluster.py) to play on instead of the local pool; not part of the
+    identity: the results are the same."""
+    source: Path | None = field(default=None, compare=False)
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the results (not workers, batch size or where the registry is), as plain data."""
+        return {"league": True, "name": self.name, "bots": list(self.entries), "players": self.players,
+                "seed": self.seed, "versions": self.versions, "rules": self.rules.to_dict(),
+                "limits": self.limits.to_dict(), "sandbox_limits": dataclasses.asdict(self.sandbox_limits),
+                "sandbox": self.sandbox, "rating": dataclasses.asdict(self.rating)}
+
+
+def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path, bad: Any) -> LeagueConfig:
+    """Validate the ``league:`` section of a server config (arena/server/config.py); ``bad`` words the errors."""
+    unknown = sorted(str(key) for key in data if key not in LEAGUE_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: league.{unknown[0]}: unknown key (known: {', '.join(sorted(LEAGUE_KEYS))})")
+    for required in ("name", "bots", "players", "seed"):
+        if required not in data:
+            raise ConfigError(f"{path}: league.{required}: missing (required: name, bots, players, seed)")
+    name = data["name"]
+    if not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name):
+        raise bad("league.name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
+    bots = data["bots"]
+    if not isinstance(bots, list) or not bots or not all(isinstance(entry, str) and entry for entry in bots):
+        raise bad("league.bots", "a list of entries such as registry:* or bot directories", bots)
+    base = path.resolve().parent
+    entries: list[str] = []
+    for index, entry in enumerate(bots):
+        if entry.startswith(REGISTRY_PREFIX):
+            entries.append(entry)
+            continue
+        directory = (base / entry).resolve()
+        if not directory.is_dir():
+            raise ConfigError(f"{path}: league.bots[{index}]: expected registry:... or a bot directory, {entry!r} is "
+                              f"not one (relative paths are read from {base})")
+        entries.append(str(directory))
+    numbers: dict[str, int] = {}
+    for key, low, high, default in (("players", 2, 8, None), ("seed", 0, 2**63 - 1, None), ("workers", 1, 256, 1),
+                                    ("retries", 0, 10, 2), ("groups_per_batch", 1, 1000, None)):
+        value = data.get(key, default)
+        if key == "groups_per_batch" and value is None:
+            value = numbers["workers"]  # one group per worker keeps the pool busy without stale schedules
+        if type(value) is not int or not low <= value <= high:
+            raise bad(f"league.{key}", f"an integer from {low} to {high}", value)
+        numbers[key] = value
+    versions = data.get("versions", "latest")
+    if versions not in VERSION_MODES:
+        raise bad("league.versions", "one of " + ", ".join(VERSION_MODES), versions)
+    sandbox = data.get("sandbox", "process")
+    if sandbox not in BACKENDS:
+        raise bad("league.sandbox", "one of " + ", ".join(BACKENDS), sandbox)
+    cluster = data.get("cluster")
+    if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
+        raise bad("league.cluster", CLUSTER_EXPECTED, cluster)
+    registry = data.get("registry")
+    if registry is not None and (not isinstance(registry, str) or not registry):
+        raise bad("league.registry", "a registry directory (relative to the config file)", registry)
+    try:
+        rules = Rules.from_dict(data.get("rules") or {})
+    except RulesError as error:
+        raise ConfigError(f"{path}: league.{error}") from None
+    limits, sandbox_limits = parse_limits(data.get("limits") or {}, bad, sandbox)
+    return LeagueConfig(
+        name=name, entries=tuple(entries), players=numbers["players"], seed=numbers["seed"],
+        registry=(base / registry).resolve() if registry else default_registry.resolve(), versions=versions,
+        rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox, workers=numbers["workers"],
+        rating=parse_rating(data.get("rating") or {}, bad), retries=numbers["retries"],
+        groups_per_batch=numbers["groups_per_batch"], cluster=cluster, source=path)

@@ -39,6 +39,17 @@ class ScheduledMatch:
     bots: tuple[int, ...]
 
 
+def deal_seeds(seed: int) -> random.Random:
+    """The stream of deal seeds of a schedule with this seed; every schedule (tournament, A/B test) draws its deals
+    from it in order."""
+    return random.Random(f"{seed}/deals")
+
+
+def rotations(group: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The group's seatings, one per seat rotation: each of its bots sits in each seat once."""
+    return [group[rotation:] + group[:rotation] for rotation in range(len(group))]
+
+
 def design_for(bots: int, players: int) -> Design:
     return "round-robin" if math.comb(bots, players) <= MAX_COMBINATIONS else "balanced-random"
 
@@ -62,7 +73,7 @@ def make_schedule(bots: int, players: int, repeats: int, seed: int, deals: Deals
         raise ValueError(f"repeats: expected at least 1, got {repeats}")
     if deals not in DEALS:
         raise ValueError(f"deals: expected one of {', '.join(DEALS)}, got {deals!r}")
-    seeds = random.Random(f"{seed}/deals")
+    seeds = deal_seeds(seed)
     groups: list[tuple[int, ...]] = []
     if design_for(bots, players) == "round-robin":
         for combo in combinations(range(bots), players):
@@ -79,8 +90,7 @@ def make_schedule(bots: int, players: int, repeats: int, seed: int, deals: Deals
         deal = seeds.getrandbits(63)
         if deals == "independent":
             group = tuple(seats_order.sample(group, len(group)))
-        for rotation in range(players):
-            seats = group[rotation:] + group[:rotation]
+        for rotation, seats in enumerate(rotations(group)):
             if deals == "independent" and rotation:
                 deal = seeds.getrandbits(63)
             schedule.append(ScheduledMatch(len(schedule), group_index, rotation, deal, seats))

@@ -1,6 +1,6 @@
 """The statistics of ``arena test``: a sequential probability ratio test on paired differences.
 
-NEW and BASE play the same deals from the same seats against the same opponents (arena/abtest.py), so each deal
+NEW and BASE play the same deals from the same seats against the same opponents (arena/run/abtest.py), so each deal
 gives one number: BASE's mean place minus NEW's over the deal's seat rotations (positive: NEW did better). The
 deals are independent, and the differences have some unknown distribution on a bounded range; the pairing makes
 its variance small, because most of what decides a place (the cards) is the same for both.

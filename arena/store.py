@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena import procfs
 from arena.confidence import GroupPlace
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
-from arena import procfs
+from arena.schedule import ScheduledMatch
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", """
@@ -483,24 +484,59 @@ class Store:
         return row
 
     def create_tournament(self, name: str, config: dict[str, Any], config_hash: str,
-                          bots: Sequence[dict[str, Any]], schedule: Sequence[Any]) -> int:
+                          bots: Sequence[dict[str, Any]], schedule: Sequence[ScheduledMatch]) -> int:
         """The tournament, its bots and every scheduled match (pending) in one transaction."""
         with self.atomic() as db:
             tid = db.execute("INSERT INTO tournaments (name, config, config_hash, created_at) VALUES (?, ?, ?, ?)",
                              (name, json.dumps(config, sort_keys=True), config_hash, _now())).lastrowid
-            bot_ids = []
-            for slot, bot in enumerate(bots):
-                bot_ids.append(db.execute(
-                    "INSERT INTO bots (tournament_id, slot, name, directory, files_hash, manifest) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (tid, slot, bot["name"], bot["directory"], bot["files_hash"], json.dumps(bot))).lastrowid)
-            for match in schedule:
-                mid = db.execute("INSERT INTO matches (tournament_id, idx, grp, rotation, seed) VALUES (?, ?, ?, ?, ?)",
-                                 (tid, match.index, match.group, match.rotation, match.seed)).lastrowid
-                db.executemany("INSERT INTO seats (match_id, seat, bot_id) VALUES (?, ?, ?)",
-                               [(mid, seat, bot_ids[slot]) for seat, slot in enumerate(match.bots)])
-        assert tid is not None
+            assert tid is not None
+            bot_ids = [_insert_bot(db, tid, slot, bot) for slot, bot in enumerate(bots)]
+            _insert_matches(db, tid, schedule, bot_ids)
         return tid
+
+    def add_bot(self, tid: int, bot: dict[str, Any]) -> int:
+        """A bot joins a run that is under way (a league's new version), in the next slot; its id."""
+        with self.atomic() as db:
+            slot = db.execute("SELECT coalesce(max(slot) + 1, 0) FROM bots WHERE tournament_id = ?",
+                              (tid,)).fetchone()[0]
+            return _insert_bot(db, tid, slot, bot)
+
+    def append_matches(self, tid: int, matches: Sequence[ScheduledMatch]) -> None:
+        """More scheduled matches (pending) for a run under way; their ``bots`` are the bots' slots."""
+        with self.atomic() as db:
+            bot_ids = dict(db.execute("SELECT slot, id FROM bots WHERE tournament_id = ?", (tid,)).fetchall())
+            _insert_matches(db, tid, matches, bot_ids)
+
+    def schedule_end(self, tid: int) -> tuple[int, int]:
+        """The schedule index and the group number the next appended match takes."""
+        idx, grp = self.db.execute("SELECT coalesce(max(idx) + 1, 0), coalesce(max(grp) + 1, 0) FROM matches "
+                                   "WHERE tournament_id = ?", (tid,)).fetchone()
+        return int(idx), int(grp)
+
+    def scheduled(self, tid: int, *statuses: str) -> list[ScheduledMatch]:
+        """The stored schedule (of the matches with these statuses), its ``bots`` the bots' slots."""
+        marks = ",".join("?" * len(statuses))
+        matches: dict[int, tuple[int, int, int]] = {}
+        seated: dict[int, list[int]] = {}
+        for idx, grp, rotation, seed, slot in self._tuples(
+                "SELECT m.idx, m.grp, m.rotation, m.seed, b.slot FROM matches m JOIN seats s ON s.match_id = m.id "
+                f"JOIN bots b ON b.id = s.bot_id WHERE m.tournament_id = ? AND m.status IN ({marks}) "
+                "ORDER BY m.idx, s.seat", (tid, *statuses)):
+            matches[idx] = (grp, rotation, seed)
+            seated.setdefault(idx, []).append(slot)
+        return [ScheduledMatch(idx, *match, tuple(seated[idx])) for idx, match in matches.items()]
+
+    def match_ids(self, tid: int, indices: Sequence[int]) -> tuple[int, ...]:
+        """The ids of these matches (by schedule index), in that order."""
+        ids = dict(self._tuples(f"SELECT idx, id FROM matches WHERE tournament_id = ? AND idx IN "
+                                f"({','.join('?' * len(indices))})", (tid, *indices)))
+        return tuple(ids[index] for index in indices)
+
+    def scheduled_counts(self, tid: int) -> dict[int, int]:
+        """Matches per bot id, played or pending (an infrastructure failure is not a match played)."""
+        return dict(self.db.execute(
+            "SELECT s.bot_id, count(*) FROM seats s JOIN matches m ON m.id = s.match_id "
+            "WHERE m.tournament_id = ? AND m.status != 'failed' GROUP BY s.bot_id", (tid,)).fetchall())
 
     def delete_tournament(self, name: str) -> None:
         with self.atomic() as db:
@@ -551,6 +587,17 @@ class Store:
             pending = db.execute("SELECT count(*) FROM matches WHERE tournament_id = ? AND status != 'done'",
                                  (tid,)).fetchone()[0]
             db.execute("UPDATE tournaments SET finished_at = ? WHERE id = ?", (None if pending else _now(), tid))
+
+    def append_ratings(self, tid: int, history: Sequence[tuple[int, dict[int, Rating]]]) -> None:
+        """Ratings after further matches, each after the last one stored (a run rated as it goes)."""
+        with self.atomic() as db:
+            db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
+                           [(tid, bot, idx, r.mu, r.sigma) for idx, ratings in history for bot, r in ratings.items()])
+
+    def reopen(self, tid: int) -> None:
+        """Mark the run unfinished: a league is never finished, even between two batches."""
+        with self.atomic() as db:
+            db.execute("UPDATE tournaments SET finished_at = NULL WHERE id = ?", (tid,))
 
     # -- reading ------------------------------------------------------------------------------------------------
 
@@ -757,6 +804,23 @@ class Store:
         return [GroupPlace(*row) for row in self._tuples(
             "SELECT m.grp, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
+
+
+def _insert_bot(db: sqlite3.Connection, tid: int, slot: int, bot: dict[str, Any]) -> int:
+    bot_id = db.execute("INSERT INTO bots (tournament_id, slot, name, directory, files_hash, manifest) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (tid, slot, bot["name"], bot["directory"], bot["files_hash"], json.dumps(bot))).lastrowid
+    assert bot_id is not None
+    return bot_id
+
+
+def _insert_matches(db: sqlite3.Connection, tid: int, matches: Sequence[ScheduledMatch],
+                    bot_ids: Sequence[int] | dict[int, int]) -> None:
+    for match in matches:
+        mid = db.execute("INSERT INTO matches (tournament_id, idx, grp, rotation, seed) VALUES (?, ?, ?, ?, ?)",
+                         (tid, match.index, match.group, match.rotation, match.seed)).lastrowid
+        db.executemany("INSERT INTO seats (match_id, seat, bot_id) VALUES (?, ?, ?)",
+                       [(mid, seat, bot_ids[slot]) for seat, slot in enumerate(match.bots)])
 
 
 def _fault_columns(fault: Fault | None) -> tuple[Any, ...]:

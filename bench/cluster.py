@@ -31,10 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.cluster import connect, prepare_worker, requirements
 from arena.config import TournamentConfig, load_config, parse_config
+from arena.run.cluster import connect, prepare_worker, requirements
+from arena.run.tournament import run_tournament
 from arena.store import Store
-from arena.tournament import run_tournament
 
 
 def cpu_seconds() -> float:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import abtest
 from arena.cli import main
+from arena.run import abtest
 from arena.sprt import Settings
 from arena.store import Store
 

@@ -1,4 +1,4 @@
-"""Tournaments on a Dask cluster (arena/cluster.py), on loopback only: a LocalCluster, then a real ``dask
+"""Tournaments on a Dask cluster (arena/run/cluster.py), on loopback only: a LocalCluster, then a real ``dask
 scheduler`` with ``dask worker`` subprocesses whose working directories hold none of the bots; a worker killed
 mid-match, a worker of another arena version, and TLS with certificates made here."""
 
@@ -20,8 +20,8 @@ import yaml
 
 from arena.config import load_config
 from arena.manifest import load_bot
+from arena.run.tournament import run_tournament
 from arena.store import Store
-from arena.tournament import run_tournament
 
 pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
 
@@ -306,7 +306,7 @@ def test_cluster_addresses_are_checked(tmp_path):
 
 
 def test_bots_travel_by_content_and_a_wrong_hash_is_refused(tmp_path, monkeypatch):
-    from arena.cluster import WorkerUnfit, materialise, pack_bot
+    from arena.run.cluster import WorkerUnfit, materialise, pack_bot
 
     monkeypatch.setenv("ARENA_BOT_CACHE", str(tmp_path / "cache"))
     bot = load_bot(SAMPLES / "greedy")
@@ -326,7 +326,7 @@ def test_bots_travel_by_content_and_a_wrong_hash_is_refused(tmp_path, monkeypatc
 
 
 def test_without_a_cluster_dask_is_not_imported():
-    code = ("import sys, arena.cli, arena.tournament, arena.cluster; "
+    code = ("import sys, arena.cli, arena.run.tournament, arena.run.players, arena.run.league; "
             "sys.exit(int(any(name.split('.')[0] in ('dask', 'distributed') for name in sys.modules)))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
@@ -337,8 +337,9 @@ def test_a_league_that_loses_its_scheduler_connects_again_and_plays_on(tmp_path,
     plays on; every match is stored once."""
     import threading
 
-    from arena import cluster as dask_cluster
-    from arena.server.league import League, LeagueConfig
+    from arena.config import LeagueConfig
+    from arena.run import cluster as dask_cluster
+    from arena.run.league import League
 
     monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 3.0)  # an attempt gives up sooner than 30 s
 

@@ -95,7 +95,8 @@ def _progress_after(deals: int, strong_wins: float) -> "Progress":
     from arena.manifest import BotSpec
     from arena.results import MatchResult, SeatResult, SeatStats
     from arena.rules import Rules
-    from arena.tournament import JobResult, MatchJob, Progress
+    from arena.run.jobs import JobResult, MatchJob
+    from arena.run.loop import Progress
 
     rng = random.Random(7)
     bots = tuple(BotSpec(name=name, directory=Path("."), command=("x",), files_hash="0") for name in ("a", "b"))

@@ -10,14 +10,24 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
 from arena.checker import check_bot
-from arena.config import ConfigError
+from arena.cli import main
+from arena.config import ConfigError, LeagueConfig
 from arena.ratings import Rating
-from arena.server.authors import (AuthorError, NameTaken, add_author, authenticate, list_authors, owner_of,
-                                  record_acceptance, revoke_author)
-from arena.server.league import League, LeagueConfig, LeagueError, load_serve_config
 from arena.registry import Registry
+from arena.run.league import League, LeagueError
+from arena.run.plan import identity_hash
+from arena.server.authors import (
+    AuthorError,
+    NameTaken,
+    add_author,
+    authenticate,
+    list_authors,
+    owner_of,
+    record_acceptance,
+    revoke_author,
+)
+from arena.server.config import load_serve_config
 from arena.store import Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
@@ -101,7 +111,7 @@ def test_a_cluster_is_where_the_league_plays_not_what_it_is(tmp_path: Path) -> N
     on_pool = load_serve_config(config, tmp_path / "bots").league
     assert (on_cluster.cluster, on_pool.cluster) == ("tcp://head:8786", None)
     # The same league either way: a server may move between the pool and a cluster without a new name.
-    assert on_cluster.hash() == on_pool.hash()
+    assert identity_hash(on_cluster.identity()) == identity_hash(on_pool.identity())
 
 
 def league_config(tmp_path: Path, entries: tuple[str, ...] = HOUSE, seed: int = 3) -> LeagueConfig:
@@ -123,7 +133,7 @@ def test_groups_are_duplicate_deals_spread_evenly_and_deterministic(tmp_path: Pa
     for run in ("a", "b"):
         store = Store(tmp_path / run / "arena.db")
         league = League(league_config(tmp_path), store.path)
-        tid = league.prepare(store)
+        tid = league.plan(store, False).tid
         active = league.entrants(store, tid)
         assert league.schedule(store, tid, active, 6) == 12
         made.append(schedule_of(store, tid))
@@ -140,7 +150,7 @@ def test_groups_are_duplicate_deals_spread_evenly_and_deterministic(tmp_path: Pa
 def test_a_new_version_anchors_every_group_until_its_rating_settles(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
     league = League(league_config(tmp_path, HOUSE[:3] + ("registry:*",)), store.path)
-    tid = league.prepare(store)
+    tid = league.plan(store, False).tid
     old = league.entrants(store, tid)
     assert len(old) == 3  # an empty registry is no error: a league may start before any submission
     store.finish(tid, [(0, {bot: Rating(25.0, 1.0) for bot in old})])  # a well measured field...
@@ -162,13 +172,13 @@ def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
     entries = (str(house), HOUSE[1])
     league = League(league_config(tmp_path, entries), store.path)
-    league.entrants(store, league.prepare(store))
+    league.entrants(store, league.plan(store, False).tid)
     with pytest.raises(LeagueError, match="different config"):
-        League(league_config(tmp_path, entries, seed=4), store.path).prepare(store)
+        League(league_config(tmp_path, entries, seed=4), store.path).plan(store, False).tid
     (house / "bot.py").write_text((house / "bot.py").read_text() + "\n# tweaked\n")
     restarted = League(league_config(tmp_path, entries), store.path)
     with pytest.raises(LeagueError, match="the files of 'greedy' changed since it entered league 'ladder'"):
-        restarted.entrants(store, restarted.prepare(store))
+        restarted.entrants(store, restarted.plan(store, False).tid)
 
 
 def test_the_web_views_see_every_commit_and_every_new_registry_version(tmp_path: Path) -> None:

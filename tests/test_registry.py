@@ -18,9 +18,10 @@ from arena.botfiles import MAX_FILES, SubmissionRejected, scan
 from arena.cli import main
 from arena.config import ConfigError, load_config
 from arena.registry import Registry
+from arena.run.plan import load_bots
+from arena.run.tournament import run_tournament
 from arena.scaffold import scaffold
 from arena.store import Store
-from arena.tournament import load_bots, run_tournament
 from tests.hostile import make_bot
 
 ROOT = Path(__file__).resolve().parent.parent

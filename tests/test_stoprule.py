@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import ConfigError, StopRule, load_config
+from arena.run.loop import Progress
+from arena.run.tournament import run_tournament
 from arena.store import Store
-from arena.tournament import Progress, run_tournament
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 

@@ -18,9 +18,10 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import ConfigError, load_config
+from arena.run.plan import identity_hash
+from arena.run.tournament import run_tournament
 from arena.sandbox.rlimits import ceiling
 from arena.store import Store
-from arena.tournament import run_tournament
 from tests.hostile import make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +77,8 @@ def test_deals_key_chooses_the_schedule_and_keeps_old_config_hashes(tmp_path):
     default = load_config(write_config(tmp_path))
     assert default.deals == "duplicate" and "deals" not in default.identity()
     independent = load_config(write_config(tmp_path, deals="independent"))
-    assert independent.identity()["deals"] == "independent" and independent.hash() != default.hash()
+    assert independent.identity()["deals"] == "independent"
+    assert identity_hash(independent.identity()) != identity_hash(default.identity())
     result = CliRunner().invoke(main, ["run", str(tmp_path / "t.yaml"), "--dry-run", "--json"])
     assert result.exit_code == 0
     summary = json.loads(result.stdout)

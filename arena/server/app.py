@@ -41,11 +41,12 @@ from starlette.staticfiles import StaticFiles
 from arena.archive import ArchiveLimits
 from arena.checker import check_bot
 from arena.registry import Registry, RegistryError
+from arena.run.league import League
 from arena.server import authorpage
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
+from arena.server.config import ServeConfig
 from arena.server.intake import Checker, Intake, IntakeSettings
-from arena.server.league import League, ServeConfig
 from arena.server.public import league_href, publish
 from arena.server.sessions import Sessions, csrf_ok, csrf_token, set_csrf
 from arena.server.views import Views

@@ -25,9 +25,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from arena import procfs
 from arena.matchlog import locate_log
 from arena.resources import data_dir
-from arena import procfs
 from arena.site import data, output, svg
 from arena.store import Store
 

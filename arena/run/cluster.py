@@ -1,6 +1,6 @@
 """Tournaments on a Dask cluster: the matches of ``arena run --cluster ADDRESS`` go to Dask workers.
 
-The runner stays the only writer: it submits :class:`~arena.tournament.MatchJob` s to a Dask ``Client`` in
+The runner stays the only writer: it submits :class:`~arena.run.jobs.MatchJob` s to a Dask ``Client`` in
 schedule order, a bounded window at a time (about two per worker thread), and stores each result as it comes back,
 with the match's event log as bytes. Workers are plain ``dask worker`` processes on machines with arena installed;
 they share no filesystem with the runner:
@@ -16,7 +16,8 @@ they share no filesystem with the runner:
   one result, stored once. Losing the scheduler stops the run with :class:`ClusterError`; the matches stored so
   far count and the same command resumes. Ctrl-C cancels what is in flight.
 
-Dask is imported only here, and this module only when ``--cluster`` (or ``cluster:``) asks for it.
+Dask is imported only here (arena/run/players.py's :class:`DaskCluster` plays through :class:`Connection`), and
+only once a cluster plays: ``arena --help`` and a run on the local pool never load it.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.manifest import BotSpec, hash_files
-from arena.tournament import JobResult, MatchJob, run_job
+from arena.run.jobs import JobResult, MatchJob, run_job
 
 LOCAL_PREFIX = "local:"
 WINDOW_PER_THREAD = 2
@@ -333,8 +334,9 @@ class _Runner:
     """One run's client-side state: admitted and refused workers, the window of futures, the bots' blobs."""
 
     def __init__(self, client: Any, todo: list[MatchJob], wanted: Requirements, stats: ClusterStats,
-                 notify: Callable[[str], None]) -> None:
+                 notify: Callable[[str], None], tick: Callable[[], None]) -> None:
         self.client = client
+        self.tick = tick
         self.queue = list(reversed(todo))  # pop() takes the next in schedule order
         self.wanted = wanted
         self.stats = stats
@@ -383,6 +385,7 @@ class _Runner:
             if time.monotonic() > deadline:
                 refused = f" ({len(self.refused)} refused, see above)" if self.refused else ""
                 raise ClusterError(f"no fit worker at {self.stats.address} after {WORKER_WAIT_S:.0f} s{refused}")
+            self.tick()
             time.sleep(POLL_S)
 
     def submit(self, job: MatchJob) -> None:
@@ -414,6 +417,7 @@ class _Runner:
                 done = wait(list(self.inflight), timeout=POLL_S, return_when="FIRST_COMPLETED").done
             except TimeoutError:
                 done = set()
+            self.tick()
             self.check_scheduler()
             for future in done:
                 yield from self.settle(future)
@@ -476,21 +480,21 @@ class _Runner:
 
 class Connection:
     """A client of one cluster, kept open for many plays: ``arena run`` plays once, the league server
-    (arena/server/league.py) plays each of its batches on the same connection, so a ``local:N`` cluster starts
+    (arena/run/league.py) plays each of its batches on the same connection, so a ``local:N`` cluster starts
     once and workers keep the bots they were sent."""
 
     def __init__(self, address: str, security: Any = None) -> None:
         self.address = address
         self.client, self._local = connect(address, security)
 
-    def play(self, todo: list[MatchJob], stats: ClusterStats,
-             notify: Callable[[str], None] = say) -> Generator[JobResult, None, None]:
+    def play(self, todo: list[MatchJob], stats: ClusterStats, notify: Callable[[str], None] = say,
+             tick: Callable[[], None] = lambda: None) -> Generator[JobResult, None, None]:
         """Play ``todo`` and yield each result once, in completion order; closing the generator cancels the
-        matches in flight. Workers are checked (again) at the start of each play; bots they hold are not sent
+        matches in flight. ``tick`` is called between waits of at most :data:`POLL_S`. Workers are checked (again) at the start of each play; bots they hold are not sent
         twice to the same worker process (they unpack only what their cache lacks)."""
         if not todo:
             return
-        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify)
+        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify, tick)
         try:
             yield from runner.run()
         except (OSError, TimeoutError, CancelledError) as error:
@@ -510,18 +514,3 @@ class Connection:
         if self._local is not None:
             self._local.close(timeout=10)
 
-
-def play(address: str, todo: list[MatchJob], stats: ClusterStats, security: Any = None,
-         notify: Callable[[str], None] = say) -> Generator[JobResult, None, None]:
-    """Play ``todo`` on the cluster at ``address`` and yield each result once, in completion order.
-
-    Closing the generator (Ctrl-C in the caller, an error) cancels the matches in flight; a local cluster is shut
-    down, which kills its workers and their bots.
-    """
-    if not todo:
-        return
-    connection = Connection(address, security)
-    try:
-        yield from connection.play(todo, stats, notify)
-    finally:
-        connection.close()

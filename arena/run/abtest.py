@@ -20,20 +20,17 @@ the bots and a hash of everything that decides the results, so running the same 
 ``arena standings``/``matches``/``show`` and the site show it. The verdict is decided on whole deals in schedule
 order; once it is reached the deals after it are dropped from the store (matches that finished early in parallel
 included), so what is stored, and the verdict, are the same whatever the number of workers, and a resumed test
-stops where an uninterrupted one would. Matches are played by arena/tournament.py's own jobs and workers.
+stops where an uninterrupted one would. It is a policy of the run loop (arena/run/loop.py), which holds the test
+by a lease and resumes it after a stop.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import random
 import re
-import shutil
-import time
+import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -41,22 +38,24 @@ from typing import Any, Literal
 
 from arena.config import TournamentConfig
 from arena.manifest import BotSpec
-from arena.matchlog import log_dir_for, log_path_for
-from arena.schedule import ScheduledMatch
-from arena.sprt import Running, Settings, Status, paired_difference
-from arena.store import Store
-from arena.tournament import (
+from arena.run import loop
+from arena.run.jobs import JobResult, MatchJob
+from arena.run.loop import FinalRatings
+from arena.run.plan import (
     Plan,
     TournamentError,
     build_cache_for,
-    jobs,
+    identity_hash,
     load_entrants,
-    rate_and_finish,
-    remove_partial_logs,
-    run_job,
-    store_result,
-    worker_pool,
+    pending_jobs,
+    prepare,
+    settings_of,
+    unique_names,
 )
+from arena.run.players import played, player_for
+from arena.schedule import ScheduledMatch, deal_seeds, rotations
+from arena.sprt import Running, Settings, Status, paired_difference
+from arena.store import Store
 
 NEW, BASE = 0, 1
 """Slots of NEW and BASE in the tournament's bot list; the opponents follow."""
@@ -98,9 +97,6 @@ class ABTest:
             "alpha": self.settings.alpha, "beta": self.settings.beta, "margin": self.settings.margin,
             "min_samples": self.settings.min_samples, "max_matches": self.max_matches, "pairing": self.pairing}}
 
-    def hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
-
 
 def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int | None, settings: Settings,
               max_matches: int, seed: int, name: str | None = None, pairing: Pairing = "table",
@@ -131,7 +127,7 @@ def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int |
                   max_matches, pairing)
     if name is None:
         slug = "-".join(re.sub(r"[^a-z0-9_-]+", "-", path.name.lower()).strip("-_")[:10] for path in bots[:2])
-        name = f"test-{slug}-{test.hash()[:8]}"
+        name = f"test-{slug}-{identity_hash(test.identity())[:8]}"
     return dataclasses.replace(test, config=dataclasses.replace(test.config, name=name))
 
 
@@ -139,7 +135,7 @@ def schedule(test: ABTest) -> list[ScheduledMatch]:
     """Every match the test may play, deal by deal: group = deal, all on the deal's seed. At the table: the
     rotations of (NEW, BASE, opponents...), then (for 3 seats or more) those of (BASE, NEW, opponents...). Against
     the field: rotation by rotation, NEW's match then BASE's in the same seats."""
-    seeds = random.Random(f"{test.config.seed}/deals")
+    seeds = deal_seeds(test.config.seed)
     players = test.config.players
     table = test.pairing == "table"
     fields = list(combinations(range(2, 2 + test.opponents), players - (2 if table else 1)))
@@ -149,9 +145,8 @@ def schedule(test: ABTest) -> list[ScheduledMatch]:
         others = fields[deal % len(fields)]  # every set of opponents in turn
         groups = ([(NEW, BASE, *others)] + ([(BASE, NEW, *others)] if players > 2 else []) if table
                   else [(NEW, *others), (BASE, *others)])
-        seatings: list[tuple[int, ...]] = []
-        for rotation in range(players):
-            seatings.extend(group[rotation:] + group[:rotation] for group in groups)
+        # rotation by rotation, each group's seating of it in turn
+        seatings = [seats for rotated in zip(*map(rotations, groups)) for seats in rotated]
         for rotation, seats in enumerate(seatings):
             matches.append(ScheduledMatch(len(matches), deal, rotation, seed, seats))
     return matches
@@ -164,40 +159,7 @@ def load_test_bots(test: ABTest, build_cache: Path | None = None) -> tuple[BotSp
     if bots[NEW].name == bots[BASE].name:
         bots[NEW] = dataclasses.replace(bots[NEW], name=f"{bots[NEW].name}@new")
         bots[BASE] = dataclasses.replace(bots[BASE], name=f"{bots[BASE].name}@base")
-    names = [bot.name for bot in bots]
-    for name in names:
-        if names.count(name) > 1:
-            raise TournamentError(f"--opponents: two bots are named {name!r}; names must be unique")
-    return tuple(bots)
-
-
-def plan_test(test: ABTest, store: Store, fresh: bool = False) -> Plan:
-    """Create the test in the store, or check the stored one is the same one, as tournament.plan does."""
-    bots = load_test_bots(test, build_cache_for(store))
-    matches = schedule(test)
-    name = test.config.name
-    log_dir = log_dir_for(store.path.parent, name)
-    existing = store.tournament(name)
-    if existing is not None and fresh:
-        store.delete_tournament(name)
-        shutil.rmtree(log_dir, ignore_errors=True)
-        existing = None
-    if existing is None:
-        tid = store.create_tournament(name, test.identity(), test.hash(), [bot.to_dict() for bot in bots], matches)
-    else:
-        tid = existing["id"]
-        if existing["config_hash"] != test.hash():
-            raise TournamentError(f"--name: {name!r} is already in {store.path} as another tournament or test; "
-                                  "choose another name, or pass --fresh to discard it")
-        for stored, bot in zip(store.bots(tid), bots):
-            if stored["files_hash"] != bot.files_hash:
-                raise TournamentError(
-                    f"{bot.directory}: the files of bot {bot.name!r} changed since test {name!r} started; "
-                    "pass --fresh to start over")
-    remove_partial_logs(log_dir)
-    pending = tuple(row["idx"] for row in store.matches_with_status(tid, "pending", "failed"))
-    kept = len(store.matches_with_status(tid, "pending", "failed", "done"))  # fewer once a verdict dropped some
-    return Plan(tid, bots, tuple(matches[:kept]), pending, kept - len(pending), log_dir)
+    return unique_names(bots, "--opponents")
 
 
 class Tally:
@@ -247,53 +209,68 @@ class TestReport:
     seconds: float
 
 
+class SprtPolicy:
+    """The A/B test's policy: every pending deal in one batch, each result fed to the :class:`Tally`; the verdict
+    stops the batch, and the deals after it are dropped."""
+
+    def __init__(self, test: ABTest, on_status: Callable[[Status, int], None] | None = None) -> None:
+        self.test = test
+        self.name = test.config.name
+        self.ratings = FinalRatings(test.config.rating)
+        self.on_status = on_status
+        self.tally = Tally(test)
+        self._slots: dict[int, tuple[int, ...]] = {}
+        self._groups: dict[int, int] = {}
+
+    def plan(self, store: Store, fresh: bool) -> Plan:
+        """Create the test in the store, or check the stored one is the same one, as a tournament's is."""
+        bots = load_test_bots(self.test, build_cache_for(store))
+        planned = prepare(store, self.name, self.test.identity(), bots, schedule(self.test), fresh, kind="test",
+                          source="--name")
+        self._slots = {match.index: match.bots for match in planned.schedule}
+        self._groups = {match.index: match.group for match in planned.schedule}
+        bot_slot = {row["id"]: row["slot"] for row in store.bots(planned.tid)}
+        for result in store.seat_results(planned.tid):
+            self.tally.add(result.group, bot_slot[result.bot], result.place)
+        return planned
+
+    def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
+        if self.tally.status.verdict == "undecided":
+            yield pending_jobs(plan, settings_of(self.test.config))
+
+    def add(self, job: MatchJob, result: JobResult) -> bool:
+        if result.result is None:
+            return False
+        moved = None
+        for slot, seat in zip(self._slots[job.index], result.result.players):
+            moved = self.tally.add(self._groups[job.index], slot, seat.place) or moved
+        if moved is not None and self.on_status is not None:
+            self.on_status(moved, self.matches)
+        return self.tally.status.verdict != "undecided"
+
+    def dropped(self, plan: Plan) -> Sequence[int]:
+        if self.tally.status.verdict == "undecided":
+            return ()
+        return [match.index for match in plan.schedule if match.index >= self.matches]
+
+    @property
+    def matches(self) -> int:
+        """Matches behind the status (whole deals, in schedule order)."""
+        return self.tally.deals * self.test.matches_per_deal
+
+
 def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | None = None,
-             on_status: Callable[[Status, int], None] | None = None) -> TestReport:
+             on_status: Callable[[Status, int], None] | None = None, cluster: str | None = None,
+             stop: threading.Event | None = None) -> TestReport:
     """Play deals until the verdict (or the cap), store them, drop what was played past the verdict, rate.
 
-    ``on_status(status, matches)`` is called whenever another whole deal is in. ``KeyboardInterrupt`` stops the
-    workers and returns a report with ``interrupted=True``; the same call again resumes.
+    ``on_status(status, matches)`` is called whenever another whole deal is in. As every run of the loop
+    (arena/run/loop.py), the test is held by a lease, and ``KeyboardInterrupt`` or SIGTERM stops the workers and
+    returns a report with ``interrupted=True``; the same call again resumes. ``cluster`` plays it on a Dask cluster.
     """
-    started = time.monotonic()
-    prepared = plan_test(test, store, fresh)
-    bot_slot = {row["id"]: row["slot"] for row in store.bots(prepared.tid)}
-    tally = Tally(test)
-    for result in store.seat_results(prepared.tid):
-        tally.add(result.group, bot_slot[result.bot], result.place)
-    todo = [] if tally.status.verdict != "undecided" else jobs(test.config, prepared)
-    slots = {match.index: match.bots for match in prepared.schedule}
-    groups = {match.index: match.group for match in prepared.schedule}
-    played = failed = 0
-    interrupted = False
-    if todo:
-        pool = worker_pool(min(workers or test.config.workers, len(todo)))
-        try:
-            for done in pool.imap_unordered(run_job, todo):
-                played += 1
-                store_result(store, prepared.tid, done)
-                if done.result is None:
-                    failed += 1
-                    continue
-                moved = None
-                for slot, seat in zip(slots[done.index], done.result.players):
-                    moved = tally.add(groups[done.index], slot, seat.place) or moved
-                if moved is not None and on_status is not None:
-                    on_status(moved, tally.deals * test.matches_per_deal)
-                if tally.status.verdict != "undecided":
-                    break
-            pool.terminate()  # the verdict is in: the matches still in flight are not needed
-        except BaseException as stop:
-            interrupted = isinstance(stop, KeyboardInterrupt)
-            pool.terminate()
-            if not interrupted:
-                raise
-        finally:
-            pool.join()
-    matches = tally.deals * test.matches_per_deal
-    if tally.status.verdict != "undecided":
-        store.drop_matches(prepared.tid, range(matches, len(prepared.schedule)))
-        for index in range(matches, len(prepared.schedule)):
-            log_path_for(prepared.log_dir, index).unlink(missing_ok=True)
-    rate_and_finish(store, prepared.tid, test.config.rating)
-    return TestReport(prepared.tid, test.config.name, tuple(bot.name for bot in prepared.bots), tally.status,
-                      matches, played, failed, interrupted, time.monotonic() - started)
+    policy = SprtPolicy(test, on_status)
+    with played(player_for(cluster or test.config.cluster, workers or test.config.workers)) as player:
+        report = loop.run(store, policy, player, fresh, stop=stop)
+    return TestReport(report.tid, report.name, tuple(row["name"] for row in store.bots(report.tid)),
+                      policy.tally.status, policy.matches, report.played, report.failed, report.interrupted,
+                      report.seconds)

@@ -1,5 +1,6 @@
-"""``arena test NEW BASE``: the command line of the paired sequential A/B test in arena/abtest.py; and the
-series of ``arena match A B ... --games N`` (arena/series.py), which the match command in arena/cli.py hands over.
+"""``arena test NEW BASE``: the command line of the paired sequential A/B test in arena/run/abtest.py; and the
+series of ``arena match A B ... --games N`` (arena/run/series.py), which the match command in arena/cli.py hands
+over.
 
 Exit status: 0 NEW is better (by at least the margin), 1 not better, 3 undecided at ``--max-matches``, 2 bad
 input, 4 incomplete (interrupted, or matches failed for infrastructure reasons: run the same command again to
@@ -15,19 +16,29 @@ from pathlib import Path
 
 import click
 
-from arena import abtest, sprt
+from arena import sprt
 from arena.build import BuildFailed
-from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.cli_common import (
+    SANDBOX_CHOICE,
+    ExitCode,
+    check_cluster,
+    db_option,
+    emit_json,
+    fail,
+    json_option,
+    open_store,
+)
 from arena.manifest import BotSpec
 from arena.protocol import Limits
 from arena.registry import entrant_names
 from arena.rules import Rules, RulesError
+from arena.run import abtest
+from arena.run.cluster import ClusterError
+from arena.run.plan import TournamentError
+from arena.run.series import play_series, table, totals
 from arena.sandbox import SandboxError
-from arena.series import play_series, table, totals
 from arena.sprt import Status
-from arena.tournament import TournamentError
 
-EXIT_BETTER, EXIT_NOT_BETTER, EXIT_UNDECIDED, EXIT_INCOMPLETE = 0, 1, 3, 4
 BOT_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
 
 
@@ -69,6 +80,8 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
 @click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
 @click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the CPUs).")
+@click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
+              help="Play on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (docs/CLUSTER.md).")
 @click.option("--name", help="The test's name in the store (default: made from the bots and the settings).")
 @click.option("--fresh", is_flag=True, help="Discard this test's stored results and start over.")
 @click.option("--no-site", is_flag=True, help="Do not build the results site at the end.")
@@ -76,7 +89,8 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @json_option("Print the verdict and the test's numbers as JSON.")
 def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None,
             alpha: float, beta: float, margin: float, max_matches: int, seed: int, threshold: int | None,
-            move_ms: int, sandbox_name: str, workers: int | None, name: str | None, fresh: bool, no_site: bool,
+            move_ms: int, sandbox_name: str, workers: int | None, cluster: str | None, name: str | None, fresh: bool,
+            no_site: bool,
             db_path: Path, as_json: bool) -> None:
     """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
     sequential test (SPRT) on BASE's mean place minus NEW's stops as soon as it can say "better" or "not better"
@@ -105,11 +119,15 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
         click.echo(f"\r{test.config.name}: {status_line(status, matches)}\033[K", err=True, nl=False)
 
     try:
-        report = abtest.run_test(test, store, fresh, workers, show if live else None)
+        report = abtest.run_test(test, store, fresh, workers, show if live else None, cluster)
     except TournamentError as error:
         fail(str(error))
     except (BuildFailed, SandboxError) as error:
         fail(str(error), ExitCode.FAILED)
+    except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
+        fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.INCOMPLETE)
+    except ClusterError as error:
+        fail(f"{error}; finished matches are stored, run the same command again to resume", ExitCode.INCOMPLETE)
     finally:
         if live:
             click.echo("", err=True)
@@ -130,8 +148,8 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
         click.echo("arena: " + ("interrupted: finished matches are stored" if report.interrupted else
                                 f"{report.failed} matches failed for infrastructure reasons (see arena matches "
                                 f"{report.name})") + "; run the same command again to resume", err=True)
-        sys.exit(EXIT_INCOMPLETE)
-    sys.exit({"better": EXIT_BETTER, "not better": EXIT_NOT_BETTER, "undecided": EXIT_UNDECIDED}
+        sys.exit(ExitCode.INCOMPLETE)
+    sys.exit({"better": ExitCode.OK, "not better": ExitCode.FAILED, "undecided": ExitCode.UNDECIDED}
              [report.status.verdict])
 
 

@@ -1,10 +1,10 @@
 """``arena match A B ... --games N``: a quick series without a config or a store, cutechess-style.
 
 The N matches are the first N of arena's own schedule for these bots at one table (arena/schedule.py): every seat
-rotation of a deal, deal after deal (duplicate deals), so each bot gets each seat's cards. They are played by
-arena/tournament.py's jobs and workers, and summed per bot: wins (first alone), ties (first shared), mean place
-and mean score, each with a 95% interval over the deals (a deal's rotations share their luck, so the deal, not the
-match, is the independent unit).
+rotation of a deal, deal after deal (duplicate deals), so each bot gets each seat's cards. They are played on the
+local pool of arena/run/players.py, with no store, and summed per bot: wins (first alone), ties (first shared),
+mean place and mean score, each with a 95% interval over the deals (a deal's rotations share their luck, so the
+deal, not the match, is the independent unit).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.manifest import BotSpec
-from arena.matchlog import log_path_for
 from arena.protocol import Limits
 from arena.results import MatchResult
 from arena.rules import Rules
+from arena.run.plan import JobSettings, jobs
+from arena.run.players import LocalPool, played
 from arena.sandbox import SandboxLimits
 from arena.schedule import ScheduledMatch, make_schedule
 from arena.sprt import Z95
-from arena.tournament import MatchJob, run_job, worker_pool
 
 
 @dataclass(frozen=True)
@@ -63,21 +63,13 @@ def play_series(bots: Sequence[BotSpec], games: int, seed: int, rules: Rules, li
                 on_result: Callable[[int], None] | None = None) -> list[tuple[ScheduledMatch, MatchResult | None]]:
     """Play the series; each scheduled match with its result (None: failed for infrastructure reasons)."""
     schedule = series_schedule(len(bots), games, seed)
-    jobs = [MatchJob(match.index, match.seed, tuple(bots[slot] for slot in match.bots), rules, limits,
-                     SandboxLimits(), sandbox, str(log_path_for(log_dir, match.index)), 2) for match in schedule]
+    todo = jobs(schedule, bots, JobSettings(rules, limits, SandboxLimits(), sandbox, 2), log_dir)
     results: dict[int, MatchResult | None] = {}
-    pool = worker_pool(min(workers, len(jobs)))
-    try:
-        for done in pool.imap_unordered(run_job, jobs):
+    with played(LocalPool(workers)) as pool:
+        for done in pool.play(todo, tick=lambda: None):
             results[done.index] = done.result
             if on_result is not None:
                 on_result(len(results))
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
     return [(match, results.get(match.index)) for match in schedule]
 
 

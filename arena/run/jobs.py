@@ -1,0 +1,153 @@
+"""The unit of parallel work: one scheduled match as a picklable job, and what a worker process does with it.
+
+:func:`run_job` is a plain top-level function of a frozen :class:`MatchJob`, so the same job goes to a local
+process pool or to a Dask worker (arena/run/players.py). A worker is set up by :func:`worker_started` to die with
+its runner and to leave Ctrl-C to it; SIGTERM during a match unwinds through the referee, which kills the match's
+bots, and outside one ends the worker at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.manifest import BotSpec
+from arena.protocol import Limits
+from arena.referee import InfrastructureError, play_match
+from arena.results import MatchResult
+from arena.rules import Rules
+from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
+
+PR_SET_PDEATHSIG = 1
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+STOP_ALARM_S = 3
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    index: int
+    seed: int
+    bots: tuple[BotSpec, ...]
+    rules: Rules
+    limits: Limits
+    sandbox_limits: SandboxLimits
+    sandbox: str
+    log_path: str
+    retries: int
+
+
+@dataclass(frozen=True)
+class JobResult:
+    index: int
+    attempts: int
+    result: MatchResult | None
+    """Without its engine events (they are in the log): only what the store keeps crosses the process pipe."""
+    error: str | None = None
+
+
+_SANDBOXES: dict[str, Sandbox] = {}
+_IN_MATCH = False
+_IN_WORKER = False
+_STOPPING = False
+
+
+def run_job(job: MatchJob) -> JobResult:
+    """Play one scheduled match, retrying infrastructure errors; a bot's faults are results, never retried."""
+    try:
+        return _play(job)
+    except BaseException:
+        # Once told to stop, a worker exits whatever its clean-up raised on the way (a full disk while closing a
+        # log, say): an exception here would go back to the pool, and the worker would wait for the next task
+        # on a queue lock the stopping runner holds, deadlocking it.
+        if _STOPPING:
+            os._exit(128 + signal.SIGTERM)
+        raise
+
+
+def _play(job: MatchJob) -> JobResult:
+    error = ""
+    for attempt in range(1, job.retries + 2):
+        try:
+            if job.sandbox not in _SANDBOXES:
+                _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
+            with _match_in_flight():
+                result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
+                                    job.sandbox_limits, Path(job.log_path))
+            return JobResult(job.index, attempt, dataclasses.replace(result, events=()))
+        except (InfrastructureError, SandboxError) as failure:
+            error = f"attempt {attempt}: {failure}"
+            broken = _SANDBOXES.pop(job.sandbox, None)  # a broken backend is rebuilt for the next attempt
+            if broken is not None:
+                try:
+                    broken.close()
+                except SandboxError:
+                    pass  # it is broken: that is why it goes
+            time.sleep(min(0.2 * attempt, 1.0))
+    return JobResult(job.index, job.retries + 1, None, error)
+
+
+@contextmanager
+def _match_in_flight() -> Iterator[None]:
+    """In a worker, SIGTERM raises during a match, so that the referee's clean-up kills the match's bots; out of
+    one it kills at once. Not a Python handler there: one that comes just before the worker blocks on the pool's
+    task queue would only run when the block ends, which after the runner stops is never."""
+    global _IN_MATCH
+    if _IN_WORKER:
+        signal.signal(signal.SIGTERM, _exit_on_term)
+    _IN_MATCH = True
+    try:
+        yield
+    finally:
+        _IN_MATCH = False
+        if _IN_WORKER:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if _STOPPING:  # told to stop, whatever became of the exception: never back to the task queue
+            os._exit(128 + signal.SIGTERM)
+
+
+def worker_started(runner: int) -> None:
+    """A pool worker's set-up (the initializer, with the runner's pid): signals, and death with the runner."""
+    # Workers are born with the stop signals blocked (the runner's mask while it starts them), so one that comes
+    # while they import is held; they are let through once the dispositions are set. Ctrl-C is the runner's to
+    # handle (workers ignore it from birth: players.sigint_ignored_by_new_processes); SIGTERM (the runner
+    # stopping, or dying: PDEATHSIG) kills a worker (see _match_in_flight).
+    global _IN_WORKER
+    _IN_WORKER = True
+    sys.unraisablehook = _quiet_when_stopping
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if os.getppid() != runner:  # it died before PDEATHSIG was set: nobody would take our results
+        os._exit(128 + signal.SIGTERM)
+
+
+def _quiet_when_stopping(unraisable: Any) -> None:
+    if _STOPPING and unraisable.exc_type is SystemExit:
+        return  # our stop, raised where Python cannot raise it (see _exit_on_term): no "Exception ignored" noise
+    sys.__unraisablehook__(unraisable)
+
+
+def _exit_on_term(signum: int, frame: Any) -> None:
+    global _STOPPING
+    _STOPPING = True
+    if _IN_MATCH:
+        # A handler can run where Python ignores what it raises (an at-fork hook while the referee starts a bot
+        # prints "Exception ignored" and goes on): then the alarm's default action ends the worker, and its bots
+        # die with it (the sandbox ties them to their parent). Unwinding normally ends in os._exit long before.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(STOP_ALARM_S)
+        raise SystemExit(128 + signum)  # unwinds through the referee, which kills the match's bots
+    os._exit(128 + signum)

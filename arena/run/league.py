@@ -1,0 +1,344 @@
+"""The continuous league: a policy of the run loop (arena/run/loop.py) whose batches never end.
+
+A league is a run in the store like any other (named by its config, arena/config.py's :class:`LeagueConfig`), so
+``arena standings``, ``matches`` and ``show`` work on it, and it is held by the loop's lease while it plays; what
+differs is that its bots and matches are not fixed up front. Each batch:
+
+1. **entrants**: the config's entries are resolved again (``registry:*`` finds the versions accepted since the last
+   batch); a new version gets a new bot row, named ``NAME@VERSION``; with ``versions: latest`` (the default) an
+   author's older versions stop being scheduled (they keep their rows and results);
+2. **schedule**: ``groups_per_batch`` duplicate-deal groups are appended (one deal seed, one match per seat
+   rotation, exactly like a tournament's). Who sits in a group: the *anchor* is the active bot whose rating is
+   least certain (highest TrueSkill sigma; ties: fewest matches), and the other seats go to the bots that have
+   played least (matches scheduled so far, ties: highest sigma), any remaining tie broken by a shuffle seeded from
+   the config's seed and the group number. Why: a new version starts at the prior's sigma, the highest there is, so
+   it anchors every group until its sigma has come down to the field's, which is what "its rating settles
+   quickly" means; filling the other seats by fewest matches keeps the whole field sampled evenly;
+3. **play** the pending matches on the league's player (a local pool kept for the life of the league, or a Dask
+   cluster), storing each as it finishes;
+4. **rate** every finished match in schedule order (the same TrueSkill as a tournament, brought up to date after
+   each batch: :class:`~arena.run.loop.RunningRatings`), and publish the site.
+
+Everything the loop needs is in the store, so a restart (even after ``kill -9``) resumes: the pending matches of
+the last batch are played first, then scheduling goes on where it stopped. A league that loses its Dask scheduler
+connects again and plays on; the interrupted batch's matches stay pending and are played first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.config import LeagueConfig
+from arena.manifest import BotSpec, ManifestError, load_bot
+from arena.ratings import Rating
+from arena.registry import REGISTRY_PREFIX, Registry, RegistryError
+from arena.run import loop
+from arena.run.cluster import ClusterError, ClusterStats
+from arena.run.jobs import JobResult, MatchJob
+from arena.run.loop import RunningRatings
+from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
+from arena.run.players import DaskCluster, Player, played, player_for
+from arena.schedule import ScheduledMatch, rotations
+from arena.store import Store
+
+log = logging.getLogger("arena.league")
+
+IDLE_POLL_S = 1.0
+"""How often an idle league (fewer active bots than seats) looks for new versions."""
+RECONNECT_S = (1.0, 30.0)
+"""A league that lost its Dask scheduler (or cannot reach it yet) tries again after the first delay, doubling up to
+the second: a scheduler restarted, or started after the server, is found within half a minute."""
+PUBLISH_EVERY_S = 5.0
+"""The public site lags the store by at most this (or four times a publish's own cost, if that is more)."""
+
+
+class LeagueError(ValueError):
+    """A league that cannot run as configured; the message names the file or the store and the reason."""
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What one turn of the loop did."""
+
+    entrants: int
+    scheduled: int
+    played: int
+    failed: int
+    seconds: float
+    rate_seconds: float
+    publish_seconds: float
+
+
+@dataclass
+class LeagueState:
+    """What ``GET /api/league`` shows of the running loop (read by the web threads, written by the loop)."""
+
+    state: str = "starting"
+    batches: int = 0
+    matches_played: int = 0
+    active: tuple[str, ...] = ()
+    last_batch: BatchReport | None = None
+    error: str | None = None
+    """Why the loop stopped, once it has."""
+    cluster: ClusterStats | None = None
+    reconnects: int = 0
+    """How many times the league lost its Dask scheduler and connected again."""
+
+    def to_dict(self) -> dict[str, Any]:
+        cluster = self.cluster
+        return {"state": self.state, "batches": self.batches, "matches_played": self.matches_played,
+                "active": list(self.active),
+                "last_batch": None if self.last_batch is None else dataclasses.asdict(self.last_batch),
+                "error": self.error,
+                "cluster": None if cluster is None else {**cluster.to_dict(), "reconnects": self.reconnects}}
+
+
+def choose_groups(active: Sequence[int], sigma: dict[int, float], played: dict[int, int], players: int, seed: int,
+                  first_group: int, groups: int) -> list[tuple[tuple[int, ...], int]]:
+    """The next ``groups`` groups of bots by the rule in the module docstring, each with its deal seed; ``played``
+    is updated with the matches they add (``players`` each: one per seat rotation)."""
+    chosen = []
+    for number in range(first_group, first_group + groups):
+        rng = random.Random(f"{seed}/league/{number}")
+        order = sorted(active)
+        rng.shuffle(order)
+        anchor = max(order, key=lambda bot: (round(sigma[bot], 9), -played[bot]))
+        rest = sorted((bot for bot in order if bot != anchor),
+                      key=lambda bot: (played[bot], -round(sigma[bot], 9)))[:players - 1]
+        group = (anchor, *rest)
+        for bot in group:
+            played[bot] += players
+        chosen.append((group, rng.getrandbits(63)))
+    return chosen
+
+
+class League:
+    """One league in one store: a policy of the run loop. :meth:`run` plays it in one thread, which owns its own
+    store connection, until a stop event is set."""
+
+    def __init__(self, config: LeagueConfig, db: Path,
+                 publish: Callable[[Store, tuple[int, ...] | None], object] | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self.db = db
+        self.publish = publish
+        self.state = LeagueState()
+        self.ratings = RunningRatings(config.rating)
+        self.settings = JobSettings(config.rules, config.limits, config.sandbox_limits, config.sandbox,
+                                    config.retries)
+        self._stop = threading.Event()
+        self._player: Player | None = None
+        self._specs: dict[str, BotSpec] = {}
+        self._published_once = False
+        self._unpublished: list[int] = []
+        self._published_at = 0.0
+        self._publish_cost = 0.0
+        self._played = self._failed = 0
+
+    # -- the policy -----------------------------------------------------------------------------------------------
+
+    def plan(self, store: Store, fresh: bool) -> Plan:
+        """The league's run: created on first start with no bots and no matches, checked against the config on
+        every other."""
+        try:
+            planned = prepare(store, self.name, self.config.identity(), (), (), kind="league",
+                              source=self.config.source)
+        except TournamentError as error:
+            raise LeagueError(str(error)) from None
+        if self.publish is not None and not self._published_once:
+            self.publish(store, None)  # the whole site once: a restart may follow a crash mid-publish
+            self._published_at = time.monotonic()
+            self._published_once = True
+        planned.log_dir.mkdir(parents=True, exist_ok=True)
+        return planned
+
+    def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
+        """Batch after batch, forever: the pending matches (after a restart), else newly scheduled groups; an empty
+        batch, after a pause, while fewer bots than seats are active."""
+        while True:
+            started = time.monotonic()
+            active = self.entrants(store, plan.tid)
+            todo = self.pending_jobs(store, plan)
+            scheduled = 0
+            if not todo:
+                scheduled = self.schedule(store, plan.tid, active, self.config.groups_per_batch)
+                todo = self.pending_jobs(store, plan)
+            if not todo:
+                self.state.state = "waiting for bots"
+                self._stop.wait(IDLE_POLL_S)
+                yield []
+                continue
+            if not self._connecting():
+                self.state.state = "running"
+            self._played = self._failed = 0
+            yield todo  # resumed once every match is stored and the ratings are up to date
+            publish_seconds = self.maybe_publish(store, store.match_ids(plan.tid, [job.index for job in todo]))
+            report = BatchReport(len(active), scheduled, self._played, self._failed,
+                                 round(time.monotonic() - started, 3), round(self.ratings.seconds, 3),
+                                 round(publish_seconds, 3))
+            self.state.batches += 1
+            self.state.matches_played += report.played
+            self.state.last_batch = report
+
+    def add(self, job: MatchJob, result: JobResult) -> bool:
+        self.state.state = "running"
+        self._played += 1
+        self._failed += result.result is None
+        return False
+
+    def dropped(self, plan: Plan) -> Sequence[int]:
+        return ()
+
+    def _connecting(self) -> bool:
+        """Whether the next batch must connect to the cluster first (the state then says so until it plays)."""
+        return isinstance(self._player, DaskCluster) and not self._player.connected
+
+    # -- entrants and schedule ------------------------------------------------------------------------------------
+
+    def resolve(self) -> list[tuple[str | None, Path]]:
+        """The active entrants now: (league name or None for a house bot's own name, directory)."""
+        registry = Registry(self.config.registry)
+        found: list[tuple[str | None, Path]] = []
+        for entry in self.config.entries:
+            if not entry.startswith(REGISTRY_PREFIX):
+                found.append((None, Path(entry)))
+                continue
+            try:
+                versions = registry.resolve(entry[len(REGISTRY_PREFIX):], self.config.versions)
+            except RegistryError:
+                continue  # nothing submitted under that entry yet: a league may start empty
+            found.extend((f"{v.name}@{v.version}", v.directory) for v in versions if v.fit)
+        unique: dict[Path, str | None] = {}
+        for name, directory in found:
+            unique.setdefault(directory, name)
+        return [(name, directory) for directory, name in unique.items()]
+
+    def entrants(self, store: Store, tid: int) -> list[int]:
+        """Bot ids of the active entrants, adding a bot row for each new one."""
+        rows = {row["directory"]: (int(row["id"]), row["name"], row["files_hash"]) for row in store.bots(tid)}
+        names = {name for _, name, _ in rows.values()}
+        active: list[tuple[int, str]] = []
+        for name, directory in self.resolve():
+            spec = self._spec(directory, name)
+            if spec is None:
+                continue
+            known = rows.get(str(directory))
+            if known is None:
+                if spec.name in names:
+                    raise LeagueError(f"{directory}: a second bot named {spec.name!r} in league {self.config.name!r}")
+                known = (store.add_bot(tid, spec.to_dict()), spec.name, spec.files_hash)
+                rows[str(directory)] = known
+                names.add(spec.name)
+                log.info("%s: %s enters the league", self.config.name, spec.name)
+            elif known[2] != spec.files_hash:  # only a house bot can change: registry versions are read-only
+                raise LeagueError(f"{directory}: the files of {spec.name!r} changed since it entered league "
+                                  f"{self.config.name!r}; its results would mix two bots: use a new league name")
+            active.append((known[0], spec.name))
+        self.state.active = tuple(sorted(name for _, name in active))
+        return [bot_id for bot_id, _ in active]
+
+    def _spec(self, directory: Path, name: str | None) -> BotSpec | None:
+        key = str(directory)
+        if key not in self._specs:
+            try:
+                spec = load_bot(directory)
+            except ManifestError as error:
+                log.warning("%s: left out: %s", self.config.name, error)
+                return None
+            self._specs[key] = dataclasses.replace(spec, name=name or spec.name)
+        return self._specs[key]
+
+    def schedule(self, store: Store, tid: int, active: list[int], groups: int) -> int:
+        """Append ``groups`` duplicate-deal groups chosen by the rule in the module docstring; returns matches added."""
+        players = self.config.players
+        if len(active) < players:
+            return 0
+        initial = Rating(self.config.rating.mu, self.config.rating.sigma)
+        ratings = store.final_ratings(tid)
+        counts = store.scheduled_counts(tid)
+        slot_of = {int(row["id"]): int(row["slot"]) for row in store.bots(tid)}
+        index, first = store.schedule_end(tid)
+        chosen = choose_groups(active, {bot: ratings.get(bot, initial).sigma for bot in active},
+                               {bot: counts.get(bot, 0) for bot in active}, players, self.config.seed, first, groups)
+        matches: list[ScheduledMatch] = []
+        for number, (group, seed) in enumerate(chosen, first):
+            for rotation, seats in enumerate(rotations(group)):
+                matches.append(ScheduledMatch(index, number, rotation, seed, tuple(slot_of[bot] for bot in seats)))
+                index += 1
+        store.append_matches(tid, matches)
+        return len(matches)
+
+    def pending_jobs(self, store: Store, plan: Plan) -> list[MatchJob]:
+        """The league's pending matches as jobs for :func:`~arena.run.jobs.run_job`."""
+        bots: dict[int, BotSpec] = {}
+        for row in store.bots(plan.tid):
+            spec = self._spec(Path(row["directory"]), row["name"])
+            if spec is None:
+                raise LeagueError(f"{row['directory']}: a bot of league {self.config.name!r} is no longer loadable")
+            bots[row["slot"]] = spec
+        return jobs(store.scheduled(plan.tid, "pending"), bots, self.settings, plan.log_dir)
+
+    def maybe_publish(self, store: Store, new: tuple[int, ...], force: bool = False) -> float:
+        """Publish the site if it is due; returns the seconds spent. Publishing re-renders the league's standings,
+        bot and list pages, which grow with the league, so it runs at most once every :data:`PUBLISH_EVERY_S`
+        and never takes more than a fifth of the loop's time (the live standings at ``/`` are always current)."""
+        self._unpublished.extend(new)
+        now = time.monotonic()
+        if self.publish is None or not force and now - self._published_at < max(PUBLISH_EVERY_S,
+                                                                                  4 * self._publish_cost):
+            return 0.0
+        self.publish(store, tuple(self._unpublished))
+        self._unpublished.clear()
+        self._published_at = time.monotonic()
+        self._publish_cost = self._published_at - now
+        return self._publish_cost
+
+    # -- running it -----------------------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Schedule, play, rate and publish until ``stop`` is set; the matches in flight are then killed. Errors
+        stop the league, not the web server: the state says why."""
+        self._stop = stop
+        player = self._player = player_for(self.config.cluster, self.config.workers,
+                                           notify=lambda message: log.warning("%s", message))
+        self.state.cluster = player.stats
+        delay, longest = RECONNECT_S
+        store = None
+        try:
+            store = Store(self.db)
+            with played(player):
+                while not stop.is_set():
+                    self.state.state = f"connecting to {self.config.cluster}" if self._connecting() else "running"
+                    connections = player.connections if isinstance(player, DaskCluster) else 0
+                    try:
+                        loop.run(store, self, player, stop=stop)
+                        return
+                    except ClusterError as error:
+                        assert isinstance(player, DaskCluster)
+                        player.reset()
+                        if player.connections > connections:  # it was connected: lost it mid-play
+                            # The batch's matches not yet stored stay pending in the store: the next run plays them.
+                            log.warning("league %s: %s; connecting again", self.config.name, error)
+                            self.state.reconnects += 1
+                            self.state.state = f"{error}: connecting again"
+                            delay = RECONNECT_S[0]
+                            continue
+                        self.state.state = f"{error}: trying again in {delay:.0f} s"
+                        log.warning("league %s: %s; trying again in %.0f s", self.config.name, error, delay)
+                        stop.wait(delay)
+                        delay = min(2 * delay, longest)
+        except Exception as error:  # the web server stays up and says why the league stopped
+            log.exception("league %s stopped", self.config.name)
+            self.state.error = f"{type(error).__name__}: {error}"
+        finally:
+            self.state.state = "stopped"
+            if store is not None:
+                store.close()

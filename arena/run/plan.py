@@ -1,0 +1,172 @@
+"""Create or resume a run in the store: the one planner under every runner (tournament, stop rule, A/B test, league).
+
+A run is a tournament in the store, named and identified by everything that decides its results (its
+*identity*: bots, seats, seed, rules, limits, ...; never the number of workers or where they are). The first
+run creates it with its bots and its whole schedule, all pending; a later one with the same name checks that the
+identity and the bots' files are the same, and plays what is still pending or failed. ``fresh`` discards what is
+stored under the name first. Matches dropped after a verdict (a stop rule, an SPRT) are not in the store, so the
+plan's schedule leaves them out too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena import procfs
+from arena.build import playable
+from arena.config import TournamentConfig
+from arena.manifest import BotSpec, ManifestError, load_bot
+from arena.matchlog import log_dir_for, log_path_for
+from arena.protocol import Limits
+from arena.registry import entrant_names
+from arena.rules import Rules
+from arena.run.jobs import MatchJob
+from arena.sandbox import SandboxLimits
+from arena.schedule import ScheduledMatch, make_schedule
+from arena.store import Store
+
+
+class TournamentError(ValueError):
+    """The run cannot go on as asked (its config or bots changed, a bot is broken); an input error."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run ready to play: its id in the store, its bots, its schedule and what is left to play."""
+
+    tid: int
+    name: str
+    bots: tuple[BotSpec, ...]
+    schedule: tuple[ScheduledMatch, ...]
+    """The matches in the store, in schedule order (those dropped after a verdict left out)."""
+    pending: tuple[int, ...]
+    """Schedule indices not yet done (pending, or failed for infrastructure reasons: tried again)."""
+    done: int
+    log_dir: Path
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """How every match of a run is played: the parts of a job that are not the match's own."""
+
+    rules: Rules
+    limits: Limits
+    sandbox_limits: SandboxLimits
+    sandbox: str
+    retries: int
+
+
+def identity_hash(identity: dict[str, Any]) -> str:
+    """The hash a stored run is checked against when it resumes: of its identity as canonical JSON."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def load_entrants(paths: Sequence[Path], build_cache: Path | None = None) -> list[BotSpec]:
+    """The bots at ``paths`` with their entrant names (greedy@1 and greedy@2 when two versions of a registry bot
+    play). With ``build_cache``, bots with a ``build:`` are built there first, as they will play (a dry run passes
+    none: it runs no bot code). Raises :class:`TournamentError` for a bad manifest, :class:`BuildFailed` for a build
+    that fails."""
+    bots = []
+    for path in paths:
+        try:
+            bot = load_bot(path)
+        except ManifestError as error:
+            raise TournamentError(str(error)) from None
+        bots.append(bot if build_cache is None else playable(bot, build_cache))
+    return entrant_names(bots)
+
+
+def unique_names(bots: Sequence[BotSpec], where: str) -> tuple[BotSpec, ...]:
+    """``bots`` as a tuple, or :class:`TournamentError` (naming ``where`` they come from) if two share a name."""
+    names = [bot.name for bot in bots]
+    for name in names:
+        if names.count(name) > 1:
+            raise TournamentError(f"{where}: two bots are named {name!r}; names must be unique")
+    return tuple(bots)
+
+
+def load_bots(config: TournamentConfig, build_cache: Path | None = None) -> tuple[BotSpec, ...]:
+    """A tournament's bots (built into ``build_cache`` first, if given), their names unique."""
+    return unique_names(load_entrants(config.bots, build_cache), f"{config.source}: bots")
+
+
+def settings_of(config: TournamentConfig) -> JobSettings:
+    return JobSettings(config.rules, config.limits, config.sandbox_limits, config.sandbox, config.retries)
+
+
+def plan_tournament(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
+    """Create the tournament in the store, or check that the stored one is the same and find what is left."""
+    bots = load_bots(config, build_cache_for(store))
+    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
+    return prepare(store, config.name, config.identity(), bots, schedule, fresh, source=config.source)
+
+
+def build_cache_for(store: Store) -> Path:
+    """Where the bot directories of a store's runs are built: beside the store, like their logs."""
+    return store.path.parent / "builds"
+
+
+def prepare(store: Store, name: str, identity: dict[str, Any], bots: Sequence[BotSpec],
+            schedule: Sequence[ScheduledMatch], fresh: bool = False, *, kind: str = "tournament",
+            source: object = None) -> Plan:
+    """Create the run in the store, or check that the stored one is the same and find what is left.
+
+    ``kind`` and ``source`` (the config file, or the option that named the run) word the refusals."""
+    log_dir = log_dir_for(store.path.parent, name)
+    existing = store.tournament(name)
+    if existing is not None and fresh:
+        store.delete_tournament(name)
+        shutil.rmtree(log_dir, ignore_errors=True)
+        existing = None
+    digest = identity_hash(identity)
+    if existing is None:
+        tid = store.create_tournament(name, identity, digest, [bot.to_dict() for bot in bots], schedule)
+    else:
+        tid = existing["id"]
+        if existing["config_hash"] != digest:
+            remedy = ("give it a new name" if kind == "league" else
+                      "run it under a new name, or pass --fresh to discard its results and start over")
+            raise TournamentError(f"{source}: {kind} {name!r} is already in {store.path} with a different config "
+                                  f"(or as another kind of run); its results would mix two {kind}s: {remedy}")
+        for stored, bot in zip(store.bots(tid), bots):
+            if stored["files_hash"] != bot.files_hash:
+                raise TournamentError(
+                    f"{bot.directory}: the files of bot {bot.name!r} changed since {kind} {name!r} started; its "
+                    "results would mix two versions. Pass --fresh to start over, or use a new name")
+    remove_partial_logs(log_dir)
+    rows = store.matches_with_status(tid, "pending", "failed", "done")
+    kept = {row["idx"] for row in rows}
+    pending = tuple(row["idx"] for row in rows if row["status"] != "done")
+    matches = tuple(match for match in schedule if match.index in kept)
+    return Plan(tid, name, tuple(bots), matches, pending, len(matches) - len(pending), log_dir)
+
+
+def remove_partial_logs(log_dir: Path) -> None:
+    """Delete the half-written logs (``NAME.PID.tmp``) of matches that were in flight when a run was stopped or
+    killed; those matches are played again. A log whose writer is still alive is left alone."""
+    for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
+        pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
+        if pid.isdigit() and not procfs.running(int(pid)):
+            partial.unlink(missing_ok=True)
+
+
+def jobs(matches: Sequence[ScheduledMatch], bots: Sequence[BotSpec] | Mapping[int, BotSpec], settings: JobSettings,
+         log_dir: Path) -> list[MatchJob]:
+    """The jobs that play ``matches`` (their ``bots`` are keys of ``bots``: slots), each logging into ``log_dir``."""
+    return [MatchJob(index=match.index, seed=match.seed, bots=tuple(bots[slot] for slot in match.bots),
+                     rules=settings.rules, limits=settings.limits, sandbox_limits=settings.sandbox_limits,
+                     sandbox=settings.sandbox, log_path=str(log_path_for(log_dir, match.index)),
+                     retries=settings.retries)
+            for match in matches]
+
+
+def pending_jobs(plan: Plan, settings: JobSettings) -> list[MatchJob]:
+    """The jobs of the plan's matches not yet done, in schedule order."""
+    todo = set(plan.pending)
+    return jobs([match for match in plan.schedule if match.index in todo], plan.bots, settings, plan.log_dir)

@@ -1,0 +1,213 @@
+"""Where match jobs run: a local process pool or a Dask cluster, behind one small interface.
+
+A :class:`Player` plays a batch of jobs and yields each result once, in completion order; closing the generator
+early (a stop, a verdict that needs no more matches) kills or cancels what is still in flight, and the player can
+play the next batch afterwards. ``tick`` is called at least every :data:`TICK_S` while the player waits, so its
+caller can renew a lease and notice a stop. This is the only module that starts match worker processes
+(:class:`LocalPool`); arena/run/cluster.py is the only one that talks to Dask (:class:`DaskCluster` holds its
+connection). Who plays next and what is stored is arena/run/loop.py's business, not the player's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.pool
+import os
+import signal
+import threading
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
+from multiprocessing import resource_tracker
+from typing import Protocol
+
+from arena import procfs
+from arena.run.cluster import ClusterStats, Connection
+from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_job, worker_started
+
+TICK_S = 0.5
+"""How often a waiting player calls its ``tick``: a league's stop is seen within this."""
+STOP_GRACE_S = 10.0
+"""A pool worker still alive this long after a stop began is killed (a backstop: SIGTERM kills them at once)."""
+
+Tick = Callable[[], None]
+
+
+class Player(Protocol):
+    @property
+    def stats(self) -> ClusterStats | None:
+        """Workers and matches per worker on a cluster; None for the local pool."""
+        ...
+
+    def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
+        """Each job's result once, in any order; closing early stops what is in flight."""
+        ...
+
+    def close(self) -> None:
+        """Let the workers go (the local pool's processes end, a ``local:N`` cluster shuts down)."""
+        ...
+
+
+class LocalPool:
+    """A pool of spawned match workers on this machine, started at the first batch and kept for the next ones.
+
+    Workers are born with the stop signals blocked and Ctrl-C ignored (so a stop while they import is neither lost
+    nor a traceback in each), die with this process (PDEATHSIG), and are killed, stragglers included, when a batch
+    is cut short."""
+
+    stats = None
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: multiprocessing.pool.Pool | None = None
+
+    def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
+        if not jobs:
+            return
+        pool = self._start(min(self.workers, len(jobs)))
+        results = pool.imap_unordered(run_job, jobs)
+        finished = False
+        try:
+            for _ in jobs:
+                while True:
+                    try:
+                        result = results.next(timeout=TICK_S)
+                        break
+                    except multiprocessing.TimeoutError:
+                        tick()
+                yield result
+            finished = True
+        finally:
+            if not finished:
+                self._stop()
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+            with _stragglers_killed(pool):
+                pool.join()
+
+    def _start(self, processes: int) -> multiprocessing.pool.Pool:
+        if self._pool is None:
+            # Started now, as the pool would start it: its start unblocks the stop signals, which below would lose
+            # a Ctrl-C (this process ignores it while the workers are born).
+            resource_tracker.ensure_running()
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+            try:
+                with sigint_ignored_by_new_processes():
+                    self._pool = multiprocessing.get_context("spawn").Pool(
+                        processes, initializer=worker_started, initargs=(os.getpid(),))
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
+        return self._pool
+
+    def _stop(self) -> None:
+        """Kill the workers and what they play; the next batch starts a new pool."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            with stop_signals_held(), _stragglers_killed(pool):
+                pool.terminate()
+                pool.join()
+
+
+class DaskCluster:
+    """Batches on a Dask cluster (arena/run/cluster.py): bots sent by content, workers checked, a bounded window of
+    matches in flight. The connection opens at the first batch and stays for the next; :meth:`reset` drops it
+    after it was lost, and the next batch connects again."""
+
+    def __init__(self, address: str, notify: Callable[[str], None] | None = None) -> None:
+        self.address = address
+        self.stats: ClusterStats | None = ClusterStats(address)
+        self.notify = notify
+        self.connections = 0
+        """How many times a connection was made (the league counts its reconnects from this)."""
+        self._connection: Connection | None = None
+
+    def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
+        if not jobs:
+            return
+        if self._connection is None:
+            self._connection = Connection(self.address)
+            self.connections += 1
+        assert self.stats is not None
+        played = self._connection.play(list(jobs), self.stats, tick=tick,
+                                       **({} if self.notify is None else {"notify": self.notify}))
+        try:
+            yield from played
+        finally:
+            played.close()  # cancels what is still in flight
+
+    @property
+    def connected(self) -> bool:
+        return self._connection is not None
+
+    def reset(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def close(self) -> None:
+        self.reset()
+
+
+def player_for(cluster: str | None, workers: int, notify: Callable[[str], None] | None = None) -> Player:
+    """The local pool of ``workers`` processes, or the Dask cluster at ``cluster`` (``local:N``, ``tcp://...``)."""
+    return LocalPool(workers) if cluster is None else DaskCluster(cluster, notify)
+
+
+@contextmanager
+def played(player: Player) -> Iterator[Player]:
+    """The player, closed on the way out whatever happens."""
+    try:
+        yield player
+    finally:
+        player.close()
+
+
+@contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """While a stop is carried out, a second Ctrl-C or SIGTERM waits for it (it is raised once this ends)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+@contextmanager
+def _stragglers_killed(pool: multiprocessing.pool.Pool) -> Iterator[None]:
+    """Kill the pool's workers that are still alive ``STOP_GRACE_S`` after a stop began, so the stop ends even if
+    a worker missed its SIGTERM (it is only a backstop: workers die of SIGTERM at once)."""
+    workers = [process.pid for process in getattr(pool, "_pool", ())]  # the pool keeps no public list
+
+    def kill() -> None:
+        for pid in workers:
+            found = None if pid is None else procfs.stat(pid)
+            if found is not None and found.ppid == os.getpid():  # still ours: not reaped, so not a reused pid
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    timer = threading.Timer(STOP_GRACE_S, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+@contextmanager
+def sigint_ignored_by_new_processes() -> Iterator[None]:
+    """Processes started meanwhile ignore Ctrl-C from their first instruction (an ignored signal stays ignored
+    through exec, and Python keeps it so), so a Ctrl-C while a worker imports is no traceback. This process
+    loses none: the caller blocks the signal meanwhile, and a blocked signal is held, not ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,87 @@
+"""An open-ended tournament: ``stop: {confidence: 0.95, max_matches: N}`` in the config (arena/config.py).
+
+The schedule is the usual one with as many repeats as ``max_matches`` allows (arena/schedule.py), played round by
+round: a round is every group of the design once, all its seat rotations, so after each round every bot has
+played the same number of matches in each seat. After each whole round, and only then, the results of the rounds
+so far go to arena/confidence.py; when every adjacent pair of the standings is ordered with P(above) at least
+``confidence``, the later rounds are dropped from the store and the tournament is finished. The decision sees only
+whole rounds, in schedule order, with a fixed bootstrap seed, so the same config stops after the same round whatever
+the number of workers (on the local pool or a cluster), and a resumed run (which re-checks the stored rounds in
+order) stops where an uninterrupted one would. It is a policy of the run loop (arena/run/loop.py); a round's
+matches are one batch, played in parallel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from itertools import pairwise
+
+from arena.confidence import confidence
+from arena.config import TournamentConfig
+from arena.run.jobs import JobResult, MatchJob
+from arena.run.loop import FinalRatings
+from arena.run.plan import Plan, pending_jobs, plan_tournament, settings_of
+from arena.schedule import design_for
+from arena.store import Store
+
+
+def round_of(group: int, bots: int, players: int, repeats: int) -> int:
+    """Which round a group belongs to: round-robin schedules list a group's repeats together, balanced random
+    ones list round after round (arena/schedule.py)."""
+    if design_for(bots, players) == "round-robin":
+        return group % repeats
+    return group // bots
+
+
+def settled(store: Store, tid: int, config: TournamentConfig, rounds: int) -> bool:
+    """Every adjacent pair of the standings (by mean place) after the first ``rounds`` rounds ordered at the stop
+    rule's confidence. Only those rounds count: a resumed run may have later ones stored."""
+    assert config.stop is not None
+    level = config.stop.confidence
+    bots = [row["id"] for row in store.bots(tid)]
+    results = [result for result in store.seat_results(tid)
+               if round_of(result.group, len(bots), config.players, config.repeats) < rounds]
+    found = confidence(results, bots, level=level)
+    order = found.order()
+    return len(order) == len(bots) and all(found.p_above[(a, b)] >= level for a, b in pairwise(order))
+
+
+class SettleRule:
+    """The stop rule's policy: one round a batch, until the standings settle or the rounds run out. A round with
+    a failed match cannot be judged: the run stops there, and running it again retries the match."""
+
+    def __init__(self, config: TournamentConfig) -> None:
+        assert config.stop is not None
+        self.config = config
+        self.name = config.name
+        self.ratings = FinalRatings(config.rating)
+        self.failed = False
+        self.later: list[int] = []
+
+    def plan(self, store: Store, fresh: bool) -> Plan:
+        return plan_tournament(self.config, store, fresh)
+
+    def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
+        config = self.config
+
+        def round_(group: int) -> int:
+            return round_of(group, len(plan.bots), config.players, config.repeats)
+
+        todo = pending_jobs(plan, settings_of(config))
+        number_of = {match.index: round_(match.group) for match in plan.schedule}
+        for number in range(config.repeats):
+            batch = [job for job in todo if number_of[job.index] == number]
+            if batch:
+                yield batch
+                if self.failed:
+                    return
+            if number + 1 < config.repeats and settled(store, plan.tid, config, number + 1):
+                self.later = [match.index for match in plan.schedule if round_(match.group) > number]
+                return
+
+    def add(self, job: MatchJob, result: JobResult) -> bool:
+        self.failed = self.failed or result.result is None
+        return False
+
+    def dropped(self, plan: Plan) -> Sequence[int]:
+        return self.later

@@ -1,0 +1,111 @@
+"""Running a tournament: its schedule played to the end, or round by round until the standings settle.
+
+A tournament is a policy of the run loop (arena/run/loop.py): the whole schedule is created in the store at the
+first run, and every run plays what is still pending in one batch. With ``stop:`` in the config it is the stop
+rule's policy instead (arena/run/stoprule.py). Results are stored as they arrive, in any order; ratings are
+computed afterwards from the store in schedule order, so they are the same whatever the number of workers or where
+they are (the local pool or a Dask cluster), and a resumed run ends exactly where an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+from arena.config import TournamentConfig
+from arena.run import loop
+from arena.run.jobs import JobResult, MatchJob
+from arena.run.loop import FinalRatings, Progress, RunReport
+from arena.run.plan import Plan, load_bots, pending_jobs, plan_tournament, settings_of
+from arena.run.players import played, player_for
+from arena.run.stoprule import SettleRule
+from arena.schedule import design_for, make_schedule
+from arena.store import Store
+
+SECONDS_PER_TURN_ESTIMATE = 0.00025
+SECONDS_PER_MATCH_START = 0.25
+
+
+class AllPending:
+    """The tournament's policy: every pending match, in one batch."""
+
+    def __init__(self, config: TournamentConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self.ratings = FinalRatings(config.rating)
+
+    def plan(self, store: Store, fresh: bool) -> Plan:
+        return plan_tournament(self.config, store, fresh)
+
+    def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
+        yield pending_jobs(plan, settings_of(self.config))
+
+    def add(self, job: MatchJob, result: JobResult) -> bool:
+        return False
+
+    def dropped(self, plan: Plan) -> Sequence[int]:
+        return ()
+
+
+def run_tournament(
+    config: TournamentConfig,
+    store: Store,
+    fresh: bool = False,
+    workers: int | None = None,
+    on_result: Callable[[Progress], None] | None = None,
+    cluster: str | None = None,
+) -> RunReport:
+    """Play every match not yet done (or, with a stop rule, round after round until the standings settle), store
+    each as it finishes, then rate in schedule order.
+
+    ``KeyboardInterrupt`` or SIGTERM stops the run (the matches in flight are discarded, their bots killed) and
+    returns a report with ``interrupted=True``; running again resumes. The tournament is held by a lease in the
+    store meanwhile: a second runner gets :class:`~arena.store.LeaseHeldError`. A full disk stops the run with
+    :class:`~arena.store.DiskFullError`, what is stored kept. ``cluster`` (default: the config's ``cluster:``)
+    plays the matches on a Dask cluster instead of the local pool (arena/run/cluster.py); the results are the same.
+    """
+    policy: loop.Policy = AllPending(config) if config.stop is None else SettleRule(config)
+    with played(player_for(cluster or config.cluster, workers or config.workers)) as player:
+        return loop.run(store, policy, player, fresh, on_result)
+
+
+def estimate_seconds(config: TournamentConfig, matches: int, workers: int) -> float:
+    """A rough wall-clock estimate: a match of sample-bot speed is a few hundred turns plus its start-up."""
+    turns_per_match = 60 * config.players * max(1, config.rules.threshold // 25)
+    per_match = SECONDS_PER_MATCH_START + turns_per_match * SECONDS_PER_TURN_ESTIMATE * config.players
+    return matches * per_match / max(1, workers)
+
+
+def dry_run(config: TournamentConfig, workers: int | None = None, cluster: str | None = None) -> dict[str, Any]:
+    """The schedule summary, without touching the store or playing; ``workers`` and ``cluster`` override the
+    config's, as in a run. On a cluster the workers are the scheduler's, unknown until it is asked (a local:N
+    cluster has N); the time estimate then assumes the local pool's."""
+    workers = workers or config.workers
+    cluster = cluster or config.cluster
+    if cluster is not None and cluster.startswith("local:"):
+        workers = int(cluster.removeprefix("local:"))
+    bots = load_bots(config)
+    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
+    seats: dict[str, list[int]] = {bot.name: [0] * config.players for bot in bots}
+    for match in schedule:
+        for seat, slot in enumerate(match.bots):
+            seats[bots[slot].name][seat] += 1
+    return {
+        "name": config.name,
+        "design": design_for(len(bots), config.players),
+        "bots": len(bots),
+        "players": config.players,
+        "matches": len(schedule),
+        "deals": len({match.seed for match in schedule}),
+        "deal_mode": config.deals,
+        "matches_per_bot": {name: sum(counts) for name, counts in seats.items()},
+        "seats_per_bot": seats,
+        "workers": workers,
+        "cluster": cluster,
+        "sandbox": config.sandbox,
+        "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
+        # with a stop rule the matches and the time are bounds: it stops once the standings settle
+        "open_ended": None if config.stop is None else {"confidence": config.stop.confidence,
+                                                        "max_matches": len(schedule)},
+    }
+

@@ -1,0 +1,73 @@
+"""The league server's config file: its ``league:`` section (arena/config.py's :class:`LeagueConfig`) and the
+optional ``server:`` settings (uploads, the check's sandbox, the limits of a build)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
+from arena.config import ConfigError, LeagueConfig, parse_league
+from arena.sandbox import BACKENDS as SANDBOXES
+from arena.yamlfile import load_yaml
+
+SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb"}
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """A server config file: the ``league:`` and the optional ``server:`` settings."""
+
+    league: LeagueConfig
+    uploads_per_hour: int = 10
+    max_upload_bytes: int = 5 << 20
+    check_sandbox: str = "process"
+    build: BuildLimits = DEFAULT_BUILD_LIMITS
+    """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb``)."""
+
+
+def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
+    """Read a server config (``league:`` and ``server:``), or raise :class:`ConfigError` naming the key."""
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read the config: {error}") from None
+
+    def bad(key: str, expected: str, value: object) -> ConfigError:
+        return ConfigError(f"{path}: {key}: expected {expected}, got {value!r}")
+
+    if not isinstance(data, Mapping) or not isinstance(data.get("league"), Mapping):
+        raise ConfigError(f"{path}: league: missing (a server config is a mapping with a league: section and an "
+                          "optional server: section)")
+    unknown = sorted(str(key) for key in data if key not in ("league", "server"))
+    if unknown:
+        raise ConfigError(f"{path}: {unknown[0]}: unknown key (known: league, server)")
+    league = parse_league(data["league"], path, default_registry, bad)
+    server = data.get("server") or {}
+    if not isinstance(server, Mapping):
+        raise bad("server", "a mapping such as {uploads_per_hour: 10, max_upload_kb: 5120}", server)
+    for key in server:
+        if key not in SERVER_KEYS:
+            raise bad(f"server.{key}", "one of " + ", ".join(sorted(SERVER_KEYS)), key)
+    uploads = server.get("uploads_per_hour", 10)
+    if type(uploads) is not int or uploads < 1:
+        raise bad("server.uploads_per_hour", "a positive integer", uploads)
+    upload_kb = server.get("max_upload_kb", 5120)
+    if type(upload_kb) is not int or not 1 <= upload_kb <= 1 << 20:
+        raise bad("server.max_upload_kb", "an integer from 1 to 1048576", upload_kb)
+    check_sandbox = server.get("check_sandbox", league.sandbox)
+    if check_sandbox not in SANDBOXES:
+        raise bad("server.check_sandbox", "one of " + ", ".join(SANDBOXES), check_sandbox)
+    seconds = server.get("build_seconds", DEFAULT_BUILD_LIMITS.seconds)
+    if type(seconds) not in (int, float) or not 1 <= seconds <= 3600:
+        raise bad("server.build_seconds", "a number of seconds from 1 to 3600", seconds)
+    memory = server.get("build_memory_mb", DEFAULT_BUILD_LIMITS.memory_mb)
+    if type(memory) is not int or not 64 <= memory <= 16384:
+        raise bad("server.build_memory_mb", "an integer from 64 to 16384", memory)
+    build = BuildLimits(seconds=float(seconds), memory_mb=memory)
+    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build)

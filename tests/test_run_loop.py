@@ -1,0 +1,254 @@
+"""The one run loop under every runner (arena/run/): what each runner gains by being a policy over it.
+
+Real runs throughout: ``arena test`` and ``arena run`` in subprocesses with real signals, a real SQLite store, a
+local Dask cluster, a league thread. The structure checks at the end keep the design honest: no import cycles in
+``arena/``, no SQL on the store's tables outside ``store.py``, one place that starts match workers and one that
+talks to Dask.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.config import LeagueConfig, load_config
+from arena.rules import Rules
+from arena.run.league import League
+from arena.run.tournament import run_tournament
+from arena.store import LeaseHeldError, Store
+from tests.test_reliability import arena, counts, plain_failure, results, start, wait_group_gone
+from tests.test_stoprule import write as write_stop_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+PACKAGE = ROOT / "arena"
+# An A/B test of two identical bots that cannot decide before its cap: every run plays all 80 matches.
+UNDECIDED = ("--max-matches", "80", "--margin", "0.001", "--alpha", "0.001", "--beta", "0.001",
+             "--threshold", "25", "--workers", "2", "--no-site", "--json")
+
+
+def wait_for(condition: object, what: object, limit: float = 120.0) -> None:
+    """Wait for ``condition``; ``what`` (called if callable) says what was awaited when it never comes."""
+    deadline = time.monotonic() + limit
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what() if callable(what) else what
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_arena_test_holds_its_lease_and_resumes_after_sigterm_to_the_same_verdict(tmp_path: Path) -> None:
+    new = tmp_path / "greedy-new"
+    shutil.copytree(SAMPLES / "greedy", new, ignore=shutil.ignore_patterns("__pycache__"))
+    args = ("test", new, SAMPLES / "greedy", *UNDECIDED)
+    whole = arena(*args, "--db", tmp_path / "whole.db")
+    assert whole.returncode == 3, whole.stderr
+    expected = json.loads(whole.stdout)
+    assert expected["verdict"] == "undecided" and expected["matches"] == 80
+
+    db = tmp_path / "parted.db"
+    first = start(*args, "--db", db)
+    try:
+        wait_for(lambda: counts(db).get("done", 0) >= 4, "the first test plays")
+        assert first.poll() is None, "the first test finished too soon to be raced"
+        second = arena(*args, "--db", db)
+        plain_failure(second, 1, f"is being run by PID {first.pid} on")
+        first.send_signal(signal.SIGTERM)  # the runner alone, as kill does
+        _, stderr = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    plain_failure((first.returncode, stderr), 4, "interrupted", "run the same command again to resume")
+    assert not wait_group_gone(first.pid), "bots or workers outlived the stop"
+    assert counts(db).get("done", 0) < 80, "the stop came after the end"
+
+    resumed = arena(*args, "--db", db)
+    assert resumed.returncode == 3, resumed.stderr
+    again = json.loads(resumed.stdout)
+    assert 0 < again["played"] < 80
+    same = ("verdict", "matches", "llr", "difference", "samples")
+    assert {key: again[key] for key in same} == {key: expected[key] for key in same}
+    assert results(db, expected["tournament"]) == results(tmp_path / "whole.db", expected["tournament"])
+
+
+@pytest.mark.slow
+def test_a_stop_rule_tournament_on_a_cluster_stops_at_the_round_the_local_pool_does(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    config = write_stop_config(tmp_path)
+    found = {}
+    for where, extra in (("pool", ()), ("cluster", ("--cluster", "local:2"))):
+        outcome = CliRunner().invoke(main, ["run", str(config), "--db", str(tmp_path / f"{where}.db"), "--no-site",
+                                            "--json", *extra], catch_exceptions=False)
+        assert outcome.exit_code == 0, outcome.stderr
+        found[where] = json.loads(outcome.stdout)
+    pool, cluster = found["pool"], found["cluster"]
+    assert cluster["cluster"]["address"] == "local:2" and sum(cluster["cluster"]["matches_per_worker"].values()) \
+        == cluster["played"]
+    assert pool["matches"] < 60 and pool["matches"] % 6 == 0, pool  # stopped by the rule, on a whole round
+    assert cluster["matches"] == pool["matches"] and cluster["standings"] == pool["standings"]
+    assert results(tmp_path / "cluster.db", "s") == results(tmp_path / "pool.db", "s")
+
+
+@pytest.mark.slow
+def test_arena_test_on_a_cluster_reaches_the_verdict_of_the_local_pool(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    new = tmp_path / "greedy-new"
+    shutil.copytree(SAMPLES / "greedy", new, ignore=shutil.ignore_patterns("__pycache__"))
+    found = []
+    for where, extra in (("pool", ()), ("cluster", ("--cluster", "local:2"))):
+        outcome = CliRunner().invoke(main, ["test", str(new), str(SAMPLES / "greedy"), "--threshold", "25",
+                                            "--no-site", "--json", "--db", str(tmp_path / f"{where}.db"), *extra],
+                                     catch_exceptions=False)
+        assert outcome.exit_code == 1, outcome.stderr  # identical bots: not better
+        found.append(json.loads(outcome.stdout))
+    same = ("verdict", "matches", "llr", "difference")
+    assert {key: found[1][key] for key in same} == {key: found[0][key] for key in same}
+
+
+def test_a_stop_rule_run_on_the_local_pool_is_held_and_rated_like_any_tournament(tmp_path: Path) -> None:
+    config = load_config(write_stop_config(tmp_path, stop={"confidence": 0.95, "max_matches": 6}))
+    store = Store(tmp_path / "a.db")
+    held = store.acquire("s")
+    with pytest.raises(LeaseHeldError, match="tournament s is being run by PID"):
+        run_tournament(config, store)
+    store.release(held)
+    report = run_tournament(config, store)
+    assert (report.total, report.played, report.failed, report.interrupted) == (6, 6, 0, False)
+    assert all(line.rating is not None for line in report.standings)
+    assert store.tournament("s")["finished_at"] is not None
+
+
+def test_a_league_holds_its_run_while_it_plays_and_lets_go_when_it_stops(tmp_path: Path) -> None:
+    config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random")), players=2,
+                          seed=3, registry=tmp_path / "bots", rules=Rules.from_dict({"threshold": 25}))
+    league = League(config, tmp_path / "league.db")
+    stop = threading.Event()
+    thread = threading.Thread(target=league.run, args=(stop,))
+    thread.start()
+    try:
+        wait_for(lambda: league.state.matches_played >= 2 or league.state.error,
+                 lambda: f"the league plays: {league.state}", 60)
+        assert league.state.error is None
+        other = Store(tmp_path / "league.db")
+        with pytest.raises(LeaseHeldError, match="tournament ladder is being run by PID"):
+            other.acquire("ladder")
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert not thread.is_alive() and league.state.state == "stopped" and league.state.error is None
+    other.release(other.acquire("ladder"))  # free again
+    tid = other.tournament("ladder")["id"]
+    assert other.tournament("ladder")["finished_at"] is None  # a league never finishes
+    assert other.status_counts(tid).get("done", 0) >= 2 and other.final_ratings(tid)
+
+
+# -- the structure --------------------------------------------------------------------------------------------
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "templates" in path.parts:
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The arena modules ``name`` imports anywhere in its file (function-level imports too; not those only for
+    type checking)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    checking = {id(node) for stmt in ast.walk(tree) if isinstance(stmt, ast.If)
+                and "TYPE_CHECKING" in ast.unparse(stmt.test) for node in ast.walk(stmt)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in checking:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base
+                                                                                                 else []))
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def test_arena_has_no_import_cycle() -> None:
+    found = modules()
+    # a package imports its modules lazily where it is a registry (sandbox.get_sandbox): not an arrow back
+    graph = {name: {target for target in imports_of(name, path, set(found)) if not name.startswith(target + ".")}
+             for name, path in found.items()}
+    assert "arena.run.loop" in graph and "arena.store" in graph["arena.run.loop"]  # the check sees imports
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append(trail[trail.index(target):] + [target])
+            elif target not in state:
+                visit(target, trail + [target])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+STORE_TABLES = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|FROM|JOIN)\s+"
+                          r"(?:matches|seats|bots|ratings|tournaments)\b", re.IGNORECASE)
+
+
+def test_no_sql_on_the_stores_tables_outside_the_store() -> None:
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "store.py" and path.parent == PACKAGE:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if STORE_TABLES.search(line) and ('"' in line or "'" in line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert STORE_TABLES.search('"SELECT count(*) FROM matches WHERE"')  # the pattern finds what it looks for
+    assert not found, "\n".join(found)
+
+
+def test_one_place_starts_match_workers_and_one_talks_to_dask() -> None:
+    pools, dask = [], []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"\.Pool\(|ProcessPoolExecutor", text):
+            pools.append(path.relative_to(ROOT).as_posix())
+        if re.search(r"^\s*(?:import|from)\s+(?:distributed|dask)\b", text, re.MULTILINE):
+            dask.append(path.relative_to(ROOT).as_posix())
+    assert pools == ["arena/run/players.py"] and dask == ["arena/run/cluster.py"], (pools, dask)
+
+
+def test_the_runners_have_no_loop_of_their_own() -> None:
+    """Only the loop and the players iterate over results: a runner that calls a player or a pool itself has a
+    loop of its own again."""
+    for name in ("tournament", "stoprule", "abtest", "league"):
+        text = (PACKAGE / "run" / f"{name}.py").read_text(encoding="utf-8")
+        assert not re.search(r"\.play\(|imap|worker_pool|Connection\(", text), name
+    assert sys.modules["arena.run.tournament"].run_tournament is run_tournament
