@@ -163,11 +163,9 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         if not json.loads(row["config"]).get("league") or name not in (None, row["name"]):
             continue
         counts = store.status_counts(row["id"])
-        last = store.db.execute("SELECT max(finished_at) FROM matches WHERE tournament_id = ? AND status = 'done'",
-                                (row["id"],)).fetchone()[0]
         table = store.standings(row["id"])
         leagues.append({"league": row["name"], "since": row["created_at"], "bots": len(table),
-                        "matches": counts, "last_match_at": last,
+                        "matches": counts, "last_match_at": store.last_finished(row["id"]),
                         "leader": table[0].name if table and table[0].matches else None})
     if name is not None and not leagues:
         _fail(f"{db_path}: no league {name!r}")

@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.registry import Registry
-from arena.server.authors import Author, owned_by, recent_seats
+from arena.server.authors import Author, owned_by
 from arena.server.pages import form_page
 from arena.server.public import league_href
 from arena.server.sessions import SESSION_COOKIE, SESSION_S, csrf_ok, secure
@@ -44,7 +44,7 @@ def author_data(store: Store, registry: Registry, league: str, author: Author) -
     if row is not None:
         mine = [b["id"] for b in store.bots(row["id"]) if b["name"].partition("@")[0] in owned
                 and Path(b["directory"]).is_relative_to(registry.root)]
-        matches = recent_seats(store, row["id"], mine, RECENT_MATCHES)
+        matches = store.recent_seats(row["id"], mine, RECENT_MATCHES)
         tslug = data.slug(league, row["id"], "t")
         for seat in matches:
             seat["href"] = data.match_href(tslug, seat["index"])
