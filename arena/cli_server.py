@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 import click
 
-from arena.cli_common import check_cluster
+from arena.cli_common import check_cluster, json_option
 from arena.config import ConfigError
 from arena.registry import default_registry
 from arena.store import Store, StoreError
@@ -28,7 +28,6 @@ from arena.store import Store, StoreError
 DEFAULT_DB = Path("results/arena.db")
 db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
                          show_default=True, help="The results store (SQLite); the registry is bots/ beside it.")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the output as JSON.")
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -94,7 +93,7 @@ def author_group() -> None:
 @author_group.command("add")
 @click.argument("name")
 @db_option
-@json_option
+@json_option()
 def author_add(name: str, db_path: Path, as_json: bool) -> None:
     """Add author NAME and print their API token. It is shown only this once: the store keeps only its hash."""
     from arena.server.authors import AuthorError, add_author
@@ -114,7 +113,7 @@ def author_add(name: str, db_path: Path, as_json: bool) -> None:
 
 @author_group.command("list")
 @db_option
-@json_option
+@json_option()
 def author_list(db_path: Path, as_json: bool) -> None:
     """Every author, the bot names they own and how many uploads were accepted."""
     from arena.server.authors import list_authors
@@ -152,7 +151,7 @@ def league_group() -> None:
 @league_group.command("status")
 @click.argument("name", required=False)
 @db_option
-@json_option
+@json_option()
 def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
     """What the leagues in the store are doing: bots, matches played and in play, the last match, the leader."""
     if not db_path.exists():
@@ -163,11 +162,9 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         if not json.loads(row["config"]).get("league") or name not in (None, row["name"]):
             continue
         counts = store.status_counts(row["id"])
-        last = store.db.execute("SELECT max(finished_at) FROM matches WHERE tournament_id = ? AND status = 'done'",
-                                (row["id"],)).fetchone()[0]
         table = store.standings(row["id"])
         leagues.append({"league": row["name"], "since": row["created_at"], "bots": len(table),
-                        "matches": counts, "last_match_at": last,
+                        "matches": counts, "last_match_at": store.last_finished(row["id"]),
                         "leader": table[0].name if table and table[0].matches else None})
     if name is not None and not leagues:
         _fail(f"{db_path}: no league {name!r}")

@@ -805,6 +805,32 @@ class Store:
             "SELECT m.grp, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
+    # -- what the server reads ---------------------------------------------------------------------------------
+
+    def recent_seats(self, tid: int, bot_ids: Sequence[int], limit: int) -> list[dict[str, Any]]:
+        """The latest ``limit`` finished seats of these bots in the tournament, newest first, with faults and
+        stderr tails: what an author's own page shows (the caller makes sure they are that author's bots)."""
+        if not bot_ids:
+            return []
+        marks = ",".join("?" * len(bot_ids))
+        rows = self.db.execute(
+            "SELECT m.id, m.idx, m.finished_at, s.seat, b.name, s.place, s.score, s.fault_kind, s.fault_detail, "
+            "s.fault_round, s.stderr_tail FROM seats s JOIN matches m ON m.id = s.match_id "
+            "JOIN bots b ON b.id = s.bot_id "
+            f"WHERE m.tournament_id = ? AND m.status = 'done' AND s.bot_id IN ({marks}) ORDER BY m.idx DESC LIMIT ?",
+            (tid, *bot_ids, limit)).fetchall()
+        return [{"match": row["id"], "index": row["idx"], "finished_at": row["finished_at"], "bot": row["name"],
+                 "seat": row["seat"], "place": row["place"], "score": row["score"],
+                 "fault": None if row["fault_kind"] is None else {
+                     "kind": row["fault_kind"], "detail": row["fault_detail"], "round": row["fault_round"]},
+                 "stderr_tail": row["stderr_tail"]} for row in rows]
+
+    def last_finished(self, tid: int) -> str | None:
+        """When the tournament's latest finished match finished, or None before the first."""
+        found: str | None = self.db.execute(
+            "SELECT max(finished_at) FROM matches WHERE tournament_id = ? AND status = 'done'", (tid,)).fetchone()[0]
+        return found
+
 
 def _insert_bot(db: sqlite3.Connection, tid: int, slot: int, bot: dict[str, Any]) -> int:
     bot_id = db.execute("INSERT INTO bots (tournament_id, slot, name, directory, files_hash, manifest) "

@@ -9,22 +9,20 @@ never by anything in the request. The pages are templates of the results site (`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.registry import Registry
-from arena.resources import data_dir
-from arena.server.authors import Author, owned_by, recent_seats
+from arena.server.authors import Author, owned_by
+from arena.server.pages import form_page
 from arena.server.public import league_href
-from arena.server.sessions import SESSION_COOKIE, SESSION_S, Sessions, csrf_ok, csrf_token, secure, set_csrf
-from arena.server.views import Views
+from arena.server.sessions import SESSION_COOKIE, SESSION_S, csrf_ok, secure
+from arena.server.state import Shared, shared
 from arena.site import data
 from arena.store import Store
 
@@ -46,99 +44,90 @@ def author_data(store: Store, registry: Registry, league: str, author: Author) -
     if row is not None:
         mine = [b["id"] for b in store.bots(row["id"]) if b["name"].partition("@")[0] in owned
                 and Path(b["directory"]).is_relative_to(registry.root)]
-        matches = recent_seats(store, row["id"], mine, RECENT_MATCHES)
+        matches = store.recent_seats(row["id"], mine, RECENT_MATCHES)
         tslug = data.slug(league, row["id"], "t")
         for seat in matches:
             seat["href"] = data.match_href(tslug, seat["index"])
     return {"author": author.name, "bots": bots, "matches": matches}
 
 
-SITE_ROOT = "/site/"
-"""Where the server serves the static site: the author pages link into it by absolute paths."""
+def render(request: Request, template: str, code: int = 200, **context: Any) -> Response:
+    server = shared(request)
+    crumbs = [data.Crumb(server.name, league_href_of(server)), data.Crumb(context.pop("crumb"), None)]
+    response = form_page(request, template, code, PATH, path="me", page={"crumbs": crumbs}, league=server.name,
+                         **context)
+    response.headers["Cache-Control"] = "no-store"  # a private page: no shared cache may keep it
+    return response
 
 
-def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(data_dir("site") / "templates")), autoescape=True,
-                      undefined=StrictUndefined)
-    # The static site links from page to page by the shortest relative path (render.relative); these pages live
-    # outside it, at /me, so their links into it are absolute.
-    env.filters["relative"] = lambda href, _page: SITE_ROOT + href
-    return env
+def league_href_of(server: Shared) -> str:
+    views = server.views
+    href = views.cached("league-href", views.refresh(), lambda: league_href(views.store(), server.name))
+    return href or "index.html"
 
 
-def routes(views: Views, registry: Registry, league: str, sessions: Sessions) -> Sequence[Route]:
-    """The routes of the author pages: ``GET /me``, ``GET``/``POST /me/login``, ``POST /me/logout``."""
-    templates = environment()
+def session_author(request: Request) -> Author | None:
+    server = shared(request)
+    session_id = request.cookies.get(SESSION_COOKIE)
+    author_id = None if not session_id else server.sessions.author_id(session_id)
+    if author_id is None:
+        return None
+    return server.views.author(author_id)  # a revoked author's sessions end here, at their next request
 
-    def render(request: Request, template: str, code: int = 200, **context: Any) -> Response:
-        token = csrf_token(request)
-        crumbs = [data.Crumb(league, league_href_of()), data.Crumb(context.pop("crumb"), None)]
-        html = templates.get_template(template).render(root=SITE_ROOT, path="me", page={"crumbs": crumbs},
-                                                       league=league,
-                                                       csrf=token, **context)
-        response = HTMLResponse(html, code)
-        set_csrf(response, request, token, PATH)
-        response.headers["Cache-Control"] = "no-store"  # a private page: no shared cache may keep it
-        return response
 
-    def league_href_of() -> str:
-        href = views.cached("league-href", views.refresh(), lambda: league_href(views.store(), league))
-        return href or "index.html"
+async def login_page(request: Request, code: int = 200, message: str | None = None) -> Response:
+    return await run_in_threadpool(lambda: render(request, "login.html", code, crumb="Your bots", message=message))
 
-    def session_author(request: Request) -> Author | None:
-        session_id = request.cookies.get(SESSION_COOKIE)
-        author_id = None if not session_id else sessions.author_id(session_id)
-        if author_id is None:
-            return None
-        return views.author(author_id)  # a revoked author's sessions end here, at their next request
 
-    async def login_page(request: Request, code: int = 200, message: str | None = None) -> Response:
-        return await run_in_threadpool(lambda: render(request, "login.html", code, crumb="Your bots",
-                                                      message=message))
+def my_page(request: Request) -> Response:
+    author = session_author(request)
+    if author is None:
+        return RedirectResponse(f"{PATH}/login", 303)
+    server = shared(request)
+    found = author_data(server.views.store(), server.registry, server.name, author)
+    return render(request, "author.html", crumb=f"{author.name}'s bots", **found)
 
-    def my_page(request: Request) -> Response:
-        author = session_author(request)
-        if author is None:
-            return RedirectResponse(f"{PATH}/login", 303)
-        found = author_data(views.store(), registry, league, author)
-        return render(request, "author.html", crumb=f"{author.name}'s bots", **found)
 
-    async def get_me(request: Request) -> Response:
-        return await run_in_threadpool(my_page, request)
+async def get_me(request: Request) -> Response:
+    return await run_in_threadpool(my_page, request)
 
-    async def get_login(request: Request) -> Response:
-        if await run_in_threadpool(session_author, request) is not None:
-            return RedirectResponse(PATH, 303)
-        return await login_page(request)
 
-    async def post_login(request: Request) -> Response:
-        async with request.form(max_files=0, max_fields=FORM_FIELDS) as form:
-            if not csrf_ok(request, form.get("csrf")):
-                return await login_page(request, 403, "The form expired or came from another site (CSRF "
-                                                      "check): log in again from this page.")
-            token = form.get("token")
-        author = None
-        if isinstance(token, str) and token.strip():
-            author = await run_in_threadpool(views.authenticate, token.strip())
-        if author is None:
-            return await login_page(request, 401, "That API token is not valid.")
-        response = RedirectResponse(PATH, 303)
-        response.set_cookie(SESSION_COOKIE, sessions.start(author.id), max_age=SESSION_S, httponly=True,
-                            samesite="strict", path=PATH, secure=secure(request))
-        return response
+async def get_login(request: Request) -> Response:
+    if await run_in_threadpool(session_author, request) is not None:
+        return RedirectResponse(PATH, 303)
+    return await login_page(request)
 
-    async def post_logout(request: Request) -> Response:
-        async with request.form(max_files=0, max_fields=FORM_FIELDS) as form:
-            if not csrf_ok(request, form.get("csrf")):
-                return await login_page(request, 403, "The form expired or came from another site (CSRF check).")
-        session_id = request.cookies.get(SESSION_COOKIE)
-        if session_id:
-            sessions.end(session_id)
-        response = await login_page(request, 200, "You are logged out.")
-        response.delete_cookie(SESSION_COOKIE, path=PATH, httponly=True, samesite="strict", secure=secure(request))
-        return response
 
-    return (Route(PATH, get_me, methods=["GET"]),
-            Route(f"{PATH}/login", get_login, methods=["GET"]),
-            Route(f"{PATH}/login", post_login, methods=["POST"]),
-            Route(f"{PATH}/logout", post_logout, methods=["POST"]))
+async def post_login(request: Request) -> Response:
+    server = shared(request)
+    async with request.form(max_files=0, max_fields=FORM_FIELDS) as form:
+        if not csrf_ok(request, form.get("csrf")):
+            return await login_page(request, 403, "The form expired or came from another site (CSRF "
+                                                  "check): log in again from this page.")
+        token = form.get("token")
+    author = await server.author(token)
+    if author is None:
+        return await login_page(request, 401, "That API token is not valid.")
+    response = RedirectResponse(PATH, 303)
+    response.set_cookie(SESSION_COOKIE, server.sessions.start(author.id), max_age=SESSION_S, httponly=True,
+                        samesite="strict", path=PATH, secure=secure(request))
+    return response
+
+
+async def post_logout(request: Request) -> Response:
+    async with request.form(max_files=0, max_fields=FORM_FIELDS) as form:
+        if not csrf_ok(request, form.get("csrf")):
+            return await login_page(request, 403, "The form expired or came from another site (CSRF check).")
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        shared(request).sessions.end(session_id)
+    response = await login_page(request, 200, "You are logged out.")
+    response.delete_cookie(SESSION_COOKIE, path=PATH, httponly=True, samesite="strict", secure=secure(request))
+    return response
+
+
+ROUTES = (Route(PATH, get_me, methods=["GET"]),
+          Route(f"{PATH}/login", get_login, methods=["GET"]),
+          Route(f"{PATH}/login", post_login, methods=["POST"]),
+          Route(f"{PATH}/logout", post_logout, methods=["POST"]))
+"""The routes of the author pages: ``GET /me``, ``GET``/``POST /me/login``, ``POST /me/logout``."""

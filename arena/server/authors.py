@@ -16,7 +16,6 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from arena.manifest import NAME_PATTERN
 from arena.store import Store
@@ -140,24 +139,6 @@ def all_owners(store: Store) -> dict[str, str]:
 def owned_by(store: Store, author: Author) -> list[str]:
     return [row[0] for row in store.db.execute("SELECT bot_name FROM bot_owners WHERE author_id = ? ORDER BY bot_name",
                                                (author.id,))]
-
-
-def recent_seats(store: Store, tid: int, bot_ids: Sequence[int], limit: int) -> list[dict[str, Any]]:
-    """The latest finished league seats of these bots, newest first, with faults and stderr tails (the caller
-    makes sure they are the asking author's own bots)."""
-    if not bot_ids:
-        return []
-    marks = ",".join("?" * len(bot_ids))
-    rows = store.db.execute(
-        "SELECT m.id, m.idx, m.finished_at, s.seat, b.name, s.place, s.score, s.fault_kind, s.fault_detail, "
-        "s.fault_round, s.stderr_tail FROM seats s JOIN matches m ON m.id = s.match_id JOIN bots b ON b.id = s.bot_id "
-        f"WHERE m.tournament_id = ? AND m.status = 'done' AND s.bot_id IN ({marks}) ORDER BY m.idx DESC LIMIT ?",
-        (tid, *bot_ids, limit)).fetchall()
-    return [{"match": row["id"], "index": row["idx"], "finished_at": row["finished_at"], "bot": row["name"],
-             "seat": row["seat"], "place": row["place"], "score": row["score"],
-             "fault": None if row["fault_kind"] is None else {"kind": row["fault_kind"], "detail": row["fault_detail"],
-                                                              "round": row["fault_round"]},
-             "stderr_tail": row["stderr_tail"]} for row in rows]
 
 
 def accepted_since(store: Store, author: Author, since: float) -> list[float]:
