@@ -25,10 +25,10 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from arena import procfs
 from arena.matchlog import locate_log
 from arena.resources import data_dir
-from arena import procfs
-from arena.site import data, output, svg
+from arena.site import data, output, replay, svg
 from arena.store import Store
 
 SITE_DIR = data_dir("site")
@@ -92,13 +92,14 @@ def setting(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_tidy(value))
 
 
-def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
+def move_list(blocks: Sequence[replay.MoveBlock]) -> Markup:
     """The move list: a fold per round (its deal the summary, its grid of turns, its end), the match's start and
     end as lines of their own; every narrated line carries its event's index (``data-e``), which is where replay.js
     takes a step's text from. Built here rather than in a template loop: it is on every match page. One tab stop
     for all the grids (the widest), set once on the list rather than on each round's grid.
 
-    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
+    >>> print(move_list([replay.MoveBlock(((0, "a <b> starts"),)),
+    ...                  replay.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
     <div class="moves" data-moves style="tab-size:8">
     <p data-e="0">a &lt;b&gt; starts</p>
     <details><summary data-e="1">Round 1</summary><pre>x</pre><p data-e="3">ends</p></details>
