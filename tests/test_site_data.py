@@ -16,7 +16,7 @@ import pytest
 
 from arena.matchlog import find_log
 from arena.ratings import Rating
-from arena.results import Reason
+from arena.results import Reason, Termination
 from arena.site import data, render, replay, svg
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
@@ -283,6 +283,19 @@ def test_pending_and_failed_matches_show_without_places(tmp_path: Path) -> None:
     failed = data.match_page(snap, 2, None)
     assert failed.status == "failed" and failed.error == "attempt 3: sandbox broke"
     assert data.match_list_pages(snap)[0].rows[2].status == "failed"
+
+
+def test_a_newer_arenas_termination_shows_as_other(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=2)
+    tid = store.tournament("t")["id"]
+    store.db.execute("UPDATE matches SET termination = 'agreed_draw' WHERE tournament_id = ? AND idx = 1", (tid,))
+    snap = data.snapshot(store, "t")
+    rows = data.match_list_pages(snap)[0].rows
+    assert [row.termination for row in rows] == [snap.matches[0].result.termination, Termination.OTHER]
+    assert rows[0].termination is not Termination.OTHER
+    assert render.listing_row(rows[1], False, "t/t/matches/index.html").endswith('<td class="opt">other')
+    page = data.match_page(snap, 1, data.match_log(snap, snap.matches[1])[0])
+    assert page.termination is Termination.OTHER and " · ended: other" in render.render_match(page, snap.slug)
 
 
 def test_downsample_keeps_the_ends() -> None:

@@ -30,7 +30,7 @@ from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import narrate
 from arena.ratings import Rating
-from arena.results import Fault, SeatResult
+from arena.results import Fault, SeatResult, Termination
 from arena.rules import Rules
 from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, match_moves
 from arena.store import MatchStamp, Standing, Store, StoredMatch
@@ -390,7 +390,7 @@ class MatchListRow:
     status: str
     rounds: int | None
     turns: int | None
-    termination: str | None
+    termination: Termination | None
     players: tuple[PlayerCell, ...]
     """Best place first; seats without a place (a match not played) in seat order."""
     place_of: int | None = None
@@ -929,7 +929,7 @@ class MatchPage:
     status: str
     rounds: int | None
     turns: int | None
-    termination: str | None
+    termination: Termination | None
     duration_s: float | None
     error: str | None
     threshold: int

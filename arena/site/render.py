@@ -127,7 +127,8 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     Made here rather than by a template macro: every match is in four listings, and the macro's handling of each
     value was most of the time a full build spent on them.
 
-    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, "last_standing", (
+    >>> from arena.results import Termination
+    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, Termination.LAST_STANDING, (
     ...     data.PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
     ...     data.PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
     >>> print(listing_row(row, False, "t/a/matches/index.html"))  # doctest: +NORMALIZE_WHITESPACE
@@ -159,7 +160,7 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
         cells.append(cell + "</span>")
     html.append(" ".join(cells))
     html.append(f'<td class="num opt">{_dash(m.rounds)}<td class="num opt">{_dash(m.turns)}'
-                f'<td class="opt">{escape((m.termination or "–").replace("_", " "))}')
+                f'<td class="opt">{escape("–" if m.termination is None else m.termination.text)}')
     return Markup("".join(html))
 
 
