@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.manifest import BotSpec
 from arena import procfs
+from arena.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, reaper
 from arena.sandbox.bwrap import ORPHAN_SWEEPS, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
