@@ -13,7 +13,7 @@ small size does not get a large file through. Refused, each with an :class:`Arch
 - a name listed twice.
 
 Nothing here knows about HTTP or the store: it is a pure function of an archive file and a fresh directory, and
-the registry's own guards (:func:`arena.registry.scan`) still run on the result.
+the registry's own guards (:func:`arena.botfiles.scan`) still run on the result.
 """
 
 from __future__ import annotations

@@ -1,17 +1,23 @@
-"""What a bot directory may hold: the scan that both ``arena check`` and the registry's guarded copy start from.
+"""A bot's files: what a bot directory may hold (the scan that both ``arena check`` and the registry start from), the
+guarded copy of them, removing such a copy, and telling a stored registry version by its place.
 
-Its own module so that the checker and the registry both use it without importing each other.
+Its own module so that the checker, the build and the registry all use it without importing each other.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 MAX_TOTAL_BYTES = 20 << 20
 MAX_FILES = 500
+VERSIONS_FILE = "versions.json"
+"""A registry bot's index of its versions, beside their directories (:mod:`arena.registry`)."""
 
 
 class SubmissionRejected(ValueError):
@@ -69,9 +75,14 @@ def scan(root: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_TOTAL_BYTE
             if len(files) > max_files:
                 raise SubmissionRejected(f"too many files: more than {max_files} (a bot may hold at most {max_files})")
             if total > max_bytes:
-                raise SubmissionRejected(f"too large: more than {max_bytes >> 20} MiB of files "
-                                         f"(at most {max_bytes >> 20} MiB per bot)")
+                raise _too_large(max_bytes)
     return files
+
+
+def _too_large(max_bytes: int) -> SubmissionRejected:
+    # One wording whether the scan counted the bytes or the copy did (a file that grew after the scan).
+    return SubmissionRejected(f"too large: more than {max_bytes >> 20} MiB of files (at most {max_bytes >> 20} MiB "
+                              "per bot)")
 
 
 def _refuse_link(root: Path, path: Path) -> None:
@@ -97,3 +108,56 @@ def _kind(mode: int) -> str:
         if test(mode):
             return kind
     return "special file"
+
+
+def safe_copy(source: Path, target: Path, files: Sequence[FileEntry], max_bytes: int = MAX_TOTAL_BYTES) -> None:
+    """Copy the scanned ``files`` from ``source`` into the new directory ``target``, world-readable (the sandbox runs
+    bots as an unprivileged uid), dirs 0755, files 0644 or 0755.
+
+    Each file is opened with O_NOFOLLOW and checked again on its descriptor, and bytes are counted as they are
+    copied: a file swapped for a link or grown after :func:`scan` is refused, not copied.
+    """
+    target.mkdir(mode=0o755)
+    os.chmod(target, 0o755)
+    copied = 0
+    for entry in files:
+        destination = target / entry.relative
+        for parent in reversed(destination.relative_to(target).parents[:-1]):
+            (target / parent).mkdir(mode=0o755, exist_ok=True)
+            os.chmod(target / parent, 0o755)
+        try:
+            fd = os.open(source / entry.relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise SubmissionRejected(f"{entry.relative}: became a symlink while being copied") from None
+            raise SubmissionRejected(f"{entry.relative}: cannot read it: {error.strerror}") from None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SubmissionRejected(f"{entry.relative}: changed into a non-regular file while being copied")
+            out = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            with os.fdopen(out, "wb") as sink:
+                for block in iter(lambda: handle.read(1 << 16), b""):
+                    copied += len(block)
+                    if copied > max_bytes:
+                        raise _too_large(max_bytes)
+                    sink.write(block)
+        os.chmod(destination, 0o755 if entry.executable else 0o644)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a copy we made, read-only parts included."""
+    if not path.exists():
+        return
+    for current, dirs, _ in os.walk(path):
+        for name in dirs:
+            os.chmod(Path(current, name), 0o755)
+    os.chmod(path, 0o755)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def version_of(directory: Path) -> tuple[str, int] | None:
+    """(name, version) when ``directory`` is a stored registry version, else None."""
+    index = directory.parent / VERSIONS_FILE
+    if not directory.name.isdigit() or not index.is_file():
+        return None
+    return directory.parent.name, int(directory.name)

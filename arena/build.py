@@ -9,7 +9,7 @@ the tail is kept for the author.
 
 When the build succeeds, its ``bot.yaml`` must be the one submitted (the name and the command that were checked),
 and the tree it leaves goes through the same guards as a submission
-(:func:`arena.botfiles.scan`, :func:`arena.registry.safe_copy`): a build that makes a symlink, a hard link or
+(:func:`arena.botfiles.scan`, :func:`arena.botfiles.safe_copy`): a build that makes a symlink, a hard link or
 too many bytes is refused like an upload that holds them. The guarded copy is the built tree that is checked,
 hashed, stored and run.
 """
@@ -24,9 +24,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, scan
+from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, remove_tree, safe_copy, scan, version_of
 from arena.manifest import MANIFEST, BotSpec, load_bot
-from arena.registry import remove_tree, safe_copy, version_of
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 

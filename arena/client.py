@@ -1,7 +1,7 @@
 """The client side of ``arena submit --server URL``: pack a bot directory and upload it to a league server.
 
 Standard library only (urllib, tarfile), so authors need nothing beyond arena itself. The files packed are exactly
-those the registry would take (:func:`arena.registry.scan`: no links, no special files, within the limits), so most
+those the registry would take (:func:`arena.botfiles.scan`: no links, no special files, within the limits), so most
 refusals happen here, before anything is sent; the server applies every guard again anyway.
 """
 

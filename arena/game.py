@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any, Literal, TypeAlias
 
 from arena.cards import DECK, Card, hand_total, parse_card
-from arena.results import Reason, SeatStats
+from arena.results import Reason, SeatStats, Termination
 from arena.rules import Rules, discard_kind, legal_discards
 
 Seat: TypeAlias = int
@@ -120,16 +120,6 @@ class RoundEnd(str, Enum):
     """The declarer was not the lowest (clause 7)."""
     TURN_CAP = "turn_cap"
     """Every live seat used ``max_turns_per_player`` turns; each scores its own total."""
-
-
-class Termination(str, Enum):
-    """Why a match ended."""
-
-    LAST_STANDING = "last_standing"
-    FIRST_OUT = "first_out"
-    MAX_ROUNDS = "max_rounds"
-    FORFEITS = "forfeits"
-    """Forfeits left at most one seat in play."""
 
 
 @dataclass(frozen=True)

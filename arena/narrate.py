@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.cards import hand_total
-from arena.results import Fault
+from arena.results import Fault, termination_of
 
 CardText = Callable[[str], str]
 
@@ -98,7 +98,7 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
             shown = hand_lines(event, scored=True) if show_hands else ()
         elif kind == "match_end":
             order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
-            text = (f"Match over ({event['termination'].replace('_', ' ')}): "
+            text = (f"Match over ({termination_of(event['termination']).text}): "
                     + ", ".join(f"{event['places'][seat]}. {names[seat]} {event['scores'][seat]}" for seat in order)
                     + ".")
         else:  # an event this version does not know: still one line, so the lines stay in step with the events

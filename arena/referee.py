@@ -326,7 +326,7 @@ class Referee:
         return MatchResult(
             seed=self.seed,
             rules=self.rules,
-            termination=outcome.termination.value,
+            termination=outcome.termination,
             rounds=self.match.round,
             turns=turns,
             players=players,

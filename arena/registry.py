@@ -27,11 +27,9 @@ links, devices, FIFOs, sockets, setuid or setgid bits, too many files, too many 
 from __future__ import annotations
 
 import dataclasses
-import errno
 import fcntl
 import json
 import os
-import shutil
 import stat
 import tempfile
 import time
@@ -41,13 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.botfiles import MAX_TOTAL_BYTES, FileEntry, SubmissionRejected, scan
+from arena.botfiles import VERSIONS_FILE, SubmissionRejected, remove_tree, safe_copy, scan, version_of
 from arena.manifest import MANIFEST, NAME_PATTERN, BotSpec, hash_files, load_bot
 
 if TYPE_CHECKING:
     from arena.checker import CheckReport
 
-VERSIONS_FILE = "versions.json"
 INCOMING = ".incoming"
 LOCK_FILE = ".lock"
 REGISTRY_PREFIX = "registry:"
@@ -65,41 +62,6 @@ def default_registry(db_path: Path) -> Path:
     return db_path.parent / "bots"
 
 
-def safe_copy(source: Path, target: Path, files: Sequence[FileEntry], max_bytes: int = MAX_TOTAL_BYTES) -> None:
-    """Copy the scanned ``files`` from ``source`` into the new directory ``target``, world-readable (the sandbox runs
-    bots as an unprivileged uid), dirs 0755, files 0644 or 0755.
-
-    Each file is opened with O_NOFOLLOW and checked again on its descriptor, and bytes are counted as they are
-    copied: a file swapped for a link or grown after :func:`scan` is refused, not copied.
-    """
-    target.mkdir(mode=0o755)
-    os.chmod(target, 0o755)
-    copied = 0
-    for entry in files:
-        destination = target / entry.relative
-        for parent in reversed(destination.relative_to(target).parents[:-1]):
-            (target / parent).mkdir(mode=0o755, exist_ok=True)
-            os.chmod(target / parent, 0o755)
-        try:
-            fd = os.open(source / entry.relative, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise SubmissionRejected(f"{entry.relative}: became a symlink while being copied") from None
-            raise SubmissionRejected(f"{entry.relative}: cannot read it: {error.strerror}") from None
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise SubmissionRejected(f"{entry.relative}: changed into a non-regular file while being copied")
-            out = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-            with os.fdopen(out, "wb") as sink:
-                for block in iter(lambda: handle.read(1 << 16), b""):
-                    copied += len(block)
-                    if copied > max_bytes:
-                        raise SubmissionRejected(f"too large: more than {max_bytes >> 20} MiB of files "
-                                                 f"(at most {max_bytes >> 20} MiB per bot)")
-                    sink.write(block)
-        os.chmod(destination, 0o755 if entry.executable else 0o644)
-
-
 def make_read_only(root: Path) -> None:
     """Strip every write bit: a stored version must never change under the tournaments that played it."""
     for current, dirs, names in os.walk(root):
@@ -110,17 +72,6 @@ def make_read_only(root: Path) -> None:
         for name in dirs:
             os.chmod(Path(current, name), 0o555)
     os.chmod(root, 0o555)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a copy we made, read-only parts included."""
-    if not path.exists():
-        return
-    for current, dirs, _ in os.walk(path):
-        for name in dirs:
-            os.chmod(Path(current, name), 0o755)
-    os.chmod(path, 0o755)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -328,14 +279,6 @@ class Registry:
             yield
         finally:
             os.close(fd)
-
-
-def version_of(directory: Path) -> tuple[str, int] | None:
-    """(name, version) when ``directory`` is a stored registry version, else None."""
-    index = directory.parent / VERSIONS_FILE
-    if not directory.name.isdigit() or not index.is_file():
-        return None
-    return directory.parent.name, int(directory.name)
 
 
 def entrant_names(bots: Sequence[BotSpec]) -> list[BotSpec]:

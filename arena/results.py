@@ -5,13 +5,13 @@ A :class:`Fault` says why a bot forfeited as data: a :class:`Reason` code (``"ti
 facts behind it (the offending line, the exit status, the signal). Code that reacts to a fault (the checker's
 advice, the site's labels) switches on the reason, never on the wording. :class:`SeatStats` are counted by the
 engine as the match is played; :class:`MatchResult` is what the referee returns, what the store keeps and what
-``arena show`` and the site read back. Pure values: nothing here does I/O.
+``arena show`` and the site read back, with its :class:`Termination`. Pure values: nothing here does I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,40 @@ def reason_of(code: str) -> Reason:
         return Reason(code)
     except ValueError:
         return Reason(f"{FaultKind(code.partition('.')[0]).value}.other")
+
+
+class Termination(StrEnum):
+    """Why a match ended, as the engine decides it (:class:`arena.game.Match`) and the store keeps it. New values may
+    be added; stored values are never renamed.
+
+    A StrEnum, not ``(str, Enum)`` like :class:`Reason`: a termination is written into sentences and pages
+    (f-strings, templates), where a StrEnum is its value and a ``(str, Enum)`` is ``Termination.FORFEITS``.
+    """
+
+    LAST_STANDING = "last_standing"
+    """A round's end left at most one seat in play."""
+    FIRST_OUT = "first_out"
+    """A seat was eliminated and the rules' ``until`` is ``first_out``."""
+    MAX_ROUNDS = "max_rounds"
+    """The rules' ``max_rounds`` were played."""
+    FORFEITS = "forfeits"
+    """Forfeits left at most one seat in play."""
+    OTHER = "other"
+    """An ending this version does not know, stored by a newer arena (see :func:`termination_of`); never made here."""
+
+    @property
+    def text(self) -> str:
+        """For people: ``last standing``."""
+        return self.value.replace("_", " ")
+
+
+def termination_of(code: str) -> Termination:
+    """The termination for a stored value; one this version does not know (written by a newer arena) becomes
+    :attr:`Termination.OTHER`, as :func:`reason_of` makes an unknown fault code its kind's generic one."""
+    try:
+        return Termination(code)
+    except ValueError:
+        return Termination.OTHER
 
 
 _LIMITS = {"memory": Reason.LIMIT_MEMORY, "cpu time": Reason.LIMIT_CPU, "file size": Reason.LIMIT_FILE_SIZE}
@@ -184,13 +218,21 @@ class MatchResult:
 
     seed: int
     rules: Rules
-    termination: str
+    termination: Termination
+    """How the match ended; a string given here (the store passes its column as it is) is read with
+    :func:`termination_of`."""
     rounds: int
     turns: int
     players: tuple[SeatResult, ...]
     duration_s: float
     log_path: Path | None
     events: tuple[dict[str, Any], ...] = field(repr=False, default=())
+
+    def __post_init__(self) -> None:
+        # The store builds a result from its column's text: read it as a stored fault code is read (reason_of), so
+        # that a newer arena's value is OTHER, not a ValueError that would keep its tournament from being shown.
+        if not isinstance(self.termination, Termination):
+            object.__setattr__(self, "termination", termination_of(self.termination))
 
     def summary(self) -> str:
         """``1 round, 12 turns, last_standing``: how long the match went and how it ended, for people."""
@@ -201,7 +243,7 @@ class MatchResult:
             "seed": self.seed,
             "rounds": self.rounds,
             "turns": self.turns,
-            "termination": self.termination,
+            "termination": self.termination.value,
             "duration_s": round(self.duration_s, 3),
             "log": None if self.log_path is None else str(self.log_path),
             "rules": self.rules.to_dict(),

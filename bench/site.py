@@ -34,7 +34,7 @@ from arena.ratings import RatingConfig, rate_all
 from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.site.render import build_site
-from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats
+from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
 from arena.store import Store
 
 FAULT_CHANCE = 0.01
@@ -109,8 +109,8 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
                 stderr_tail="Traceback (most recent call last):\n  ...\nValueError: boom\n" if faulted else "",
                 bank_left_ms=10000))
         log_path = logs[match.index % len(logs)] if logs else None
-        later.append(MatchResult(match.seed, Rules(), "last_standing", rounds, rounds * 6 * players, tuple(seats), 0.5,
-                                 log_path))
+        later.append(MatchResult(match.seed, Rules(), Termination.LAST_STANDING, rounds, rounds * 6 * players,
+                                 tuple(seats), 0.5, log_path))
     done = len(schedule) if record is None else record
     for index, result in enumerate(later[:done]):
         store.record_match(tid, index, result, 1)

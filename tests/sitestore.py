@@ -78,7 +78,7 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
                        bank_left_ms=10000)
             for s, slot in enumerate(scheduled.bots))
         store.record_match(tid, scheduled.index, MatchResult(
-            scheduled.seed, rules, match.outcome.termination.value, match.round, sum(st.turns for st in stats), seats,
+            scheduled.seed, rules, match.outcome.termination, match.round, sum(st.turns for st in stats), seats,
             0.01, log_path if logs else None), 1)
     _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
     store.finish(tid, history)

@@ -23,12 +23,12 @@ from arena.game import (
     InvalidMoveError,
     Match,
     Play,
-    Termination,
     actions_from_events,
     move_from_json,
     replay,
     score_round,
 )
+from arena.results import Termination
 from arena.rules import Rules
 
 # -- helpers --------------------------------------------------------------------------------------------------------

@@ -94,6 +94,14 @@ def test_declarations_and_round_ends() -> None:
     assert lines[4] == "something_new"  # an unknown event keeps its place
 
 
+def test_the_end_says_how_the_match_ended_and_a_newer_arenas_ending_is_other() -> None:
+    end = {"type": "match_end", "places": [2, 1], "scores": [60, 12], "termination": "max_rounds"}
+    assert narrate([end], ["a", "b"])[0].text == "Match over (max rounds): 1. b 12, 2. a 60."
+    # read as the store reads it (termination_of), as a newer arena's fault code is read as its kind's generic one
+    newer = narrate([end | {"termination": "agreed_draw"}], ["a", "b"])[0].text
+    assert newer == "Match over (other): 1. b 12, 2. a 60."
+
+
 def write_format_1_log(path: Path, match: Match) -> None:
     """A log as the first format wrote it: faults with a kind and no reason code, forfeit reasons "kind: detail"."""
     records = [{"t": "header", "format": 1, "seed": match.seed, "players": 3, "rules": match.rules.to_dict(),

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from arena.cards import DECK
-from arena.game import Declare, Match, Play, Termination, actions_from_events, replay
+from arena.game import Declare, Match, Play, actions_from_events, replay
+from arena.results import Termination
 from arena.rules import Rules
 
 FULL_DECK = Counter(DECK)

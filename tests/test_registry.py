@@ -237,7 +237,7 @@ def test_a_tree_cannot_grow_past_the_cap_between_scan_and_copy(tmp_path):
     bot = scaffold("grower", "python", tmp_path / "grower")
     files = scan(bot)
     (bot / "bot.py").write_text("x" * 2048)
-    from arena.registry import safe_copy
+    from arena.botfiles import safe_copy
     with pytest.raises(SubmissionRejected, match="too large"):
         safe_copy(bot, tmp_path / "copy", files, max_bytes=1024)
 

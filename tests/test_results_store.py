@@ -3,6 +3,7 @@ a store written before reason codes existed, opened and migrated by this version
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import sqlite3
@@ -11,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, reason_of
+from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination, reason_of, termination_of
 from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.store import MIGRATIONS, Store
@@ -40,7 +41,7 @@ def a_result(store_dir: Path) -> MatchResult:
                          signal=9),
                    "MemoryError\n", 450),
     )
-    return MatchResult(seed=make_schedule(3, 3, 1, 7)[0].seed, rules=RULES, termination="forfeits", rounds=5,
+    return MatchResult(seed=make_schedule(3, 3, 1, 7)[0].seed, rules=RULES, termination=Termination.FORFEITS, rounds=5,
                        turns=65, players=players, duration_s=1.25,
                        log_path=store_dir / "logs" / "t" / "000000.jsonl.gz")
 
@@ -131,3 +132,35 @@ def test_reason_of_reads_old_and_unknown_codes() -> None:
     assert Fault.from_dict({"kind": "invalid", "detail": "d", "round": 1}) == Fault(Reason.INVALID_OTHER, "d", 1)
     fault = Fault(Reason.CRASH_EXIT, "exited with status 3", 2, exit_status=3)
     assert Fault.from_dict(fault.to_dict()) == fault
+
+
+def test_termination_of_reads_every_known_value_and_a_newer_arenas() -> None:
+    assert [termination_of(value) for value in ("last_standing", "first_out", "max_rounds", "forfeits")] == [
+        Termination.LAST_STANDING, Termination.FIRST_OUT, Termination.MAX_ROUNDS, Termination.FORFEITS]
+    assert termination_of("agreed_draw") is Termination.OTHER  # a value a newer arena may store
+    # Written into sentences as its value, not as the enum's member name.
+    assert f"{Termination.MAX_ROUNDS}" == "max_rounds" and Termination.MAX_ROUNDS.text == "max rounds"
+
+
+def test_a_termination_is_stored_as_its_text_and_a_newer_arenas_reads_back_as_other(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    tid = new_tournament(store)
+    result = a_result(tmp_path)
+    store.record_match(tid, 0, result, attempts=1)
+    store.record_match(tid, 1, dataclasses.replace(result, termination=Termination.MAX_ROUNDS), attempts=1)
+    # The column holds the plain value, as it did when termination was a str (an older arena reads it back).
+    column = ("SELECT termination, typeof(termination) FROM matches WHERE tournament_id = ? AND status = 'done' "
+              "ORDER BY idx")
+    assert [tuple(row) for row in store.db.execute(column, (tid,))] == [("forfeits", "text"), ("max_rounds", "text")]
+    store.db.execute("UPDATE matches SET termination = 'agreed_draw' WHERE tournament_id = ? AND idx = 1", (tid,))
+    store.close()
+
+    reopened = Store(tmp_path / "arena.db")
+    first, second = (m.result for m in reopened.matches(tid)[:2])
+    assert first is not None and first.termination is Termination.FORFEITS and first == result
+    assert second is not None and second.termination is Termination.OTHER
+    assert second.summary() == "5 rounds, 65 turns, other"
+    assert json.loads(json.dumps(first.to_dict()))["termination"] == "forfeits"
+    # Reading changes nothing: the newer arena's value is still there for the newer arena.
+    assert [tuple(row) for row in reopened.db.execute(column, (tid,))][1] == ("agreed_draw", "text")
+    reopened.close()

@@ -29,6 +29,7 @@ from arena.cli import main
 from arena.narrate import Line, narrate
 from arena.site import data
 from arena.site.render import script_json
+from arena.site.replay import card_text, compact_events
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,7 +241,7 @@ def _narration(site: Path, page: Page) -> list[Line]:
     log, _ = data.match_log(snap, match)
     assert log is not None and match.result is not None
     faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
-    return narrate(log.events, [snap.bot_link(bot)[0] for bot in match.bot_ids], faults, data.card_text)
+    return narrate(log.events, [snap.bot_link(bot)[0] for bot in match.bot_ids], faults, card_text)
 
 
 def _kinds(site: Path, page: Page) -> list[str]:
@@ -655,8 +656,8 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
 
 
 def test_replay_of_turns_spelt_out_in_the_data_file(site: Path, page: Page, tmp_path: Path) -> None:
-    """A match whose grids could not be read back (an odd name or event: data.grid_readable) has every turn spelt
-    out in its data file; replay.js shows the very same steps from it as from the page's grid cells."""
+    """A match whose grids could not be read back (an odd name or event: arena.site.replay.grid_readable) has every
+    turn spelt out in its data file; replay.js shows the very same steps from it as from the page's grid cells."""
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
     snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
@@ -664,7 +665,7 @@ def test_replay_of_turns_spelt_out_in_the_data_file(site: Path, page: Page, tmp_
     log, _ = data.match_log(snap, match)
     assert log is not None
     names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
-    spelt = json.dumps({"names": names, "events": data.compact_events(log.events)}, ensure_ascii=False)
+    spelt = json.dumps({"names": names, "events": compact_events(log.events)}, ensure_ascii=False)
     assert " t" in (site / data.match_data_href("browser", 1)).read_text(encoding="utf-8") and " t" not in spelt
     (copy / data.match_data_href("browser", 1)).write_text(f"window.arenaMatch = {script_json(spelt)};\n",
                                                           encoding="utf-8")

@@ -16,8 +16,8 @@ import pytest
 
 from arena.matchlog import find_log
 from arena.ratings import Rating
-from arena.results import Reason
-from arena.site import data, render, svg
+from arena.results import Reason, Termination
+from arena.site import data, render, replay, svg
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
@@ -179,33 +179,33 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert log is not None and log.faults == {1: CRASH} and log.result is not None
     page = data.match_page(snap, 4, log)
     assert page.log_found and page.replay_data is not None and page.data_href == "t/t/matches/4.js"
-    replay = json.loads(page.replay_data)
-    assert replay["names"] == [p.bot for p in page.players] and set(replay) == {"names", "events"}
+    data_file = json.loads(page.replay_data)
+    assert data_file["names"] == [p.bot for p in page.players] and set(data_file) == {"names", "events"}
     # One compact token per event that is not a turn, none of them the "?" of an event that would not fit; a run of
     # turns is one token of their seats (their cards are the page's grid cells, in order), and spelt out turn by
     # turn in a match whose grid could not be read back.
-    tokens = replay["events"].split(" ")
+    tokens = data_file["events"].split(" ")
     kinds = {"play": "p", "declare": "c", "reshuffle": "r", "forfeit": "f", "round_start": "s", "round_end": "e",
              "match_end": "x", "match_start": "m"}
     seats = "".join(str(e["seat"]) for e in log.events if e["type"] in ("play", "declare"))
     assert [token[0] for token in tokens if token[0] != "t"] == [kinds[e["type"]] for e in log.events
                                                                  if e["type"] not in ("play", "declare")]
     assert "".join(token[1:] for token in tokens if token[0] == "t") == seats
-    full = data.compact_events(log.events).split(" ")
+    full = replay.compact_events(log.events).split(" ")
     assert [token[0] for token in full] == [kinds[e["type"]] for e in log.events]
     play = next(i for i, e in enumerate(log.events) if e["type"] == "play")
     event = log.events[play]
     assert full[play] == (f"p{event['seat']}:{''.join(event['discard'])}:"
                           + (f"d{event.get('drew') or ''}" if event["take"] == "deck" else f"f{event['take']}"))
-    assert data.grid_readable(log.events, replay["names"])
-    assert not data.grid_readable(log.events, ["a\nb", *replay["names"][1:]])
+    assert replay.grid_readable(log.events, data_file["names"])
+    assert not replay.grid_readable(log.events, ["a\nb", *data_file["names"][1:]])
     broken = [dict(e, discard=["XX"]) if i == play else e for i, e in enumerate(log.events)]
-    assert not data.grid_readable(broken, replay["names"])
-    # The page's one walk over the events (data.match_moves) finds out the same as grid_readable, and spells every
+    assert not replay.grid_readable(broken, data_file["names"])
+    # The page's one walk over the events (replay.match_moves) finds out the same as grid_readable, and spells every
     # turn out when the grid cannot be read back.
-    assert replay["events"] == data.compact_events(log.events, grid=True)
-    assert data.match_moves(broken, replay["names"], str)[1] == data.compact_events(broken)
-    assert data.match_moves(log.events, ["a\nb", *replay["names"][1:]], str)[1] == " ".join(full)
+    assert data_file["events"] == replay.compact_events(log.events, grid=True)
+    assert replay.match_moves(broken, data_file["names"], str)[1] == replay.compact_events(broken)
+    assert replay.match_moves(log.events, ["a\nb", *data_file["names"][1:]], str)[1] == " ".join(full)
     ends = [e for e in log.events if e["type"] == "round_end"]
     # replay.js makes "Scores per round" from the round ends of the data file: each spells out its round, how it
     # ended, its declarer, the hands, points, scores and the seats out.
@@ -221,7 +221,7 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     # The move list: the narrator's line of every event that is not a turn, each once, in order, with its index
     # (replay.js shows line i at step i + 1); a grid per round holds the turns, a cell per turn.
     said = [index for block in page.moves for index, _ in block.lines]
-    assert said == [i for i, e in enumerate(log.events) if e["type"] not in data.TURNS]
+    assert said == [i for i, e in enumerate(log.events) if e["type"] not in replay.TURNS]
     texts = dict(line for block in page.moves for line in block.lines)
     # Without JavaScript there is no score table: a round's end in the move list gives every player still in its
     # running score and points, a deal who starts and the floor.
@@ -229,10 +229,11 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
         if e["type"] == "round_end":
             assert texts[index].startswith(f"Round {e['round']} ends, ")
             for seat, hand in enumerate(e["hands"]):
-                assert (f"{replay['names'][seat]} {e['scores'][seat]} (+{e['points'][seat]})" in texts[index]) == bool(hand)
+                scored = f"{data_file['names'][seat]} {e['scores'][seat]} (+{e['points'][seat]})"
+                assert (scored in texts[index]) == bool(hand)
         elif e["type"] == "round_start":
-            assert texts[index] == (f"Round {e['round']}: {replay['names'][e['starter']]} starts, floor "
-                                    f"{' '.join(map(data.card_text, e['floor']))}.")
+            assert texts[index] == (f"Round {e['round']}: {data_file['names'][e['starter']]} starts, floor "
+                                    f"{' '.join(map(replay.card_text, e['floor']))}.")
     forfeit = next(i for i, e in enumerate(log.events) if e["type"] == "forfeit")
     assert texts[forfeit].endswith(" (seat 1) forfeits (crash.exit: exited with status 1).")
     assert texts[0].startswith("The match starts") and texts[len(log.events) - 1].startswith("Match over")
@@ -282,6 +283,19 @@ def test_pending_and_failed_matches_show_without_places(tmp_path: Path) -> None:
     failed = data.match_page(snap, 2, None)
     assert failed.status == "failed" and failed.error == "attempt 3: sandbox broke"
     assert data.match_list_pages(snap)[0].rows[2].status == "failed"
+
+
+def test_a_newer_arenas_termination_shows_as_other(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=2)
+    tid = store.tournament("t")["id"]
+    store.db.execute("UPDATE matches SET termination = 'agreed_draw' WHERE tournament_id = ? AND idx = 1", (tid,))
+    snap = data.snapshot(store, "t")
+    rows = data.match_list_pages(snap)[0].rows
+    assert [row.termination for row in rows] == [snap.matches[0].result.termination, Termination.OTHER]
+    assert rows[0].termination is not Termination.OTHER
+    assert render.listing_row(rows[1], False, "t/t/matches/index.html").endswith('<td class="opt">other')
+    page = data.match_page(snap, 1, data.match_log(snap, snap.matches[1])[0])
+    assert page.termination is Termination.OTHER and " · ended: other" in render.render_match(page, snap.slug)
 
 
 def test_downsample_keeps_the_ends() -> None:

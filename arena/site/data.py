@@ -1,6 +1,7 @@
 """What each page of the results site shows: the store's results (:class:`~arena.store.StoredMatch` holding the
 referee's :class:`~arena.results.SeatResult` values, used as they are) with the links and sums a page adds, and the
-narration of each match's log (:mod:`arena.narrate`, logs read by :mod:`arena.matchlog`).
+narration of each match's log (:mod:`arena.narrate`, logs read by :mod:`arena.matchlog`). A match's move list and
+its replay's data are :mod:`arena.site.replay`'s.
 
 Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML. A tournament is read into a
 :class:`Snapshot`: its standings, ratings and totals in a handful of bulk queries, every match's stamp (a match
@@ -22,7 +23,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
 from pathlib import Path
 from typing import Any, overload
 
@@ -30,8 +30,9 @@ from arena.confidence import Confidence, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import narrate
 from arena.ratings import Rating
-from arena.results import Fault, SeatResult
+from arena.results import Fault, SeatResult, Termination
 from arena.rules import Rules
+from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, match_moves
 from arena.store import MatchStamp, Standing, Store, StoredMatch
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -389,7 +390,7 @@ class MatchListRow:
     status: str
     rounds: int | None
     turns: int | None
-    termination: str | None
+    termination: Termination | None
     players: tuple[PlayerCell, ...]
     """Best place first; seats without a place (a match not played) in seat order."""
     place_of: int | None = None
@@ -919,24 +920,6 @@ class MatchPlayer:
     """The round it went out over the threshold, when its place was decided by elimination."""
 
 
-SUIT_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
-
-
-def card_text(code: str) -> str:
-    """A card as people write it.
-
-    >>> card_text("TH"), card_text("AS"), card_text("??")
-    ('10\u2665', 'A\u2660', '??')
-    """
-    return CARD_TEXTS.get(code, code)
-
-
-CARD_TEXTS = {rank + suit: ("10" if rank == "T" else rank) + symbol for rank in "A23456789TJQK"
-              for suit, symbol in SUIT_SYMBOLS.items()}
-"""Every card's text, made once: a long match's narration writes thousands of cards."""
-CARD_SET = frozenset(CARD_TEXTS)
-
-
 @dataclass(frozen=True)
 class MatchPage:
     tournament: str
@@ -946,7 +929,7 @@ class MatchPage:
     status: str
     rounds: int | None
     turns: int | None
-    termination: str | None
+    termination: Termination | None
     duration_s: float | None
     error: str | None
     threshold: int
@@ -959,7 +942,7 @@ class MatchPage:
     """The move list, a block per round (and one each for the match's start and end)."""
     replay_data: str | None
     """What replay.js steps through, as the JSON of the match's data file: the names and the engine events in
-    the compact form of :func:`compact_events`. None without a log."""
+    the compact form of :func:`arena.site.replay.compact_events`. None without a log."""
     log_path: str | None
     log_found: bool
     prev_href: str | None
@@ -975,342 +958,6 @@ class MatchPage:
     """The match's data file (:func:`match_data_href`), when it has a replay."""
     vs: str = ""
     """The players in seat order, ``a v b v c``: in the page's title and heading."""
-
-
-@dataclass(frozen=True)
-class MoveBlock:
-    """A round of the move list (or the match's start or end): the narrator's sentences for the events that are not
-    turns, each with its event's index (the replay shows sentence i at step i + 1), and between the first and the
-    others the round's turns as plain text, a column per seat (:func:`turn_grid`)."""
-
-    lines: tuple[tuple[int, str], ...]
-    grid: str = ""
-    tab: int = 0
-    """The grid's columns are tab-separated, this many characters apart (its widest cell and two): a tab a cell
-    rather than the spaces that would pad it, about a third of a grid's bytes."""
-
-
-TURNS = frozenset({"play", "declare", "reshuffle"})
-"""Events shown in a round's grid of turns; replay.js words their step the way :mod:`arena.narrate` does."""
-CARD = re.compile(r"[A2-9TJQK][CDHS]")
-
-
-class _Grid:
-    """A round's grid of turns (:func:`turn_grid`), built a turn at a time, so that one walk over a match's events
-    can make every round's grid along with everything else the page needs (:func:`match_moves`)."""
-
-    def __init__(self, dealt: dict[str, Any] | None, names: Sequence[str]) -> None:
-        self.dealt = dealt
-        self.names = names
-        self.seats = len(names)
-        self.turns = 0
-        """The turns added, those of no seat at the table among them (a round of only those still has a grid)."""
-        self.rows: list[list[str]] = []
-        self.notes: dict[int, str] = {}
-        self.row: list[str] | None = None
-        self.last = len(names)
-
-    def reshuffle(self, event: dict[str, Any]) -> None:
-        """A reshuffle: a line of its own, and the next turn starts a new line."""
-        self.turns += 1
-        self.notes[len(self.rows)] = f"(the deck is empty: {event.get('deck_size')} dead cards reshuffled)"
-        self.rows.append([""] * self.seats)
-        self.row, self.last = None, self.seats
-
-    def turn(self, event: dict[str, Any], kind: str) -> str | None:
-        """Add a play or a declaration (``kind``); a turn of no seat at the table is left out. Returns the turn's
-        seat as the data file gives it (its digit) when replay.js can read the turn back from its cell (a seat
-        0-9 and, for a play, nothing but card codes: see :func:`grid_readable`), else None."""
-        self.turns += 1
-        seat = event.get("seat")
-        if not isinstance(seat, int) or not 0 <= seat < self.seats:
-            return None
-        row = self.row
-        if row is None or seat <= self.last:
-            row = self.row = [""] * self.seats
-            self.rows.append(row)
-        self.last = seat
-        cell = "★" if kind == "declare" else _play_cell(event)
-        legible = cell is not None and type(seat) is int and seat < 10
-        if cell is None:
-            cell = _any_play_cell(event)
-        row[seat] = cell
-        return SEAT_DIGITS[seat] if legible else None
-
-    def text(self) -> tuple[str, int]:
-        """The grid's text and its tab stop (its widest cell and two); nothing for a block with no round."""
-        if not self.turns and self.dealt is None:
-            return "", 0
-        names = self.names
-        # The deal is a line of its own: five cards a seat would make every column three times the width of a turn.
-        text = [] if self.dealt is None else ["dealt: " + " · ".join(
-            f"{names[seat]} {' '.join(map(str, hand))}" for seat, hand in enumerate(self.dealt.get("hands", []))
-            if seat < len(names) and hand)]
-        text.append("\t".join(names).rstrip("\t"))
-        if self.notes:
-            notes = self.notes
-            text += [notes[number] if number in notes else "\t".join(cells).rstrip("\t")
-                     for number, cells in enumerate(self.rows)]
-        else:  # most rounds: no reshuffle
-            text += ["\t".join(cells).rstrip("\t") for cells in self.rows]
-        return "\n".join(text), max(map(len, chain(names, *self.rows)), default=0) + 2
-
-
-SEAT_DIGITS = "0123456789"
-
-
-def _play_cell(event: dict[str, Any]) -> str | None:
-    """A play's grid cell when replay.js can read it back (every card a card code, or no card drawn from the
-    deck): the cards thrown, then `` +`` and the card drawn from the deck (``?`` when the log does not say) or
-    `` ^`` and the one taken from the floor. None otherwise."""
-    discard = event.get("discard")
-    try:
-        if not isinstance(discard, list) or not discard or not CARD_SET.issuperset(discard):
-            return None
-    except TypeError:  # something unhashable where a card should be
-        return None
-    take = event.get("take")
-    if take == "deck":
-        drew = event.get("drew")
-        if drew is None:
-            return "".join(discard) + " +?"
-        return f"{''.join(discard)} +{drew}" if isinstance(drew, str) and drew in CARD_SET else None
-    return f"{''.join(discard)} ^{take}" if isinstance(take, str) and take in CARD_SET else None
-
-
-def _any_play_cell(event: dict[str, Any]) -> str:
-    # Whatever the log holds, written as it is (the page escapes it): a grid replay.js cannot read back.
-    took = event.get("drew") if event.get("take") == "deck" else event.get("take")
-    return ("".join(map(str, event.get("discard", [])))
-            + (" +" if event.get("take") == "deck" else " ^") + (str(took) if took else "?"))
-
-
-def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
-                line: Callable[[dict[str, Any]], str]) -> tuple[list[MoveBlock], str]:
-    """A match's move list and its events as its data file holds them, in one walk over the events (a match has
-    hundreds of turns, and there are 10,000 match pages).
-
-    The move list is the line of each event that is not a turn (what ``line`` says of it) and the turns between
-    them, cut into rounds, each round's turns as a grid (:func:`turn_grid`).
-    The events are :func:`compact_events`'s, with ``grid`` when the match is :func:`grid_readable` (which the
-    walk finds out along the way: in the rare match that is not, they are made again, spelt out).
-
-    >>> events = [{"type": "round_start", "round": 1, "starter": 0, "hands": [["5C"], ["TH"]], "floor": ["2D"],
-    ...            "scores": [0, 0]}, {"type": "play", "seat": 0, "discard": ["5C"], "take": "deck", "drew": "KS"},
-    ...           {"type": "declare", "seat": 1}]
-    >>> blocks, compact = match_moves(events, ["a", "b"], lambda event: f"Round {event['round']}")
-    >>> blocks
-    [MoveBlock(lines=((0, 'Round 1'),), grid='dealt: a 5C · b TH\\na\\tb\\n5C +KS\\t★', tab=8)]
-    >>> compact
-    's1:0:5C|TH:2D:0,0 t01'
-    """
-    readable = _names_readable(names)
-    dealt = False
-    blocks: list[MoveBlock] = []
-    lines: list[tuple[int, str]] = []
-    grid = _Grid(None, names)
-    tokens: list[str] = []
-    run: list[str] = []
-    for index, event in enumerate(events):
-        kind = event.get("type")
-        if kind == "play" or kind == "declare":
-            digit = grid.turn(event, kind)
-            if digit is not None and dealt and readable:
-                run.append(digit)
-            else:
-                readable = False
-            continue
-        if run:
-            tokens.append("t" + "".join(run))
-            run = []
-        tokens.append(_compact(event))
-        if kind == "reshuffle":
-            grid.reshuffle(event)
-            continue
-        if kind == "round_start" or kind == "match_end":
-            dealt = dealt or kind == "round_start"
-            if lines or grid.turns:
-                blocks.append(MoveBlock(tuple(lines), *grid.text()))
-            lines, grid = [], _Grid(event if kind == "round_start" else None, names)
-        lines.append((index, line(event)))
-    if run:
-        tokens.append("t" + "".join(run))
-    if lines or grid.turns:
-        blocks.append(MoveBlock(tuple(lines), *grid.text()))
-    return blocks, " ".join(tokens) if readable else compact_events(events)
-
-
-def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], names: Sequence[str]) -> tuple[str, int]:
-    """A round's turns as plain text, and its tab stop: a column per seat, a line per time round the table, each cell a turn (the
-    cards thrown, then ``+`` and the card drawn from the deck or ``^`` and the one picked up from the floor; ``★``
-    a declaration). About a tenth of the bytes of a sentence per turn, which matters on 10,000 match pages; when
-    :func:`grid_readable`, replay.js reads the match's turns from these cells (its data file holds only their
-    seats), so the turns are on the page once.
-
-    >>> turn_grid({"hands": [["5C"], ["TH", "2D"]]}, [{"type": "play", "seat": 0, "discard": ["5C"],
-    ...       "take": "deck", "drew": "KS"}, {"type": "declare", "seat": 1}], ["a", "b"])
-    ('dealt: a 5C · b TH 2D\\na\\tb\\n5C +KS\\t★', 8)
-    """
-    grid = _Grid(dealt, names)
-    for event in turns:
-        if event["type"] == "reshuffle":
-            grid.reshuffle(event)
-        else:
-            grid.turn(event, event["type"])
-    return grid.text()
-
-
-def _names_readable(names: Sequence[str]) -> bool:
-    # No name that would add a line to a grid (replay.js skips each grid's first two lines, the deal and the names).
-    return len(names) <= 10 and not any("\n" in name or "\r" in name for name in names)
-
-
-def grid_readable(events: Sequence[dict[str, Any]], names: Sequence[str]) -> bool:
-    """Whether replay.js can read this match's turns back from its grids (:func:`turn_grid`): every turn a
-    well-formed play or declaration of a seat 0-9 inside a round, and no name that would add a line to a grid
-    (replay.js skips each grid's first two lines, the deal and the names). Otherwise the data file spells every
-    turn out, as the engine's log is not the page's to trust. (:func:`match_moves` finds this out as it goes.)"""
-    if not _names_readable(names):
-        return False
-    dealt = False
-    for event in events:
-        kind = event.get("type")
-        dealt = dealt or kind == "round_start"
-        if kind != "play" and kind != "declare":
-            continue
-        seat = event.get("seat")
-        if not dealt or type(seat) is not int or not 0 <= seat < len(names):
-            return False
-        if kind == "play" and _play_cell(event) is None:
-            return False
-    return True
-
-
-def _all_cards(codes: Sequence[Any]) -> bool:
-    # A set's superset test rather than a check per card: this runs for every turn of every match.
-    try:
-        return CARD_SET.issuperset(codes)
-    except TypeError:  # something unhashable where a card should be
-        return False
-
-
-def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
-    """The engine events as replay.js reads them: one space-separated token per event, about a seventh of the
-    bytes of the events' JSON. ``p0:QDQH:d2H`` seat 0 threw Q♦ Q♥ and drew 2♥ (``fQH``: took Q♥ from the floor),
-    ``c0`` seat 0 declared, ``s1:0:2S3C|AH9H:AD:0,0`` round 1 dealt with seat 0 to start (hands, floor, scores),
-    ``e1:d:0:2D|AH3H:0,11:0,11:`` its end (reason, declarer, hands, points, scores, the seats out), ``r30`` a
-    reshuffle, ``f2`` seat 2's forfeit, ``x1,3,2:10,120,40`` the end (places, scores), ``m`` the start, ``?`` any
-    other event (its step still has the narrator's line). Anything that does not fit (a card code no deck has)
-    is a ``?``: the log is the engine's, but a page must never break on it.
-
-    With ``grid`` (the match is :func:`grid_readable`), a run of turns is one token of their seats, ``t0120``:
-    replay.js takes each turn's cards from the next cell of the page's grids.
-
-    >>> turns = [{"type": "play", "seat": 1, "discard": ["QD", "QH"], "take": "deck", "drew": "2H"},
-    ...          {"type": "declare", "seat": 2}]
-    >>> compact_events(turns + [{"type": "play", "seat": 0, "discard": ["<b>"]}])
-    'p1:QDQH:d2H c2 ?'
-    >>> compact_events(turns + [{"type": "forfeit", "seat": 0}] + turns, grid=True)
-    't12 f0 t12'
-    """
-    tokens: list[str] = []
-    run: list[str] = []
-    for event in events:
-        kind = event.get("type")
-        if grid and (kind == "play" or kind == "declare"):
-            run.append(str(event["seat"]))
-            continue
-        if run:
-            tokens.append("t" + "".join(run))
-            run = []
-        tokens.append(_compact(event))
-    if run:
-        tokens.append("t" + "".join(run))
-    return " ".join(tokens)
-
-
-def _cards(codes: Any) -> str:
-    # CARD_SET holds exactly the codes CARD matches, and a set's test is several times faster than a match a card.
-    if not isinstance(codes, list) or not _all_cards(codes):
-        raise ValueError(codes)
-    return "".join(codes)
-
-
-def _hands(hands: Any) -> str:
-    return "|".join([_cards(hand) for hand in hands])
-
-
-END_REASONS = {"declared": "d", "failed_declaration": "f"}
-"""How a round ended, in the data file (``t`` for any other reason: the turn cap)."""
-
-
-def _ints(values: Any) -> str:
-    if not isinstance(values, list) or not all(type(value) is int for value in values):
-        raise ValueError(values)
-    return ",".join(map(str, values))
-
-
-def _seat(value: Any) -> str:
-    if type(value) is not int:
-        raise ValueError(value)
-    return str(value)
-
-
-def _compact(event: dict[str, Any]) -> str:
-    kind = event.get("type")
-    try:
-        if kind == "play":
-            take = event.get("take")
-            taken = ("d" + _cards([event["drew"]] if event.get("drew") else [])) if take == "deck" else "f" + _cards([take])
-            return f"p{_seat(event['seat'])}:{_cards(event['discard'])}:{taken}"
-        if kind == "declare":
-            return f"c{_seat(event['seat'])}"
-        if kind == "reshuffle":
-            return f"r{_seat(event['deck_size'])}"
-        if kind == "forfeit":
-            return f"f{_seat(event['seat'])}"
-        if kind == "round_start":
-            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{_hands(event['hands'])}"
-                    f":{_cards(event['floor'])}:{_ints(event['scores'])}")
-        if kind == "round_end":
-            reason = END_REASONS.get(event["reason"], "t")
-            declarer = "" if event["declarer"] is None else _seat(event["declarer"])
-            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{_hands(event['hands'])}"
-                    f":{_ints(event['points'])}:{_ints(event['scores'])}:{_ints(event['eliminated'])}")
-        if kind == "match_end":
-            return f"x{_ints(event['places'])}:{_ints(event['scores'])}"
-        if kind == "match_start":
-            return "m"
-    except (KeyError, TypeError, ValueError):
-        pass
-    return "?"
-
-
-FOLD_LINES = frozenset({"round_start", "round_end"})
-"""Events whose line in the move list is :func:`fold_line`'s, not the narrator's (replay.js words their steps)."""
-
-
-def fold_line(event: dict[str, Any], names: Sequence[str]) -> str:
-    """The move list's line for a deal or a round's end: what a reader without JavaScript needs (who starts and
-    the floor; who declared, and each player's score and points), in about half the narrator's words, as it is
-    on every round of 10,000 match pages.
-
-    >>> fold_line({"type": "round_start", "round": 2, "starter": 1, "floor": ["TH"]}, ["a", "b"])
-    'Round 2: b starts, floor 10♥.'
-    >>> fold_line({"type": "round_end", "round": 2, "reason": "failed_declaration", "declarer": 1,
-    ...            "hands": [["2C"], ["9D"], []], "points": [0, 27, 0], "scores": [10, 40, 120], "eliminated": []},
-    ...           ["a", "b", "c"])
-    'Round 2 ends, b declared (failed): a 10 (+0), b 40 (+27).'
-    """
-    if event["type"] == "round_start":
-        return f"Round {event['round']}: {names[event['starter']]} starts, floor {' '.join(map(card_text, event['floor']))}."
-    declarer = event["declarer"]
-    how = ("no declaration" if declarer is None else
-           f"{names[declarer]} declared" + ("" if event["reason"] == "declared" else " (failed)"))
-    scores = ", ".join(f"{names[seat]} {event['scores'][seat]} (+{event['points'][seat]})"
-                       for seat, hand in enumerate(event["hands"]) if hand)
-    out = ", ".join(names[seat] for seat in event["eliminated"])
-    return f"Round {event['round']} ends, {how}: {scores}." + (f" Out: {out}." if out else "")
 
 
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:

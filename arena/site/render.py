@@ -28,7 +28,7 @@ from markupsafe import Markup, escape
 from arena import procfs
 from arena.matchlog import locate_log
 from arena.resources import data_dir
-from arena.site import data, output, svg
+from arena.site import data, output, replay, svg
 from arena.store import Store
 
 SITE_DIR = data_dir("site")
@@ -92,13 +92,14 @@ def setting(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_tidy(value))
 
 
-def move_list(blocks: Sequence[data.MoveBlock]) -> Markup:
+def move_list(blocks: Sequence[replay.MoveBlock]) -> Markup:
     """The move list: a fold per round (its deal the summary, its grid of turns, its end), the match's start and
     end as lines of their own; every narrated line carries its event's index (``data-e``), which is where replay.js
     takes a step's text from. Built here rather than in a template loop: it is on every match page. One tab stop
     for all the grids (the widest), set once on the list rather than on each round's grid.
 
-    >>> print(move_list([data.MoveBlock(((0, "a <b> starts"),)), data.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
+    >>> print(move_list([replay.MoveBlock(((0, "a <b> starts"),)),
+    ...                  replay.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
     <div class="moves" data-moves style="tab-size:8">
     <p data-e="0">a &lt;b&gt; starts</p>
     <details><summary data-e="1">Round 1</summary><pre>x</pre><p data-e="3">ends</p></details>
@@ -126,7 +127,8 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     Made here rather than by a template macro: every match is in four listings, and the macro's handling of each
     value was most of the time a full build spent on them.
 
-    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, "last_standing", (
+    >>> from arena.results import Termination
+    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, Termination.LAST_STANDING, (
     ...     data.PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
     ...     data.PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
     >>> print(listing_row(row, False, "t/a/matches/index.html"))  # doctest: +NORMALIZE_WHITESPACE
@@ -158,7 +160,7 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
         cells.append(cell + "</span>")
     html.append(" ".join(cells))
     html.append(f'<td class="num opt">{_dash(m.rounds)}<td class="num opt">{_dash(m.turns)}'
-                f'<td class="opt">{escape((m.termination or "–").replace("_", " "))}')
+                f'<td class="opt">{escape("–" if m.termination is None else m.termination.text)}')
     return Markup("".join(html))
 
 

@@ -1,6 +1,6 @@
 // Turn-by-turn replay of one match, from its data file (matches/N.js, a script: a page opened from disk may load
 // one but not fetch a file), which sets window.arenaMatch to the names and the engine events in the compact form
-// of arena/site/data.py (compact_events; a run of turns is only their seats, their cards are the move list's
+// of arena/site/replay.py (compact_events; a run of turns is only their seats, their cards are the move list's
 // grid cells on the page). Every step is the table after one engine event. Its text is the
 // narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a forfeit
 // and the match's start and end; a turn (a play, a declaration, a reshuffle), a deal and a round's end are worded
@@ -85,7 +85,7 @@
     }
   }
   // A token of seats (t0120) is a run of turns whose cards are the page's own: the next cells of the move list's
-  // grids (arena/site/data.py, turn_grid), read in order past each grid's deal and names lines, so that the
+  // grids (arena/site/replay.py, turn_grid), read in order past each grid's deal and names lines, so that the
   // turns are on the page once. A cell is a declaration (★) or the cards thrown, then + and the card drawn (? when
   // not known) or ^ and the card taken from the floor.
   var cells = [];
@@ -122,7 +122,7 @@
     return e.type;
   }
   // A deal's and a round end's sentence, as arena/narrate.py words them (the page's move list has a shorter line
-  // of its own for them, arena/site/data.py fold_line): the sums of round_arithmetic, from the event's hands.
+  // of its own for them, arena/site/replay.py fold_line): the sums of round_arithmetic, from the event's hands.
   function roundText(e) {
     if (e.type === "round_start") {
       return "Round " + e.round + " is dealt. " + who(e.starter) + " starts; the floor shows " + cardsText(e.floor) + ".";
