@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from arena.protocol import Limits
+
 TEMPLATE = '''\
 import os, sys, time, json, random
 import arena_bot
@@ -66,6 +68,11 @@ def run():
 {prelude}
 run()
 '''
+
+LIMIT_FIRST = Limits(hello_ms=60_000, move_ms=120_000, bank_ms=0)
+"""The clocks of a match that tests a resource limit (a second of CPU, a memory cap): so far past what the bot needs
+to reach its limit that the limit strikes first however loaded the host is (a second of CPU takes a bot about 10 s
+of wall time at a load of 20 on 2 cores). A limit that does not hold fails such a test as a timeout, not a hang."""
 
 # name -> (when, attack body, code run before the protocol loop)
 ATTACKS: dict[str, tuple[int, str, str]] = {

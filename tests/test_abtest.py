@@ -115,6 +115,7 @@ def test_a_clear_improvement_is_better_and_the_deals_past_the_verdict_are_droppe
     assert store.tournament(found["tournament"])["finished_at"] is not None
 
 
+@pytest.mark.slow
 def test_the_cap_leaves_it_undecided(tmp_path: Path, greedy_copy: Path) -> None:
     code, found, _ = run(str(greedy_copy), str(SAMPLES / "greedy"), "--db", str(tmp_path / "a.db"),
                          "--max-matches", "40", "--margin", "0.001", "--alpha", "0.001", "--beta", "0.001")

@@ -331,6 +331,7 @@ def test_without_a_cluster_dask_is_not_imported():
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_league_that_loses_its_scheduler_connects_again_and_plays_on(tmp_path, monkeypatch):
     """A league on a real scheduler, which is killed mid-league: the league does not stop, says it is connecting
     again (and, while nothing listens there, when it tries next), and once a scheduler listens there again it

@@ -14,7 +14,7 @@ from arena.referee import MatchResult, play_match
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
-from tests.hostile import leftovers, make_bot
+from tests.hostile import LIMIT_FIRST, leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -120,7 +120,7 @@ def test_stderr_flood_while_playing_correctly_finishes_with_a_capped_tail(sandbo
 
 def test_cpu_limit_is_a_limit_fault(sandbox, tmp_path):
     hostile = make_bot(tmp_path, "cpu_spin")
-    result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path, limits=Limits(move_ms=4000, bank_ms=0),
+    result = run([SAMPLES / "greedy", hostile], sandbox, tmp_path, limits=LIMIT_FIRST,
                  sandbox_limits=SandboxLimits(cpu_seconds=1))
     fault = result.players[1].fault
     assert fault is not None and fault.kind == FaultKind.LIMIT, fault

@@ -46,7 +46,7 @@ def write_config(directory: Path, bots: list[str], **extra) -> Path:
     return path
 
 
-@pytest.mark.parametrize("language", ["python", "javascript"])
+@pytest.mark.parametrize("language", ["python", pytest.param("javascript", marks=pytest.mark.slow)])
 def test_scaffold_check_submit_and_play_a_tournament(tmp_path, language):
     bot = scaffold("newcomer", language, tmp_path / "newcomer")
     assert {p.name for p in bot.iterdir()} == {"bot.yaml", "README.md", "bot.py" if language == "python" else "bot.js"}

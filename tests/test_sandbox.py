@@ -30,7 +30,7 @@ from arena.referee import MatchResult, play_match
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox, bwrap_status
-from tests.hostile import leftovers, make_bot
+from tests.hostile import LIMIT_FIRST, leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -76,6 +76,8 @@ class Case:
     dangerous: str = ""
     """Why running this attack without the guarantees would harm the host: skip instead."""
     limits: SandboxLimits = SMALL
+    clocks: Limits = FAST
+    """The match's clocks: an attack that must hit a resource limit gets ``LIMIT_FIRST``, never a race with them."""
     detail: str = ""
     check: Callable[[MatchResult, str, "Env"], None] | None = None
     variants: dict[str, tuple[FaultKind | None, str]] = field(default_factory=dict)
@@ -126,7 +128,7 @@ CASES: dict[str, Case] = {
     # resources
     "fork_bomb": Case(None, needs=("processes",), dangerous="an uncapped fork bomb as this user",
                       check=at_most("FORKS", SMALL.processes)),
-    "memory_balloon": Case(FaultKind.LIMIT, needs=("memory_limit_fault",), detail="memory"),
+    "memory_balloon": Case(FaultKind.LIMIT, needs=("memory_limit_fault",), detail="memory", clocks=LIMIT_FIRST),
     "cpu_spin": Case(FaultKind.TIMEOUT, detail="no move within"),
     "sigterm_spin": Case(FaultKind.TIMEOUT, detail="no move within"),
     "huge_file": Case(None, check=at_most("WROTE", SMALL.file_mb << 20)),
@@ -207,7 +209,7 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
         before = sorted(p.name for p in hostile.iterdir())
         started = time.monotonic()
         result = play_match([load_bot(SAMPLES / "greedy"), load_bot(hostile), load_bot(SAMPLES / "random")], 1,
-                            sandbox, SHORT, FAST, case.limits, log_path=tmp_path / "match.jsonl.gz")
+                            sandbox, SHORT, case.clocks, case.limits, log_path=tmp_path / "match.jsonl.gz")
         elapsed = time.monotonic() - started
     finally:
         os.environ.pop(SECRET_ENV, None)
@@ -249,8 +251,8 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
 
 def test_cpu_limit_is_a_limit_fault(sandbox: ProcessSandbox, tmp_path: Path) -> None:
     hostile = make_bot(tmp_path, "cpu_spin")
-    result = play_match([load_bot(SAMPLES / "greedy"), load_bot(hostile)], 1, sandbox, SHORT,
-                        Limits(move_ms=4000, bank_ms=0), SandboxLimits(cpu_seconds=1))
+    result = play_match([load_bot(SAMPLES / "greedy"), load_bot(hostile)], 1, sandbox, SHORT, LIMIT_FIRST,
+                        SandboxLimits(cpu_seconds=1))
     fault = result.players[1].fault
     assert fault is not None and fault.kind == FaultKind.LIMIT and "cpu time" in fault.detail, fault
     assert leftovers(sandbox, hostile) == []

@@ -8,16 +8,21 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from arena.manifest import load_bot
 from arena import procfs
 from arena.sandbox import SandboxError, SandboxLimits
-from arena.sandbox.bwrap import bwrap_status, sweep_probes
+from arena.sandbox.bwrap import bwrap_command, bwrap_status, sweep_probes
 from arena.sandbox.process import ProcessSandbox
 from arena.sandbox.rlimits import ceiling, ungrantable
+from arena.sandbox.uids import UidLease
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
@@ -143,55 +148,68 @@ def orphan_inits() -> set[int]:
     return found
 
 
-LAUNCHER = """
-import sys
-from pathlib import Path
-from arena.manifest import load_bot
-from arena.sandbox import SandboxLimits
-from arena.sandbox.process import ProcessSandbox
-sandbox, bot = ProcessSandbox(isolate=True), load_bot(Path(sys.argv[1]))
-print("ready", flush=True)
-sys.stdin.readline()
-while True:
-    sandbox.launch(bot, SandboxLimits())
-"""
+def orphan_of_a_start_cut_short(bot_dir: Path, uid: int | None) -> int:
+    """The namespace init that a runner killed as it starts a sandbox leaves behind, made on purpose.
+
+    Such an init was cloned by bwrap but had not yet asked (with bwrap's ``--die-with-parent``) to die with it when
+    the kill came. The same sandbox's command line without that flag is exactly such an init from the start: once
+    its init is up, its bwrap is killed, and the init lives on, reparented, holding the sandbox. Returns its pid.
+    """
+    command = bwrap_command(bot_dir, ["/bin/sleep", "300"], SandboxLimits(), uid)
+    command.remove("--die-with-parent")
+    outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        init = wait_until("bwrap's namespace init to start", lambda: next(
+            (pid for pid in procfs.all_pids() if procfs.namespace_init(pid)
+             and getattr(procfs.stat(pid), "ppid", None) == outer.pid), None))
+    finally:
+        outer.kill()
+        outer.wait()
+    wait_until("the init to outlive its bwrap", lambda: init in orphan_inits() or not procfs.running(init))
+    return init
 
 
-@pytest.mark.slow
+def wait_until(what: str, found: Callable[[], T | None], seconds: float = 60) -> T:
+    """``found()`` once it is truthy: a wait on a condition (the deadline only guards against a hang)."""
+    deadline = time.monotonic() + seconds
+    while not (value := found()):
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+    return value
+
+
 @pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
 def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_launch(tmp_path: Path) -> None:
     """kill -9 of a runner (a tournament, a Dask worker) while its sandboxes start often leaves a namespace init
     behind that nothing would ever kill (a quarter of such kills did, measured); the next launch on the host
-    sweeps every one of them."""
-    import random
-
+    sweeps every one of them, and nothing else."""
     from arena.sandbox import bwrap
 
     assert not orphan_inits(), "orphans left by something before this test"
-    launcher = tmp_path / "launcher.py"
-    launcher.write_text(LAUNCHER)
-    rng = random.Random(7)
-    for _ in range(40):
-        child = subprocess.Popen([sys.executable, str(launcher), str(GREEDY)], cwd=ROOT, stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, start_new_session=True)
-        assert child.stdout is not None and child.stdin is not None
-        assert child.stdout.readline() == b"ready\n"
-        child.stdin.write(b"go\n")
-        child.stdin.flush()
-        time.sleep(rng.uniform(0.0, 0.05))
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        time.sleep(0.1)  # the kernel's pdeathsig kills have landed
-        if orphan_inits():  # the next launcher would sweep it: stop here
-            break
-    left = orphan_inits()
-    assert left, "no kill left a sandbox behind (the leak this sweep is for did not happen in 40 tries)"
-    bwrap.ORPHAN_SWEEPS.reset()  # a launch of this process sweeps at most every 2 s
-    bot = ProcessSandbox(isolate=True).launch(load_bot(GREEDY), SandboxLimits())
+    bot_dir = tmp_path / "bot"
+    bot_dir.mkdir()
+    bot_dir.chmod(0o755)
+    lease = UidLease() if os.geteuid() == 0 else None
+    orphan = 0
     try:
-        deadline = time.monotonic() + 5
-        while orphan_inits() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not orphan_inits() & left
+        for _ in range(5):  # a concurrent launch (another test process) may sweep it first: then make another
+            orphan = orphan_of_a_start_cut_short(bot_dir, lease.uid if lease else None)
+            if procfs.running(orphan):
+                break
+        assert orphan in orphan_inits()
+        live = ProcessSandbox(isolate=True).launch(load_bot(GREEDY), SandboxLimits())  # a live sandbox is kept
+        try:
+            bwrap.ORPHAN_SWEEPS.reset()  # a launch of this process sweeps at most every 2 s
+            bot = ProcessSandbox(isolate=True).launch(load_bot(GREEDY), SandboxLimits())
+            try:
+                wait_until("the orphan to be swept", lambda: not procfs.running(orphan))
+                assert live.poll() is None, "the sweep killed a live sandbox"
+            finally:
+                bot.kill()
+        finally:
+            live.kill()
     finally:
-        bot.kill()
+        if orphan and procfs.running(orphan):
+            os.kill(orphan, signal.SIGKILL)
+        if lease is not None:
+            lease.release()

@@ -2,7 +2,8 @@
 
 One server (and one league) serves the whole module, in file order: authors are added with the CLI while it runs,
 bots are uploaded as real archives and checked in the real sandbox, the league plays real matches, and the last
-test kills the server with SIGKILL and starts it again on the same store.
+test kills the server with SIGKILL and starts it again on the same store. The fast profile keeps the real server's
+refusals (no token, hostile archives), which need no league match; the tests that wait for matches are slow.
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ from arena.scaffold import scaffold
 
 from arena.ratings import Rating, RatingConfig, rate_all
 from arena.store import Store
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -172,6 +171,7 @@ def test_uploads_without_a_valid_token_get_401(server: Server, tokens: dict[str,
     assert server.upload(tokens["dave"], body).status_code == 401  # revoked: at once, server still running
 
 
+@pytest.mark.slow
 def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
     bot = make_bot(tmp_path, "alice-bot", SAMPLES / "random")
     reply = server.upload(tokens["alice"], pack(bot), **{"Content-Type": "application/gzip"})
@@ -200,6 +200,7 @@ def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Pa
     assert status.startswith("ladder: since") and "matches played" in status
 
 
+@pytest.mark.slow
 def test_a_rejected_upload_claims_no_name_and_another_authors_name_is_403(
         server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
     broken = make_bot(tmp_path, "contested", code=LEAKY)
@@ -216,6 +217,7 @@ def test_a_rejected_upload_claims_no_name_and_another_authors_name_is_403(
         assert f"the bot name {name!r} belongs to {owner}" in taken.json()["error"]
 
 
+@pytest.mark.slow
 def test_the_rate_limit_counts_accepted_uploads_only(server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
     # carol's one upload an hour went to "contested"; bob's 422 and 403s did not count against him.
     again = make_bot(tmp_path, "carol-two", SAMPLES / "random")
@@ -227,6 +229,7 @@ def test_the_rate_limit_counts_accepted_uploads_only(server: Server, tokens: dic
     assert "carol-two" not in names and "bob-bot" in names
 
 
+@pytest.mark.slow
 def test_a_compiled_bot_is_built_on_upload_and_a_failed_build_stores_nothing(
         server: Server, tmp_path: Path) -> None:
     fay = server.add_author("fay")
@@ -255,6 +258,7 @@ def test_a_compiled_bot_is_built_on_upload_and_a_failed_build_stores_nothing(
     assert bots["fay-c"]["owner"] == "fay"
 
 
+@pytest.mark.slow
 def test_an_oversized_upload_is_413_with_or_without_content_length(server: Server, tokens: dict[str, str]) -> None:
     big = os.urandom(100 << 10)
     reply = server.upload(tokens["alice"], big)
@@ -311,6 +315,7 @@ def test_hostile_archives_are_refused_and_write_nothing_outside_scratch(
     assert not list(scratch.iterdir())  # every upload's scratch directory is gone
 
 
+@pytest.mark.slow
 def test_a_bots_stderr_is_in_the_store_but_never_on_public_pages(server: Server) -> None:
     server.wait_for("the site to hold league pages", lambda: any((server.db.parent / "public" / "t").glob("*/bots/*")))
     store = Store(server.db)
@@ -343,6 +348,7 @@ def test_a_bots_stderr_is_in_the_store_but_never_on_public_pages(server: Server)
     assert httpx.get(f"{server.url}/site/").status_code == 200
 
 
+@pytest.mark.slow
 def test_the_upload_page_checks_its_csrf_token_and_shows_the_result(server: Server, tmp_path: Path) -> None:
     token = server.add_author("frank")
     archive = pack(make_bot(tmp_path, "frank-bot", SAMPLES / "random"))
@@ -371,6 +377,7 @@ def login(client: httpx.Client, token: str) -> httpx.Response:
     return client.post("/me/login", data={"csrf": csrf, "token": token})
 
 
+@pytest.mark.slow
 def test_an_authors_page_shows_their_own_stderr_and_no_one_elses(server: Server, tmp_path: Path) -> None:
     gina, hank = server.add_author("gina"), server.add_author("hank")
     noisy = make_bot(tmp_path, "gina-bot", SAMPLES / "random")
@@ -434,6 +441,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
         server: Server, tokens: dict[str, str], tmp_path: Path) -> None:
     erin = server.add_author("erin")
@@ -471,6 +479,7 @@ def league_results(db: Path) -> dict[int, list[tuple[str, int, int, str | None]]
         store.close()
 
 
+@pytest.mark.slow
 def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_path: Path) -> None:
     config = tmp_path / "league.yaml"
     config.write_text(f"league: {{name: spread, bots: [{SAMPLES / 'greedy'}, {SAMPLES / 'random'}, "
