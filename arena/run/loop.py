@@ -261,10 +261,11 @@ def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: C
     try:
         for batch in batches:
             tick()
-            if batch and _play(store, plan, policy, player, batch, progress, on_result, tick):
+            if not batch:
+                continue
+            if _play(store, plan, policy, player, batch, progress, on_result, tick):
                 break  # the verdict is in
-            if batch:
-                policy.ratings.after_batch(store, plan.tid)
+            policy.ratings.after_batch(store, plan.tid)
     except (KeyboardInterrupt, Stopped):
         interrupted = True
     except BaseException as error:
@@ -302,12 +303,11 @@ def _play(store: Store, plan: Plan, policy: Policy, player: Player, batch: Seque
             if policy.add(job, result):
                 return True
         return False
-    except BaseException:
-        with stop_signals_held():  # a second Ctrl-C must not cut the stop short
-            played.close()
-        raise
     finally:
-        played.close()  # the verdict is in: what is still in flight is not needed
+        # A stop, or a verdict that needs no more matches: what is still in flight goes (nothing, when the batch
+        # ended), and a second Ctrl-C must not cut that short.
+        with stop_signals_held():
+            played.close()
 
 
 def _interrupt(signum: int, frame: Any) -> None:
