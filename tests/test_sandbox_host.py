@@ -185,7 +185,8 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
     sweeps every one of them, and nothing else."""
     from arena.sandbox import bwrap
 
-    assert not orphan_inits(), "orphans left by something before this test"
+    # Other orphans may be about: the test files run side by side (xdist), and a kill -9 test elsewhere leaves
+    # some for the next launch. Only this test's own orphan is followed.
     bot_dir = tmp_path / "bot"
     bot_dir.mkdir()
     bot_dir.chmod(0o755)
