@@ -14,9 +14,9 @@ from typing import TypeVar
 
 import pytest
 
-from arena.manifest import load_bot
 from arena import procfs
-from arena.sandbox import SandboxError, SandboxLimits
+from arena.manifest import load_bot
+from arena.sandbox import SandboxError, SandboxLimits, cgroups
 from arena.sandbox.bwrap import bwrap_command, bwrap_status, sweep_probes
 from arena.sandbox.process import ProcessSandbox
 from arena.sandbox.rlimits import ceiling, ungrantable
@@ -148,16 +148,23 @@ def orphan_inits() -> set[int]:
     return found
 
 
-def orphan_of_a_start_cut_short(bot_dir: Path, uid: int | None) -> int:
+def orphan_of_a_start_cut_short(bot_dir: Path, uid: int | None, cgroup_procs: list[Path]) -> int:
     """The namespace init that a runner killed as it starts a sandbox leaves behind, made on purpose.
 
     Such an init was cloned by bwrap but had not yet asked (with bwrap's ``--die-with-parent``) to die with it when
     the kill came. The same sandbox's command line without that flag is exactly such an init from the start: once
-    its init is up, its bwrap is killed, and the init lives on, reparented, holding the sandbox. Returns its pid.
+    its init is up, its bwrap is killed, and the init lives on, reparented, holding the sandbox. It is in the
+    cgroups whose ``cgroup.procs`` are given, as a sandbox of the runner is. Returns its pid.
     """
     command = bwrap_command(bot_dir, ["/bin/sleep", "300"], SandboxLimits(), uid)
     command.remove("--die-with-parent")
-    outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def join() -> None:
+        for path in cgroup_procs:
+            path.write_text("0")
+
+    outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True,
+                             preexec_fn=join)  # noqa: PLW1509 (a test's own child, no threads)
     try:
         init = wait_until("bwrap's namespace init to start", lambda: next(
             (pid for pid in procfs.all_pids() if procfs.namespace_init(pid)
@@ -178,12 +185,34 @@ def wait_until(what: str, found: Callable[[], T | None], seconds: float = 60) ->
     return value
 
 
+def dead_runner_cgroups(layout: cgroups.Layout | None) -> list[Path]:
+    """Cgroups named as a runner's that has exited (the pid of a finished ``true``), as a kill -9 leaves them."""
+    if layout is None:
+        return []
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    made = []
+    for parent in dict.fromkeys(p for p in (layout.memory, layout.pids) if p is not None):
+        directory = parent / f"arena-{dead.pid}-0-orphan"
+        directory.mkdir()
+        made.append(directory)
+    return made
+
+
 @pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
-def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_launch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("use_cgroups", [True, False], ids=["cgroups", "no-cgroups"])
+def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_launch(
+        tmp_path: Path, use_cgroups: bool) -> None:
     """kill -9 of a runner (a tournament, a Dask worker) while its sandboxes start often leaves a namespace init
     behind that nothing would ever kill (a quarter of such kills did, measured); the next launch on the host
-    sweeps every one of them, and nothing else."""
+    sweeps every one of them, and nothing else: from the dead runner's cgroups where the host has cgroups, else
+    by a walk over /proc."""
     from arena.sandbox import bwrap
+
+    layout = cgroups.detect()[0] if use_cgroups else None
+    if use_cgroups and layout is None:
+        pytest.skip(f"no cgroups here: {cgroups.detect()[1]}")
+    stale = dead_runner_cgroups(layout)
 
     # Other orphans may be about: the test files run side by side (xdist), and a kill -9 test elsewhere leaves
     # some for the next launch. Only this test's own orphan is followed.
@@ -194,14 +223,15 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
     orphan = 0
     try:
         for _ in range(5):  # a concurrent launch (another test process) may sweep it first: then make another
-            orphan = orphan_of_a_start_cut_short(bot_dir, lease.uid if lease else None)
+            orphan = orphan_of_a_start_cut_short(bot_dir, lease.uid if lease else None,
+                                                 [directory / "cgroup.procs" for directory in stale])
             if procfs.running(orphan):
                 break
         assert orphan in orphan_inits()
-        live = ProcessSandbox(isolate=True).launch(load_bot(GREEDY), SandboxLimits())  # a live sandbox is kept
+        live = ProcessSandbox(isolate=True, use_cgroups=use_cgroups).launch(load_bot(GREEDY), SandboxLimits())
         try:
             bwrap.ORPHAN_SWEEPS.reset()  # a launch of this process sweeps at most every 2 s
-            bot = ProcessSandbox(isolate=True).launch(load_bot(GREEDY), SandboxLimits())
+            bot = ProcessSandbox(isolate=True, use_cgroups=use_cgroups).launch(load_bot(GREEDY), SandboxLimits())
             try:
                 wait_until("the orphan to be swept", lambda: not procfs.running(orphan))
                 assert live.poll() is None, "the sweep killed a live sandbox"
@@ -214,3 +244,15 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
             os.kill(orphan, signal.SIGKILL)
         if lease is not None:
             lease.release()
+        for directory in stale:
+            wait_until(f"{directory} to be removed", lambda gone=directory: _removed(gone))
+
+
+def _removed(directory: Path) -> bool:
+    try:
+        directory.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True

@@ -6,7 +6,7 @@ containers, never the rules or the protocol.
 
 The package, one job per module: ``common`` (what every backend shares: paths inside the sandbox, the bot's
 environment, signal-to-limit names, the stand-in for a bot that never started), ``rlimits``, ``uids`` (per-bot
-uid leases), ``bwrap`` (command line and probe), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and
+uid leases), ``bwrap`` (command line and probe), ``seccomp`` (its filter), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and
 ``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
 the site use too.
 """
@@ -23,7 +23,7 @@ Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")
 """The backends' names, as ``--sandbox`` and a config's ``sandbox:`` take them; the first is the default."""
 GUARANTEES = ("filesystem", "network", "proc_and_signals", "environment", "scratch_cap", "processes", "per_bot_uid",
-              "memory_limit_fault", "tree_kill")
+              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces")
 """The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them."""
 
 

@@ -36,6 +36,7 @@ from arena.sandbox.uids import UID_BASE, UID_COUNT
 BWRAP = "/usr/bin/bwrap"
 SETPRIV = "/usr/bin/setpriv"
 BASH = "/bin/bash"
+SH = "/bin/sh"
 PROBE_PREFIX = "arena-probe-"
 PROBE_NAME = re.compile(r"arena-probe-(?:(\d+)-)?[A-Za-z0-9_]+")
 UNOWNED_PROBE_AGE_S = 600
@@ -43,8 +44,10 @@ UNOWNED_PROBE_AGE_S = 600
 lasts longer than its 20 s timeout."""
 
 
-def _runtime_binds() -> list[str]:
-    """Read-only binds of the system runtime; symlinked top-level dirs (merged /usr) are recreated as symlinks."""
+@lru_cache(maxsize=1)
+def _runtime_binds() -> tuple[str, ...]:
+    """Read-only binds of the system runtime; symlinked top-level dirs (merged /usr) are recreated as symlinks.
+    Looked up once per runner: the host's runtime does not move under a running tournament."""
     args: list[str] = []
     for path in RUNTIME_DIRS:
         if os.path.islink(path):
@@ -54,14 +57,15 @@ def _runtime_binds() -> list[str]:
     args += ["--perms", "0755", "--dir", "/etc"]  # else bwrap makes it root-only and lookups fail with EACCES
     for path in RUNTIME_ETC:
         args += ["--ro-bind-try", path, path]
-    return args
+    return tuple(args)
 
 
 def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid: int | None,
-                  info_fd: int | None = None, writable: bool = False) -> list[str]:
+                  info_fd: int | None = None, writable: bool = False, seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root).
 
-    ``writable`` binds ``bot_dir`` read-write: only for a build, in a scratch copy (see :mod:`arena.build`)."""
+    ``writable`` binds ``bot_dir`` read-write: only for a build, in a scratch copy (see :mod:`arena.build`);
+    ``seccomp_fd`` holds the filter bwrap installs before it execs ``command`` (:mod:`arena.sandbox.seccomp`)."""
     args = [BWRAP]
     if uid is None:
         args += ["--unshare-all"]  # includes the user namespace: we are unprivileged anyway
@@ -78,6 +82,8 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
         args += ["--setenv", key, value]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     if uid is not None:
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
                  SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
@@ -145,7 +151,9 @@ def sweep_orphan_inits() -> list[int]:
 
 
 ORPHAN_SWEEPS = Every(2.0)
-"""How often a launch sweeps (a sweep reads every process's stat: about 5 ms on a busy host of 100 processes)."""
+"""How often a launch sweeps for sandboxes of runners that died: the stale cgroups where the host has cgroups
+(a directory listing), else :func:`sweep_orphan_inits` (it reads every process's stat: about 5 ms on a host of 100
+processes, 50-100 ms with 2,000)."""
 
 
 @lru_cache(maxsize=1)

@@ -3,8 +3,10 @@ processes, where the host lets us create cgroups.
 
 Both cgroup v2 (``memory.max``, ``pids.max``, ``memory.events``) and v1 (a ``memory`` and a ``pids`` hierarchy,
 ``memory.limit_in_bytes``, ``memory.oom_control``) are handled. Each bot gets a child of the runner's own cgroup,
-joined by the bot's first process before it execs, so everything it spawns is inside. Where nothing can be
-created (no write access, no controllers), :func:`available` says why and bots run without.
+which the runner puts the bot's first process into before it execs (the launch holds it at a gate until then),
+so everything it spawns is inside: the cgroup names the bot's processes, and the kill reads them from
+``cgroup.procs`` (v2 also has ``cgroup.kill``) instead of walking /proc. Where nothing can be created (no write
+access, no controllers), :func:`detect` says why and bots run without.
 """
 
 from __future__ import annotations
@@ -89,21 +91,67 @@ def detect() -> tuple[Layout | None, str]:
     return None, "no memory cgroup controller"
 
 
-def remove_stale(layout: Layout) -> None:
-    """Remove the empty cgroups of runners that died without cleaning up (``arena-<their pid>-...``)."""
+def sweep_stale(layout: Layout) -> list[int]:
+    """Kill what is left in the cgroups of runners that died (``arena-<their pid>-...``) and remove them; return
+    the pids killed.
+
+    A runner killed while it starts a sandbox can leave bwrap's namespace init behind, holding the sandbox (see
+    :func:`arena.sandbox.bwrap.sweep_orphan_inits`): it is in the dead runner's cgroup, so this finds it by
+    listing the runner's cgroup directory, whatever else runs on the host.
+    """
+    killed: list[int] = []
     for parent in {layout.memory, layout.pids} - {None}:
         assert parent is not None
-        for directory in parent.glob("arena-*-*-*"):
-            owner = directory.name.split("-")[1]
-            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-                try:
-                    directory.rmdir()
-                except OSError:
-                    pass  # still has processes, or not ours to remove
+        try:
+            entries = os.listdir(parent)
+        except OSError:
+            continue
+        for name in entries:
+            parts = name.split("-")
+            if len(parts) < 4 or parts[0] != "arena" or not parts[1].isdigit() or os.path.exists(f"/proc/{parts[1]}"):
+                continue
+            stale = parent / name
+            killed += kill_procs(stale / "cgroup.procs")
+            try:
+                stale.rmdir()
+            except OSError:
+                pass  # its processes are still dying, or not ours to remove: the next sweep tries again
+    return killed
+
+
+def read_procs(path: Path) -> list[int]:
+    try:
+        with open(path, "rb") as handle:
+            return [int(pid) for pid in handle.read().split()]
+    except OSError:
+        return []
+
+
+def kill_procs(path: Path, rounds: int = 100) -> list[int]:
+    """SIGKILL every process listed in ``path`` (a ``cgroup.procs``) until it lists none we have not killed;
+    return them.
+
+    Repeated because a process may fork between the read and the kill (the pids cap bounds how often); a killed
+    process is listed until it is reaped, but forks no more."""
+    killed: list[int] = []
+    done: set[int] = set()
+    for _ in range(rounds):
+        new = [pid for pid in read_procs(path) if pid not in done]
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        done.update(new)
+        killed += new
+    return killed
 
 
 class BotCgroup:
-    """One bot's cgroups. Create before launching; the child calls :meth:`join` (in preexec); :meth:`close`."""
+    """One bot's cgroups. Create before launching, :meth:`add` the bot's first process before it execs,
+    :meth:`close` after the kill."""
 
     def __init__(self, layout: Layout, name: str, memory_bytes: int, processes: int) -> None:
         self.layout = layout
@@ -112,29 +160,26 @@ class BotCgroup:
         if layout.pids is not None and layout.pids != layout.memory:
             self.dirs.append(layout.pids / leaf)
         for directory in self.dirs:
-            directory.mkdir()
+            os.mkdir(directory)
         memory = self.dirs[0]
         if layout.version == 1:
-            (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
-            _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))  # no swapping past the cap
+            _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+            if _SWAP_ACCOUNTING[0]:  # no swapping past the cap, where the kernel accounts swap
+                _SWAP_ACCOUNTING[0] = _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
             if layout.pids is not None:
-                (self.dirs[-1] / "pids.max").write_text(str(processes))
+                _write(self.dirs[-1] / "pids.max", str(processes))
         else:
-            (memory / "memory.max").write_text(str(memory_bytes))
-            _try_write(memory / "memory.swap.max", "0")
+            _write(memory / "memory.max", str(memory_bytes))
+            if _SWAP_ACCOUNTING[0]:
+                _SWAP_ACCOUNTING[0] = _try_write(memory / "memory.swap.max", "0")
             if layout.pids is not None:
-                (memory / "pids.max").write_text(str(processes))
-        # Opened now: preexec functions should not allocate or look things up.
-        self._procs = [str(directory / "cgroup.procs") for directory in self.dirs]
+                _write(memory / "pids.max", str(processes))
+        self._procs = [directory / "cgroup.procs" for directory in self.dirs]
 
-    def join(self) -> None:
-        """Move the calling process in (runs in the child between fork and exec)."""
+    def add(self, pid: int) -> None:
+        """Move process ``pid`` in (the bot's first process, held before it execs)."""
         for path in self._procs:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, b"0")
-            finally:
-                os.close(fd)
+            _write(path, str(pid))
 
     def oom_kills(self) -> int:
         """How many processes the kernel killed for exceeding the memory cap."""
@@ -149,44 +194,50 @@ class BotCgroup:
                 return int(value)
         return 0
 
-    def pids(self) -> list[int]:
-        found: set[int] = set()
-        for directory in self.dirs:
-            try:
-                found.update(int(pid) for pid in (directory / "cgroup.procs").read_text().split())
-            except OSError:
-                pass
-        return sorted(found)
-
-    def kill_all(self) -> None:
+    def kill_all(self) -> list[int]:
+        """SIGKILL every process of the bot (``cgroup.kill`` where v2 has it, which no fork can race, then the
+        listed ones until none is listed); return the pids seen. The first directory lists them all: every one of
+        the bot's processes is in each of its cgroups."""
         if self.layout.version == 2:
             _try_write(self.dirs[0] / "cgroup.kill", "1")
-        for pid in self.pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        return kill_procs(self._procs[0])
 
-    def close(self) -> None:
-        """Kill what is left and remove the cgroups (they must be empty; dying processes take a moment)."""
+    def close(self) -> bool:
+        """Remove the cgroups, killing what is left in them first if they are not empty (dying processes take a
+        moment); False if some could not be removed (then nothing says the bot is gone)."""
         for _ in range(200):
-            self.kill_all()
             remaining = []
             for directory in self.dirs:
                 try:
-                    directory.rmdir()
+                    os.rmdir(directory)
                 except FileNotFoundError:
                     pass
                 except OSError:
                     remaining.append(directory)
             self.dirs = remaining
             if not remaining:
-                return
+                return True
+            for directory in remaining:
+                kill_procs(directory / "cgroup.procs")
             time.sleep(0.005)
+        return False
 
 
-def _try_write(path: Path, value: str) -> None:
+_SWAP_ACCOUNTING = [True]
+"""Whether the swap cap could be written (once it could not, later cgroups do not try: the kernel lacks it)."""
+
+
+def _write(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
     try:
-        path.write_text(value)
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _try_write(path: Path, value: str) -> bool:
+    try:
+        _write(path, value)
+        return True
     except OSError:
-        pass
+        return False

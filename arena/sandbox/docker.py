@@ -96,6 +96,8 @@ GUARANTEES: dict[str, tuple[bool, str]] = {
     "per_bot_uid": (False, "every container runs as uid 65534; containers, not uids, keep bots apart"),
     "memory_limit_fault": (True, "memory limit with no extra swap: an OOM kill is a `limit` fault"),
     "tree_kill": (True, "the container is killed and removed with everything in it"),
+    "keyrings": (True, "the engine's default seccomp profile refuses add_key, request_key and keyctl"),
+    "user_namespaces": (True, "the engine's default seccomp profile refuses new user namespaces"),
 }
 """What this backend guarantees about a hostile bot, wherever an engine answers (see :data:`arena.sandbox.GUARANTEES`)."""
 

@@ -30,15 +30,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena import procfs
 from arena.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, reaper
-from arena.sandbox.bwrap import ORPHAN_SWEEPS, bwrap_command, bwrap_status, shim, sweep_orphan_inits
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, reaper, seccomp
+from arena.sandbox.bwrap import BASH, ORPHAN_SWEEPS, SH, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
 from arena.sandbox.reaper import ORPHANS
 from arena.sandbox.rlimits import Rlimit, rlimits
@@ -81,6 +80,7 @@ class ProcessBot(BotProcess):
                  cgroup: cgroups.BotCgroup | None = None, info_fd: int | None = None) -> None:
         self.popen = popen
         self.pid = popen.pid
+        self._group = popen.pid  # started in a session of its own: its pid names its process group
         self.scratch = scratch
         self.limits = limits
         self.launch = launch
@@ -165,32 +165,55 @@ class ProcessBot(BotProcess):
             return pid
         return None
 
+    def _kill_init(self) -> None:
+        init = self._ns_init()
+        if init is not None:
+            reaper.kill(init)  # ours to signal: bwrap's child, or ours (unreaped) once bwrap is gone
+            ORPHANS.adopt(init)
+
+    def _kill_unreported_init(self) -> None:
+        """A kill between bwrap's clone and its report of the init's pid (a kill during start-up): all bwrap wrote
+        is there now that it is reaped; if it never reported the init, the bot's cgroup holds it (else, on a host
+        without cgroups, a walk over /proc finds it: a namespace init that is now our child)."""
+        self._kill_init()
+        if self.launch.ns_init is not None:
+            return
+        if self.cgroup is not None:
+            ORPHANS.adopt(*self.cgroup.kill_all())
+        else:
+            me = os.getpid()
+            ORPHANS.adopt(*(pid for pid in sweep_orphan_inits() if getattr(procfs.stat(pid), "ppid", None) == me))
+
     def kill(self) -> Exit:
         if not self._killed:
             self._killed = True
             exit_before = self.poll()
+            # What names the bot's processes, never a walk over /proc: its process group (the gate, then bwrap or
+            # the bot), under bwrap the namespace's init (bwrap reports its pid; its death takes every process of
+            # the namespace with it), and its cgroup, which holds even what left the group (setsid, double fork).
+            reaper.kill_group(self._group)
             if self.isolated:
-                init = self._ns_init()
-                # Killing the namespace's init makes the kernel kill every process in the namespace.
-                init_stat = None if init is None else procfs.stat(init)
-                if init is not None and init_stat is not None and init_stat.ppid in (self.pid, os.getpid()):
-                    reaper.kill(init)
-                    ORPHANS.adopt(init)  # once bwrap itself is gone, the namespace's init is our child to reap
-            # Then bwrap and its whole tree in one sweep: killed on its own first, bwrap would orphan an init it
-            # had not reported yet (a kill during start-up), which would then wait forever.
-            reaper.kill_tree(self.pid or 0, self.marker)
-            if self.lease is not None:
-                reaper.sweep_uid(self.lease.uid)
-            if self.cgroup is not None:
-                self.cgroup.kill_all()
+                self._kill_init()
+            elif self.cgroup is not None:
+                ORPHANS.adopt(*(pid for pid in self.cgroup.kill_all() if pid != self.pid))  # ours as they die
+            else:
+                reaper.kill_tree(self._group, self.marker)  # no cgroup names a plain bot's escaped daemons
             self.popen.wait()
             self._exit = exit_before or self._describe(self.popen.returncode)
-            ORPHANS.wait()  # the namespace's init is reparented to us only once bwrap is reaped
+            if self.isolated and self.launch.ns_init is None:
+                self._kill_unreported_init()
+            # A plain bot's children left in its group, and the namespace's init (ours once bwrap is reaped, and
+            # reaped only once the kernel has emptied its namespace).
+            gone = reaper.reap_group(self._group)
+            gone = ORPHANS.wait() and gone
             if self.cgroup is not None:
-                self.cgroup.close()
-            if self.lease is not None and reaper.sweep_uid(self.lease.uid):
-                self.launch.released_at = time.clock_gettime(time.CLOCK_BOOTTIME)
-                self.lease.release()  # only once nothing of the bot is left, so the next bot starts clean
+                gone = self.cgroup.close() and gone
+            if self.lease is not None:
+                # Only once nothing of the bot is left is the uid marked clean for the next bot; else the next
+                # holder sweeps it first.
+                if gone:
+                    self.launch.released_at = time.clock_gettime(time.CLOCK_BOOTTIME)
+                self.lease.release(clean=gone)
             if self._info_fd is not None:
                 os.close(self._info_fd)
                 self._info_fd = None
@@ -226,7 +249,8 @@ class ProcessSandbox(Sandbox):
         self.per_bot_uid = works and os.geteuid() == 0
         self.cgroups = cgroups.detect()[0] if use_cgroups else None
         if self.cgroups is not None:
-            cgroups.remove_stale(self.cgroups)
+            cgroups.sweep_stale(self.cgroups)
+        self.filter = seccomp.host_program() if works else None
         self.launched: list[Launch] = []
         if not works:
             _warn_unisolated(reason)
@@ -237,7 +261,7 @@ class ProcessSandbox(Sandbox):
 
     def guarantees(self) -> dict[str, tuple[bool, str]]:
         """What this sandbox guarantees about a hostile bot, each with a one-line reason."""
-        iso, uid, cg = self.isolated, self.per_bot_uid, self.cgroups is not None
+        iso, uid, cg, kf = self.isolated, self.per_bot_uid, self.cgroups is not None, self.filter is not None
         no_iso = f"no bwrap ({self.reason})"
         return {
             "filesystem": (iso, "only /usr, a few /etc files, /protocol and its own /bot, read-only" if iso
@@ -254,8 +278,14 @@ class ProcessSandbox(Sandbox):
                             else "runner is not root or bwrap is missing: bots share the runner's uid"),
             "memory_limit_fault": (cg, "memory cgroup: an OOM kill is a `limit` fault" if cg
                                    else "RLIMIT_DATA only: running out is a MemoryError, reported as a crash"),
-            "tree_kill": (True, "namespace init + uid + session/descendant sweep, reaped as subreaper" if iso
-                          else "session and descendant sweep, reaped as subreaper"),
+            "tree_kill": (True, ("process group (the namespace's init: the kernel kills the namespace)"
+                                 + (" + cgroup" if cg else "") if iso
+                                 else "process group + cgroup" if cg
+                                 else "session and descendant sweep (a walk over /proc)") + ", reaped as subreaper"),
+            "keyrings": (iso and kf, "seccomp: add_key, request_key and keyctl refused" if iso and kf
+                         else no_iso if not iso else "no seccomp filter for this architecture"),
+            "user_namespaces": (iso and kf, "seccomp: clone/unshare with CLONE_NEWUSER refused" if iso and kf
+                                else no_iso if not iso else "no seccomp filter for this architecture"),
         }
 
     def launch(self, bot: BotSpec, limits: SandboxLimits, writable: bool = False) -> BotProcess:
@@ -264,73 +294,85 @@ class ProcessSandbox(Sandbox):
         lease = UidLease() if self.per_bot_uid else None
         scratch: Path | None = None
         cgroup = None
-        info_read = info_write = -1
+        info_read = info_write = filter_fd = -1
         try:
             if self.cgroups is not None:
                 # Under bwrap, its own two processes (outside and the namespace's init) count in the cgroup too.
                 extra = 2 if self.isolated else 0
                 cgroup = cgroups.BotCgroup(self.cgroups, bot.name, limits.memory_mb << 20, limits.processes + extra)
+            if ORPHAN_SWEEPS.due():
+                self._sweep_orphans()
             if self.isolated:
-                if ORPHAN_SWEEPS.due():
-                    sweep_orphan_inits()  # sandboxes left by runners killed as they started them
                 info_read, info_write = os.pipe()
                 os.set_blocking(info_read, False)
-                command = bwrap_command(bot.directory, [], limits, lease.uid if lease else None, info_write, writable)
+                if self.filter is not None:
+                    filter_fd = seccomp.program_fd(self.filter)
+                command = bwrap_command(bot.directory, [], limits, lease.uid if lease else None, info_write, writable,
+                                        filter_fd if filter_fd >= 0 else None)
                 cwd: Path = Path("/")
                 env = {"PATH": SYSTEM_PATH}
             else:
                 scratch = Path(tempfile.mkdtemp(prefix=f"arena-{bot.name}-"))
                 command, cwd, env = list(bot.command), bot.directory, bot_environment(scratch)
         except OSError as error:
-            self._cleanup(lease, cgroup, scratch, info_read, info_write)
+            self._cleanup(lease, cgroup, scratch, info_read, info_write, filter_fd)
             raise SandboxError(f"cannot prepare the sandbox: {error}") from error
-        in_child, cause = _child_setup(cgroup, rlimits(limits, self.per_bot_uid, cgroup is not None))
         # Our own pipes for stdin and stdout: under bwrap they reach the bot as extra descriptors that the shim
         # moves to 0 and 1, so that bwrap's own two processes never hold them and a bot closing its stdout is
         # an end of file we see at once. (bwrap closes inherited descriptors in itself, not in its child.)
         in_read, in_write = os.pipe()
         out_read, out_write = os.pipe()
+        gate_read, gate_write = os.pipe()
         if self.isolated:
-            command += [*shim(in_read, out_write), *bot.command]
-            stdio: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
-                                     "pass_fds": (in_read, out_write, info_write)}
+            command = [*gate(None), *command, *shim(in_read, out_write), *bot.command]
+            stdio: dict[str, Any] = {"stdin": gate_read, "stdout": subprocess.DEVNULL,
+                                     "pass_fds": tuple(fd for fd in (in_read, out_write, info_write, filter_fd)
+                                                       if fd >= 0)}
         else:
-            stdio = {"stdin": in_read, "stdout": out_write}
-        pipes = (info_read, info_write, in_read, in_write, out_read, out_write)
+            command = [*gate(gate_read), *command]
+            stdio = {"stdin": in_read, "stdout": out_write, "pass_fds": (gate_read,)}
+        pipes = (info_read, info_write, in_read, in_write, out_read, out_write, gate_read, gate_write, filter_fd)
         try:
-            popen = subprocess.Popen(
-                command,
-                cwd=cwd,
-                env=env,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                # Not safe where other threads run (the league server checks uploads from threads): a known
-                # risk, kept small by what it runs (a cgroup write, setrlimit calls); the way out is a setup
-                # step after exec (the shim), not yet built.
-                preexec_fn=in_child,  # noqa: PLW1509
-                close_fds=True,
-                **stdio,
-            )
-        except subprocess.SubprocessError as error:
-            # Our own set-up failed in the child (an rlimit the host refuses, a cgroup that went away): the
-            # host's failure, with the cause the child wrote back, since Popen reports only that one happened.
-            self._cleanup(lease, cgroup, scratch, *pipes)
-            raise SandboxError(f"cannot start {bot.name}: {cause.read() or error}") from error
+            # No preexec_fn: nothing of Python runs in the child, so subprocess forks with vfork and a launch is
+            # safe beside threads (the league server checks uploads from threads). The child waits at the gate
+            # while we put it in its cgroup and set its rlimits, from here.
+            popen = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, start_new_session=True,
+                                     close_fds=True, **stdio)
         except OSError as error:
             self._cleanup(lease, cgroup, scratch, *pipes)
             if self.isolated:
                 raise SandboxError(f"cannot start bwrap: {error}") from error
             return FailedBot(f"could not start {' '.join(bot.command)!r}: {error.strerror or error}")
-        finally:
-            cause.close()
-        for fd in (info_write, in_read, out_write):
+        for fd in (info_write, in_read, out_write, gate_read, filter_fd):
             if fd >= 0:
                 os.close(fd)
+        try:
+            _set_up(popen.pid, cgroup, rlimits(limits, self.per_bot_uid, cgroup is not None))
+        except SandboxError as error:
+            # Our set-up failed, not the bot (an rlimit the host refuses, a cgroup that went away): the host's
+            # failure, with its cause. The child never passed the gate.
+            reaper.kill_group(popen.pid)
+            popen.wait()
+            assert popen.stderr is not None
+            popen.stderr.close()
+            self._cleanup(lease, cgroup, scratch, info_read, in_write, out_read, gate_write)
+            raise SandboxError(f"cannot start {bot.name}: {error}") from error
+        os.write(gate_write, GO)
+        os.close(gate_write)
         record = Launch(bot.directory, popen.pid, lease.uid if lease else None,
                         cgroup=list(cgroup.dirs) if cgroup else [])
         self.launched = [*self.launched[-200:], record]
         return ProcessBot(popen, in_write, out_read, scratch, limits, record, self.isolated, lease, cgroup,
                           info_read if info_read >= 0 else None)
+
+    def _sweep_orphans(self) -> None:
+        """Sandboxes left by runners killed as they started them: found in their stale cgroups where the host has
+        cgroups, else by a walk over /proc (which grows with every process on the host; paced by
+        :data:`ORPHAN_SWEEPS`)."""
+        if self.cgroups is not None:
+            cgroups.sweep_stale(self.cgroups)
+        elif self.isolated:
+            sweep_orphan_inits()
 
     @staticmethod
     def _cleanup(lease: UidLease | None, cgroup: cgroups.BotCgroup | None, scratch: Path | None,
@@ -346,47 +388,33 @@ class ProcessSandbox(Sandbox):
                 os.close(fd)
 
 
-class _ChildCause:
-    """A pipe on which the child, between fork and exec, writes why its set-up failed."""
-
-    def __init__(self) -> None:
-        self.read_fd, self.write_fd = os.pipe()  # close-on-exec: after a successful exec the child holds neither
-
-    def report(self, text: str) -> None:
-        try:
-            os.write(self.write_fd, text.encode(errors="replace")[:4096])
-        except OSError:
-            pass
-
-    def read(self) -> str:
-        """What the child wrote (it has exited or exec'd by now, so this never blocks for long)."""
-        os.close(self.write_fd)
-        self.write_fd = -1
-        return os.read(self.read_fd, 4096).decode(errors="replace")
-
-    def close(self) -> None:
-        for fd in (self.read_fd, self.write_fd):
-            if fd >= 0:
-                os.close(fd)
-        self.read_fd = self.write_fd = -1
+GO = b"go\n"
 
 
-def _child_setup(cgroup: cgroups.BotCgroup | None, limits: tuple[Rlimit, ...]) -> tuple[Callable[[], None],
-                                                                                      _ChildCause]:
-    """What the bot's first process does before it execs (join its cgroup, set its rlimits), and the pipe on
-    which it says what failed."""
-    cause = _ChildCause()
+def gate(fd: int | None) -> list[str]:
+    """The command that holds a launched child until the runner has set it up, then execs the rest of the line.
 
-    def in_child() -> None:
-        step = "joining the bot's cgroup"
-        try:
-            if cgroup is not None:
-                cgroup.join()
-            for limit in limits:
-                step = f"setting {limit} (limits.{limit.key})" if limit.key else f"setting {limit}"
-                limit.apply()
-        except BaseException as error:
-            cause.report(f"{step} failed in the child: {error}")
-            raise
+    It reads ``go`` from descriptor ``fd`` (None: its stdin, then /dev/null for what it execs); anything else --
+    the runner died, or its set-up failed -- ends it before the bot starts. A shell, so that no Python runs in
+    the child: dash where the gate is stdin, bash (which takes descriptors above 9) otherwise.
+    """
+    if fd is None:
+        return [SH, "-c", f'read -r go && [ "$go" = go ] || exit {GATE_STATUS}; exec "$@" </dev/null', "arena-gate"]
+    return [BASH, "-c", f'read -r go <&{fd} && [ "$go" = go ] || exit {GATE_STATUS}; exec {fd}<&-; exec "$@"',
+            "arena-gate"]
 
-    return in_child, cause
+
+GATE_STATUS = 125
+
+
+def _set_up(pid: int, cgroup: cgroups.BotCgroup | None, limits: tuple[Rlimit, ...]) -> None:
+    """Put the held child ``pid`` in its cgroup and set its rlimits; a :class:`SandboxError` names what failed."""
+    step = "joining the bot's cgroup"
+    try:
+        if cgroup is not None:
+            cgroup.add(pid)
+        for limit in limits:
+            step = f"setting {limit} (limits.{limit.key})" if limit.key else f"setting {limit}"
+            limit.apply(pid)
+    except (OSError, ValueError) as error:
+        raise SandboxError(f"{step} failed: {error}") from error

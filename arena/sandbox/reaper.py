@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import select
 import signal
 import time
 
@@ -50,13 +51,29 @@ class Orphans:
                 if not os.path.exists(f"/proc/{pid}"):
                     self.pids.discard(pid)  # gone; while its dying parent lives it is not ours yet, so keep it
 
-    def wait(self, attempts: int = 200, pause_s: float = 0.002) -> None:
-        """Reap until none is left, briefly: an orphan is reparented to us only once its parent is reaped."""
+    def _until_exited(self, timeout_s: float) -> None:
+        """Block (no CPU) until each of them has exited or ``timeout_s`` has passed, on a pidfd per process."""
+        deadline = time.monotonic() + timeout_s
+        for pid in list(self.pids):
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue  # gone already, or a kernel without pidfds: the polling below does
+            try:
+                select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            finally:
+                os.close(fd)
+
+    def wait(self, attempts: int = 200, pause_s: float = 0.002) -> bool:
+        """Reap until none is left, briefly: an orphan is reparented to us only once its parent is reaped. False if
+        some are still there."""
+        self._until_exited(attempts * pause_s)
         for _ in range(attempts):
             self.reap()
             if not any(os.path.exists(f"/proc/{pid}") for pid in self.pids):
-                return
+                return True
             time.sleep(pause_s)
+        return False
 
 
 ORPHANS = Orphans()
@@ -70,8 +87,32 @@ def kill(pid: int) -> None:
         pass
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL process group ``pgid`` (a bot's: it was started in a session of its own). The kernel delivers a group
+    kill so that no fork in progress escapes it."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap_group(pgid: int, attempts: int = 500, pause_s: float = 0.002) -> bool:
+    """Reap our children in process group ``pgid`` (killed already) until none is left; False if some outlive
+    the attempts. Under bwrap that is the namespace's init, ours once bwrap is reaped, which the kernel lets die
+    only once every process of its namespace is gone: so True there means nothing of the sandbox is left."""
+    for _ in range(attempts):
+        try:
+            while os.waitpid(-pgid, os.WNOHANG)[0] != 0:
+                pass
+        except ChildProcessError:
+            return True
+        time.sleep(pause_s)
+    return False
+
+
 def sweep_uid(uid: int) -> bool:
-    """SIGKILL every process of ``uid`` until there are none (a bot's uid is its own while it runs)."""
+    """SIGKILL every process of ``uid`` until there are none: a walk over /proc, only for a uid whose lease was
+    abandoned (see :mod:`arena.sandbox.uids`)."""
     for _ in range(400):
         live = procfs.pids_of_uid(uid)
         if not live:
@@ -86,7 +127,8 @@ def sweep_uid(uid: int) -> bool:
 
 
 def kill_tree(root: int, marker: bytes | None = None) -> None:
-    """SIGKILL ``root``, its process group and session, and every descendant, including orphans reparented to us
+    """The kill of a plain (no bwrap) bot on a host without cgroups, which nothing else names: a walk over /proc,
+    whose cost grows with every process on the host. SIGKILL ``root``, its process group and session, and every descendant, including orphans reparented to us
     that carry ``marker`` in their environment (under bwrap there are none: the pid namespace holds them).
 
     Repeated until nothing is found, because a fork bomb can fork between our scan and our kill.

@@ -30,8 +30,9 @@ class Rlimit:
     def __str__(self) -> str:
         return f"{NAMES.get(self.resource, self.resource)} to {self.soft}/{self.hard}"
 
-    def apply(self) -> None:
-        resource.setrlimit(self.resource, (self.soft, self.hard))
+    def apply(self, pid: int = 0) -> None:
+        """Set it on process ``pid`` (0: this one): the launch sets a held child's before it execs the bot."""
+        resource.prlimit(pid, self.resource, (self.soft, self.hard))
 
 
 def rlimits(limits: SandboxLimits, per_bot_uid: bool, memory_cgroup: bool) -> tuple[Rlimit, ...]:
