@@ -278,6 +278,52 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
         "return None",
         "",
     ),
+    # Kernel keyrings are not namespaced: a key left in the uid's keyring would reach the next bot of that uid.
+    "keyring_note": (
+        1,
+        "import ctypes, platform\n"
+        "numbers = {'x86_64': (248, 250), 'aarch64': (217, 219)}.get(platform.machine())\n"
+        "if numbers is None:\n"
+        "    reveal('KEYSKIPPED', platform.machine())\n"
+        "    return None\n"
+        "add_key, keyctl = numbers\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "buffer = ctypes.create_string_buffer(4096)\n"
+        "for keyring in (-4, -5, -3):  # the user, user-session and session keyrings\n"
+        "    found = libc.syscall(keyctl, 11, ctypes.c_int(keyring), buffer, 4096)  # KEYCTL_READ: its keys\n"
+        "    if found > 0:\n"
+        "        reveal('KEYFOUND', f'{keyring}:{found // 4}')\n"
+        "    note = PARAMS['note'].encode()\n"
+        "    serial = libc.syscall(add_key, b'user', b'arena-note', note, len(note), ctypes.c_int(keyring))\n"
+        "    if serial > 0:\n"
+        "        reveal('KEYADDED', f'{keyring}:{serial}')\n"
+        "    else:\n"
+        "        reveal('KEYREFUSED', ctypes.get_errno())\n"
+        "return None",
+        "",
+    ),
+    "user_namespace": (
+        1,
+        "import ctypes, platform, signal\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "CLONE_NEWUSER = 0x10000000\n"
+        "if libc.unshare(CLONE_NEWUSER) == 0:\n"
+        "    reveal('USERNS', 'unshare')\n"
+        "else:\n"
+        "    reveal('USERNSREFUSED', ctypes.get_errno())\n"
+        "clone = {'x86_64': 56, 'aarch64': 220}.get(platform.machine())\n"
+        "if clone is not None:\n"
+        "    pid = libc.syscall(clone, CLONE_NEWUSER | int(signal.SIGCHLD), 0, 0, 0, 0)  # fork-like: no new stack\n"
+        "    if pid == 0:\n"
+        "        os._exit(0)\n"
+        "    if pid > 0:\n"
+        "        os.waitpid(pid, 0)\n"
+        "        reveal('USERNS', 'clone')\n"
+        "    else:\n"
+        "        reveal('USERNSREFUSED', ctypes.get_errno())\n"
+        "return None",
+        "",
+    ),
 }
 
 

@@ -124,6 +124,20 @@ def nothing_signalled(result: MatchResult, tail: str, env: Env) -> None:
     assert [pid for pid in revealed(tail, "SIGNALLED") if pid != "1"] == [], tail[-500:]
 
 
+def refused(done: str, refused_label: str) -> Callable[[MatchResult, str, Env], None]:
+    """The attack ran (it reported ``refused_label``) and never managed ``done``."""
+    def check(result: MatchResult, tail: str, env: Env) -> None:
+        assert not revealed(tail, done), tail[-500:]
+        assert revealed(tail, refused_label) or revealed(tail, "KEYSKIPPED"), f"the attack did not run: {tail[-500:]!r}"
+    return check
+
+
+def no_note_across_sandboxes(result: MatchResult, tail: str, env: Env) -> None:
+    """No key was added (so none can reach a later bot of the uid), and none of an earlier bot was found."""
+    refused("KEYADDED", "KEYREFUSED")(result, tail, env)
+    assert not revealed(tail, "KEYFOUND"), tail[-500:]
+
+
 CASES: dict[str, Case] = {
     # resources
     "fork_bomb": Case(None, needs=("processes",), dangerous="an uncapped fork bomb as this user",
@@ -152,6 +166,9 @@ CASES: dict[str, Case] = {
     "read_environment": Case(None, needs=("proc_and_signals",)),
     "symlink_escape": Case(None, needs=("filesystem",)),
     "daemon_grandchild": Case(None),
+    "keyring_note": Case(None, needs=("keyrings",), dangerous="add_key to this user's kernel keyrings",
+                         check=no_note_across_sandboxes),
+    "user_namespace": Case(None, needs=("user_namespaces",), check=refused("USERNS", "USERNSREFUSED")),
     "kill_everyone": Case(None, needs=("proc_and_signals",), dangerous="kill(-1, SIGKILL) as this user"),
     "signal_referee": Case(None, needs=("proc_and_signals",), dangerous="SIGSTOP and SIGKILL to the test runner",
                            check=nothing_signalled),
@@ -185,6 +202,8 @@ def plant(tmp: Path, attack: str) -> Env:
         env.standin = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                                        env={**os.environ, SECRET_ENV: env.secret})
         env.params["pids"] = [env.standin.pid]
+    elif attack == "keyring_note":
+        env.params["note"] = env.secret
     elif attack == "connect_loopback":
         env.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         env.listener.bind(("127.0.0.1", 0))
