@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -14,8 +16,9 @@ from typing import TypeVar
 
 import pytest
 
-from arena import procfs
+from arena import procfs, protocol
 from arena.manifest import load_bot
+from arena.rules import Rules
 from arena.sandbox import SandboxError, SandboxLimits, cgroups
 from arena.sandbox.bwrap import bwrap_command, bwrap_status, sweep_probes
 from arena.sandbox.process import ProcessSandbox
@@ -256,3 +259,92 @@ def _removed(directory: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+@pytest.fixture
+def own_uid_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[int, int], Path]:
+    """Point the uid leases at a range above the one runners use, with lock files of this test's own."""
+    from arena.sandbox import uids
+
+    if os.geteuid() != 0:
+        pytest.skip("per-bot uids need root")
+
+    def use(base: int, count: int) -> Path:
+        monkeypatch.setattr(uids, "UID_LOCKS", tmp_path / "uids")
+        monkeypatch.setattr(uids, "UID_BASE", base)
+        monkeypatch.setattr(uids, "UID_COUNT", count)
+        return tmp_path / "uids"
+
+    return use
+
+
+def process_of_uid(uid: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                             "/bin/sleep", "300"])
+
+
+def test_an_abandoned_lease_is_swept_once_and_a_uid_of_another_program_is_never_leased(
+        own_uid_range: Callable[[int, int], Path]) -> None:
+    from arena.sandbox import uids
+
+    locks = own_uid_range(61500, 3)
+    locks.mkdir()
+    (locks / "61500").write_text("held 1")  # a runner that died holding it: its bot's process lives on
+    survivor, stranger = process_of_uid(61500), process_of_uid(61501)
+    try:
+        wait_until("both to run as their uids", lambda: procfs.uid_of(survivor.pid) == 61500
+                   and procfs.uid_of(stranger.pid) == 61501)
+        first = uids.UidLease()
+        assert first.uid == 61500 and survivor.wait(timeout=30) == -signal.SIGKILL
+        second = uids.UidLease()  # 61501 is another program's (a new lock file): marked, skipped, not killed
+        assert second.uid == 61502 and stranger.poll() is None
+        assert (locks / "61501").read_text().strip() == "foreign"
+        first.release()
+        assert (locks / "61500").read_text().strip() == "free"
+        assert uids.UidLease().uid == 61500  # free again; its lock file says so, nothing is read
+        second.release()
+    finally:
+        for process in (survivor, stranger):
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
+@pytest.mark.parametrize("use_cgroups", [True, False], ids=["cgroups", "no-cgroups"])
+def test_a_launch_and_a_kill_read_no_other_process(own_uid_range: Callable[[int, int], Path],
+                                                   monkeypatch: pytest.MonkeyPatch, use_cgroups: bool) -> None:
+    """Their cost must not grow with the host's processes: neither may list /proc (a uid's clean lease is
+    trusted; the sweep for dead runners' sandboxes is not due). Only a kill within the first moments of a start,
+    before bwrap has reported its namespace's init, may walk /proc, and only on a host without cgroups."""
+    from arena.sandbox import bwrap
+
+    locks = own_uid_range(61600, 2)
+    locks.mkdir()
+    for uid in (61600, 61601):
+        (locks / str(uid)).write_text("free")
+    sandbox = ProcessSandbox(isolate=True, use_cgroups=use_cgroups)
+    bwrap.ORPHAN_SWEEPS.reset()
+    assert bwrap.ORPHAN_SWEEPS.due()  # and now not due for 2 s
+
+    def refuse(*args: object) -> list[int]:
+        raise AssertionError("a launch or a kill listed every process")
+
+    monkeypatch.setattr(procfs, "all_pids", refuse)
+    monkeypatch.setattr(os, "listdir", lambda path=".": refuse() if str(path) == "/proc" else LISTDIR(path))
+    bot = sandbox.launch(load_bot(GREEDY), SandboxLimits())
+    hello = protocol.hello(0, ["greedy", "other"], Rules(), protocol.Limits())
+    assert bot.write(json.dumps(hello).encode() + b"\n") > 0
+    answer = b""
+    while b"ready" not in answer:  # a bot that is up: bwrap has reported its namespace's init
+        fds = bot.read_fds()
+        assert fds, f"the bot ended before it was ready: {answer!r}"
+        select.select(fds, [], [])
+        answer += b"".join(data for fd in fds for stream, data in bot.read(fd) if stream == "stdout")
+    exit_ = bot.kill()
+    assert exit_.signal == signal.SIGKILL or exit_.returncode is not None
+    monkeypatch.undo()
+    launch = sandbox.launched[-1]
+    assert launch.released_at is not None and launch.uid == 61600
+
+
+LISTDIR = os.listdir
