@@ -111,7 +111,7 @@ def sweep_stale(layout: Layout) -> list[int]:
             if len(parts) < 4 or parts[0] != "arena" or not parts[1].isdigit() or os.path.exists(f"/proc/{parts[1]}"):
                 continue
             stale = parent / name
-            killed += kill_procs(stale / "cgroup.procs")
+            killed += kill_procs(f"{stale}/cgroup.procs")
             try:
                 stale.rmdir()
             except OSError:
@@ -119,7 +119,7 @@ def sweep_stale(layout: Layout) -> list[int]:
     return killed
 
 
-def read_procs(path: Path) -> list[int]:
+def read_procs(path: str) -> list[int]:
     try:
         with open(path, "rb") as handle:
             return [int(pid) for pid in handle.read().split()]
@@ -127,7 +127,7 @@ def read_procs(path: Path) -> list[int]:
         return []
 
 
-def kill_procs(path: Path, rounds: int = 100) -> list[int]:
+def kill_procs(path: str, rounds: int = 100) -> list[int]:
     """SIGKILL every process listed in ``path`` (a ``cgroup.procs``) until it lists none we have not killed;
     return them.
 
@@ -159,22 +159,24 @@ class BotCgroup:
         self.dirs: list[Path] = [layout.memory / leaf]
         if layout.pids is not None and layout.pids != layout.memory:
             self.dirs.append(layout.pids / leaf)
-        for directory in self.dirs:
+        # Plain strings from here on: a launch builds these paths every time, and pathlib costs more than the
+        # system calls.
+        names = [str(directory) for directory in self.dirs]
+        for directory in names:
             os.mkdir(directory)
-        memory = self.dirs[0]
+        memory, pids = names[0], names[-1]
         if layout.version == 1:
-            _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+            _write(f"{memory}/memory.limit_in_bytes", str(memory_bytes))
             if _SWAP_ACCOUNTING[0]:  # no swapping past the cap, where the kernel accounts swap
-                _SWAP_ACCOUNTING[0] = _try_write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
-            if layout.pids is not None:
-                _write(self.dirs[-1] / "pids.max", str(processes))
+                _SWAP_ACCOUNTING[0] = _try_write(f"{memory}/memory.memsw.limit_in_bytes", str(memory_bytes))
         else:
-            _write(memory / "memory.max", str(memory_bytes))
+            _write(f"{memory}/memory.max", str(memory_bytes))
             if _SWAP_ACCOUNTING[0]:
-                _SWAP_ACCOUNTING[0] = _try_write(memory / "memory.swap.max", "0")
-            if layout.pids is not None:
-                _write(memory / "pids.max", str(processes))
-        self._procs = [directory / "cgroup.procs" for directory in self.dirs]
+                _SWAP_ACCOUNTING[0] = _try_write(f"{memory}/memory.swap.max", "0")
+        if layout.pids is not None:
+            _write(f"{pids}/pids.max", str(processes))
+        self._events = f"{memory}/{'memory.oom_control' if layout.version == 1 else 'memory.events'}"
+        self._procs = [f"{directory}/cgroup.procs" for directory in names]
 
     def add(self, pid: int) -> None:
         """Move process ``pid`` in (the bot's first process, held before it execs)."""
@@ -183,9 +185,9 @@ class BotCgroup:
 
     def oom_kills(self) -> int:
         """How many processes the kernel killed for exceeding the memory cap."""
-        name = "memory.oom_control" if self.layout.version == 1 else "memory.events"
         try:
-            text = (self.dirs[0] / name).read_text()
+            with open(self._events) as handle:
+                text = handle.read()
         except OSError:
             return 0
         for line in text.splitlines():
@@ -199,7 +201,7 @@ class BotCgroup:
         listed ones until none is listed); return the pids seen. The first directory lists them all: every one of
         the bot's processes is in each of its cgroups."""
         if self.layout.version == 2:
-            _try_write(self.dirs[0] / "cgroup.kill", "1")
+            _try_write(f"{self.dirs[0]}/cgroup.kill", "1")
         return kill_procs(self._procs[0])
 
     def close(self) -> bool:
@@ -218,7 +220,7 @@ class BotCgroup:
             if not remaining:
                 return True
             for directory in remaining:
-                kill_procs(directory / "cgroup.procs")
+                kill_procs(f"{directory}/cgroup.procs")
             time.sleep(0.005)
         return False
 
@@ -227,7 +229,7 @@ _SWAP_ACCOUNTING = [True]
 """Whether the swap cap could be written (once it could not, later cgroups do not try: the kernel lacks it)."""
 
 
-def _write(path: Path, value: str) -> None:
+def _write(path: str, value: str) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
         os.write(fd, value.encode())
@@ -235,7 +237,7 @@ def _write(path: Path, value: str) -> None:
         os.close(fd)
 
 
-def _try_write(path: Path, value: str) -> bool:
+def _try_write(path: str, value: str) -> bool:
     try:
         _write(path, value)
         return True

@@ -7,10 +7,16 @@ Two variants, chosen by :class:`ProcessSandbox` (``isolate=None`` picks the best
   root), a read-only view of the system runtime, the bot's own directory read-only at ``/bot`` (its cwd),
   ``protocol/`` read-only at ``/protocol`` (on PYTHONPATH), a size-capped tmpfs at ``/tmp`` as scratch, and -- when
   the runner is root -- a dedicated unprivileged uid per running bot, so RLIMIT_NPROC, kill permissions and file
-  access are per bot. Killing SIGKILLs the namespace's init (which takes every process in the namespace with it),
-  then sweeps the bot's uid and cgroup, then reaps.
-* **plain** (no bwrap): a child process in a new session under the same rlimits; killing sweeps the process tree.
-  No filesystem, network, /proc or signal isolation: for trusted bots only. A warning says so, once per run.
+  access are per bot; a seccomp filter (:mod:`~arena.sandbox.seccomp`) refuses kernel keyrings and new user
+  namespaces. Killing SIGKILLs bwrap's process group and the namespace's init (which takes every process in the
+  namespace with it), then reaps the init, which the kernel allows only once the namespace is empty.
+* **plain** (no bwrap): a child process in a new session under the same rlimits; killing signals its process
+  group and its cgroup (without a cgroup, a walk over /proc finds its tree). No filesystem, network, /proc or signal
+  isolation: for trusted bots only. A warning says so, once per run.
+
+Starting and stopping a bot never reads every process on the host (docs/SECURITY.md, "Start and stop"): the
+launch holds its child at a shell gate (:func:`gate`) while the runner puts it in its cgroup and sets its rlimits,
+so no Python runs between fork and exec; the kill signals what names the bot's processes.
 
 Where the host lets us create cgroups (v1 or v2), each bot also gets its own memory cgroup (an OOM kill there is
 reported as the ``memory`` limit rather than a crash) and a pids cgroup (a process cap that holds even for root).
@@ -167,8 +173,10 @@ class ProcessBot(BotProcess):
 
     def _kill_init(self) -> None:
         init = self._ns_init()
-        if init is not None:
-            reaper.kill(init)  # ours to signal: bwrap's child, or ours (unreaped) once bwrap is gone
+        # Only while it is bwrap's child or ours (unreaped once bwrap is gone): once bwrap has reaped it, its pid
+        # may name another process.
+        if init is not None and getattr(procfs.stat(init), "ppid", None) in (self._group, os.getpid()):
+            reaper.kill(init)
             ORPHANS.adopt(init)
 
     def _kill_unreported_init(self) -> None:

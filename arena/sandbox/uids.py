@@ -43,12 +43,14 @@ class UidLease:
 
     def __init__(self) -> None:
         try:
-            UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+            os.mkdir(UID_LOCKS, 0o700)
+        except FileExistsError:
+            pass
         except OSError as error:
             raise SandboxError(f"cannot create {UID_LOCKS} for per-bot uids: {error}") from error
         for uid in range(UID_BASE, UID_BASE + UID_COUNT):
             try:
-                fd = os.open(UID_LOCKS / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                fd = os.open(f"{UID_LOCKS}/{uid}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError as error:
                 raise SandboxError(f"cannot open the lease of uid {uid} in {UID_LOCKS}: {error}") from error
             try:
