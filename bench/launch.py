@@ -7,8 +7,7 @@ idle processes, which the bench starts and ends itself. Prints ONE JSON object.
 
 Each bot is the ``greedy`` sample bot: launched, sent ``hello``, killed once it answers ``ready`` (the wait for
 ``ready`` is not counted: it is the bot's time, not the runner's). The variants take turns bot by bot, so that a
-change in the machine's speed hits them alike. The bot's own CPU (its children's, ``RUSAGE_CHILDREN``) is reported
-apart. This is a measurement, not a test: nothing here asserts.
+change in the machine's speed hits them alike. This is a measurement, not a test: nothing here asserts.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ VARIANTS = {
 """bwrap with per-bot uids and cgroups; bwrap with per-bot uids, no cgroups; the plain variant, no cgroups."""
 
 
-def cpu(who: int) -> float:
+def cpu(who: int = resource.RUSAGE_SELF) -> float:
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
 
@@ -104,14 +103,11 @@ def measure(sandboxes: dict[str, ProcessSandbox], bots: int) -> dict[str, Any]:
     message = json.dumps(hello(0, ["greedy", "other"], Rules(), Limits())).encode() + b"\n"
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in sandboxes}
     failed = {name: 0 for name in sandboxes}
-    children0 = {name: 0.0 for name in sandboxes}
     for name, sandbox in sandboxes.items():
         one(sandbox, bot, message)  # warm: the first launch of a sandbox pays for imports and its uid's first lease
     for _ in range(bots):
         for name, sandbox in sandboxes.items():
-            before = cpu(resource.RUSAGE_CHILDREN)
             sample = one(sandbox, bot, message)
-            children0[name] += cpu(resource.RUSAGE_CHILDREN) - before
             if sample is None:
                 failed[name] += 1
             else:
@@ -123,7 +119,6 @@ def measure(sandboxes: dict[str, ProcessSandbox], bots: int) -> dict[str, Any]:
             "runner_cpu_ms_median": round(statistics.median(row["cpu_ms"] for row in rows), 2),
             "wall_ms_median": round(statistics.median(row["wall_ms"] for row in rows), 1),
             "to_ready_ms_median": round(statistics.median(row["to_ready_ms"] for row in rows), 1),
-            "bot_cpu_ms_per_bot": round(children0[name] / max(1, len(rows)) * 1e3, 1),
             "not_ready": failed[name],
         }
     return result
