@@ -348,3 +348,33 @@ def test_a_launch_and_a_kill_read_no_other_process(own_uid_range: Callable[[int,
 
 
 LISTDIR = os.listdir
+
+
+def test_the_gate_starts_nothing_unless_the_runner_says_go(tmp_path: Path) -> None:
+    """A runner that dies (or whose set-up fails) before it opens the gate leaves no bot running."""
+    from arena.sandbox.process import GATE_STATUS, GO, gate
+
+    marker = tmp_path / "started"
+    for stdin in (b"", b"stop\n", GO):
+        done = subprocess.run([*gate(None), "/usr/bin/touch", str(marker)], input=stdin, check=False)
+        assert (done.returncode, marker.exists()) == ((0, True) if stdin == GO else (GATE_STATUS, False))
+
+
+@pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
+def test_launches_from_many_threads_at_once_each_get_their_own_bot() -> None:
+    """No Python runs between fork and exec, so threads may launch side by side (the league server does)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sandbox = ProcessSandbox(isolate=True)
+
+    def one(_: int) -> int | None:
+        bot = sandbox.launch(load_bot(GREEDY), SandboxLimits())
+        pid = bot.pid
+        bot.kill()
+        return pid
+
+    with ThreadPoolExecutor(4) as pool:
+        pids = list(pool.map(one, range(8)))
+    assert len(set(pids)) == 8
+    assert all(not os.path.exists(f"/proc/{pid}") for pid in pids if pid is not None)
+    assert all(launch.released_at is not None or launch.uid is None for launch in sandbox.launched)
