@@ -196,7 +196,7 @@ def dead_runner_cgroups(layout: cgroups.Layout | None) -> list[Path]:
     dead.wait()
     made = []
     for parent in dict.fromkeys(p for p in (layout.memory, layout.pids) if p is not None):
-        directory = parent / f"arena-{dead.pid}-0-orphan"
+        directory = parent / f"arena-{dead.pid}.{os.stat('/proc/self/ns/pid').st_ino}-0-orphan"
         directory.mkdir()
         made.append(directory)
     return made

@@ -91,13 +91,27 @@ def detect() -> tuple[Layout | None, str]:
     return None, "no memory cgroup controller"
 
 
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+PID_NAMESPACE = _pid_namespace()
+"""A runner's cgroups name it by its pid and its pid namespace (``arena-PID.NAMESPACE-...``), since a pid means
+nothing in another namespace that shares the cgroup tree (a container beside us): only cgroups of our own namespace
+are judged stale here."""
+
+
 def sweep_stale(layout: Layout) -> list[int]:
-    """Kill what is left in the cgroups of runners that died (``arena-<their pid>-...``) and remove them; return
-    the pids killed.
+    """Kill what is left in the cgroups of runners that died (``arena-<their pid>.<pid namespace>-...``) and remove
+    them; return the pids killed.
 
     A runner killed while it starts a sandbox can leave bwrap's namespace init behind, holding the sandbox (see
     :func:`arena.sandbox.bwrap.sweep_orphan_inits`): it is in the dead runner's cgroup, so this finds it by
-    listing the runner's cgroup directory, whatever else runs on the host.
+    listing the runner's cgroup directory, whatever else runs on the host. Cgroups named by a pid alone (older
+    runners) are only removed when empty.
     """
     killed: list[int] = []
     for parent in {layout.memory, layout.pids} - {None}:
@@ -108,10 +122,14 @@ def sweep_stale(layout: Layout) -> list[int]:
             continue
         for name in entries:
             parts = name.split("-")
-            if len(parts) < 4 or parts[0] != "arena" or not parts[1].isdigit() or os.path.exists(f"/proc/{parts[1]}"):
+            if len(parts) < 4 or parts[0] != "arena":
+                continue
+            pid, _, owner_namespace = parts[1].partition(".")
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
                 continue
             stale = parent / name
-            killed += kill_procs(f"{stale}/cgroup.procs")
+            if owner_namespace == PID_NAMESPACE:
+                killed += kill_procs(f"{stale}/cgroup.procs")
             try:
                 stale.rmdir()
             except OSError:
@@ -155,7 +173,7 @@ class BotCgroup:
 
     def __init__(self, layout: Layout, name: str, memory_bytes: int, processes: int) -> None:
         self.layout = layout
-        leaf = f"arena-{os.getpid()}-{next(_COUNTER)}-{name}"
+        leaf = f"arena-{os.getpid()}.{PID_NAMESPACE}-{next(_COUNTER)}-{name}"  # the pid now: pool workers fork
         self.dirs: list[Path] = [layout.memory / leaf]
         if layout.pids is not None and layout.pids != layout.memory:
             self.dirs.append(layout.pids / leaf)
