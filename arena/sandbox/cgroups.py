@@ -137,12 +137,22 @@ def sweep_stale(layout: Layout) -> list[int]:
     return killed
 
 
-def read_procs(path: str) -> list[int]:
+def _read(path: str) -> bytes:
+    """A small control file's bytes (b"" if it cannot be read): os-level, as a launch or a kill reads a few."""
     try:
-        with open(path, "rb") as handle:
-            return [int(pid) for pid in handle.read().split()]
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return []
+        return b""
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def read_procs(path: str) -> list[int]:
+    return [int(pid) for pid in _read(path).split()]
 
 
 def kill_procs(path: str, rounds: int = 100) -> list[int]:
@@ -203,16 +213,9 @@ class BotCgroup:
 
     def oom_kills(self) -> int:
         """How many processes the kernel killed for exceeding the memory cap."""
-        try:
-            with open(self._events) as handle:
-                text = handle.read()
-        except OSError:
-            return 0
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill":
-                return int(value)
-        return 0
+        text = _read(self._events)
+        start = text.find(b"\noom_kill ")  # never the first line in either file
+        return 0 if start < 0 else int(text[start + 10 :].split(b"\n", 1)[0])
 
     def kill_all(self) -> list[int]:
         """SIGKILL every process of the bot (``cgroup.kill`` where v2 has it, which no fork can race, then the
