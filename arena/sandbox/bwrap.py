@@ -127,7 +127,9 @@ def sweep_orphan_inits() -> list[int]:
     A runner killed while a sandbox starts (kill -9 of a tournament, of a Dask worker) often leaves one behind:
     bwrap's ``--die-with-parent`` reaches the namespace's init only once the init has asked for it, and a kill
     between bwrap's clone and that request leaves the init waiting forever, holding the bot's pipes. Nothing else
-    ever kills it, so every sandbox launch sweeps them. Such an init is recognised as a process named bwrap that is
+    ever kills it, so launches sweep them: where the host has cgroups, from the dead runner's cgroups
+    (:func:`arena.sandbox.cgroups.sweep_stale`); else with this walk over /proc, whose cost grows with every process
+    on the host (paced by :data:`ORPHAN_SWEEPS`). Such an init is recognised as a process named bwrap that is
     pid 1 of its own pid namespace, whose parent is not a bwrap (a live sandbox's init is always its bwrap's child),
     and whose command line binds arena's ``protocol/`` (another program's sandboxes are not ours to kill). From our
     namespace, the parent's, a SIGKILL reaches a namespace init, and takes every process inside with it.
