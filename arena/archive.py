@@ -8,7 +8,8 @@ small size does not get a large file through. Refused, each with an :class:`Arch
 - an archive larger than ``max_archive_bytes`` (the server also caps the request body before reading it);
 - absolute paths, ``..`` components, backslashes, NUL bytes (zip slip);
 - symlinks and hard links, devices, FIFOs, sockets, encrypted zip members;
-- more than ``max_files`` files, more than ``max_total_bytes`` unpacked, or an unpacked total larger than
+- more than ``max_files`` files, more than ``MAX_DIRECTORIES`` directories or ``MAX_DEPTH`` levels of them (each
+  directory counts, empty or not), more than ``max_total_bytes`` unpacked, or an unpacked total larger than
   ``max_ratio`` times the archive beyond a small floor (zip and gzip bombs);
 - a name listed twice.
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from arena.botfiles import MAX_FILES, MAX_TOTAL_BYTES
+from arena.botfiles import MAX_DEPTH, MAX_DIRECTORIES, MAX_FILES, MAX_TOTAL_BYTES
 from arena.manifest import MANIFEST
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -108,6 +109,7 @@ class _Writer:
         self.cap = limits.unpacked_cap(archive_bytes)
         self.archive_bytes = archive_bytes
         self.files = 0
+        self.directories = 0
         self.total = 0
 
     def _too_big(self) -> ArchiveRejected:
@@ -126,11 +128,18 @@ class _Writer:
         self._mkdirs(relative)
 
     def _mkdirs(self, relative: PurePosixPath) -> Path:
+        if len(relative.parts) > MAX_DEPTH + 1:  # + 1: the archive may wrap the bot in one top directory
+            raise ArchiveRejected(f"{str(relative)[:200]}...: nested too deeply (at most {MAX_DEPTH} levels of "
+                                  "directories)")
         current = self.dest
         for part in relative.parts:
             current = current / part
             try:
                 os.mkdir(current, 0o755)
+                self.directories += 1
+                if self.directories > MAX_DIRECTORIES + 1:
+                    raise ArchiveRejected(f"too many directories: more than {MAX_DIRECTORIES} (a bot may hold at "
+                                          f"most {MAX_DIRECTORIES}; each counts, empty or not)")
             except FileExistsError:
                 # Only directories we made ourselves can be here: links are refused before anything is written.
                 if not stat.S_ISDIR(os.lstat(current).st_mode):

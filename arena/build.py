@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, remove_tree, safe_copy, scan, version_of
+from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, remove_tree, safe_copy, scan, version_of, walk
 from arena.manifest import MANIFEST, BotSpec, load_bot
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
@@ -113,7 +113,7 @@ def _manifest(directory: Path) -> bytes | None:
 def _open_up(tree: Path) -> None:
     """Let the build's unprivileged uid write the scratch copy. Safe: it sits in a 0700 directory of ours, and no
     other sandbox sees it."""
-    for current, dirs, names in os.walk(tree):
+    for current, _, names in walk(tree):
         os.chmod(current, 0o777)
         for name in names:
             path = Path(current, name)

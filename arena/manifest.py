@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from arena.botfiles import walk
 from arena.yamlfile import excerpt, load_yaml
 
 MANIFEST = "bot.yaml"
@@ -129,7 +130,7 @@ def hash_files(root: Path) -> str:
     Symlinks are hashed by their target text, never followed: a bot must not make us read outside its directory.
     """
     digest = hashlib.sha256()
-    for current, dirs, files in os.walk(root, followlinks=False):
+    for current, dirs, files in walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith(".git"))
         for name in sorted(files):
             full = Path(current, name)
