@@ -187,10 +187,10 @@ class _CountingReader(io.RawIOBase):
         return len(data)
 
 
-def _unpack_tar(archive: Path, writer: _Writer) -> None:
+def _unpack_tar(archive: Path, writer: _Writer, compressed: bool = True) -> None:
     # Tar headers and padding are about 1 KiB per member on top of the files' bytes.
-    stream_cap = writer.cap + 1024 * (writer.limits.max_files + 4)
-    with open(archive, "rb") as raw, gzip.GzipFile(fileobj=raw) as unzipped:
+    stream_cap = writer.cap + 1024 * (writer.limits.max_files + MAX_DIRECTORIES + 4)
+    with open(archive, "rb") as raw, (gzip.GzipFile(fileobj=raw) if compressed else raw) as unzipped:
         counted = io.BufferedReader(_CountingReader(unzipped, stream_cap, writer._too_big()))
         try:
             with tarfile.open(fileobj=counted, mode="r|") as tar:
@@ -200,13 +200,14 @@ def _unpack_tar(archive: Path, writer: _Writer) -> None:
                         if relative is not None:
                             writer.directory(relative)
                         continue
+                    shown = member.name if relative is None else relative.as_posix()
                     if not member.isreg():
-                        raise ArchiveRejected(f"{member.name}: {_tar_kind(member)}; a bot may hold only regular files "
-                                              "and directories")
+                        raise ArchiveRejected(f"{shown}: {_tar_kind(member)}; a bot may hold only regular files and "
+                                              "directories")
                     if relative is None:
                         raise ArchiveRejected(f"{member.name!r}: a file without a name")
                     if member.mode & (stat.S_ISUID | stat.S_ISGID):
-                        raise ArchiveRejected(f"{member.name}: has the setuid or setgid bit; remove it")
+                        raise ArchiveRejected(f"{shown}: has the setuid or setgid bit; remove it")
                     writer.declare(member.name, member.size)
                     if relative.parts[0] == IGNORED_TOP:
                         continue
@@ -214,7 +215,7 @@ def _unpack_tar(archive: Path, writer: _Writer) -> None:
                     assert source is not None  # a regular member always has a file
                     writer.file(relative, source, bool(member.mode & 0o111))
         except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise ArchiveRejected(f"not a readable .tar.gz: {error}") from None
+            raise ArchiveRejected(f"not a readable {'.tar.gz' if compressed else 'tar'}: {error}") from None
 
 
 def _tar_kind(member: tarfile.TarInfo) -> str:
@@ -275,6 +276,15 @@ def bot_root(dest: Path) -> Path:
         return entries[0]
     raise ArchiveRejected(f"no {MANIFEST} at the archive's root or under one top directory "
                           f"(found: {', '.join(sorted(e.name for e in entries)[:10]) or 'nothing'})")
+
+
+def unpack_tar(archive: Path, dest: Path, limits: ArchiveLimits = ArchiveLimits()) -> Unpacked:
+    """Unpack the plain (uncompressed) tar ``archive`` into the empty directory ``dest`` with the same guards as
+    :func:`unpack`: what a build leaves comes out of its sandbox this way (:mod:`arena.build`)."""
+    size = archive.stat().st_size
+    writer = _Writer(dest, limits, size)
+    _unpack_tar(archive, writer, compressed=False)
+    return Unpacked(bot_root(dest), writer.files, writer.total, "tar")
 
 
 def unpack(archive: Path, dest: Path, limits: ArchiveLimits = ArchiveLimits()) -> Unpacked:

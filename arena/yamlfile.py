@@ -13,6 +13,7 @@ Every message that shows a value shows a bounded :func:`excerpt` of it.
 
 from __future__ import annotations
 
+import re
 import reprlib
 from typing import Any
 
@@ -112,6 +113,20 @@ def _check_size(root: Node, max_nodes: int) -> None:
         stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
 
 
+_QUOTED = re.compile(r""""(?:[^"\\\n]|\\.)*"|'[^'\n]*'|#[^\n]*""")
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of ``[]`` and ``{}`` outside quotes and comments (an over-estimate is harmless: it only
+    refuses a text nested deeper than anyone writes)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_QUOTED.sub("", text)):
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def load_yaml(text: str, *, max_bytes: int = MAX_BYTES, max_nodes: int = MAX_NODES) -> Any:
     """Parse one YAML document safely; raises ``yaml.YAMLError`` (naming the line) for a key given twice, and
     :class:`TooLargeError` for a text over ``max_bytes`` (UTF-8) or a document over ``max_nodes`` nodes once its
@@ -127,6 +142,9 @@ def load_yaml(text: str, *, max_bytes: int = MAX_BYTES, max_nodes: int = MAX_NOD
     size = len(text.encode("utf-8", errors="replace"))
     if size > max_bytes:
         raise TooLargeError(f"too long: {size} bytes (at most {max_bytes})")
+    if _flow_depth(text) > MAX_DEPTH:
+        # Before PyYAML's scanner, whose cost grows with the text times the depth of unclosed brackets.
+        raise TooLargeError(f"nested too deeply (at most {MAX_DEPTH} levels of lists and mappings)")
     loader = _UniqueKeyLoader(text)
     loader.max_nodes = max_nodes
     try:

@@ -10,6 +10,7 @@ connection, the file never written.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -44,6 +45,7 @@ LIMITS = """\
   body_timeout_s: 2
   upload_queue: 2
   attempts_per_hour: 6
+  build_scratch_mb: 64
 """
 PROBE_BOUND_MS = 5000
 """What the tests assert of the probe's p95 on a loaded machine (unguarded, the attacks made it 30,000+ ms)."""
@@ -187,6 +189,50 @@ def test_deep_trees_are_refused_cleanly_and_leave_nothing(server: Server) -> Non
     incoming = server.root / "results" / "bots" / ".incoming"
     assert [entry.name for entry in incoming.iterdir()] in ([], ["uploads"])
     report("deep trees", probe)
+
+
+def test_a_build_that_fills_its_disk_hits_its_quota_not_the_hosts(server: Server) -> None:
+    token = server.add_author("filler")
+    fill = b"i=0; while head -c 20000000 /dev/zero > /bot/fill$i; do i=$((i+1)); done; echo wrote $i files; exit 1\n"
+    archive = tar_gz({"bot.yaml": b"name: filler-bot\ncommand: python3 bot.py\nbuild: sh fill.sh\n",
+                      "bot.py": PLAYER, "fill.sh": fill})
+    result: list[httpx.Response] = []
+    upload = threading.Thread(target=lambda: result.append(server.upload(token, archive)))
+    most = 0
+    with Probe("127.0.0.1", server.port) as probe:
+        upload.start()
+        while upload.is_alive():
+            most = max(most, scratch_bytes(server))
+            time.sleep(0.05)
+    reply = result[0]
+    print(f"\nfilling build: {reply.status_code}; the host's scratch peaked at {most} bytes")
+    assert reply.status_code == 422, reply.text
+    assert "ran out of room: its /bot and its /tmp hold at most 64 MiB each" in reply.json()["error"]
+    assert "wrote 3 files" in reply.text  # 60 MB fit in the 64 MiB tmpfs, the fourth file did not
+    assert most < 1 << 20  # the sources' copy; the build's bytes never reach the host's disk
+    report("a build filling its disk", probe)
+
+
+def test_the_public_bot_page_names_the_real_owner_not_the_declared_author(server: Server) -> None:
+    token = server.add_author("olga")
+    manifest = b"name: olga-bot\ncommand: python3 bot.py\nauthor: alice\ndescription: by alice, honest\n"
+    reply = server.upload(token, tar_gz({"bot.yaml": manifest, "bot.py": PLAYER}))
+    assert reply.status_code == 201, reply.text
+    site = server.root / "results" / "public"
+    deadline = time.monotonic() + 120
+
+    def bot_page() -> str | None:
+        for page in site.rglob("*.html"):
+            text = re.sub(r"\s+", "", page.read_text())
+            if "<h1>olga-bot@1<span" in text:
+                return text
+        return None
+
+    while (page := bot_page()) is None:
+        assert time.monotonic() < deadline, "olga-bot@1 never got a page"
+        time.sleep(1)
+    assert '<thscope="row">owner</th><td><code>olga</code></td>' in page
+    assert '<thscope="row">author(declared)</th><td><code>alice</code></td>' in page
 
 
 def test_every_answer_forbids_framing_and_foreign_scripts(server: Server) -> None:

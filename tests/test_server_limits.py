@@ -3,14 +3,21 @@ look-alike names, walks of deep trees. tests/test_server_dos.py runs the attacks
 
 from __future__ import annotations
 
+import io
+import itertools
 import logging
+import os
+import tarfile
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from arena.archive import ArchiveRejected, unpack
+from arena.botfiles import SubmissionRejected, remove_tree, scan, walk
 from arena.manifest import ManifestError, load_bot
+from arena.registry import sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
 from arena.server.authors import skeleton
 from arena.server.guard import RateLimitedLog
@@ -105,3 +112,55 @@ def test_log_lines_are_rate_limited_per_message() -> None:
 ])
 def test_look_alike_names_share_a_skeleton(a: str, b: str, alike: bool) -> None:
     assert (skeleton(a) == skeleton(b)) is alike
+
+
+def deep_tree(root: Path, depth: int) -> Path:
+    """``depth`` nested directories under ``root``, a read-only file in the deepest, made with descriptors."""
+    root.mkdir(parents=True)
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, 0o444, dir_fd=fd))
+    finally:
+        os.close(fd)
+    return root
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_walked_refused_and_removed(tmp_path: Path) -> None:
+    tree = deep_tree(tmp_path / "deep", 1100)  # past sys.getrecursionlimit(): os.walk and shutil.rmtree fail
+    os.chmod(tmp_path / "deep" / "d", 0o555)
+    walked = sum(1 for _ in itertools.islice(walk(tree), 100))
+    assert walked == 100
+    with pytest.raises(SubmissionRejected, match="nested too deeply"):
+        scan(tree)
+    remove_tree(tree)
+    assert not tree.exists()
+
+
+def test_an_archive_of_many_empty_directories_is_refused_at_the_cap(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for index in range(5000):
+            info = tarfile.TarInfo(f"d{index}")
+            info.type = tarfile.DIRTYPE
+            tar.addfile(info)
+    (tmp_path / "a.tar.gz").write_bytes(buffer.getvalue())
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ArchiveRejected, match="too many directories: more than 500"):
+        unpack(tmp_path / "a.tar.gz", tmp_path / "out")
+    assert len(os.listdir(tmp_path / "out")) <= 502  # refused at the first past the cap
+
+
+def test_a_start_sweeps_the_scratch_of_submits_that_are_gone(tmp_path: Path) -> None:
+    incoming = tmp_path / ".incoming"
+    gone = deep_tree(incoming / f"bot-{2 ** 22 + 7}-abcdefgh", 50)  # no such pid (above pid_max's default)
+    alive = (incoming / f"bot-{os.getppid()}-abcdefgh")
+    alive.mkdir()
+    (incoming / "uploads" / "alice-x").mkdir(parents=True)
+    removed = sweep_incoming(tmp_path)
+    assert sorted(path.name for path in removed) == sorted([gone.name, "uploads"])
+    assert [entry.name for entry in incoming.iterdir()] == [alive.name]

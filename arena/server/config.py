@@ -17,7 +17,7 @@ from arena.server.guard import ConnectionLimits
 from arena.yamlfile import excerpt, load_yaml
 
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb",
-               "max_connections", "header_timeout_s", "body_timeout_s", "upload_queue", "attempts_per_hour"}
+               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "upload_queue", "attempts_per_hour"}
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ServeConfig:
     max_upload_bytes: int = 5 << 20
     check_sandbox: str = "process"
     build: BuildLimits = DEFAULT_BUILD_LIMITS
-    """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb``)."""
+    """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb, build_scratch_mb``)."""
     connections: ConnectionLimits = ConnectionLimits()
     """``server: max_connections, header_timeout_s, body_timeout_s``."""
     admission: AdmissionLimits = AdmissionLimits()
@@ -76,7 +76,10 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     memory = server.get("build_memory_mb", DEFAULT_BUILD_LIMITS.memory_mb)
     if type(memory) is not int or not 64 <= memory <= 16384:
         raise bad("server.build_memory_mb", "an integer from 64 to 16384", memory)
-    build = BuildLimits(seconds=float(seconds), memory_mb=memory)
+    scratch = server.get("build_scratch_mb", DEFAULT_BUILD_LIMITS.scratch_mb)
+    if type(scratch) is not int or not 16 <= scratch <= 65536:
+        raise bad("server.build_scratch_mb", "an integer from 16 to 65536", scratch)
+    build = BuildLimits(seconds=float(seconds), memory_mb=memory, scratch_mb=scratch)
 
     def number(key: str, default: float, low: float, high: float, integer: bool = True) -> float:
         value = server.get(key, default)
