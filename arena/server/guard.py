@@ -251,6 +251,11 @@ class SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
+ACCEPT_BACKLOG = 128
+"""The listening socket's backlog, and so the most connections accepted in one go (kept under the room that
+:func:`run` leaves between the connection cap and the descriptor limit)."""
+
+
 def raise_descriptor_limit() -> int:
     """Raise this process's soft limit on open files to its hard limit (systemd's default soft limit is 1,024);
     return the new soft limit."""
@@ -277,7 +282,9 @@ def run(app: ASGIApp, host: str, port: int, limits: ConnectionLimits) -> None:
     if cap < limits.max_connections:
         LOGGER.warning("server.max_connections lowered from %d to %d: the open-files limit is %d",
                        limits.max_connections, cap, soft)
+    # backlog: asyncio accepts up to this many connections at a time before any protocol sees one (uvicorn's
+    # default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst before the cap could act).
     config = uvicorn.Config(app, host=host, port=port, log_level="info", http=guarded_protocol(
-        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5)
+        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG)
     rate_limit_logs()
     uvicorn.Server(config).run()
