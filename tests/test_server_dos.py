@@ -9,6 +9,7 @@ connection, the file never written.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -233,6 +234,30 @@ def test_the_public_bot_page_names_the_real_owner_not_the_declared_author(server
         time.sleep(1)
     assert '<thscope="row">owner</th><td><code>olga</code></td>' in page
     assert '<thscope="row">author(declared)</th><td><code>alice</code></td>' in page
+
+
+def test_a_restart_sweeps_what_a_kill_9_during_a_build_left(tmp_path: Path) -> None:
+    with start_server(tmp_path / "league") as first:
+        token = first.add_author("kim")
+        manifest = b"name: kim-bot\ncommand: python3 bot.py\nbuild: sh -c 'sleep 30'\n"
+        def send() -> None:
+            with contextlib.suppress(httpx.HTTPError):  # the server is killed under it
+                first.upload(token, tar_gz({"bot.yaml": manifest, "bot.py": PLAYER}), timeout=60)
+
+        upload = threading.Thread(target=send, daemon=True)
+        upload.start()
+        incoming = tmp_path / "league" / "results" / "bots" / ".incoming"
+        deadline = time.monotonic() + 60
+        while not any(entry.name.startswith("kim-bot-") for entry in incoming.glob("*")):
+            assert time.monotonic() < deadline, "the build never started"
+            time.sleep(0.2)
+        first.process.kill()
+        first.process.wait()
+    left = sorted(entry.name for entry in incoming.iterdir())
+    assert any(name.startswith("kim-bot-") for name in left) and "uploads" in left
+    with start_server(tmp_path / "league"):
+        assert sorted(entry.name for entry in incoming.iterdir()) == ["uploads"]  # made anew, empty
+        assert list((incoming / "uploads").iterdir()) == []
 
 
 def test_every_answer_forbids_framing_and_foreign_scripts(server: Server) -> None:
