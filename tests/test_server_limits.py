@@ -8,6 +8,7 @@ import itertools
 import logging
 import os
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -17,10 +18,12 @@ import yaml
 from arena.archive import ArchiveRejected, unpack
 from arena.botfiles import SubmissionRejected, remove_tree, scan, walk
 from arena.manifest import ManifestError, load_bot
-from arena.registry import sweep_incoming
+from arena.registry import Registry, sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
 from arena.server.authors import skeleton
 from arena.server.guard import RateLimitedLog
+from arena.server.views import Views
+from arena.store import Store
 from arena.yamlfile import TooLargeError, excerpt, load_yaml
 
 
@@ -164,3 +167,30 @@ def test_a_start_sweeps_the_scratch_of_submits_that_are_gone(tmp_path: Path) -> 
     removed = sweep_incoming(tmp_path)
     assert sorted(path.name for path in removed) == sorted([gone.name, "uploads"])
     assert [entry.name for entry in incoming.iterdir()] == [alive.name]
+
+
+def test_a_changed_standings_is_made_once_while_the_others_get_the_previous_answer(tmp_path: Path) -> None:
+    Store(tmp_path / "arena.db").close()
+    views = Views(tmp_path / "arena.db", Registry(tmp_path / "bots"))
+    try:
+        assert views.cached("standings", 1, lambda: "old") == "old"
+        making, release = threading.Event(), threading.Event()
+        calls: list[int] = []
+        made: list[str] = []
+
+        def slow() -> str:
+            calls.append(1)
+            making.set()
+            release.wait(30)
+            return "new"
+
+        maker = threading.Thread(target=lambda: made.append(views.cached("standings", 2, slow)))
+        maker.start()
+        assert making.wait(30)
+        # 50 requests while the store changed and the first is making the new answer: none makes it again.
+        assert [views.cached("standings", 2, slow) for _ in range(50)] == ["old"] * 50
+        release.set()
+        maker.join()
+        assert made == ["new"] and views.cached("standings", 2, slow) == "new" and len(calls) == 1
+    finally:
+        views.close()
