@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LOGGER = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             if phase == "headers":
                 LOGGER.info("closed a connection whose request headers took more than %g s",
                             limits.header_timeout_s)
-                if self.conn.our_state.__name__ == "IDLE":  # nothing of a response sent yet
+                if self.conn.our_state is h11.IDLE:  # nothing of a response sent yet
                     self.transport.write(SLOW_HEADERS)
             else:
                 LOGGER.info("closed a connection whose request body stalled (%g s without data, or %g s in all)",

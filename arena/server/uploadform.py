@@ -12,7 +12,6 @@ is read. The page sends ``csrf`` and ``token`` first, as browsers send fields in
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -24,12 +23,13 @@ MAX_PARTS = 4
 ARCHIVE = "archive"
 
 
-@dataclass(frozen=True)
 class FormRefused(Exception):
     """The form cannot be taken: an HTTP status and a message for the page."""
 
-    status: int
-    message: str
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)
+        self.status = status
+        self.message = message
 
 
 class _Parts:
