@@ -8,7 +8,8 @@ small size does not get a large file through. Refused, each with an :class:`Arch
 - an archive larger than ``max_archive_bytes`` (the server also caps the request body before reading it);
 - absolute paths, ``..`` components, backslashes, NUL bytes (zip slip);
 - symlinks and hard links, devices, FIFOs, sockets, encrypted zip members;
-- more than ``max_files`` files, more than ``max_total_bytes`` unpacked, or an unpacked total larger than
+- more than ``max_files`` files, more than ``MAX_DIRECTORIES`` directories or ``MAX_DEPTH`` levels of them (each
+  directory counts, empty or not), more than ``max_total_bytes`` unpacked, or an unpacked total larger than
   ``max_ratio`` times the archive beyond a small floor (zip and gzip bombs);
 - a name listed twice.
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from arena.botfiles import MAX_FILES, MAX_TOTAL_BYTES
+from arena.botfiles import MAX_DEPTH, MAX_DIRECTORIES, MAX_FILES, MAX_TOTAL_BYTES
 from arena.manifest import MANIFEST
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -108,6 +109,7 @@ class _Writer:
         self.cap = limits.unpacked_cap(archive_bytes)
         self.archive_bytes = archive_bytes
         self.files = 0
+        self.directories = 0
         self.total = 0
 
     def _too_big(self) -> ArchiveRejected:
@@ -126,11 +128,18 @@ class _Writer:
         self._mkdirs(relative)
 
     def _mkdirs(self, relative: PurePosixPath) -> Path:
+        if len(relative.parts) > MAX_DEPTH + 1:  # + 1: the archive may wrap the bot in one top directory
+            raise ArchiveRejected(f"{str(relative)[:200]}...: nested too deeply (at most {MAX_DEPTH} levels of "
+                                  "directories)")
         current = self.dest
         for part in relative.parts:
             current = current / part
             try:
                 os.mkdir(current, 0o755)
+                self.directories += 1
+                if self.directories > MAX_DIRECTORIES + 1:
+                    raise ArchiveRejected(f"too many directories: more than {MAX_DIRECTORIES} (a bot may hold at "
+                                          f"most {MAX_DIRECTORIES}; each counts, empty or not)")
             except FileExistsError:
                 # Only directories we made ourselves can be here: links are refused before anything is written.
                 if not stat.S_ISDIR(os.lstat(current).st_mode):
@@ -178,10 +187,10 @@ class _CountingReader(io.RawIOBase):
         return len(data)
 
 
-def _unpack_tar(archive: Path, writer: _Writer) -> None:
+def _unpack_tar(archive: Path, writer: _Writer, compressed: bool = True) -> None:
     # Tar headers and padding are about 1 KiB per member on top of the files' bytes.
-    stream_cap = writer.cap + 1024 * (writer.limits.max_files + 4)
-    with open(archive, "rb") as raw, gzip.GzipFile(fileobj=raw) as unzipped:
+    stream_cap = writer.cap + 1024 * (writer.limits.max_files + MAX_DIRECTORIES + 4)
+    with open(archive, "rb") as raw, (gzip.GzipFile(fileobj=raw) if compressed else raw) as unzipped:
         counted = io.BufferedReader(_CountingReader(unzipped, stream_cap, writer._too_big()))
         try:
             with tarfile.open(fileobj=counted, mode="r|") as tar:
@@ -191,13 +200,14 @@ def _unpack_tar(archive: Path, writer: _Writer) -> None:
                         if relative is not None:
                             writer.directory(relative)
                         continue
+                    shown = member.name if relative is None else relative.as_posix()
                     if not member.isreg():
-                        raise ArchiveRejected(f"{member.name}: {_tar_kind(member)}; a bot may hold only regular files "
-                                              "and directories")
+                        raise ArchiveRejected(f"{shown}: {_tar_kind(member)}; a bot may hold only regular files and "
+                                              "directories")
                     if relative is None:
                         raise ArchiveRejected(f"{member.name!r}: a file without a name")
                     if member.mode & (stat.S_ISUID | stat.S_ISGID):
-                        raise ArchiveRejected(f"{member.name}: has the setuid or setgid bit; remove it")
+                        raise ArchiveRejected(f"{shown}: has the setuid or setgid bit; remove it")
                     writer.declare(member.name, member.size)
                     if relative.parts[0] == IGNORED_TOP:
                         continue
@@ -205,7 +215,7 @@ def _unpack_tar(archive: Path, writer: _Writer) -> None:
                     assert source is not None  # a regular member always has a file
                     writer.file(relative, source, bool(member.mode & 0o111))
         except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise ArchiveRejected(f"not a readable .tar.gz: {error}") from None
+            raise ArchiveRejected(f"not a readable {'.tar.gz' if compressed else 'tar'}: {error}") from None
 
 
 def _tar_kind(member: tarfile.TarInfo) -> str:
@@ -266,6 +276,15 @@ def bot_root(dest: Path) -> Path:
         return entries[0]
     raise ArchiveRejected(f"no {MANIFEST} at the archive's root or under one top directory "
                           f"(found: {', '.join(sorted(e.name for e in entries)[:10]) or 'nothing'})")
+
+
+def unpack_tar(archive: Path, dest: Path, limits: ArchiveLimits = ArchiveLimits()) -> Unpacked:
+    """Unpack the plain (uncompressed) tar ``archive`` into the empty directory ``dest`` with the same guards as
+    :func:`unpack`: what a build leaves comes out of its sandbox this way (:mod:`arena.build`)."""
+    size = archive.stat().st_size
+    writer = _Writer(dest, limits, size)
+    _unpack_tar(archive, writer, compressed=False)
+    return Unpacked(bot_root(dest), writer.files, writer.total, "tar")
 
 
 def unpack(archive: Path, dest: Path, limits: ArchiveLimits = ArchiveLimits()) -> Unpacked:

@@ -7,15 +7,19 @@ Its own module so that the checker, the build and the registry all use it withou
 from __future__ import annotations
 
 import errno
+import itertools
 import os
-import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 MAX_TOTAL_BYTES = 20 << 20
 MAX_FILES = 500
+MAX_DIRECTORIES = 500
+"""Directories count as entries too: 40,000 empty ones once cost 176 s of an upload's unpacking and removal."""
+MAX_DEPTH = 32
+"""Levels of directories below a bot's root (a Java package is a handful)."""
 VERSIONS_FILE = "versions.json"
 """A registry bot's index of its versions, beside their directories (:mod:`arena.registry`)."""
 
@@ -48,13 +52,21 @@ def scan(root: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_TOTAL_BYTE
     def unreadable(error: OSError) -> None:
         raise SubmissionRejected(f"{error.filename}: cannot read it: {error.strerror}")
 
-    for current, dirs, names in os.walk(root, onerror=unreadable, followlinks=False):
+    directories = 0
+    for current, dirs, names in walk(root, onerror=unreadable):
         base = Path(current)
         for name in sorted(dirs):
             info = os.lstat(base / name)
             if stat.S_ISLNK(info.st_mode):
                 _refuse_link(root, base / name)
         dirs[:] = sorted(d for d in dirs if not skipped(d))
+        directories += len(dirs)
+        if directories > MAX_DIRECTORIES:
+            raise SubmissionRejected(f"too many directories: more than {MAX_DIRECTORIES} (a bot may hold at most "
+                                     f"{MAX_DIRECTORIES})")
+        if dirs and len(base.relative_to(root).parts) >= MAX_DEPTH:
+            raise SubmissionRejected(f"{(base / dirs[0]).relative_to(root).as_posix()[:200]}...: nested too deeply "
+                                     f"(at most {MAX_DEPTH} levels of directories)")
         for name in sorted(names):
             path = base / name
             relative = path.relative_to(root).as_posix()
@@ -144,15 +156,94 @@ def safe_copy(source: Path, target: Path, files: Sequence[FileEntry], max_bytes:
         os.chmod(destination, 0o755 if entry.executable else 0o644)
 
 
+def walk(root: Path, onerror: Callable[[OSError], None] | None = None) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(root, followlinks=False)``, in the same order and with the same lists (a symlink to a directory is
+    in ``dirs``, never entered), but without recursion: Python 3.11's recurses, and a tree 1,100 levels deep
+    raised RecursionError in every walk of it. The caller may prune ``dirs`` in place."""
+    pending = [str(root)]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                listed = [(entry.name, _is_dir(entry), entry.is_symlink()) for entry in entries]
+        except OSError as error:
+            if onerror is not None:
+                onerror(error)
+            continue
+        dirs = [name for name, is_dir, _ in listed if is_dir]
+        names = [name for name, is_dir, _ in listed if not is_dir]
+        links = {name for name, _, link in listed if link}
+        yield current, dirs, names
+        pending.extend(os.path.join(current, name) for name in reversed(dirs) if name not in links)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def remove_tree(path: Path) -> None:
-    """Delete a copy we made, read-only parts included."""
-    if not path.exists():
+    """Delete a copy we made, read-only parts included, however deep or wide (what a build left): without recursion
+    and with at most two descriptors open. Each directory's subdirectories are first moved up to the top one, so
+    no path ever grows; errors are skipped, as ``shutil.rmtree(ignore_errors=True)`` does."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+            return
+        os.chmod(path, 0o700)
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
         return
-    for current, dirs, _ in os.walk(path):
-        for name in dirs:
-            os.chmod(Path(current, name), 0o755)
-    os.chmod(path, 0o755)
-    shutil.rmtree(path, ignore_errors=True)
+    moved = itertools.count()
+    stuck: set[str] = set()
+    try:
+        while True:
+            with os.scandir(top) as entries:
+                batch = [(entry.name, entry.is_dir(follow_symlinks=False))
+                         for entry in itertools.islice((e for e in entries if e.name not in stuck), 1024)]
+            if not batch:
+                break
+            for name, is_dir in batch:
+                try:
+                    if is_dir:
+                        _empty_into(top, name, moved)
+                        os.rmdir(name, dir_fd=top)
+                    else:
+                        os.unlink(name, dir_fd=top)
+                except OSError:
+                    stuck.add(name)
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty_into(top: int, name: str, moved: Iterator[int]) -> None:
+    """Remove the files of ``top``'s subdirectory ``name`` and move its subdirectories up into ``top``."""
+    os.chmod(name, 0o700, dir_fd=top)
+    inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=top)
+    try:
+        with os.scandir(inner) as entries:
+            listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        for child, is_dir in listed:
+            if not is_dir:
+                os.unlink(child, dir_fd=inner)
+                continue
+            while True:
+                try:
+                    os.rename(child, f".removing-{next(moved)}", src_dir_fd=inner, dst_dir_fd=top)
+                    break
+                except FileExistsError:
+                    continue
+                except OSError as error:
+                    if error.errno != errno.ENOTEMPTY:
+                        raise
+    finally:
+        os.close(inner)
 
 
 def version_of(directory: Path) -> tuple[str, int] | None:

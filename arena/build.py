@@ -24,7 +24,18 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from arena.botfiles import MAX_TOTAL_BYTES, SubmissionRejected, remove_tree, safe_copy, scan, version_of
+from arena.archive import ArchiveLimits, ArchiveRejected, unpack_tar
+from arena.botfiles import (
+    MAX_DIRECTORIES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    SubmissionRejected,
+    remove_tree,
+    safe_copy,
+    scan,
+    version_of,
+    walk,
+)
 from arena.manifest import MANIFEST, BotSpec, load_bot
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
@@ -45,7 +56,7 @@ class BuildLimits:
     processes: int = 256
     """Processes and threads of the build's uid (a compiler driver, its passes, a JVM's threads)."""
     scratch_mb: int = 512
-    """The size of the build's /tmp."""
+    """The size of the build's /tmp, and of its /bot (both tmpfs in bwrap: a build cannot fill the host's disk)."""
 
     def sandbox_limits(self) -> SandboxLimits:
         return SandboxLimits(memory_mb=self.memory_mb, processes=self.processes, file_mb=MAX_TOTAL_BYTES >> 20,
@@ -81,14 +92,26 @@ def run_build(spec: BotSpec, target: Path, limits: BuildLimits = DEFAULT_BUILD_L
         safe_copy(spec.directory, tree, scan(spec.directory))
         _open_up(tree)
         box = ProcessSandbox() if sandbox is None else sandbox
+        # In bwrap, /bot is a tmpfs of its own (bwrap.BUILD_SOURCE): the build fills it from the sources and its
+        # tree comes back as a tar on stdout, unpacked here with an upload's guards. Without bwrap (a host that
+        # cannot isolate), the build writes the scratch copy itself.
+        out = holder / "built.tar" if box.isolated else None
         try:
-            ok, reason, log = _run(replace(spec, directory=tree, command=spec.build), box, limits)
+            ok, reason, log = _run(replace(spec, directory=tree), box, limits, out)
         finally:
             if own:
                 box.close()
         seconds = time.monotonic() - started
         if not ok:
             return BuildResult(False, reason, log, seconds)
+        if out is not None:
+            (holder / "built").mkdir()
+            try:
+                unpack_tar(out, holder / "built", ArchiveLimits(max_archive_bytes=_tar_cap()))
+            except ArchiveRejected as error:
+                return BuildResult(False, f"the build left something a bot may not hold: {error}", log, seconds)
+            out.unlink()
+            tree = holder / "built"
         if _manifest(tree) != _manifest(spec.directory):
             # The manifest names the bot and its command: what was checked and submitted must be what runs.
             return BuildResult(False, f"the build changed {MANIFEST}; a build may write any file but that one",
@@ -103,6 +126,11 @@ def run_build(spec: BotSpec, target: Path, limits: BuildLimits = DEFAULT_BUILD_L
         remove_tree(holder)
 
 
+def _tar_cap() -> int:
+    """The most a built tree's tar may be: a bot's bytes, and a header for each of its files and directories."""
+    return MAX_TOTAL_BYTES + 1024 * (MAX_FILES + MAX_DIRECTORIES + 8)
+
+
 def _manifest(directory: Path) -> bytes | None:
     try:
         return (directory / MANIFEST).read_bytes()
@@ -113,23 +141,36 @@ def _manifest(directory: Path) -> bytes | None:
 def _open_up(tree: Path) -> None:
     """Let the build's unprivileged uid write the scratch copy. Safe: it sits in a 0700 directory of ours, and no
     other sandbox sees it."""
-    for current, dirs, names in os.walk(tree):
+    for current, _, names in walk(tree):
         os.chmod(current, 0o777)
         for name in names:
             path = Path(current, name)
             os.chmod(path, 0o777 if os.stat(path).st_mode & 0o111 else 0o666)
 
 
-def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[bool, str, str]:
-    """Run the build command; (ok, why not, the tail of its output)."""
-    command = " ".join(spec.command)
-    process = sandbox.launch(spec, limits.sandbox_limits(), writable=True)
+BUILD_SCRIPT = """\
+cp -R /src/. /bot/ || { echo "arena: could not copy the sources into /bot" >&2; exit 125; }
+"$@" 1>&2 || exit $?
+exec tar -C /bot -cf - .
+"""
+"""The build inside bwrap: fill /bot from the sources, run the build with its stdout on stderr (one log), and when
+it succeeds write /bot as a tar on stdout."""
+
+
+def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits, out: Path | None) -> tuple[bool, str, str]:
+    """Run the build command (``spec.build``); (ok, why not, the tail of its output). With ``out``, the build runs
+    in :data:`BUILD_SCRIPT` and its tree's tar is written to ``out`` (at most :func:`_tar_cap` bytes)."""
+    assert spec.build is not None
+    command = " ".join(spec.build)
+    run = ("/bin/sh", "-c", BUILD_SCRIPT, "build", *spec.build) if out is not None else spec.build
+    process = sandbox.launch(replace(spec, command=run), limits.sandbox_limits(), writable=True)
     log = bytearray()
-    written = 0
+    written = tar_bytes = 0
     cap = limits.output_kb << 10
     verdict: str | None = None
     selector = selectors.DefaultSelector()
     deadline = time.monotonic() + limits.seconds
+    sink = open(out, "wb") if out is not None else None  # noqa: SIM115 (closed in the finally below)
     try:
         process.close_stdin()
         for fd in process.read_fds():
@@ -143,9 +184,16 @@ def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[b
                 time.sleep(min(0.05, left))  # both streams closed: wait for the exit
                 continue
             for key, _ in selector.select(min(left, 0.5)):
-                for _, chunk in process.read(key.fd):
+                for stream, chunk in process.read(key.fd):
                     if not chunk:
                         selector.unregister(key.fd)
+                        continue
+                    if sink is not None and stream == "stdout":
+                        tar_bytes += len(chunk)
+                        if tar_bytes > _tar_cap():
+                            verdict = (f"the build left more than {MAX_TOTAL_BYTES >> 20} MiB of files in /bot (a "
+                                       "bot may hold at most that)")
+                        sink.write(chunk)
                         continue
                     written += len(chunk)
                     log = (log + chunk)[-LOG_TAIL_BYTES:]
@@ -153,6 +201,8 @@ def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[b
                         verdict = f"the build wrote more than {limits.output_kb} KiB of output (its limit)"
     finally:
         selector.close()
+        if sink is not None:
+            sink.close()
         ended = process.kill()  # the whole tree, whatever it left running
     tail = "\n".join(log.decode(errors="replace").rstrip().splitlines()[-LOG_TAIL_LINES:])
     if verdict is not None:
@@ -162,8 +212,11 @@ def _run(spec: BotSpec, sandbox: ProcessSandbox, limits: BuildLimits) -> tuple[b
     if ended.returncode != 0:
         how = ended.describe()
         if ended.returncode in (126, 127):
-            how += (f" (is {spec.command[0]!r} installed on the host? the build sees the host's /usr, /bin and /lib "
+            how += (f" (is {spec.build[0]!r} installed on the host? the build sees the host's /usr, /bin and /lib "
                     "only)")
+        if b"No space left on device" in log:
+            how += (f"; the build ran out of room: its /bot and its /tmp hold at most {limits.scratch_mb} MiB "
+                    "each (a build's quota)")
         return False, f"`{command}` {how}", tail
     return True, "", tail
 

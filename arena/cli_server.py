@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import shutil
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,7 +21,7 @@ import click
 
 from arena.cli_common import check_cluster, json_option
 from arena.config import ConfigError
-from arena.registry import default_registry
+from arena.registry import default_registry, sweep_incoming
 from arena.store import Store, StoreError
 
 DEFAULT_DB = Path("results/arena.db")
@@ -62,8 +61,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     """Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the league
     continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it; run it again to
     resume."""
-    import uvicorn
-
+    from arena.server import guard
     from arena.server.app import ServerSettings, create_app
     from arena.server.config import load_serve_config
 
@@ -75,14 +73,14 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     _store(db_path).close()  # creates or migrates the store now, so errors come before the server starts
     scratch = config.league.registry / ".incoming" / "uploads"
-    shutil.rmtree(scratch, ignore_errors=True)  # uploads a previous run was unpacking when it stopped
+    sweep_incoming(config.league.registry)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     app = create_app(ServerSettings(db=db_path, config=config, site_dir=site_dir or db_path.parent / "public",
                                     scratch=scratch))
     where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
     click.echo(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
                f"{config.league.registry}, matches on {where})", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    guard.run(app, host, port, config.connections)
 
 
 @click.group("author")

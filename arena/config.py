@@ -26,7 +26,7 @@ from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxLimits
 from arena.sandbox.rlimits import ungrantable
 from arena.schedule import DEALS, Deals, make_schedule
-from arena.yamlfile import load_yaml
+from arena.yamlfile import excerpt, load_yaml
 
 FORMATS = ("round-robin",)
 DEFAULT_REGISTRY = Path("results/bots")
@@ -122,7 +122,7 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     """Validate a parsed config. Every problem is reported at once, one line each, so that an organiser fixes a
     config in one go rather than one error per run."""
     def bad(key: str, expected: str, value: object) -> ConfigError:
-        return ConfigError(f"{source}: {key}: expected {expected}, got {value!r}")
+        return ConfigError(f"{source}: {key}: expected {expected}, got {excerpt(value)}")
 
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: expected a mapping of keys (name, bots, players, ...), got "
@@ -260,7 +260,7 @@ def _bots(value: object, source: Path, bad: Any, registry: tuple[Path, str]) -> 
             continue
         path = (base / entry).resolve()
         if not path.is_dir():
-            raise ConfigError(f"{source}: bots[{index}]: expected a bot directory, {entry!r} is not one "
+            raise ConfigError(f"{source}: bots[{index}]: expected a bot directory, {excerpt(entry)} is not one "
                               f"(relative paths are read from {base})")
         paths.append(path)
     if len(paths) < 2:
@@ -376,7 +376,8 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path, ba
             continue
         directory = (base / entry).resolve()
         if not directory.is_dir():
-            raise ConfigError(f"{path}: league.bots[{index}]: expected registry:... or a bot directory, {entry!r} is "
+            raise ConfigError(f"{path}: league.bots[{index}]: expected registry:... or a bot directory, "
+                              f"{excerpt(entry)} is "
                               f"not one (relative paths are read from {base})")
         entries.append(str(directory))
     numbers: dict[str, int] = {}

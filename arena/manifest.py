@@ -16,9 +16,14 @@ from typing import Any
 
 import yaml
 
-from arena.yamlfile import load_yaml
+from arena.botfiles import walk
+from arena.yamlfile import excerpt, load_yaml
 
 MANIFEST = "bot.yaml"
+MAX_MANIFEST_BYTES = 64 << 10
+"""A bot.yaml is a few lines; an author's file is refused past this, before it is parsed."""
+MAX_MANIFEST_NODES = 2_000
+"""Values in a bot.yaml, its aliases expanded (arena.yamlfile): a few dozen in any real one."""
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 OPTIONAL_TEXT = ("language", "author", "description", "image")
 
@@ -68,7 +73,11 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     if not path.is_file():
         raise ManifestError(f"{path}: missing (every bot directory needs a {MANIFEST} with name and command)")
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        if path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"{path}: too long: {path.stat().st_size} bytes (a {MANIFEST} may have at most "
+                                f"{MAX_MANIFEST_BYTES >> 10} KiB)")
+        data = load_yaml(path.read_text(encoding="utf-8"), max_bytes=MAX_MANIFEST_BYTES,
+                         max_nodes=MAX_MANIFEST_NODES)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(data, dict):
@@ -83,7 +92,7 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     name = data.get("name")
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ManifestError(
-            f"{path}: field name: expected a slug matching [a-z0-9][a-z0-9_-]{{0,39}}, got {name!r}"
+            f"{path}: field name: expected a slug matching [a-z0-9][a-z0-9_-]{{0,39}}, got {excerpt(name)}"
         )
     command = _command(path, "command", data.get("command"), "'python3 bot.py'")
     build = None if data.get("build") is None else _command(path, "build", data["build"], "'gcc -O2 -o bot bot.c'")
@@ -91,7 +100,7 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     for key in OPTIONAL_TEXT:
         value = data.get(key)
         if value is not None and not isinstance(value, str):
-            raise ManifestError(f"{path}: field {key}: expected a string, got {value!r}")
+            raise ManifestError(f"{path}: field {key}: expected a string, got {excerpt(value)}")
         extras[key] = value
     return BotSpec(name=name, directory=root, command=command, files_hash=hash_files(root), build=build, **extras)
 
@@ -102,12 +111,13 @@ def _command(path: Path, field: str, value: object, example: str) -> tuple[str, 
         try:
             parts = shlex.split(value)
         except ValueError as error:
-            raise ManifestError(f"{path}: field {field}: cannot split {value!r} like a shell would: {error}") from None
+            raise ManifestError(f"{path}: field {field}: cannot split {excerpt(value)} like a shell would: "
+                                f"{error}") from None
     elif isinstance(value, list) and all(isinstance(part, str) for part in value):
         parts = list(value)
     else:
         raise ManifestError(
-            f"{path}: field {field}: expected a string such as {example} or a list of strings, got {value!r}"
+            f"{path}: field {field}: expected a string such as {example} or a list of strings, got {excerpt(value)}"
         )
     if not parts or not parts[0]:
         raise ManifestError(f"{path}: field {field}: expected a program to run, got an empty {field}")
@@ -120,7 +130,7 @@ def hash_files(root: Path) -> str:
     Symlinks are hashed by their target text, never followed: a bot must not make us read outside its directory.
     """
     digest = hashlib.sha256()
-    for current, dirs, files in os.walk(root, followlinks=False):
+    for current, dirs, files in walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith(".git"))
         for name in sorted(files):
             full = Path(current, name)

@@ -30,6 +30,7 @@ import dataclasses
 import fcntl
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -39,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.botfiles import VERSIONS_FILE, SubmissionRejected, remove_tree, safe_copy, scan, version_of
+from arena import procfs
+from arena.botfiles import VERSIONS_FILE, SubmissionRejected, remove_tree, safe_copy, scan, version_of, walk
 from arena.manifest import MANIFEST, NAME_PATTERN, BotSpec, hash_files, load_bot
 
 if TYPE_CHECKING:
@@ -57,6 +59,40 @@ class RegistryError(ValueError):
 
 
 
+HOLDER = re.compile(r"[a-z0-9][a-z0-9_-]*?-(\d+)-[a-z0-9_]{8}")
+UNOWNED_HOLDER_AGE_S = 3600
+"""A holder without a pid in its name (made before names carried one) is swept once this old."""
+
+
+def sweep_incoming(root: Path) -> list[Path]:
+    """Remove what submits that are gone left in ``root/.incoming/`` (a server or ``arena submit`` killed during a
+    check or a build leaves its copy, and whatever the build wrote, there): the server's ``uploads/`` scratch
+    (only a starting server calls this), and every holder whose submitting process is not running. Returns what
+    was removed."""
+    incoming = root / INCOMING
+    removed: list[Path] = []
+    try:
+        entries = list(incoming.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = HOLDER.fullmatch(entry.name)
+        if entry.name == "uploads":
+            stale = True
+        elif match is not None:
+            pid = int(match.group(1))
+            stale = pid == os.getpid() or not procfs.running(pid)
+        else:
+            try:
+                stale = time.time() - entry.lstat().st_mtime > UNOWNED_HOLDER_AGE_S
+            except OSError:
+                continue
+        if stale:
+            remove_tree(entry)
+            removed.append(entry)
+    return removed
+
+
 def default_registry(db_path: Path) -> Path:
     """The registry that belongs to a results store: ``bots/`` beside it (``results/arena.db`` -> ``results/bots``)."""
     return db_path.parent / "bots"
@@ -64,14 +100,14 @@ def default_registry(db_path: Path) -> Path:
 
 def make_read_only(root: Path) -> None:
     """Strip every write bit: a stored version must never change under the tournaments that played it."""
-    for current, dirs, names in os.walk(root):
+    directories = []
+    for current, _, names in walk(root):
+        directories.append(current)
         for name in names:
             path = Path(current, name)
             os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) & ~0o222)
-    for current, dirs, _ in os.walk(root, topdown=False):
-        for name in dirs:
-            os.chmod(Path(current, name), 0o555)
-    os.chmod(root, 0o555)
+    for directory in reversed(directories):  # the deepest first: a parent stays writable until its children are done
+        os.chmod(directory, 0o555)
 
 
 @dataclass(frozen=True)
@@ -206,7 +242,8 @@ class Registry:
         files = scan(spec.directory)
         incoming = self.root / INCOMING
         incoming.mkdir(parents=True, exist_ok=True)
-        holder = Path(tempfile.mkdtemp(prefix=f"{spec.name}-", dir=incoming))
+        # The pid in the name: sweep_incoming removes the holders of submits that are gone (a kill -9 mid-build).
+        holder = Path(tempfile.mkdtemp(prefix=f"{spec.name}-{os.getpid()}-", dir=incoming))
         copy = holder / "bot"
         built = holder / "built"
         try:

@@ -39,6 +39,9 @@ BASH = "/bin/bash"
 SH = "/bin/sh"
 PROBE_PREFIX = "arena-probe-"
 PROBE_NAME = re.compile(r"arena-probe-(?:(\d+)-)?[A-Za-z0-9_]+")
+BUILD_SOURCE = "/src"
+"""Where a build (``writable``) finds the bot's sources, read-only: its ``/bot`` is a size-capped tmpfs that the
+build fills from there (arena.build), so what a build writes is bounded and never touches the host's disk."""
 UNOWNED_PROBE_AGE_S = 600
 """A probe directory without a pid in its name (made before names carried one) is swept once this old: no probe
 lasts longer than its 20 s timeout."""
@@ -76,8 +79,9 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
     args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
              "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR,
-             "--bind" if writable else "--ro-bind", str(bot_dir), BOT_DIR, "--chdir", BOT_DIR,
-             "--clearenv"]
+             *(["--ro-bind", str(bot_dir), BUILD_SOURCE, "--perms", "0777", "--size", str(limits.scratch_mb << 20),
+                "--tmpfs", BOT_DIR] if writable else ["--ro-bind", str(bot_dir), BOT_DIR]),
+             "--chdir", BOT_DIR, "--clearenv"]
     for key, value in bot_environment(SCRATCH_DIR, PROTOCOL_DIR).items():
         args += ["--setenv", key, value]
     if info_fd is not None:

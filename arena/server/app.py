@@ -22,6 +22,7 @@ that refresh themselves), ``/site/`` (the static site, without stderr).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
@@ -34,8 +35,7 @@ from typing import Any
 import anyio
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -43,17 +43,21 @@ from starlette.staticfiles import StaticFiles
 
 from arena.archive import ArchiveLimits
 from arena.checker import check_bot
-from arena.registry import Registry, RegistryError
+from arena.manifest import ManifestError, load_bot
+from arena.registry import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
 from arena.server import authorpage
+from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
 from arena.server.config import ServeConfig
-from arena.server.intake import Checker, Intake, IntakeSettings
+from arena.server.guard import SecurityHeaders
+from arena.server.intake import Checker, Intake, IntakeSettings, Reply
 from arena.server.pages import environment, form_page, render
 from arena.server.public import league_href, publish
-from arena.server.sessions import Sessions, csrf_ok
+from arena.server.sessions import CSRF_COOKIE, Sessions, csrf_ok
 from arena.server.state import Shared, shared
+from arena.server.uploadform import FormRefused, read_form
 from arena.server.views import Views
 from arena.store import Store
 
@@ -82,6 +86,7 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> J
 FORM_OVERHEAD = 64 << 10
 """Room for the multipart framing and the small fields around the archive."""
 BEARER = {"WWW-Authenticate": 'Bearer realm="arena"'}
+CSRF_FAILED = ("the form expired or came from another site (CSRF check): reload this page and submit again")
 
 
 def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starlette:
@@ -103,17 +108,40 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/upload", post_upload, methods=["POST"]),
         *authorpage.ROUTES,
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
-    ], lifespan=lifespan)
+    ], lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
+        exception_handlers={ClientDisconnect: cut_off})
+    intake_settings = IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
+                                     sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
+                                     archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes),
+                                     build=config.build, house=house_names(config.league.entries))
+    views = Views(settings.db, registry)
     app.state.server = Shared(
         name=name,
         league=League(config.league, settings.db, publish=lambda store, ids: publish(store, name, settings.site_dir)),
-        intake=Intake(IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
-                                     sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
-                                     archive=ArchiveLimits(max_archive_bytes=config.max_upload_bytes),
-                                     build=config.build), checker),
-        registry=registry, views=Views(settings.db, registry), sessions=Sessions(), templates=environment(),
+        intake=Intake(intake_settings, checker, live=lambda author: views.author(author.id) is not None),
+        admission=Admission(dataclasses.replace(config.admission, slots=intake_settings.check_slots)),
+        registry=registry, views=views, sessions=Sessions(), templates=environment(),
         scratch=settings.scratch, cap=config.max_upload_bytes, run_league=settings.run_league)
     return app
+
+
+async def cut_off(request: Request, failure: Exception) -> Response:
+    """A client that went (or was closed for stalling, :mod:`arena.server.guard`) before its body was read: no
+    one is there to read the answer, and it is no error of ours to log."""
+    return Response("the request was cut off\n", 400, media_type="text/plain")
+
+
+def house_names(entries: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of the league's house bots: its ``bots:`` that are directories, not ``registry:`` entries."""
+    names = []
+    for entry in entries:
+        if entry.startswith(REGISTRY_PREFIX):
+            continue
+        try:
+            names.append(load_bot(entry).name)
+        except ManifestError:
+            continue  # the league reports it when it loads its bots
+    return tuple(names)
 
 
 @contextlib.asynccontextmanager
@@ -166,7 +194,8 @@ async def save(server: Shared, chunks: AsyncIterator[bytes], upload: Path) -> in
 
 
 async def post_bot(request: Request) -> Response:
-    """``POST /api/bots``: the body is the bot's archive."""
+    """``POST /api/bots``: the body is the bot's archive. The token, the size and the upload queue are checked
+    before a byte of the body is read."""
     server = shared(request)
     author = await author_of(request)
     if author is None:
@@ -175,18 +204,31 @@ async def post_bot(request: Request) -> Response:
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > server.cap):
         return error(413, too_large(server))
-    with scratch_file(server, "upload-") as upload:
-        try:
-            # Counted while streaming too: a chunked body has no Content-Length to check first.
-            size = await save(server, request.stream(), upload)
+    refusal = server.admission.take(author.name)
+    if refusal is not None:
+        return error(refusal.status, refusal.error, {"Retry-After": str(refusal.retry_after)})
+    try:
+        with scratch_file(server, "upload-") as upload:
+            try:
+                # Counted while streaming too: a chunked body has no Content-Length to check first.
+                size = await save(server, request.stream(), upload)
+            except ClientDisconnect:
+                return error(400, "the upload was cut off")
             if size is None:
                 return error(413, too_large(server))
             if size == 0:
                 return error(400, "an empty body: send the bot as a .tar.gz or .zip (curl --data-binary @bot.tar.gz)")
-            reply = await run_in_threadpool(server.intake.submit, author, upload)
-        except ClientDisconnect:
-            return error(400, "the upload was cut off")
+            reply = await check_upload(server, author, upload)
+    finally:
+        server.admission.release(author.name)
     return JSONResponse(reply.body, reply.status, headers=reply.headers)
+
+
+async def check_upload(server: Shared, author: Author, upload: Path) -> Reply:
+    """The intake's work on one admitted upload, in the uploads' own threads (never the public pages')."""
+    reply: Reply = await anyio.to_thread.run_sync(server.intake.submit, author, upload,
+                                                  limiter=server.admission.limiter)
+    return reply
 
 
 def upload_page(request: Request, code: int = 200, result: dict[str, Any] | None = None) -> Response:
@@ -204,37 +246,48 @@ async def get_upload(request: Request) -> Response:
 
 
 async def post_upload(request: Request) -> Response:
-    """``POST /upload``: the upload form (a token, the archive and the CSRF field)."""
+    """``POST /upload``: the upload form (the CSRF field, the token, then the archive), read as it streams: the
+    CSRF field, the token and the upload queue are checked before a byte of the archive is kept
+    (:mod:`arena.server.uploadform`)."""
     server = shared(request)
     length = request.headers.get("content-length")
     if length is None or not length.isdigit():
         return refused(request, 411, "the form must have a Content-Length")
     if int(length) > server.cap + FORM_OVERHEAD:
         return refused(request, 413, too_large(server))
-    with scratch_file(server, "form-") as upload:
-        try:
-            async with request.form(max_files=1, max_fields=4) as form:
-                if not csrf_ok(request, form.get("csrf")):
-                    return refused(request, 403, "the form expired or came from another site (CSRF check): reload "
-                                                 "this page and submit again")
-                author = await server.author(form.get("token"))
-                if author is None:
-                    return refused(request, 401, "that API token is not valid")
-                archive = form.get("archive")
-                if not isinstance(archive, UploadFile):
-                    return refused(request, 400, "choose an archive to upload")
-                size = await save(server, blocks(archive), upload)
-            if size is None:
-                return refused(request, 413, too_large(server))
-            reply = await run_in_threadpool(server.intake.submit, author, upload)
-        except MultiPartException as failure:
-            return refused(request, 400, f"a malformed form: {failure.message}")
+    if not request.cookies.get(CSRF_COOKIE):
+        return refused(request, 403, CSRF_FAILED)
+    author: Author | None = None
+
+    async def authorize(fields: dict[str, str]) -> None:
+        nonlocal author
+        if not csrf_ok(request, fields.get("csrf")):
+            raise FormRefused(403, CSRF_FAILED)
+        found = await server.author(fields.get("token"))
+        if found is None:
+            raise FormRefused(401, "that API token is not valid")
+        refusal = server.admission.take(found.name)
+        if refusal is not None:
+            raise FormRefused(refusal.status, refusal.error)
+        author = found
+
+    try:
+        with scratch_file(server, "form-") as upload:
+            try:
+                _, size = await read_form(request.stream(), request.headers.get("content-type", ""), upload,
+                                          server.cap, authorize)
+            except FormRefused as failure:
+                return refused(request, failure.status, failure.message)
+            except ClientDisconnect:
+                return refused(request, 400, "the upload was cut off")
+            assert author is not None
+            if size == 0:
+                return refused(request, 400, "choose an archive to upload")
+            reply = await check_upload(server, author, upload)
+    finally:
+        if author is not None:
+            server.admission.release(author.name)
     return upload_page(request, reply.status, reply.body)
-
-
-async def blocks(archive: UploadFile) -> AsyncIterator[bytes]:
-    while block := await archive.read(1 << 16):
-        yield block
 
 
 # -- reading ------------------------------------------------------------------------------------------------------
@@ -294,9 +347,9 @@ def standings(server: Shared, page: str) -> bytes:
         # The loop's own counters change without a commit (a batch that stored nothing): not cached.
         return json_body({"league": server.name, **state.to_dict(), "matches": body["matches"]})
     if page == "api":
-        return views.cached("standings-json", key, lambda: json_body(
+        return views.cached("standings-json", (key, id(body)), lambda: json_body(
             {k: v for k, v in body.items() if k != "href"}))
-    return views.cached("home", key, lambda: render(
+    return views.cached("home", (key, id(body)), lambda: render(
         server.templates, "live.html", league=server.name, state=body["state"],
         done=body["matches"].get("done", 0), pending=body["matches"].get("pending", 0),
         standings=body["standings"], href=body["href"], refresh=REFRESH_S).encode())

@@ -166,3 +166,21 @@ def submissions_of(store: Store, bot_name: str) -> dict[int, str]:
     return {row["version"]: row["name"] for row in store.db.execute(
         "SELECT s.version, a.name FROM submissions s JOIN authors a ON a.id = s.author_id WHERE s.bot_name = ?",
         (bot_name,))}
+
+
+_CONFUSABLE = str.maketrans({"0": "o", "1": "l", "i": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b",
+                             "-": None, "_": None})
+
+
+def skeleton(name: str) -> str:
+    """What a bot name looks like, for telling look-alikes apart: two names with the same skeleton are one name to
+    a reader. Names are already ``[a-z0-9_-]`` (arena.manifest); this drops ``-`` and ``_``, reads ``0`` as
+    ``o``, ``1`` and ``i`` as ``l``, ``3`` as ``e``, ``4`` as ``a``, ``5`` as ``s``, ``7`` as ``t``, ``8`` as ``b``,
+    and ``rn`` as ``m``, ``vv`` as ``w``.
+
+    >>> skeleton("a1ice-greedy") == skeleton("alice_greedy") == skeleton("alicegreedy")
+    True
+    >>> skeleton("alice-greedy") == skeleton("alice-greedy-v2")
+    False
+    """
+    return name.lower().translate(_CONFUSABLE).replace("rn", "m").replace("vv", "w")

@@ -12,9 +12,12 @@ import yaml
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.config import ConfigError, LeagueConfig, parse_league
 from arena.sandbox import BACKENDS as SANDBOXES
-from arena.yamlfile import load_yaml
+from arena.server.admission import AdmissionLimits
+from arena.server.guard import ConnectionLimits
+from arena.yamlfile import excerpt, load_yaml
 
-SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb"}
+SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb",
+               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "upload_queue", "attempts_per_hour"}
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,11 @@ class ServeConfig:
     max_upload_bytes: int = 5 << 20
     check_sandbox: str = "process"
     build: BuildLimits = DEFAULT_BUILD_LIMITS
-    """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb``)."""
+    """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb, build_scratch_mb``)."""
+    connections: ConnectionLimits = ConnectionLimits()
+    """``server: max_connections, header_timeout_s, body_timeout_s``."""
+    admission: AdmissionLimits = AdmissionLimits()
+    """``server: upload_queue, attempts_per_hour`` (its ``slots`` are the host's check slots)."""
 
 
 def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
@@ -39,7 +46,7 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
         raise ConfigError(f"{path}: cannot read the config: {error}") from None
 
     def bad(key: str, expected: str, value: object) -> ConfigError:
-        return ConfigError(f"{path}: {key}: expected {expected}, got {value!r}")
+        return ConfigError(f"{path}: {key}: expected {expected}, got {excerpt(value)}")
 
     if not isinstance(data, Mapping) or not isinstance(data.get("league"), Mapping):
         raise ConfigError(f"{path}: league: missing (a server config is a mapping with a league: section and an "
@@ -69,5 +76,24 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     memory = server.get("build_memory_mb", DEFAULT_BUILD_LIMITS.memory_mb)
     if type(memory) is not int or not 64 <= memory <= 16384:
         raise bad("server.build_memory_mb", "an integer from 64 to 16384", memory)
-    build = BuildLimits(seconds=float(seconds), memory_mb=memory)
-    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build)
+    scratch = server.get("build_scratch_mb", DEFAULT_BUILD_LIMITS.scratch_mb)
+    if type(scratch) is not int or not 16 <= scratch <= 65536:
+        raise bad("server.build_scratch_mb", "an integer from 16 to 65536", scratch)
+    build = BuildLimits(seconds=float(seconds), memory_mb=memory, scratch_mb=scratch)
+
+    def number(key: str, default: float, low: float, high: float, integer: bool = True) -> float:
+        value = server.get(key, default)
+        if type(value) not in ((int,) if integer else (int, float)) or not low <= value <= high:
+            raise bad(f"server.{key}", f"{'an integer' if integer else 'a number'} from {low:g} to {high:g}", value)
+        return value  # type: ignore[no-any-return]
+
+    default_conn, default_adm = ConnectionLimits(), AdmissionLimits()
+    connections = ConnectionLimits(
+        max_connections=int(number("max_connections", default_conn.max_connections, 8, 100_000)),
+        header_timeout_s=float(number("header_timeout_s", default_conn.header_timeout_s, 1, 600, False)),
+        body_timeout_s=float(number("body_timeout_s", default_conn.body_timeout_s, 1, 600, False)))
+    admission = AdmissionLimits(
+        queue=int(number("upload_queue", default_adm.queue, 0, 1000)),
+        attempts_per_hour=int(number("attempts_per_hour", max(default_adm.attempts_per_hour, uploads), uploads,
+                                     100_000)))
+    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build, connections, admission)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import calendar
 import logging
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arena.archive import ArchiveLimits, ArchiveRejected, unpack
-from arena.botfiles import SubmissionRejected
+from arena.botfiles import SubmissionRejected, remove_tree
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.checker import CheckReport, check_bot
 from arena.manifest import ManifestError, load_bot
@@ -44,9 +43,10 @@ from arena.server.authors import (
     Author,
     NameTaken,
     accepted_since,
+    all_owners,
     list_authors,
-    owner_of,
     record_acceptance,
+    skeleton,
     submissions_of,
 )
 from arena.store import Store
@@ -73,6 +73,13 @@ class IntakeSettings:
     """The limits of an upload's ``build:`` command (``server: build_seconds, build_memory_mb``)."""
     check_slots: int = field(default_factory=lambda: max(1, (os.cpu_count() or 2) // 2))
     """Admission checks at once: they play timed matches, and an overloaded host would fail bots for being slow."""
+    house: tuple[str, ...] = ()
+    """The names of the league's house bots (bot directories in its ``bots:``): no author may take them or a
+    look-alike."""
+
+
+class Revoked(Exception):
+    """The author's token was revoked while their upload was in flight."""
 
 
 @dataclass(frozen=True)
@@ -104,13 +111,16 @@ class Intake:
     """Takes uploads for one registry and store; safe to call from many threads at once."""
 
     def __init__(self, settings: IntakeSettings, checker: Checker = check_bot,
-                 fault: Callable[[str], None] = lambda point: None) -> None:
+                 fault: Callable[[str], None] = lambda point: None,
+                 live: Callable[[Author], bool] = lambda author: True) -> None:
         """``fault(point)`` is called at the points where a crash matters (``"checking"``: nothing is stored yet;
         ``"stored"``: the version is in the registry, its claim not yet in the store), so that a test can kill the
-        process exactly there."""
+        process exactly there. ``live(author)`` says whether the author's token still works: asked before the
+        check and again after it, just before the version is stored, so a revoked author's upload stops."""
         self.settings = settings
         self.checker = checker
         self.fault = fault
+        self.live = live
         self.registry = Registry(settings.registry)
         self._author_locks = _Locks()
         self._name_locks = _Locks()
@@ -153,7 +163,7 @@ class Intake:
         try:
             return self._submit(author, archive, scratch)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
 
     def _submit(self, author: Author, archive: Path, scratch: Path) -> Reply:
         (scratch / "bot").mkdir()
@@ -165,11 +175,9 @@ class Intake:
         with self._author_locks(author.name), self._name_locks(name):
             store = Store(self.settings.db)
             try:
-                owner = owner_of(store, name)
-                if owner is None and self.registry.versions(name) or owner not in (None, author.name):
-                    return refusal(403, f"the bot name {name!r} belongs to "
-                                        f"{'the organiser' if owner is None else 'another author'}; pick another "
-                                        "name in bot.yaml")
+                taken = self._name_problem(store, author, name)
+                if taken is not None:
+                    return refusal(403, taken)
                 now = time.time()
                 recent = accepted_since(store, author, now - HOUR)
                 if len(recent) >= self.settings.uploads_per_hour:
@@ -179,8 +187,10 @@ class Intake:
                                                 f"hour; the next is possible in {wait} s"},
                                  {"Retry-After": str(wait)})
                 try:
-                    result = self.registry.submit(unpacked.root, lambda copy, built: self._check(copy, built, name),
-                                                  author=author.name)
+                    result = self.registry.submit(
+                        unpacked.root, lambda copy, built: self._check(copy, built, name, author), author=author.name)
+                except Revoked:
+                    return refusal(401, "your API token was revoked while this upload was in flight; nothing stored")
                 except (ManifestError, SubmissionRejected) as error:
                     return refusal(400, _scrub(str(error), scratch))
                 except (RegistryError, OSError) as error:
@@ -204,10 +214,32 @@ class Intake:
             finally:
                 store.close()
 
-    def _check(self, copy: Path, built: Path, name: str) -> CheckReport:
+    def _name_problem(self, store: Store, author: Author, name: str) -> str | None:
+        """Why ``author`` may not take ``name``, or None: it, or a look-alike of it (:func:`skeleton`), is a house
+        bot's, a registry bot's that no author owns (the organiser's), or another author's."""
+        owners = all_owners(store)
+        wanted = skeleton(name)
+        house = set(self.settings.house)
+        for other in sorted({*self.registry.names(), *house}):
+            if skeleton(other) != wanted:
+                continue
+            owner = None if other in house else owners.get(other)
+            if owner == author.name:
+                continue
+            whose = ("a house bot of this league" if other in house else "the organiser" if owner is None
+                     else "another author")
+            what = "belongs to" if other == name else f"looks like {other!r}, which belongs to"
+            return f"the bot name {name!r} {what} {whose}; pick another name in bot.yaml"
+        return None
+
+    def _check(self, copy: Path, built: Path, name: str, author: Author) -> CheckReport:
         self.fault("checking")
         with self._check_slots:
+            if not self.live(author):
+                raise Revoked(author.name)
             report = self.checker(copy, self.settings.sandbox, build_limits=self.settings.build, built=built)
+        if not self.live(author):
+            raise Revoked(author.name)
         report.directory = f"upload:{name}"  # not the server's scratch path
         return report
 

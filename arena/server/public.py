@@ -11,14 +11,29 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
+from arena.server.authors import all_owners
 from arena.site import data
 from arena.site.render import BuildReport, write_site
 from arena.store import Store
 
 
 def public_snapshot(store: Store, name: str) -> data.Snapshot:
-    return data.snapshot(store, name, stderr=False)
+    """The league's snapshot without stderr, each bot's manifest showing its real owner first (``owner``: the
+    author who claimed the name, or the organiser for a house bot) and what its ``bot.yaml`` says of its author
+    only as ``author (declared)``: anyone can write ``author: alice``."""
+    snap = data.snapshot(store, name, stderr=False)
+    owners = all_owners(store)
+
+    def owned(bot: data.BotInfo) -> dict[str, Any]:
+        manifest = {key: value for key, value in bot.manifest.items() if key != "author"}
+        declared = bot.manifest.get("author")
+        owner = owners.get(bot.name.split("@", 1)[0])
+        return {"owner": owner or "the organiser (a house bot)", **manifest,
+                **({} if declared is None else {"author (declared)": declared})}
+
+    return dataclasses.replace(snap, bots=[dataclasses.replace(bot, manifest=owned(bot)) for bot in snap.bots])
 
 
 def publish(store: Store, name: str, out: Path) -> BuildReport:

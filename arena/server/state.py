@@ -17,6 +17,7 @@ from starlette.requests import Request
 
 from arena.registry import Registry
 from arena.run.league import League
+from arena.server.admission import Admission
 from arena.server.authors import Author
 from arena.server.intake import Intake
 from arena.server.sessions import Sessions
@@ -31,6 +32,8 @@ class Shared:
     """The league's name."""
     league: League
     intake: Intake
+    admission: Admission
+    """Which uploads are taken on now, and their threads (never the public pages')."""
     registry: Registry
     views: Views
     sessions: Sessions

@@ -50,6 +50,7 @@ class Views:
         self._seen: int | None = None
         self.generation = 0
         self._cache: dict[str, tuple[Hashable, object]] = {}
+        self._making: dict[str, threading.Lock] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -85,21 +86,38 @@ class Views:
             found.append((entry.name, info.st_mtime_ns, info.st_size))
         return tuple(sorted(found))
 
-    def cached(self, name: str, key: Hashable, make: Callable[[], T]) -> T:
-        """The entry ``name`` if it was made under ``key``, else ``make()`` stored under it. Two threads that
-        miss at once both make it (the same answer): no lock is held while making."""
+    def cached(self, name: str, key: Hashable, make: Callable[[], T], stale_ok: bool = True) -> T:
+        """The entry ``name`` if it was made under ``key``, else ``make()`` stored under it.
+
+        Made once however many threads miss at once: the first makes it, and while it does the others get the
+        entry made under the previous key (a second-old answer, rather than every waiting request computing the
+        standings again: a flood of 200 clients once made each answer take 6 s); only when there is no entry yet
+        do they wait for the one being made (and always, with ``stale_ok`` false)."""
         with self._lock:
             entry = self._cache.get(name)
+            making = self._making.setdefault(name, threading.Lock())
         if entry is not None and entry[0] == key:
             return entry[1]  # type: ignore[return-value]
-        value = make()
-        with self._lock:
-            self._cache[name] = (key, value)
-        return value
+        if entry is not None and stale_ok and not making.acquire(blocking=False):
+            return entry[1]  # type: ignore[return-value]
+        if entry is None or not stale_ok:
+            making.acquire()
+        try:
+            with self._lock:
+                entry = self._cache.get(name)
+            if entry is not None and entry[0] == key:
+                return entry[1]  # type: ignore[return-value]  # made while this thread waited
+            value = make()
+            with self._lock:
+                self._cache[name] = (key, value)
+            return value
+        finally:
+            making.release()
 
     def live_authors(self) -> tuple[tuple[str, Author], ...]:
         """(token hash, author) of every live author, as of this generation."""
-        return self.cached("authors", self.refresh(), lambda: tuple(live_authors(self.store())))
+        # Never a stale answer: a revoked token must stop working at once.
+        return self.cached("authors", self.refresh(), lambda: tuple(live_authors(self.store())), stale_ok=False)
 
     def authenticate(self, token: str) -> Author | None:
         """The live author whose token this is, or None (every live hash is compared, as in
