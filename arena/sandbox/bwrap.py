@@ -67,7 +67,8 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
                   info_fd: int | None = None, writable: bool = False, seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root).
 
-    ``writable`` binds ``bot_dir`` read-write: only for a build, in a scratch copy (see :mod:`arena.build`);
+    ``writable`` is for a build: ``bot_dir`` is bound read-only at ``BUILD_SOURCE`` and ``/bot`` is a size-capped
+    tmpfs that the build copies it into and writes its result to (see :mod:`arena.build`);
     ``seccomp_fd`` holds the filter bwrap installs before it execs ``command`` (:mod:`arena.sandbox.seccomp`)."""
     args = [BWRAP]
     if uid is None:
