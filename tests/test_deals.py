@@ -12,7 +12,19 @@ from pathlib import Path
 import pytest
 
 from arena.cards import DECK, VALUE, hand_total
-from arena.game import DEAL_VERSION, DEAL_VERSIONS, DECK_TAKE, Declare, Match, Move, Play, SeatView, deal_version_of
+from arena.game import (
+    DEAL_VERSION,
+    DEAL_VERSIONS,
+    DECK_TAKE,
+    Declare,
+    Match,
+    Move,
+    Play,
+    SeatView,
+    deal_version_of,
+    seeded,
+    shuffle,
+)
 from arena.matchlog import LoadedLog, verify
 from arena.rules import Rules, legal_discards
 
@@ -175,3 +187,11 @@ def test_the_engine_plays_known_matches_byte_for_byte(version: int) -> None:
                 match.forfeit(rng.randrange(match.players), "known-answer forfeit")
         digest.update(json.dumps(match.events, sort_keys=True).encode())
     assert digest.hexdigest() == KNOWN_EVENTS_SHA256[version]
+
+
+def test_the_engine_shuffle_and_seeding_are_the_random_modules() -> None:
+    for seed in range(300):
+        cards, same = list(DECK[: 2 + seed % 51]), list(DECK[: 2 + seed % 51])
+        shuffle(seeded(f"{seed}/round/1"), cards)
+        random.Random(f"{seed}/round/1").shuffle(same)
+        assert cards == same
