@@ -465,13 +465,13 @@ class Match:
             rng = self._draw_rngs[seat] = seeded(f"{self.seed}/round/{self.round}/seat/{seat}")
         # Exactly one block per draw, so that a seat's n-th draw reads the same numbers in every rotation.
         block = candidates = rng.getrandbits(_CANDIDATE_BITS * _CANDIDATES)
-        while candidates:  # the bits left are all zero: every candidate after is card 0, whose turn comes too
+        while candidates:  # once the bits left are all zero, every candidate left is card 0: tried once below
             card = _CANDIDATE_CARD[candidates & _CANDIDATE_MASK]
             if card is not None and card in deck:
                 deck.remove(card)
                 return card
             candidates >>= _CANDIDATE_BITS
-        if DECK[0] in deck:  # the rest of the block's candidates were all 0 (the loop stops once they are)
+        if DECK[0] in deck:
             deck.remove(DECK[0])
             return DECK[0]
         # Rare (a deck of a few cards): a uniform choice keyed by the block, so rotations still share it.
