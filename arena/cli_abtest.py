@@ -1,5 +1,5 @@
 """``arena test NEW BASE``: the command line of the paired sequential A/B test in arena/run/abtest.py; and the
-series of ``arena match A B ... --games N`` (arena/run/series.py), which the match command in arena/cli.py hands
+series of ``arena match A B ... --games N`` (arena/run/series.py), which the match command in arena/cli_play.py hands
 over.
 
 Exit status: 0 NEW is better (by at least the margin), 1 not better, 3 undecided at ``--max-matches``, 2 bad
@@ -19,7 +19,6 @@ import click
 from arena import sprt
 from arena.build import BuildFailed
 from arena.cli_common import (
-    SANDBOX_CHOICE,
     ExitCode,
     check_cluster,
     db_option,
@@ -27,6 +26,7 @@ from arena.cli_common import (
     fail,
     json_option,
     open_store,
+    sandbox_choice,
 )
 from arena.manifest import BotSpec
 from arena.protocol import Limits
@@ -78,7 +78,7 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the deals.")
 @click.option("--threshold", type=int, help="Elimination threshold (rule option).")
 @click.option("--move-ms", type=click.IntRange(1), default=Limits.move_ms, show_default=True)
-@click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
+@click.option("--sandbox", "sandbox_name", type=sandbox_choice(), default="process", show_default=True)
 @click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the CPUs).")
 @click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
               help="Play on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (docs/CLUSTER.md).")
@@ -158,7 +158,7 @@ COMMANDS = (ab_test,)
 
 def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Limits, sandbox: str,
            workers: int | None, log_dir: Path | None, as_json: bool) -> None:
-    """``arena match A B ... --games N`` (registered as an option of arena/cli.py's match command)."""
+    """``arena match A B ... --games N`` (registered as an option of arena/cli_play.py's match command)."""
     names = [bot.name for bot in entrant_names(bots)]
     if len(set(names)) != len(names):
         names = [f"{name}#{slot + 1}" for slot, name in enumerate(names)]  # the same bot twice: tell the seats apart

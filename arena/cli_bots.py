@@ -18,7 +18,7 @@ import click
 from arena.botfiles import SubmissionRejected
 from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.checker import CheckReport, check_bot, format_report
-from arena.cli_common import SANDBOX_CHOICE, ExitCode, db_option, emit_json, fail, json_option
+from arena.cli_common import ExitCode, db_option, emit_json, fail, json_option, sandbox_choice
 from arena.manifest import ManifestError
 from arena.registry import Registry, RegistryError, default_registry
 from arena.scaffold import LANGUAGES, ScaffoldError, scaffold
@@ -63,7 +63,7 @@ def new_bot(name: str, language: str, directory: Path | None) -> None:
 
 @click.command()
 @click.argument("bot_dir", type=click.Path(path_type=Path))
-@click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
+@click.option("--sandbox", "sandbox_name", type=sandbox_choice(), default="process", show_default=True)
 @build_options
 @json_option()
 def check(bot_dir: Path, sandbox_name: str, build_seconds: float, build_memory_mb: int, as_json: bool) -> None:
@@ -83,7 +83,7 @@ def check(bot_dir: Path, sandbox_name: str, build_seconds: float, build_memory_m
 @click.argument("bot_dir", type=click.Path(path_type=Path))
 @registry_option
 @registry_db_option
-@click.option("--sandbox", "sandbox_name", type=SANDBOX_CHOICE, default="process", show_default=True)
+@click.option("--sandbox", "sandbox_name", type=sandbox_choice(), default="process", show_default=True)
 @click.option("--server", help="Upload to the league server at this URL instead (docs/SERVER.md).")
 @click.option("--token", envvar="ARENA_TOKEN", help="Your API token for --server (default: $ARENA_TOKEN).")
 @build_options

@@ -1,8 +1,8 @@
 """What every ``arena`` command module shares: exit codes, the error exit, JSON output, the ``--db`` and ``--json``
 options, and opening the results store.
 
-One place for these so that the commands in ``arena/cli.py``, ``cli_site.py`` and ``cli_bots.py`` cannot drift apart
-in how they fail, print JSON or find the store. It imports nothing of the command modules, which all import it.
+One place for these so that the commands in ``cli_play.py``, ``cli_results.py``, ``cli_site.py`` and ``cli_bots.py``
+cannot drift apart in how they fail, print JSON or find the store. It imports nothing of the command modules, which all import it.
 """
 
 from __future__ import annotations
@@ -12,16 +12,15 @@ import sys
 from collections.abc import Callable
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from arena.sandbox import BACKENDS
-from arena.store import Store, StoreError
+if TYPE_CHECKING:  # the store is imported by the commands that open one (arena --help must start fast)
+    from arena.store import Store
 
 DEFAULT_DB = Path("results/arena.db")
 CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
-SANDBOX_CHOICE = click.Choice(BACKENDS)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,6 +33,13 @@ class ExitCode(IntEnum):
     """``arena test``: no verdict at ``--max-matches``."""
     INCOMPLETE = 4
     """``arena test``: interrupted, or matches failed for infrastructure reasons; the same command resumes."""
+
+
+def sandbox_choice() -> click.Choice[str]:
+    """The ``--sandbox`` option's type: the backends' names (the sandbox package loads with the command using it)."""
+    from arena.sandbox import BACKENDS
+
+    return click.Choice(BACKENDS)
 
 
 def fail(message: str, code: ExitCode = ExitCode.USAGE, as_json: bool = False) -> NoReturn:
@@ -61,6 +67,8 @@ def json_option(help: str = "Print the output as JSON.") -> Callable[[F], F]:
 
 def open_store(db_path: Path, must_exist: bool = True) -> Store:
     """The store, read-only unless it is for a runner (``must_exist=False``, which may create it)."""
+    from arena.store import Store, StoreError
+
     if must_exist and not db_path.exists():
         fail(f"{db_path}: no results store here yet (run a tournament first, or pass --db)")
     try:

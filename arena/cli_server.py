@@ -1,8 +1,8 @@
 """The league server's commands: ``arena serve``, ``arena author add|list|revoke``, ``arena league status``, and
 the client half of ``arena submit --server``.
 
-Thin click commands over :mod:`arena.server` and :mod:`arena.client`, registered on the main group by
-``arena/cli.py`` from :data:`COMMANDS`. The organiser's admin actions (authors, revoking) are here on the command
+Thin click commands over :mod:`arena.server` and :mod:`arena.client`, registered on the main group by name in
+``arena/cli.py`` (loaded when run). The organiser's admin actions (authors, revoking) are here on the command
 line, never over HTTP.
 Exit codes as everywhere: 0 done, 1 the thing asked for failed (the server is unreachable, the bot failed its
 check), 2 bad input (a bad config, an unknown author, an upload the server refused as input).

@@ -8,13 +8,14 @@ same moves give the same event list on every machine. Nothing here knows about p
 
 from __future__ import annotations
 
+import hashlib
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from arena.cards import DECK, Card, hand_total, parse_card
+from arena.cards import DECK, RANK, Card, hand_total, parse_card
 from arena.results import Reason, SeatStats, Termination
 from arena.rules import Rules, discard_kind, legal_discards
 
@@ -39,6 +40,44 @@ DEAL_VERSIONS = (1, 2)
 _CANDIDATE_BITS = 6  # 0..63: values 52 and above are no card and are skipped
 _CANDIDATES = 64
 _CANDIDATE_MASK = (1 << _CANDIDATE_BITS) - 1
+_CANDIDATE_CARD: tuple[Card | None, ...] = DECK + (None,) * (_CANDIDATES - len(DECK))
+"""Each candidate's card, or None for the values that are no card (one lookup instead of a test and an index)."""
+
+
+_sha512: Callable[[bytes], Any] = getattr(random, "_sha512", hashlib.sha512)
+"""The SHA-512 that ``random.seed`` hashes a string with: CPython's own, a few times quicker on a few bytes than
+OpenSSL's, which is what ``hashlib.sha512`` gives."""
+_BOUND_BITS = tuple((i + 1).bit_length() for i in range(len(DECK)))
+
+
+def seeded(key: str) -> random.Random:
+    """``random.Random(key)``, the same state, seeded from the integer that ``random.seed`` makes of a string (its
+    bytes and their SHA-512) without the method's type tests: a match seeds one of these per round and per seat.
+
+    >>> seeded("7/round/1").random() == random.Random("7/round/1").random()
+    True
+    """
+    data = key.encode()
+    return random.Random(int.from_bytes(data + _sha512(data).digest()))
+
+
+def shuffle(rng: random.Random, cards: list[Card]) -> None:
+    """``rng.shuffle(cards)``, the same permutation from the same numbers (tests/test_deals.py checks it), without
+    a method call per card: a round's deal is one shuffle of 52 cards, a good part of a short round's cost.
+
+    >>> deck, same = list(DECK), list(DECK)
+    >>> shuffle(random.Random(5), deck); random.Random(5).shuffle(same); deck == same
+    True
+    """
+    getrandbits = rng.getrandbits
+    bound_bits = _BOUND_BITS if len(cards) <= len(_BOUND_BITS) else [(i + 1).bit_length() for i in range(len(cards))]
+    for i in range(len(cards) - 1, 0, -1):
+        # random.Random._randbelow(i + 1): the bits of the bound, drawn again until below it.
+        bits = bound_bits[i]
+        j = getrandbits(bits)
+        while j > i:
+            j = getrandbits(bits)
+        cards[i], cards[j] = cards[j], cards[i]
 
 
 class InvalidMoveError(ValueError):
@@ -218,7 +257,7 @@ class Match:
         self._turns_total = [0] * players
         self._declares_ok = [0] * players
         self._declares_failed = [0] * players
-        self._round_rng = random.Random()
+        self._round_rng: random.Random  # each round's, made by _start_round (an unseeded one reads the OS's entropy)
         self._draw_rngs: dict[Seat, random.Random] = {}
         start: dict[str, Any] = {"type": "match_start", "players": players, "seed": seed, "rules": rules.to_dict()}
         if deal_version != 1:  # version 1 logs have no such field; their replays must produce the same events
@@ -299,13 +338,18 @@ class Match:
                 )
             return
         hand = self.hands[self.turn]
-        missing = [card for card in move.discard if card not in hand]
-        if missing:
-            raise IllegalMoveError(f"discard {' '.join(missing)} not in hand {' '.join(hand)}",
-                                   Reason.ILLEGAL_NOT_IN_HAND)
-        # One card of the hand is always a set (clause 3); most moves are one card, so skip the classification.
-        if len(move.discard) != 1 and discard_kind(move.discard, self.rules) is None:
-            raise IllegalMoveError(f"{' '.join(move.discard)} is not a set that may be thrown (clause 3)",
+        discard = move.discard
+        for card in discard:
+            if card not in hand:
+                missing = [card for card in discard if card not in hand]
+                raise IllegalMoveError(f"discard {' '.join(missing)} not in hand {' '.join(hand)}",
+                                       Reason.ILLEGAL_NOT_IN_HAND)
+        # One card of the hand is always a set (clause 3), two are one when they are a pair (discard_kind's rule,
+        # without its parsing: these are cards of the hand); most moves are one or two cards.
+        count = len(discard)
+        if count != 1 and not (count == 2 and RANK[discard[0]] == RANK[discard[1]] and discard[0] != discard[1]
+                               or count > 2 and discard_kind(discard, self.rules) is not None):
+            raise IllegalMoveError(f"{' '.join(discard)} is not a set that may be thrown (clause 3)",
                                    Reason.ILLEGAL_NOT_A_SET)
         if move.take != DECK_TAKE and move.take not in self.floor:
             raise IllegalMoveError(
@@ -383,9 +427,9 @@ class Match:
         self.round += 1
         # Each round's deal depends only on the seed and the round number, not on how play went before, so
         # that duplicate matches (same seed, seats rotated) deal the same cards to the same seats for longer.
-        self._round_rng = random.Random(f"{self.seed}/round/{self.round}")
+        self._round_rng = seeded(f"{self.seed}/round/{self.round}")
         deck = list(DECK)
-        self._round_rng.shuffle(deck)
+        shuffle(self._round_rng, deck)
         self.hands = [[] for _ in range(self.players)]
         for seat in self.live:
             self.hands[seat] = [deck.pop() for _ in range(5)]
@@ -410,22 +454,26 @@ class Match:
 
     def _draw(self, seat: Seat) -> Card:
         """Take one card from the deck for ``seat`` (see :data:`DEAL_VERSION`)."""
-        if not self.deck:
+        deck = self.deck
+        if not deck:
             self._reshuffle()
+            deck = self.deck
         if self.deal_version == 1:
-            return self.deck.pop()
+            return deck.pop()
         rng = self._draw_rngs.get(seat)
         if rng is None:
-            rng = self._draw_rngs[seat] = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}")
+            rng = self._draw_rngs[seat] = seeded(f"{self.seed}/round/{self.round}/seat/{seat}")
         # Exactly one block per draw, so that a seat's n-th draw reads the same numbers in every rotation.
         block = candidates = rng.getrandbits(_CANDIDATE_BITS * _CANDIDATES)
-        deck = self.deck
-        for _ in range(_CANDIDATES):
-            index = candidates & _CANDIDATE_MASK
-            if index < len(DECK) and DECK[index] in deck:
-                deck.remove(DECK[index])
-                return DECK[index]
+        while candidates:  # once the bits left are all zero, every candidate left is card 0: tried once below
+            card = _CANDIDATE_CARD[candidates & _CANDIDATE_MASK]
+            if card is not None and card in deck:
+                deck.remove(card)
+                return card
             candidates >>= _CANDIDATE_BITS
+        if DECK[0] in deck:
+            deck.remove(DECK[0])
+            return DECK[0]
         # Rare (a deck of a few cards): a uniform choice keyed by the block, so rotations still share it.
         drawn = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}/{block}").choice(sorted(deck))
         deck.remove(drawn)
@@ -435,7 +483,7 @@ class Match:
         # Clause-free decision: the dead floor cards (never the previous player's discard) become the new deck.
         self.deck = self.dead
         self.dead = []
-        self._round_rng.shuffle(self.deck)  # version 2 draws do not depend on the order; kept for version 1
+        shuffle(self._round_rng, self.deck)  # version 2 draws do not depend on the order; kept for version 1
         self.events.append({"type": "reshuffle", "deck_size": len(self.deck)})
 
     def _end_round(self, declarer: Seat | None) -> None:

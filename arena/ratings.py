@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import trueskill
+if TYPE_CHECKING:
+    import trueskill
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,23 @@ class RatedMatch:
 
 class Rater:
     def __init__(self, config: RatingConfig) -> None:
-        options = {"mu": config.mu, "sigma": config.sigma, "beta": config.beta, "tau": config.tau,
-                   "draw_probability": config.draw_probability}
-        self.fast = trueskill.TrueSkill(**options)
-        self.exact = trueskill.TrueSkill(backend="mpmath", **options)
+        # Imported here, not with the module: reading a store's ratings (arena standings) needs no TrueSkill.
+        import trueskill
+
+        self._options: dict[str, Any] = {"mu": config.mu, "sigma": config.sigma, "beta": config.beta,
+                                         "tau": config.tau, "draw_probability": config.draw_probability}
+        self.fast = trueskill.TrueSkill(**self._options)
+        self._exact: trueskill.TrueSkill | None = None
         self.initial = Rating(config.mu, config.sigma)
+
+    @property
+    def exact(self) -> trueskill.TrueSkill:
+        """The mpmath backend's environment, made (and mpmath imported) only for a match that needs it."""
+        if self._exact is None:
+            import trueskill
+
+            self._exact = trueskill.TrueSkill(backend="mpmath", **self._options)
+        return self._exact
 
     def update(self, ratings: dict[int, Rating], match: RatedMatch) -> dict[int, Rating]:
         """New ratings of the match's bots (others unchanged)."""

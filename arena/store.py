@@ -18,10 +18,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import socket
 import sqlite3
 import time
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -454,6 +452,9 @@ class Store:
 
         A holder is dead when its lease expired (it stopped renewing it), or at once when it is a process of this
         host that no longer runs."""
+        import socket  # here: a lease is taken by a runner, never by a command that only reads
+        import uuid
+
         host, pid = socket.gethostname(), os.getpid()
         with self.atomic() as db:
             held = db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()

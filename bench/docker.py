@@ -4,7 +4,8 @@
 overhead of a match with 2 and 4 seats: starting every container with the backend's concurrent ``launch_all``
 versus one seat after the other, and killing and removing them all (live bots: the worst case); (c) time per turn
 through the referee with minimal fast bots, from the first turn sent to the last reply, docker versus process
-backend. Prints one JSON object. Container starts cost engine CPU: concurrency helps up to about the host's CPUs.
+backend; (d) where a start's time goes (create, attach, start, one container and four at once). Prints one
+JSON object. Container starts cost engine CPU: concurrency helps up to about the host's CPUs.
 
     python bench/docker.py [--starts 10] [--repeats 3] [--matches 3]
 """
@@ -19,7 +20,9 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from uuid import uuid4
 
 ROOT = Path(__file__).resolve().parent.parent
 # Run as a script, this file's directory comes first on sys.path, and this file would then shadow the docker SDK.
@@ -47,6 +50,33 @@ def start_latency(sandbox: DockerSandbox, bot: BotSpec, count: int) -> float:
         times.append(time.perf_counter() - start)
         process.kill()
     return statistics.median(times)
+
+
+def start_phases(sandbox: DockerSandbox, bot: BotSpec, seats: int, repeats: int) -> dict[str, float]:
+    """Where a start's time goes: the docker SDK calls of ``launch`` (create, attach, start) timed one by one, for
+    ``seats`` containers started at once in threads as ``launch_all`` does; medians over containers, and the wall
+    time of the whole set. Shows whether concurrency can help: the engine's start is CPU work on this host."""
+    options = sandbox.container_options(bot, LIMITS, sandbox.image_for(bot))
+
+    def one(_: int) -> tuple[float, float, float]:
+        began = time.perf_counter()
+        container = sandbox.client.containers.create(**options | {"name": f"{options['name']}-{uuid4().hex[:8]}"})
+        created = time.perf_counter()
+        container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        attached = time.perf_counter()
+        container.start()
+        started = time.perf_counter()
+        container.remove(force=True)
+        return created - began, attached - created, started - attached
+
+    phases, walls = [], []
+    with ThreadPoolExecutor(max_workers=seats) as pool:
+        for _ in range(repeats):
+            began = time.perf_counter()
+            phases.extend(pool.map(one, range(seats)))
+            walls.append(time.perf_counter() - began)
+    return {"create": statistics.median(p[0] for p in phases), "attach": statistics.median(p[1] for p in phases),
+            "start": statistics.median(p[2] for p in phases), "all": statistics.median(walls)}
 
 
 def match_overhead(sandbox: DockerSandbox, bot: BotSpec, seats: int, repeats: int,
@@ -109,6 +139,10 @@ def main() -> None:
                 report[f"match_overhead_{seats}_seats_ms"] = {
                     "start_concurrent": round(concurrent * 1000, 1), "start_sequential": round(sequential * 1000, 1),
                     "kill_and_remove_all": round(teardown * 1000, 1)}
+            phases = {seats: start_phases(docker_sandbox, bot, seats, args.repeats) for seats in (1, 4)}
+            report["start_phases_ms"] = {f"{seats}_at_once": {k: round(v * 1000, 1) for k, v in found.items()}
+                                         for seats, found in phases.items()}
+            report["start_4_vs_1"] = round(phases[4]["all"] / phases[1]["all"], 2)
             docker_turn = per_turn(docker_sandbox, bot, args.matches, root)
             process_turn = per_turn(ProcessSandbox(), bot, args.matches, root)
             report["turn_us"] = {"docker": round(docker_turn * 1e6, 1), "process": round(process_turn * 1e6, 1),

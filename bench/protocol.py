@@ -4,8 +4,8 @@
 floor for any referee; (b) the same round trip to the same bot started by the process sandbox (bwrap where it
 works), through the :class:`~arena.sandbox.BotProcess` interface: the floor for a sandboxed referee; (c) whole
 matches between minimal fast bots through the referee (process sandbox, event log on), as time per turn from the
-first turn to the last reply (the marginal turn: start-up excluded), and the referee's own CPU time per turn. Prints one JSON object with all three and
-the ratios of (c) to (a) and to (b).
+first turn to the last reply (the marginal turn: start-up excluded), and the referee's own CPU time per turn, with
+and without the bots' launch and kill. Prints one JSON object with all three and the ratios of (c) to (a) and (b).
 
     python bench/protocol.py [--round-trips 20000] [--matches 5] [--players 3]
 """
@@ -113,7 +113,7 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
     """Seconds per turn through the referee, from the first turn sent to the last reply, per match."""
     bots = [load_bot(bot_dir)] * players
     sandbox = ProcessSandbox()
-    per_turn, whole, cpu = [], [], []
+    per_turn, whole, cpu, marginal = [], [], [], []
     for seed in range(matches):
         log = log_dir / f"m{seed}.jsonl.gz"
         cpu_before = time.process_time()
@@ -128,8 +128,15 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
         span_ms = recvs[-1]["at"] - first_turn
         per_turn.append(span_ms / 1000 / result.turns)
         whole.append(result.duration_s / result.turns)
+        # The same deal cut short (5 rounds): the CPU the long match spent beyond it is its marginal turns' alone,
+        # without the bots' launch and kill (the sandbox's cost, which bench/launch.py measures).
+        short_log = log_dir / f"s{seed}.jsonl.gz"
+        cpu_before = time.process_time()
+        short = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=5), Limits(), log_path=short_log)
+        short_cpu = time.process_time() - cpu_before
+        marginal.append((cpu[-1] * result.turns - short_cpu) / (result.turns - short.turns))
     return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole),
-            "cpu_per_turn_s": statistics.median(cpu)}
+            "cpu_per_turn_s": statistics.median(cpu), "cpu_per_marginal_turn_s": statistics.median(marginal)}
 
 
 def sandbox_variant() -> str:
@@ -162,6 +169,8 @@ def main() -> None:
         "referee_turn_with_startup_us": round(turns["per_turn_with_startup_s"] * 1e6, 1),
         # The referee's own CPU time per turn (start-up and clean-up included): what it adds whatever the scheduler.
         "referee_cpu_per_turn_us": round(turns["cpu_per_turn_s"] * 1e6, 1),
+        # The same without start-up and clean-up: a long match's CPU minus a short one's, per extra turn.
+        "referee_cpu_per_marginal_turn_us": round(turns["cpu_per_marginal_turn_s"] * 1e6, 1),
         "ratio": round(turns["per_turn_s"] / raw, 2),
         "ratio_to_sandboxed": round(turns["per_turn_s"] / sandboxed, 2),
         "goal_ratio": 1.3,

@@ -1,0 +1,144 @@
+"""`arena standings`, `arena matches` and `arena show`: reading a results store.
+
+They need the store and nothing that plays: `arena standings` must start fast (bench/cli.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena.cli_common import (
+    db_option,
+    emit_json,
+    fail,
+    json_option,
+    open_store,
+)
+from arena.confidence import Confidence, confidence
+from arena.store import Standing, Store
+
+
+def find_tournament(store: Store, name: str | None) -> Any:
+    row = store.tournament(name) if name else store.latest_tournament()
+    if row is None:
+        known = ", ".join(t["name"] for t in store.tournaments()) or "none"
+        fail(f"{store.path}: no tournament {name!r} (known: {known})" if name else f"{store.path}: no tournaments")
+    return row
+
+
+def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Confidence | None = None) -> None:
+    """The standings table; with ``sure``, ranks not settled at 95% are shared (``2=``) and each line shows its
+    95% rank interval and P(above the next bot)."""
+    order = [line.bot_id for line in standings]
+    labels = sure.shared_ranks(order) if sure else {}
+    above = sure.p_above_next(order) if sure else {}
+    extra = f" {'rank95':>6} {'P>next':>6}" if sure else ""
+    click.echo(f"{'rank':>4}  {'bot':<20} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
+               f"{'place':>5} {'pts/rd':>6} {'declares':>9}{extra}  faults")
+    for rank, line in enumerate(standings, 1):
+        faults = ", ".join(f"{kind} {count}" for kind, count in sorted(line.faults.items())) or "-"
+        place = "-" if line.mean_place is None else f"{line.mean_place:.2f}"
+        per_round = "-" if line.points_per_round is None else f"{line.points_per_round:.2f}"
+        if sure:
+            interval = sure.line(line.bot_id)
+            p_next = above[line.bot_id]
+            extra = (f" {f'{interval.rank_low}-{interval.rank_high}':>6} "
+                     f"{'-' if p_next is None else f'{p_next:.2f}':>6}")
+        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {line.name:<20} {line.rating.conservative:>7.2f} "
+                   f"{line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} {line.matches:>7} {line.wins:>5} {place:>5} "
+                   f"{per_round:>6} {line.declares_ok:>4}/{line.declares_failed:<4}{extra}  {faults}")
+
+
+def standings_with_confidence(table: list[Standing], sure: Confidence) -> list[dict[str, Any]]:
+    """The standings as JSON, each line with its shared rank label, 95% rank interval and P(above the next)."""
+    order = [line.bot_id for line in table]
+    labels, above = sure.shared_ranks(order), sure.p_above_next(order)
+    found = []
+    for rank, line in enumerate(table, 1):
+        interval = sure.line(line.bot_id)
+        p_next = above[line.bot_id]
+        found.append(line.to_dict(rank) | {
+            "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
+            "p_above_next": None if p_next is None else round(p_next, 3)})
+    return found
+
+
+@click.command()
+@click.argument("name", required=False)
+@db_option()
+@json_option()
+def standings(name: str | None, db_path: Path, as_json: bool) -> None:
+    """The standings of tournament NAME (default: the latest), best mean place first, with shared ranks where the
+    order is not settled at 95% (docs/RATINGS.md)."""
+    store = open_store(db_path)
+    row = find_tournament(store, name)
+    table = store.standings(row["id"])
+    sure = confidence(store.seat_results(row["id"]), [line.bot_id for line in table])
+    if as_json:
+        emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure)})
+    else:
+        click.echo(f"{row['name']}" + ("" if row["finished_at"] else " (not finished)"))
+        print_standings(table, sure)
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--bot", help="Only the matches this bot played.")
+@db_option()
+@json_option()
+def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> None:
+    """The matches of tournament NAME (default: the latest)."""
+    store = open_store(db_path)
+    row = find_tournament(store, name)
+    found = store.match_list(row["id"], bot)
+    if bot is not None and not found and not any(s.name == bot for s in store.standings(row["id"])):
+        fail(f"tournament {row['name']} has no bot called {bot!r} (arena standings {row['name']} lists them)")
+    if as_json:
+        emit_json({"tournament": row["name"], "matches": found})
+        return
+    click.echo(f"{'id':>6} {'#':>5} {'status':<7} {'rounds':>6}  places")
+    for match_ in found:
+        seated = "  ".join(f"{p['place'] or '-'}.{p['bot']}" + (f"({p['fault']})" if p["fault"] else "")
+                           for p in sorted(match_["players"], key=lambda p: (p["place"] or 99, p["seat"])))
+        click.echo(f"{match_['id']:>6} {match_['index']:>5} {match_['status']:<7} {match_['rounds'] or '-':>6}  "
+                   f"{seated}")
+
+
+@click.command()
+@click.argument("match_id", type=int)
+@db_option()
+@json_option()
+def show(match_id: int, db_path: Path, as_json: bool) -> None:
+    """One match: places, scores, faults with details and stderr tails, and the replay command."""
+    store = open_store(db_path)
+    match_ = store.match(match_id)
+    if match_ is None:
+        fail(f"{db_path}: no match with id {match_id} (see arena matches)")
+    if as_json:
+        emit_json(match_.to_dict())
+        return
+    result = match_.result
+    click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
+               + ("" if result is None else
+                  f", {result.summary()}"))
+    if match_.error:
+        click.echo(f"infrastructure error: {match_.error}")
+    if result is None:
+        for seat, name in enumerate(match_.names):
+            click.echo(f"  -. seat {seat} {name}")
+        return
+    for player in sorted(result.players, key=lambda p: (p.place, p.seat)):
+        fault = player.fault
+        click.echo(f"  {player.place}. seat {player.seat} {player.name:<20} score {player.score}"
+                   + ("" if fault is None else f"  FAULT {fault.reason.value} in round {fault.round}: {fault.detail}"))
+        if fault is not None and fault.line is not None:
+            click.echo(f"     the line it sent: {fault.line!r}")
+        if fault is not None and player.stderr_tail:
+            click.echo("     stderr (last lines):")
+            for line in player.stderr_tail.rstrip().splitlines()[-10:]:
+                click.echo(f"       {line}")
+    if result.log_path is not None:
+        click.echo(f"replay: arena replay {result.log_path}")

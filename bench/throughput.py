@@ -1,0 +1,90 @@
+"""Benchmark: matches per CPU second of a whole tournament of the four sample bots (3 seats, duplicate deals).
+
+Runs ``arena run`` on the demo tournament's set-up (``tournaments/demo.yaml``: every combination of three of the
+four sample bots, seat rotations of duplicate deals; ``--repeats`` deals each) with one worker, and counts the CPU
+time of everything it ran: the runner, the sandboxes and the bots (the children's resource usage, user + system),
+so the machine's load barely moves the figure. With ``--base DIR`` (another checkout of arena, say the commit
+before a speed-up, in a temporary ``git worktree``) the same tournament runs under both, interleaved run by run,
+and the ratio is printed. Prints ONE JSON object.
+
+    python bench/throughput.py [--runs 3] [--repeats 1] [--base /tmp/base-checkout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ("random", "greedy", "planner", "js-greedy")
+
+
+def config_text(repeats: int) -> str:
+    bots = ", ".join(str(ROOT / "sample_bots" / bot) for bot in BOTS)
+    return (f"name: throughput\nbots: [{bots}]\nplayers: 3\nformat: round-robin\nrepeats: {repeats}\nseed: 7\n"
+            "rules: {threshold: 50}\nlimits: {move_ms: 1000, bank_ms: 10000, memory_mb: 512}\nsandbox: process\n"
+            "workers: 1\n")
+
+
+def run_once(tree: Path, config: Path, work: Path) -> tuple[float, float, int]:
+    """CPU seconds and wall seconds of one ``arena run`` of ``config`` with ``tree``'s arena, and its matches."""
+    db = work / "arena.db"
+    db.unlink(missing_ok=True)
+    env = os.environ | {"PYTHONPATH": str(tree)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
+                           "--workers", "1", "--json"], cwd=work, env=env, capture_output=True, text=True,
+                          check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"arena run failed under {tree} ({done.returncode}): {done.stderr[-2000:]}")
+    report = json.loads(done.stdout)
+    matches = int(report.get("played", report.get("matches", 0)) or 0)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, matches
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=1, help="Deal seeds per combination (12 matches each).")
+    parser.add_argument("--base", type=Path, help="Another checkout of arena to run the same way, interleaved.")
+    args = parser.parse_args()
+    trees = {"current": ROOT} | ({} if args.base is None else {"base": args.base.resolve()})
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)  # the sandbox runs bots as users of their own
+        config = work / "throughput.yaml"
+        config.write_text(config_text(args.repeats))
+        runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in trees}
+        for _ in range(args.runs):
+            for name, tree in trees.items():  # interleaved: a slow minute slows both
+                runs[name].append(run_once(tree, config, work))
+    report: dict[str, object] = {"python": platform.python_version(), "runs": args.runs,
+                                 "matches_per_run": runs["current"][0][2], "goal_ratio": 2.0}
+    for name, found in runs.items():
+        report[name] = {
+            "matches_per_cpu_s": round(statistics.median(m / cpu for cpu, _, m in found), 3),
+            "cpu_s_per_match": round(statistics.median(cpu / m for cpu, _, m in found), 4),
+            "wall_s_per_match": round(statistics.median(wall / m for _, wall, m in found), 4),
+        }
+    if "base" in runs:
+        current, base = report["current"], report["base"]
+        assert isinstance(current, dict) and isinstance(base, dict)
+        report["ratio"] = round(current["matches_per_cpu_s"] / base["matches_per_cpu_s"], 2)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
