@@ -51,29 +51,47 @@ class StopRule:
     max_matches: int = 1000
 
 
-@dataclass(frozen=True)
-class TournamentConfig:
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """What a tournament and a league are both configured by: who names the run, how many sit at a table, the seed,
+    the rules, the limits, the sandbox and the rating, plus where matches are played (the pool's ``workers`` or a
+    ``cluster``) and how often a failed one is tried again. One parse checks these keys for both
+    (:func:`_parse_shared`), so that a key means and says the same in a tournament and a league."""
+
     name: str
-    bots: tuple[Path, ...]
     players: int
     seed: int
-    repeats: int = 1
-    format: str = "round-robin"
-    deals: Deals = "duplicate"
-    """Duplicate deals (a group's rotations share a deal) or independent ones (every match its own); schedule.py."""
     rules: Rules = Rules()
     limits: Limits = Limits()
     sandbox_limits: SandboxLimits = SandboxLimits()
     sandbox: str = BACKENDS[0]
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    workers: int = 1
     rating: RatingConfig = RatingConfig()
     retries: int = 2
     """How many times a match that failed for infrastructure reasons is tried again."""
     cluster: str | None = None
-    """A Dask scheduler to play on (docs/CLUSTER.md); like ``workers``, not part of the identity."""
+    """A Dask scheduler to play on (docs/CLUSTER.md, arena/run/cluster.py) instead of the local pool; like
+    ``workers``, not part of the identity: the results are the same."""
+    source: Path | None = field(default=None, compare=False)
+
+    def identity(self) -> dict[str, Any]:
+        """The shared part of what decides the results (not ``workers``, ``retries`` or ``cluster``), as plain
+        data."""
+        return {"name": self.name, "players": self.players, "seed": self.seed, "rules": self.rules.to_dict(),
+                "limits": self.limits.to_dict(), "sandbox_limits": dataclasses.asdict(self.sandbox_limits),
+                "sandbox": self.sandbox, "rating": dataclasses.asdict(self.rating)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TournamentConfig(RunConfig):
+    bots: tuple[Path, ...]
+    repeats: int = 1
+    format: str = "round-robin"
+    deals: Deals = "duplicate"
+    """Duplicate deals (a group's rotations share a deal) or independent ones (every match its own); schedule.py."""
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     stop: StopRule | None = None
     """Open-ended: ``repeats`` is then the most rounds ``stop.max_matches`` allows."""
-    source: Path | None = field(default=None, compare=False)
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the results (not ``workers``, which must not change them), as plain data."""
@@ -81,25 +99,47 @@ class TournamentConfig:
         extra: dict[str, Any] = {} if self.deals == "duplicate" else {"deals": self.deals}
         if self.stop is not None:
             extra["stop"] = dataclasses.asdict(self.stop)
-        return {
-            "name": self.name,
-            "bots": [str(path) for path in self.bots],
-            "players": self.players,
-            "seed": self.seed,
-            "repeats": self.repeats,
-            "format": self.format,
-            "rules": self.rules.to_dict(),
-            "limits": self.limits.to_dict(),
-            "sandbox_limits": dataclasses.asdict(self.sandbox_limits),
-            "sandbox": self.sandbox,
-            "rating": dataclasses.asdict(self.rating),
-            **extra,
-        }
+        return {**super().identity(), "bots": [str(path) for path in self.bots], "repeats": self.repeats,
+                "format": self.format, **extra}
 
 
-TOP_KEYS = {"name", "bots", "players", "format", "deals", "repeats", "seed", "rules", "limits", "sandbox", "workers",
-            "rating", "retries", "registry", "cluster", "stop"}
+SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
+               "registry", "cluster"}
+TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop"}
+LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
+
+
+class _Problems:
+    """The problems of one config (or of a server config's ``league:`` section, ``prefix`` then ``league.``), each
+    naming the file and the key, collected so that an organiser fixes a config in one go rather than one error per
+    run."""
+
+    def __init__(self, source: Path, prefix: str = "") -> None:
+        self.source = source
+        self.prefix = prefix
+        self.found: list[ConfigError] = []
+
+    def bad(self, key: str, expected: str, value: object) -> ConfigError:
+        return ConfigError(f"{self.source}: {self.prefix}{key}: expected {expected}, got {excerpt(value)}")
+
+    def expected(self, key: str, expected: str, value: object) -> None:
+        self.found.append(self.bad(key, expected, value))
+
+    def say(self, key: str, words: str) -> None:
+        self.found.append(ConfigError(f"{self.source}: {self.prefix}{key}: {words}"))
+
+    def checked(self, parse: Callable[[], T], default: T) -> T:
+        """What ``parse`` returns, or ``default`` with its error kept."""
+        try:
+            return parse()
+        except ConfigError as error:
+            self.found.append(error)
+            return default
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise ConfigError("\n".join(str(problem) for problem in self.found))
 
 
 def load_config(path: str | os.PathLike[str], registry: Path | None = None) -> TournamentConfig:
@@ -118,94 +158,89 @@ def load_config(path: str | os.PathLike[str], registry: Path | None = None) -> T
     return parse_config(data, source, registry)
 
 
-def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:
-    """Validate a parsed config. Every problem is reported at once, one line each, so that an organiser fixes a
-    config in one go rather than one error per run."""
-    def bad(key: str, expected: str, value: object) -> ConfigError:
-        return ConfigError(f"{source}: {key}: expected {expected}, got {excerpt(value)}")
+def _parse_shared(data: Mapping[Any, Any], known: set[str], problems: _Problems, workers: int) -> dict[str, Any]:
+    """The :class:`RunConfig` keys checked alike for a tournament and a league, as keyword arguments: all but
+    ``players`` and ``seed``, whose bounds differ (a tournament's table is at most its bots). Unknown and missing
+    keys are problems too; ``workers`` is that key's default."""
+    for key in sorted(str(key) for key in data if key not in known):
+        problems.say(key, f"unknown key (known: {', '.join(sorted(known))})")
+    for required in ("name", "bots", "players", "seed"):
+        if required not in data:
+            problems.say(required, "missing (required keys: name, bots, players, seed)")
+    name = data.get("name", "")
+    if "name" in data and (not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name)):
+        problems.expected("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
+    sandbox = data.get("sandbox", BACKENDS[0])
+    if sandbox not in BACKENDS:
+        problems.expected("sandbox", "one of " + ", ".join(BACKENDS), sandbox)
+        sandbox = BACKENDS[0]  # so that the limits are still checked
+    workers = data.get("workers", workers)
+    if type(workers) is not int or not 1 <= workers <= 256:
+        problems.expected("workers", "an integer from 1 to 256", workers)
+        workers = 1  # a league's groups per batch default to it
+    retries = data.get("retries", 2)
+    if type(retries) is not int or not 0 <= retries <= 10:
+        problems.expected("retries", "an integer from 0 to 10", retries)
+    cluster = data.get("cluster")
+    if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
+        problems.expected("cluster", CLUSTER_EXPECTED, cluster)
+    rules = problems.checked(lambda: _rules(data.get("rules") or {}, problems), Rules())
+    limits, sandbox_limits = problems.checked(lambda: parse_limits(data.get("limits") or {}, problems.bad, sandbox),
+                                              (Limits(), SandboxLimits()))
+    rating = problems.checked(lambda: parse_rating(data.get("rating") or {}, problems.bad), RatingConfig())
+    return {"name": name, "sandbox": sandbox, "workers": workers, "retries": retries, "cluster": cluster,
+            "rules": rules, "limits": limits, "sandbox_limits": sandbox_limits, "rating": rating}
 
+
+def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:
+    """Validate a parsed config. Every problem is reported at once, one line each."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: expected a mapping of keys (name, bots, players, ...), got "
                           f"{type(data).__name__}")
-    problems: list[ConfigError] = []
-
-    def checked(parse: Callable[[], T], default: T) -> T:
-        try:
-            return parse()
-        except ConfigError as error:
-            problems.append(error)
-            return default
-
-    for key in sorted(str(key) for key in data if key not in TOP_KEYS):
-        problems.append(ConfigError(f"{source}: {key}: unknown key (known: {', '.join(sorted(TOP_KEYS))})"))
-    for required in ("name", "bots", "players", "seed"):
-        if required not in data:
-            problems.append(ConfigError(f"{source}: {required}: missing (required keys: name, bots, players, seed)"))
-
-    name = data.get("name", "")
-    if "name" in data and (not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name)):
-        problems.append(bad("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name))
-    found = checked(lambda: _registry(data.get("registry"), source, bad, registry), None)
+    problems = _Problems(source)
+    shared = _parse_shared(data, TOP_KEYS, problems, os.cpu_count() or 1)
+    bad = problems.bad
+    found = problems.checked(lambda: _registry(data.get("registry"), source, bad, registry), None)
     bots: tuple[Path, ...] = ()
     if "bots" in data and found is not None:
-        bots = checked(lambda: _bots(data["bots"], source, bad, found), ())
+        bots = problems.checked(lambda: _bots(data["bots"], source, bad, found), ())
     most = min(8, len(bots)) if bots else 8  # with bad bots, only the range the game allows can be checked
     players = data.get("players", 2)
     if "players" in data and (type(players) is not int or not 2 <= players <= most):
-        problems.append(bad("players", f"an integer from 2 to {most} (at most the number of bots)", players))
+        problems.expected("players", f"an integer from 2 to {most} (at most the number of bots)", players)
     seed = data.get("seed", 0)
     if type(seed) is not int or seed < 0:
-        problems.append(bad("seed", "a non-negative integer", seed))
+        problems.expected("seed", "a non-negative integer", seed)
     repeats = data.get("repeats", 1)
     if type(repeats) is not int or not 1 <= repeats <= 10_000:
-        problems.append(bad("repeats", "an integer from 1 to 10000", repeats))
+        problems.expected("repeats", "an integer from 1 to 10000", repeats)
     format_ = data.get("format", "round-robin")
     if format_ not in FORMATS:
-        problems.append(bad("format", "one of " + ", ".join(FORMATS), format_))
+        problems.expected("format", "one of " + ", ".join(FORMATS), format_)
     deals = data.get("deals", "duplicate")
     if deals not in DEALS:
-        problems.append(bad("deals", "one of " + ", ".join(DEALS), deals))
-    sandbox = data.get("sandbox", BACKENDS[0])
-    if sandbox not in BACKENDS:
-        problems.append(bad("sandbox", "one of " + ", ".join(BACKENDS), sandbox))
-        sandbox = BACKENDS[0]  # so that the limits are still checked
-    workers = data.get("workers", os.cpu_count() or 1)
-    if type(workers) is not int or not 1 <= workers <= 256:
-        problems.append(bad("workers", "an integer from 1 to 256", workers))
-    retries = data.get("retries", 2)
-    if type(retries) is not int or not 0 <= retries <= 10:
-        problems.append(bad("retries", "an integer from 0 to 10", retries))
-    cluster = data.get("cluster")
-    if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
-        problems.append(bad("cluster", CLUSTER_EXPECTED, cluster))
-    rules = checked(lambda: _rules(data.get("rules") or {}, source), Rules())
-    limits, sandbox_limits = checked(lambda: parse_limits(data.get("limits") or {}, bad, sandbox),
-                                     (Limits(), SandboxLimits()))
-    rating = checked(lambda: parse_rating(data.get("rating") or {}, bad), RatingConfig())
+        problems.expected("deals", "one of " + ", ".join(DEALS), deals)
     stop = None
     if "stop" in data:
         if "repeats" in data:
-            problems.append(bad("repeats", "no repeats with stop (stop.max_matches bounds the tournament)", repeats))
-        stop = checked(lambda: _stop(data["stop"], bad), None)
-        if stop is not None and not problems:  # one round's size needs valid bots, players and deals
+            problems.expected("repeats", "no repeats with stop (stop.max_matches bounds the tournament)", repeats)
+        stop = problems.checked(lambda: _stop(data["stop"], bad), None)
+        if stop is not None and not problems.found:  # one round's size needs valid bots, players and deals
             round_matches = len(make_schedule(len(bots), players, 1, 0, deals))
             if stop.max_matches < round_matches:
-                problems.append(bad("stop.max_matches", f"at least {round_matches} (one round of this schedule)",
-                                    stop.max_matches))
+                problems.expected("stop.max_matches", f"at least {round_matches} (one round of this schedule)",
+                                  stop.max_matches)
             repeats = max(1, stop.max_matches // round_matches)
-    if problems:
-        raise ConfigError("\n".join(str(problem) for problem in problems))
-    return TournamentConfig(name=name, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
-                            deals=deals, rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox,
-                            workers=workers, rating=rating, retries=retries, cluster=cluster, stop=stop,
-                            source=source)
+    problems.raise_any()
+    return TournamentConfig(**shared, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
+                            deals=deals, stop=stop, source=source)
 
 
-def _rules(value: object, source: Path) -> Rules:
+def _rules(value: object, problems: _Problems) -> Rules:
     try:
         return Rules.from_dict(value)  # type: ignore[arg-type]
     except RulesError as error:
-        raise ConfigError(f"{source}: {error}") from None
+        raise ConfigError(f"{problems.source}: {problems.prefix}{error}") from None
 
 
 CLUSTER_EXPECTED = "a Dask scheduler address: local:N (N from 1 to 256), tcp://HOST:PORT or tls://HOST:PORT"
@@ -320,95 +355,54 @@ def parse_rating(value: object, bad: Any) -> RatingConfig:
     return RatingConfig(**numbers)
 
 
-LEAGUE_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
-               "versions", "registry", "groups_per_batch", "cluster"}
-
-
-@dataclass(frozen=True)
-class LeagueConfig:
-    name: str
+@dataclass(frozen=True, kw_only=True)
+class LeagueConfig(RunConfig):
     entries: tuple[str, ...]
     """``registry:*``, ``registry:NAME`` (pinned versions too), or absolute bot directories (house bots)."""
-    players: int
-    seed: int
     registry: Path
     versions: str = "latest"
-    rules: Rules = Rules()
-    limits: Limits = Limits()
-    sandbox_limits: SandboxLimits = SandboxLimits()
-    sandbox: str = "process"
-    workers: int = 1
-    rating: RatingConfig = RatingConfig()
-    retries: int = 2
     groups_per_batch: int = 1
-    cluster: str | None = None
-    """A Dask scheduler address (arena/run/cluster.py) to play on instead of the local pool; not part of the
-    identity: the results are the same."""
-    source: Path | None = field(default=None, compare=False)
 
     def identity(self) -> dict[str, Any]:
-        """What decides the results (not workers, batch size or where the registry is), as plain data."""
-        return {"league": True, "name": self.name, "bots": list(self.entries), "players": self.players,
-                "seed": self.seed, "versions": self.versions, "rules": self.rules.to_dict(),
-                "limits": self.limits.to_dict(), "sandbox_limits": dataclasses.asdict(self.sandbox_limits),
-                "sandbox": self.sandbox, "rating": dataclasses.asdict(self.rating)}
+        """What decides the results (not workers, batch size, cluster or where the registry is), as plain data."""
+        return {**super().identity(), "league": True, "bots": list(self.entries), "versions": self.versions}
 
 
-def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path, bad: Any) -> LeagueConfig:
-    """Validate the ``league:`` section of a server config (arena/server/config.py); ``bad`` words the errors."""
-    unknown = sorted(str(key) for key in data if key not in LEAGUE_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: league.{unknown[0]}: unknown key (known: {', '.join(sorted(LEAGUE_KEYS))})")
-    for required in ("name", "bots", "players", "seed"):
-        if required not in data:
-            raise ConfigError(f"{path}: league.{required}: missing (required: name, bots, players, seed)")
-    name = data["name"]
-    if not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name):
-        raise bad("league.name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
-    bots = data["bots"]
-    if not isinstance(bots, list) or not bots or not all(isinstance(entry, str) and entry for entry in bots):
-        raise bad("league.bots", "a list of entries such as registry:* or bot directories", bots)
+def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) -> LeagueConfig:
+    """Validate the ``league:`` section of a server config (arena/server/config.py); every problem at once, each
+    naming its key as ``league.KEY``."""
+    problems = _Problems(path, "league.")
+    shared = _parse_shared(data, LEAGUE_KEYS, problems, 1)
     base = path.resolve().parent
     entries: list[str] = []
+    bots = data.get("bots", [])
+    if "bots" in data and (not isinstance(bots, list) or not bots
+                           or not all(isinstance(entry, str) and entry for entry in bots)):
+        problems.expected("bots", "a list of entries such as registry:* or bot directories", bots)
+        bots = []
     for index, entry in enumerate(bots):
         if entry.startswith(REGISTRY_PREFIX):
             entries.append(entry)
             continue
         directory = (base / entry).resolve()
         if not directory.is_dir():
-            raise ConfigError(f"{path}: league.bots[{index}]: expected registry:... or a bot directory, "
-                              f"{excerpt(entry)} is "
-                              f"not one (relative paths are read from {base})")
+            problems.say(f"bots[{index}]", f"expected registry:... or a bot directory, {excerpt(entry)} is not one "
+                                           f"(relative paths are read from {base})")
         entries.append(str(directory))
     numbers: dict[str, int] = {}
-    for key, low, high, default in (("players", 2, 8, None), ("seed", 0, 2**63 - 1, None), ("workers", 1, 256, 1),
-                                    ("retries", 0, 10, 2), ("groups_per_batch", 1, 1000, None)):
-        value = data.get(key, default)
-        if key == "groups_per_batch" and value is None:
-            value = numbers["workers"]  # one group per worker keeps the pool busy without stale schedules
+    for key, low, high in (("players", 2, 8), ("seed", 0, 2**63 - 1), ("groups_per_batch", 1, 1000)):
+        # one group per worker keeps the pool busy without stale schedules
+        value = data.get(key, shared["workers"] if key == "groups_per_batch" else low)
         if type(value) is not int or not low <= value <= high:
-            raise bad(f"league.{key}", f"an integer from {low} to {high}", value)
+            problems.expected(key, f"an integer from {low} to {high}", value)
         numbers[key] = value
     versions = data.get("versions", "latest")
     if versions not in VERSION_MODES:
-        raise bad("league.versions", "one of " + ", ".join(VERSION_MODES), versions)
-    sandbox = data.get("sandbox", "process")
-    if sandbox not in BACKENDS:
-        raise bad("league.sandbox", "one of " + ", ".join(BACKENDS), sandbox)
-    cluster = data.get("cluster")
-    if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
-        raise bad("league.cluster", CLUSTER_EXPECTED, cluster)
+        problems.expected("versions", "one of " + ", ".join(VERSION_MODES), versions)
     registry = data.get("registry")
     if registry is not None and (not isinstance(registry, str) or not registry):
-        raise bad("league.registry", "a registry directory (relative to the config file)", registry)
-    try:
-        rules = Rules.from_dict(data.get("rules") or {})
-    except RulesError as error:
-        raise ConfigError(f"{path}: league.{error}") from None
-    limits, sandbox_limits = parse_limits(data.get("limits") or {}, bad, sandbox)
-    return LeagueConfig(
-        name=name, entries=tuple(entries), players=numbers["players"], seed=numbers["seed"],
-        registry=(base / registry).resolve() if registry else default_registry.resolve(), versions=versions,
-        rules=rules, limits=limits, sandbox_limits=sandbox_limits, sandbox=sandbox, workers=numbers["workers"],
-        rating=parse_rating(data.get("rating") or {}, bad), retries=numbers["retries"],
-        groups_per_batch=numbers["groups_per_batch"], cluster=cluster, source=path)
+        problems.expected("registry", "a registry directory (relative to the config file)", registry)
+    problems.raise_any()
+    return LeagueConfig(**shared, players=numbers["players"], seed=numbers["seed"],
+                        groups_per_batch=numbers["groups_per_batch"], entries=tuple(entries), versions=versions,
+                        source=path, registry=(base / registry).resolve() if registry else default_registry.resolve())

@@ -87,6 +87,7 @@ def test_the_tally_does_not_depend_on_the_order_of_arrival() -> None:
     assert seen[-1] == in_order[-1] and set(seen) <= set(in_order)
 
 
+@pytest.mark.slow  # a second whole A/B test: the fast profile keeps the next one; "not better" is test_sprt's
 def test_identical_bots_are_not_better_and_a_rerun_resumes_to_the_same_verdict(tmp_path: Path,
                                                                               greedy_copy: Path) -> None:
     db = str(tmp_path / "arena.db")

@@ -89,6 +89,7 @@ def test_first_draw_is_uniform_over_the_cards_left_in_the_deck() -> None:
     assert chi_square(bins, [matches * cards_per_bin[b] / size for b in range(10)]) < CHI2_CRITICAL_9_DF
 
 
+@pytest.mark.slow  # 600 whole matches; the fast profile keeps the draws' uniformity (above) and the seat test below
 def test_what_seats_draw_in_play_matches_the_old_engine() -> None:
     # Whole matches: the values drawn, and the results, against deal version 1.
     drawn: dict[int, Counter[int]] = {1: Counter(), 2: Counter()}

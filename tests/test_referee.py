@@ -33,7 +33,7 @@ def run(bots: list[Path], sandbox: ProcessSandbox, tmp_path: Path, seed: int = 1
                       log_path=tmp_path / "match.jsonl.gz")
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
 def test_sample_bots_in_both_languages_play_whole_matches_reproducibly(sandbox, tmp_path, seed):
     bots = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
     first = run(bots, sandbox, tmp_path, seed, Limits())

@@ -145,15 +145,24 @@ def test_versions_pinning_and_names_in_a_tournament(tmp_path):
     assert [(r["name"], Path(r["directory"]).name) for r in rows] == [("pinned@1", "1"), ("pinned@2", "2")]
 
 
+@pytest.fixture(scope="module")
+def pinned_registry(tmp_path_factory):
+    """A registry holding version 1 of a bot named pinned; the tests that use it only read it (a submit checks the
+    bot in a real sandbox: once is enough)."""
+    scratch = tmp_path_factory.mktemp("pinned")
+    code, _ = submit(scaffold("pinned", "python", scratch / "pinned"), scratch / "reg")
+    assert code == 0
+    return scratch / "reg"
+
+
 @pytest.mark.parametrize("entry, words", [
     ("registry:ghost", "no bot 'ghost'"),
     ("registry:pinned@7", "has versions 1, not 7"),
     ("registry:pinned@x", "expected a version number"),
     ("registry:Bad", "expected registry:*, registry:NAME or registry:NAME@VERSION"),
 ])
-def test_registry_entries_that_name_nothing_are_config_errors(tmp_path, entry, words):
-    registry = tmp_path / "reg"
-    submit(scaffold("pinned", "python", tmp_path / "pinned"), registry)
+def test_registry_entries_that_name_nothing_are_config_errors(tmp_path, pinned_registry, entry, words):
+    registry = pinned_registry
     with pytest.raises(ConfigError, match=r"bots\[0\]: .*" + words.replace("*", r"\*").replace("(", r"\(")):
         load_config(write_config(tmp_path, [entry, str(GREEDY)], registry=str(registry)))
 

@@ -115,6 +115,12 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
+def small_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One round (6 matches) for the tests that only damage a finished store, its logs or its site."""
+    return uninterrupted(tmp_path_factory.mktemp("small"), repeats=1)
+
+
+@pytest.fixture(scope="module")
 def chaos_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Long enough that eight stops, each at most two seconds after its start, come before the end on a quiet,
     fast machine too."""
@@ -267,9 +273,9 @@ def test_read_commands_work_on_a_read_only_store(read_only: Path, tmp_path: Path
 
 # -- 4. a damaged store ------------------------------------------------------------------------------------------
 
-def test_a_damaged_store_is_one_plain_error_from_every_command(reference: tuple[Path, Path],
+def test_a_damaged_store_is_one_plain_error_from_every_command(small_reference: tuple[Path, Path],
                                                                tmp_path: Path) -> None:
-    config, reference_db = reference
+    config, reference_db = small_reference
     db = tmp_path / "a.db"
     shutil.copy(reference_db, db)
     pages = db.stat().st_size // 4096
@@ -372,8 +378,9 @@ def test_a_kill_during_the_site_build_leaves_the_old_site_whole(reference: tuple
     assert not list(tmp_path.glob(".site.*")), "the next build sweeps the stage of the killed one"
 
 
-def test_a_corrupt_log_is_reported_as_corrupt_not_missing(reference: tuple[Path, Path], tmp_path: Path) -> None:
-    _, reference_db = reference
+def test_a_corrupt_log_is_reported_as_corrupt_not_missing(small_reference: tuple[Path, Path],
+                                                           tmp_path: Path) -> None:
+    _, reference_db = small_reference
     db = tmp_path / "a.db"
     shutil.copy(reference_db, db)
     shutil.copytree(reference_db.parent / "logs", tmp_path / "logs")

@@ -54,7 +54,7 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     unknown = sorted(str(key) for key in data if key not in ("league", "server"))
     if unknown:
         raise ConfigError(f"{path}: {unknown[0]}: unknown key (known: league, server)")
-    league = parse_league(data["league"], path, default_registry, bad)
+    league = parse_league(data["league"], path, default_registry)
     server = data.get("server") or {}
     if not isinstance(server, Mapping):
         raise bad("server", "a mapping such as {uploads_per_hour: 10, max_upload_kb: 5120}", server)
