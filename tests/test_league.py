@@ -13,9 +13,10 @@ from click.testing import CliRunner
 from arena.checker import check_bot
 from arena.cli import main
 from arena.config import ConfigError, LeagueConfig
-from arena.ratings import Rating
 from arena.registry import Registry
-from arena.run.league import League, LeagueError
+from arena.results import MatchResult, SeatResult, SeatStats, Termination
+from arena.rules import Rules
+from arena.run.league import League, LeagueError, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (
     AuthorError,
@@ -147,23 +148,85 @@ def test_groups_are_duplicate_deals_spread_evenly_and_deterministic(tmp_path: Pa
     assert sorted(played.values()) == [6, 6, 6, 6]  # 12 matches x 2 seats over 4 equally uncertain bots
 
 
-def test_a_new_version_anchors_every_group_until_its_rating_settles(tmp_path: Path) -> None:
+def submit_copy(tmp_path: Path, name: str, marker: str = "") -> None:
+    """Upload sample greedy as ``name`` (another version when ``marker`` changes its files)."""
+    copy = tmp_path / "uploads" / name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(SAMPLES / "greedy", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "bot.yaml").write_text((copy / "bot.yaml").read_text().replace("name: greedy", f"name: {name}"))
+    (copy / "bot.py").write_text((copy / "bot.py").read_text() + marker)
+    stored = Registry(tmp_path / "bots").submit(copy, lambda bot, built: check_bot(bot, "process", built=built))
+    assert stored.status == "stored", stored.reason
+
+
+@pytest.mark.slow  # two admission checks in the sandbox
+def test_a_new_version_plays_its_pairs_up_and_the_old_one_leaves_the_field(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
-    league = League(league_config(tmp_path, HOUSE[:3] + ("registry:*",)), store.path)
+    config = league_config(tmp_path, HOUSE[:3] + ("registry:*",))
+    league = League(config, store.path)
     tid = league.plan(store, False).tid
     old = league.entrants(store, tid)
     assert len(old) == 3  # an empty registry is no error: a league may start before any submission
-    store.finish(tid, [(0, {bot: Rating(25.0, 1.0) for bot in old})])  # a well measured field...
-    stored = Registry(tmp_path / "bots").submit(SAMPLES / "js-greedy",
-                                                lambda copy, built: check_bot(copy, "process", built=built))
-    assert stored.status == "stored", stored.reason  # ...and a new version arrives at the prior's sigma
+    league.schedule(store, tid, old, 9)  # a field that has met: each pair 3 times
+    submit_copy(tmp_path, "shark")
     active = league.entrants(store, tid)
     assert len(active) == 4
     league.schedule(store, tid, active, 3)
-    groups = {grp: seats for grp, _, _, seats in schedule_of(store, tid)}
-    assert len(groups) == 3 and all("js-greedy@1" in seats for seats in groups.values())
-    others = sorted(name for seats in groups.values() for name in seats if name != "js-greedy@1")
-    assert others == ["greedy", "planner", "random"]  # the other seats go round the field
+    groups = {grp: seats for grp, _, _, seats in schedule_of(store, tid) if grp >= 9}
+    assert len(groups) == 3 and all("shark@1" in seats for seats in groups.values())  # it meets its pairs first
+    others = sorted(name for seats in groups.values() for name in seats if name != "shark@1")
+    assert others == ["greedy", "planner", "random"]  # one of each: every pair of it gets its first meeting
+    # Version 2 arrives: with versions: latest, version 1 leaves the field and is marked so in the standings.
+    submit_copy(tmp_path, "shark", "\n# version 2\n")
+    active = league.entrants(store, tid)
+    assert league.state.active == ("greedy", "planner", "random", "shark@2")
+    assert {line.name: line.active for line in store.standings(tid)}["shark@1"] is False
+    league.schedule(store, tid, active, 6)
+    assert not any("shark@1" in seats for grp, _, _, seats in schedule_of(store, tid) if grp >= 12)
+    # What a restarted league reads back from the store is what this one kept while scheduling.
+    kept = league._tally
+    assert kept is not None
+    again = tally_from_store(store, tid, 2)
+    assert again.meetings == kept.meetings and again.played == kept.played
+    assert again.shared == pytest.approx(kept.shared)
+    assert all(again.fair(bot) == pytest.approx(kept.fair(bot)) for bot in active)
+    found = json.loads(CliRunner().invoke(main, ["league", "status", "--db", str(store.path), "--json"]).stdout)
+    (entry,) = found["leagues"]
+    assert (entry["bots"], entry["left"], entry["spread"]["pairs"]) == (4, 1, 6)
+    assert {bot["bot"] for bot in entry["spread"]["bots"]} == {"greedy", "planner", "random", "shark@2"}
+
+
+def test_league_status_names_a_leader_in_the_field(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    league = League(league_config(tmp_path, HOUSE[:3]), store.path)
+    tid = league.plan(store, False).tid
+    league.schedule(store, tid, league.entrants(store, tid), 6)
+    names = {int(row["slot"]): str(row["name"]) for row in store.bots(tid)}
+    for match in store.scheduled(tid, "pending"):  # planner wins every match it plays, greedy the rest
+        seated = [names[slot] for slot in match.bots]
+        order = sorted(range(len(seated)), key=lambda seat: (seated[seat] != "planner", seated[seat] != "greedy"))
+        store.record_match(tid, match.index, synthetic_result(match.seed, seated, order), 1)
+    ids = {name: int(row["id"]) for row in store.bots(tid) for name in [row["name"]]}
+    store.set_active(tid, [ids["greedy"], ids["random"]])  # what entrants() does when planner's entry goes
+    assert store.standings(tid)[0].name == "planner"  # the best record, but no longer in the league
+    status = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
+    assert status.exit_code == 0, status.output
+    assert "leader greedy" in status.stdout and "2 bots in the field (1 left)" in status.stdout
+    assert "pairs in the field met" in status.stdout
+    standings = CliRunner().invoke(main, ["standings", "--db", str(store.path), "--json"]).stdout
+    assert {line["bot"]: line["active"] for line in json.loads(standings)["standings"]} == {
+        "planner": False, "greedy": True, "random": True}
+    assert "planner (left)" in CliRunner().invoke(main, ["standings", "--db", str(store.path)]).stdout
+
+
+def synthetic_result(seed: int, names: list[str], order: list[int]) -> MatchResult:
+    """A finished match in which the seats finish in ``order`` (best first)."""
+    place = {seat: rank + 1 for rank, seat in enumerate(order)}
+    seats = tuple(SeatResult(seat=seat, name=name, files_hash="0" * 64, place=place[seat], score=10 * place[seat],
+                             stats=SeatStats(3, 9, 10, 1, 0), fault=None, stderr_tail="", bank_left_ms=0)
+                  for seat, name in enumerate(names))
+    return MatchResult(seed=seed, rules=Rules(), termination=Termination.FIRST_OUT, rounds=3, turns=9,
+                       players=seats, duration_s=0.5, log_path=None)
 
 
 def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:

@@ -307,9 +307,7 @@ def standings_data(server: Shared, store: Store) -> dict[str, Any]:
     lines: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     if row is not None:
-        active = set(server.league.state.active)
-        lines = [{**line.to_dict(rank), "active": line.name in active}
-                 for rank, line in enumerate(store.standings(row["id"]), 1)]
+        lines = [line.to_dict(rank) for rank, line in enumerate(store.standings(row["id"]), 1)]
         counts = store.status_counts(row["id"])
     return {"league": server.name, "state": server.league.state.state, "matches": counts, "standings": lines,
             "href": league_href(store, server.name)}
