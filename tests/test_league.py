@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from arena.config import ConfigError, LeagueConfig
 from arena.registry import Registry
 from arena.results import MatchResult, SeatResult, SeatStats, Termination
 from arena.rules import Rules
-from arena.run.league import League, LeagueError, tally_from_store
+from arena.run.league import League, LeagueError, public_error, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (
     AuthorError,
@@ -29,7 +32,10 @@ from arena.server.authors import (
     revoke_author,
 )
 from arena.server.config import load_serve_config
-from arena.store import Store
+from arena.store import Store, StoreError
+from tests.test_reliability import fill, tiny_disk
+
+__all__ = ["tiny_disk"]  # a fixture, used by name
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 HOUSE = tuple(str(SAMPLES / name) for name in ("greedy", "random", "planner", "js-greedy"))
@@ -288,9 +294,75 @@ def test_the_author_page_shows_a_versions_build_report_when_it_has_one() -> None
         bots=[{"name": "shark", "versions": [{"version": 1, "submitted_at": "2026-01-01T00:00:00Z",
                                               "files_hash": "ab" * 32, "source_hash": "ef" * 32, "check": built},
                                              {"version": 2, "submitted_at": "2026-01-02T00:00:00Z",
-                                              "files_hash": "cd" * 32, "check": check, "build": build}]}])
+                                              "files_hash": "cd" * 32, "check": check, "build": build,
+                                              "throttled": {"weight": 0.02, "seconds_per_match": 61.5}}]}])
     assert html.count('class="build-report"') == 1 and "Build report: failed" in html
     assert "cargo build --release" in html and "cannot find value `x`" in html
     assert html.count("Check report: passed") == 2 and 'id="no-matches"' in html
     # A compiled bot's build as a step of its check: its log is labelled as one, and the source's hash is shown.
     assert "build log (shown only to you)" in html and "cc -O2 -o bot bot.c" in html and "built from" in html
+    # A version the league throttles for its slow matches is told so, with the numbers.
+    assert html.count("Throttled:") == 1 and "take 61.5 s on average" in html and "plays 2% of its share" in html
+
+
+def test_an_error_shown_to_the_public_names_no_server_path() -> None:
+    error = StoreError("/srv/arena/results/arena.db: cannot use the store (disk I/O error) in '/srv/arena/logs/'")
+    assert public_error(error) == "StoreError: arena.db: cannot use the store (disk I/O error) in 'logs'"
+    assert public_error(OSError(28, "No space left on device", "/var/lib/arena/bots/.incoming/u1/fill3")) == \
+        "OSError: [Errno 28] No space left on device: 'fill3'"
+    assert public_error(LeagueError("league 'x' needs 2 bots")) == "LeagueError: league 'x' needs 2 bots"
+
+
+def wait_until(what: str, done: Callable[[], bool], league: League, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {league.state.to_dict()}"
+        time.sleep(0.1)
+
+
+def running(league: League) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    thread = threading.Thread(target=league.run, args=(stop,), name="league-test", daemon=True)
+    thread.start()
+    return stop, thread
+
+
+@pytest.mark.slow  # real matches, and a tmpfs filled and emptied
+def test_a_full_disk_pauses_the_league_and_it_goes_on_when_space_returns(tiny_disk: Path, tmp_path: Path) -> None:
+    db = tiny_disk / "arena.db"
+    league = League(league_config(tmp_path, HOUSE[:2]), db)
+    stop, thread = running(league)
+    try:
+        wait_until("a first batch", lambda: league.state.matches_played >= 2, league)
+        filler = fill(tiny_disk, 16 * 1024)
+        wait_until("the pause", lambda: league.state.state.startswith("paused: the disk is full"), league)
+        assert league.state.error is not None and str(tiny_disk) not in league.state.error
+        status = CliRunner().invoke(main, ["league", "status", "--db", str(db)])
+        assert "paused: the disk under the store is full" in status.stdout, status.output
+        played = league.state.matches_played
+        filler.unlink()  # space returns: the league goes on by itself, no restart
+        wait_until("the league to play again", lambda: league.state.matches_played > played, league)
+        assert league.state.error is None and league.state.errors >= 1
+        assert thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(60)
+    assert Store(db, readonly=True).status_counts(1).get("failed", 0) == 0
+
+
+@pytest.mark.slow  # real matches
+def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    lease = store.acquire("ladder")  # another runner holds the league: every attempt to play is refused
+    league = League(league_config(tmp_path, HOUSE[:2]), store.path)
+    stop, thread = running(league)
+    try:
+        wait_until("a second try", lambda: league.state.errors >= 2, league)
+        assert league.state.state.startswith("paused by an error: trying again in")
+        assert (league.state.error or "").startswith("LeaseHeldError: tournament ladder is being run by PID")
+        store.release(lease)  # the other runner is gone: the league goes on by itself
+        wait_until("the league to play", lambda: league.state.matches_played >= 2, league)
+        assert league.state.error is None and thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(60)

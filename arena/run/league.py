@@ -130,7 +130,7 @@ _PATH = re.compile(r"(?<![\w.~])/(?:[^\s'\"/:,;()\[\]]+/)*([^\s'\"/:,;()\[\]]*)"
 
 def public_error(error: BaseException) -> str:
     """An error as the public may see it: its kind and message, each absolute path cut to its last part."""
-    return f"{type(error).__name__}: {_PATH.sub(lambda found: found[1] or '/', str(error))}"
+    return f"{type(error).__name__}: {_PATH.sub(lambda found: found[0].rstrip('/').rsplit('/', 1)[-1] or '/', str(error))}"
 
 
 def tally_from_store(store: Store, tid: int, players: int) -> Tally:

@@ -278,7 +278,8 @@ async def get_me(request: Request) -> Response:
     author = await author_of(request)
     if author is None:
         return error(401, "a valid API token is required: Authorization: Bearer TOKEN", BEARER)
-    found = await run_in_threadpool(lambda: author_data(server.views.store(), server.registry, server.name, author))
+    found = await run_in_threadpool(lambda: author_data(server.views.store(), server.registry, server.name, author,
+                                                        server.league.state.throttled))
     # Private (stderr): no shared cache between the author and us may keep it.
     return JSONResponse(found, headers={"Cache-Control": "no-store"})
 
