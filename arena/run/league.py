@@ -191,6 +191,9 @@ class League:
         self._tally: Tally | None = None
         self._closeness: tuple[int, dict[tuple[int, int], float]] = (-1, {})
         self._weights: dict[int, float] = {}
+        self._timing: dict[int, tuple[int, float]] = {}
+        self._ids: dict[str, int] = {}
+        """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
         self._spread_at = 0.0
 
     # -- the policy -----------------------------------------------------------------------------------------------
@@ -243,6 +246,11 @@ class League:
         self.state.state = "running"
         self._played += 1
         self._failed += result.result is None
+        if result.result is not None and self._tally is not None:
+            for bot in job.bots:
+                if bot.name in self._ids:
+                    count, seconds = self._timing.get(self._ids[bot.name], (0, 0.0))
+                    self._timing[self._ids[bot.name]] = (count + 1, seconds + result.result.duration_s)
         return False
 
     def dropped(self, plan: Plan) -> Sequence[int]:
@@ -314,22 +322,22 @@ class League:
         players = self.config.players
         if len(active) < players:
             return 0
-        if self._tally is None:  # once a process: then kept up to date as it schedules
+        if self._tally is None:  # once a process: then kept up to date as it schedules and plays
             self._tally = tally_from_store(store, tid, players)
+            self._timing = store.match_seconds(tid)
         index, first = store.schedule_end(tid)
         rows = store.bots(tid)
         slot_of = {int(row["id"]): int(row["slot"]) for row in rows}
         names = {int(row["id"]): str(row["name"]) for row in rows}
+        self._ids = {name: bot for bot, name in names.items()}
         in_field = set(active)
-        timing = {bot: seconds for bot, seconds in store.match_seconds(tid).items() if bot in in_field}
+        timing = {bot: seconds for bot, seconds in self._timing.items() if bot in in_field}
         self._weights = throttle_weights(timing)
         self.state.throttled = {names[bot]: {"weight": round(weight, 4),
                                              "seconds_per_match": round(timing[bot][1] / timing[bot][0], 3)}
                                 for bot, weight in sorted(self._weights.items())}
-        order = [line.bot_id for line in store.standings(tid) if line.bot_id in in_field] \
-            if len(active) > players else []
         rng = random.Random(f"{self.config.seed}/league/{first}")
-        chosen = choose_groups(self._tally, active, groups, rng, self.closeness(store, tid, active, first), order,
+        chosen = choose_groups(self._tally, active, groups, rng, self.closeness(store, tid, active, first),
                                self._weights)
         matches: list[ScheduledMatch] = []
         for number, (group, seed) in enumerate(chosen, first):

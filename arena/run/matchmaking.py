@@ -16,7 +16,7 @@ each batch's groups. The rule, in the order of what it guarantees:
    new version plays its pairs up quickly), so those pairs meet up to ``1 + CLOSE_WEIGHT`` times as often;
 4. **randomised**: remaining ties are broken by a :class:`random.Random` the caller seeds (the league: from its
    seed and the batch's first group number, so the schedule is a function of the store) and, over a large field,
-   the other seats are drawn from a random sample of ``POOL`` bots (and the anchor's neighbours in the standings),
+   the other seats are drawn from a random sample of ``POOL`` bots,
    so the groups never settle into fixed tables;
 5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose
    matches take ``r`` times the median ``1/r``), so a bot that spends its whole clock costs the league about its
@@ -147,12 +147,11 @@ def targets(tally: Tally, bots: Sequence[int], weights: Mapping[int, float]) -> 
 
 
 def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.Random,
-                  closeness: Mapping[tuple[int, int], float] | None = None, order: Sequence[int] = (),
+                  closeness: Mapping[tuple[int, int], float] | None = None,
                   weights: Mapping[int, float] | None = None) -> list[tuple[tuple[int, ...], int]]:
     """The next ``groups`` groups of ``tally.players`` bots, each with its deal seed, by the rule in the module
     docstring; ``tally`` is updated with them. ``closeness`` maps ordered pairs ``(low id, high id)`` to [0, 1]
-    (missing: 0); ``order`` is the standings' order (neighbours there join a large field's pool); ``weights``
-    scale bots' shares (missing: 1)."""
+    (missing: 0); ``weights`` scale bots' shares (missing: 1)."""
     players = tally.players
     if len(active) < players:
         return []
@@ -161,9 +160,6 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
     for bot in active:
         tally.enter(bot)
     bots = sorted(active)
-    in_field = set(bots)
-    ranked = [bot for bot in order if bot in in_field]
-    position = {bot: i for i, bot in enumerate(ranked)}
 
     target = targets(tally, bots, weights)
 
@@ -181,10 +177,8 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
         anchor = anchors[number] if number < len(anchors) else anchors[0]
         if number >= len(anchors) or capped(anchor):  # a batch longer than the field: the furthest behind now
             anchor = min(bots, key=lambda bot: (behind(bot), jitter[bot]))
-        if len(bots) > POOL + 1:  # a sample, and the anchor's neighbours in the standings
-            at = position.get(anchor)
-            near = [] if at is None else ranked[max(0, at - 2):at + 3]
-            pool = [bot for bot in dict.fromkeys(near + rng.sample(bots, POOL)) if bot != anchor]
+        if len(bots) > POOL + 1:
+            pool = [bot for bot in rng.sample(bots, POOL) if bot != anchor]
         else:
             pool = [bot for bot in bots if bot != anchor]
         open_ = [bot for bot in pool if not capped(bot)]
