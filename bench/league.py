@@ -95,7 +95,7 @@ def play(bots: Sequence[BotSpec], seed: int, rules: Rules) -> MatchResult:
 
 class InProcessPlayer:
     """A :class:`arena.run.players.Player` that plays each job in this process; after ``swap_at`` matches it calls
-    ``swap`` once (a new version is uploaded), and after ``stop_at`` it sets ``stop``."""
+    ``swap`` once (a new version is uploaded), and once ``stop_at`` are stored it sets ``stop``."""
 
     stats = None
 
@@ -106,14 +106,14 @@ class InProcessPlayer:
 
     def play(self, jobs: Sequence[MatchJob], tick: Any) -> Generator[JobResult, None, None]:
         for job in jobs:
+            if self.played >= self.stop_at:
+                self.stop.set()  # the loop's tick stops the run: the rest of the batch stays pending
             tick()
             result = play(job.bots, job.seed, job.rules)
             self.forfeits += sum(seat.place is None for seat in result.players)
             self.played += 1
             if self.played == self.swap_at:
                 self.swap()
-            if self.played >= self.stop_at:
-                self.stop.set()
             yield JobResult(job.index, 1, result)
 
     def close(self) -> None:
