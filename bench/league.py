@@ -4,6 +4,8 @@ with a round-robin of the same bots. Prints ONE JSON object.
 
     python bench/league.py                      # 500 league matches, the new version after 250, 3 seats
     python bench/league.py --matches 200 --round-robin-repeats 6     # a smoke run
+    python bench/league.py --slow-bot-ms 100 --matches 240 --swap-at 60  # a slow bot enters: with and without
+                                                                          # the matchmaker's throttle
 
 What is real: the store (SQLite, in a scratch directory), the registry with the admission check of every upload
 (each checked in the process sandbox, as ``arena serve`` does), :class:`arena.run.league.League` and
@@ -103,6 +105,8 @@ class InProcessPlayer:
         self.stop, self.stop_at, self.swap_at, self.swap = stop, stop_at, swap_at, swap
         self.played = 0
         self.forfeits = 0
+        self.finished: list[float] = []
+        """When each match finished (monotonic seconds)."""
 
     def play(self, jobs: Sequence[MatchJob], tick: Any) -> Generator[JobResult, None, None]:
         for job in jobs:
@@ -112,6 +116,7 @@ class InProcessPlayer:
             result = play(job.bots, job.seed, job.rules)
             self.forfeits += sum(seat.place is None for seat in result.players)
             self.played += 1
+            self.finished.append(time.monotonic())
             if self.played == self.swap_at:
                 self.swap()
             yield JobResult(job.index, 1, result)
@@ -120,8 +125,9 @@ class InProcessPlayer:
         pass
 
 
-def upload(registry: Registry, name: str, source: str, declare_at: int | None = None) -> str:
-    """Copy a sample bot under ``name`` (greedy with another declare threshold, if given) and submit it."""
+def upload(registry: Registry, name: str, source: str, declare_at: int | None = None, sleep_ms: int = 0) -> str:
+    """Copy a sample bot under ``name`` (greedy with another declare threshold, or sleeping ``sleep_ms`` before
+    each move, if given) and submit it."""
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / name
         shutil.copytree(SAMPLES / source, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -130,6 +136,11 @@ def upload(registry: Registry, name: str, source: str, declare_at: int | None = 
         if declare_at is not None:
             code = copy / "bot.py"
             code.write_text(re.sub(r"(?m)^DECLARE_AT = \d+", f"DECLARE_AT = {declare_at}", code.read_text()))
+        if sleep_ms:
+            code = copy / "bot.py"
+            code.write_text(code.read_text().replace(
+                "        hand: list[str] = message[\"hand\"]\n",
+                f"        __import__('time').sleep({sleep_ms / 1000})\n        hand: list[str] = message[\"hand\"]\n", 1))
         stored = registry.submit(copy, lambda bot, built: check_bot(bot, "process", built=built))
         if stored.status != "stored":
             raise SystemExit(f"upload {name} refused: {stored.reason}")
@@ -172,6 +183,49 @@ def scheduler_cost(bots: int, players: int, groups: int, batches: int = 20) -> f
     return (time.process_time() - started) / batches * 1000
 
 
+def uploads(registry: Registry) -> None:
+    for name, source, declare_at in (("cautious", "greedy", 2), ("bold", "greedy", 9), ("plotter", "planner", None)):
+        upload(registry, name, source, declare_at)
+
+
+def slow_bot(matches: int, arrive_at: int, turn_ms: int, players: int, seed: int, throttle: bool) -> dict[str, Any]:
+    """The league of :func:`main` without a new version; after ``arrive_at`` matches ``sloth`` (greedy sleeping
+    ``turn_ms`` before each move) enters. Matches a second before it came and over the last third of the run, with
+    the matchmaker's throttle or (``throttle`` False) without it."""
+    import arena.run.league as league_module
+
+    weights = league_module.throttle_weights
+    if not throttle:
+        league_module.throttle_weights = lambda timing, minimum=3: {}  # type: ignore[assignment]
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            registry = Registry(root / "bots")
+            uploads(registry)
+            config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random"),
+                                                          "registry:*"),
+                                  players=players, seed=seed, registry=root / "bots")
+            store = Store(root / "arena.db")
+            league = League(config, store.path)
+            stop = threading.Event()
+            player = InProcessPlayer(stop, matches, arrive_at,
+                                     lambda: upload(registry, "sloth", "greedy", sleep_ms=turn_ms))
+            league._stop = stop
+            loop.run(store, league, player, stop=stop)
+            table = {line.name: line.matches for line in store.standings(1)}
+            store.close()
+    finally:
+        league_module.throttle_weights = weights
+    times = player.finished
+    before = (arrive_at // 2 - 1) / (times[arrive_at - 1] - times[arrive_at // 2])
+    last = len(times) - len(times) // 3
+    after = (len(times) - 1 - last) / (times[-1] - times[last])
+    return {"throttle": throttle, "matches_per_s_before": round(before, 3), "matches_per_s_after": round(after, 3),
+            "slowdown": round(before / after, 2), "sloth_matches": table.get("sloth@1", 0),
+            "others_matches": {name: count for name, count in table.items() if name != "sloth@1"},
+            "throttled": league.state.throttled}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int, default=500)
@@ -179,14 +233,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--round-robin-repeats", type=int, default=20)
+    parser.add_argument("--slow-bot-ms", type=int, default=0,
+                        help="instead: a bot sleeping this long before each move enters after --swap-at matches; "
+                             "the league's matches per second before and after, with the throttle and without")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    if args.slow_bot_ms:
+        runs = [slow_bot(args.matches, args.swap_at, args.slow_bot_ms, args.players, args.seed, throttle)
+                for throttle in (True, False)]
+        print(json.dumps({"bench": "league-slow-bot", "matches": args.matches, "arrives_at": args.swap_at,
+                          "sleep_ms_per_move": args.slow_bot_ms, "players": args.players, "seed": args.seed,
+                          "runs": runs, "seconds": round(time.monotonic() - started, 1)}, indent=2))
+        return
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         registry = Registry(root / "bots")
-        for name, source, declare_at in (("cautious", "greedy", 2), ("bold", "greedy", 9), ("plotter", "planner",
-                                                                                             None)):
-            upload(registry, name, source, declare_at)
+        uploads(registry)
         config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random"),
                                                       "registry:*"),
                               players=args.players, seed=args.seed, registry=root / "bots")
