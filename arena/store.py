@@ -148,10 +148,13 @@ MIGRATIONS: list[tuple[str, str]] = [
     """),
     # A league's bots come and go: the group number at which each entered and, once it has, left the field
     # (NULL, NULL for a tournament's bots, which play throughout). The matchmaker's fair shares and the standings'
-    # marks of inactive versions are read from them.
+    # marks of inactive versions are read from them. A bot already in a store entered at its first group (whether
+    # it has left is known at the league's next batch).
     ("0005_league_activity", """
         ALTER TABLE bots ADD COLUMN entered_group INTEGER;
         ALTER TABLE bots ADD COLUMN left_group INTEGER;
+        UPDATE bots SET entered_group = (SELECT min(m.grp) FROM seats s JOIN matches m ON m.id = s.match_id
+                                         WHERE s.bot_id = bots.id);
     """),
 ]
 
