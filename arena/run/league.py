@@ -125,7 +125,8 @@ class LeagueState:
                 "cluster": None if cluster is None else {**cluster.to_dict(), "reconnects": self.reconnects}}
 
 
-_PATH = re.compile(r"(?<![\w.~])/(?:[^\s'\"/:,;()\[\]]+/)*([^\s'\"/:,;()\[\]]*)")
+_PATH = re.compile(r"(?<![\w.~])/[^\s'\":,;()\[\]]*")
+"""An absolute path in a message: from a slash that does not follow a word, up to a space, quote or punctuation."""
 
 
 def public_error(error: BaseException) -> str:
@@ -192,8 +193,8 @@ class League:
         self._closeness: tuple[int, dict[tuple[int, int], float]] = (-1, {})
         self._weights: dict[int, float] = {}
         self._timing: dict[int, tuple[int, float]] = {}
-        self._ids: dict[str, int] = {}
         """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
+        self._ids: dict[str, int] = {}
         self._spread_at = 0.0
 
     # -- the policy -----------------------------------------------------------------------------------------------
@@ -441,6 +442,7 @@ class League:
     def _paused(self, error: Exception, retry: float) -> float:
         """Say why the league pauses; how long to wait before trying again."""
         self.state.errors += 1
+        self._tally = None  # the error may have come between a schedule and its commit: read it again
         full = disk_full(error, self.db)
         if full is not None:
             wait = min(retry, DISK_POLL_S)
