@@ -183,9 +183,15 @@ def scheduler_cost(bots: int, players: int, groups: int, batches: int = 20) -> f
     return (time.process_time() - started) / batches * 1000
 
 
-def uploads(registry: Registry) -> None:
+def new_league(root: Path, players: int, seed: int) -> tuple[Registry, Store, League]:
+    """The new user's league in ``root``: house greedy and random, and the three uploads in its registry."""
+    registry = Registry(root / "bots")
     for name, source, declare_at in (("cautious", "greedy", 2), ("bold", "greedy", 9), ("plotter", "planner", None)):
         upload(registry, name, source, declare_at)
+    config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random"), "registry:*"),
+                          players=players, seed=seed, registry=root / "bots")
+    store = Store(root / "arena.db")
+    return registry, store, League(config, store.path)
 
 
 def slow_bot(matches: int, arrive_at: int, turn_ms: int, players: int, seed: int, throttle: bool) -> dict[str, Any]:
@@ -199,14 +205,7 @@ def slow_bot(matches: int, arrive_at: int, turn_ms: int, players: int, seed: int
         league_module.throttle_weights = lambda timing, minimum=3: {}  # type: ignore[assignment]
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            root = Path(scratch)
-            registry = Registry(root / "bots")
-            uploads(registry)
-            config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random"),
-                                                          "registry:*"),
-                                  players=players, seed=seed, registry=root / "bots")
-            store = Store(root / "arena.db")
-            league = League(config, store.path)
+            registry, store, league = new_league(Path(scratch), players, seed)
             stop = threading.Event()
             player = InProcessPlayer(stop, matches, arrive_at,
                                      lambda: upload(registry, "sloth", "greedy", sleep_ms=turn_ms))
@@ -246,14 +245,7 @@ def main(argv: list[str] | None = None) -> None:
                           "runs": runs, "seconds": round(time.monotonic() - started, 1)}, indent=2))
         return
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        registry = Registry(root / "bots")
-        uploads(registry)
-        config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random"),
-                                                      "registry:*"),
-                              players=args.players, seed=args.seed, registry=root / "bots")
-        store = Store(root / "arena.db")
-        league = League(config, store.path)
+        registry, store, league = new_league(Path(scratch), args.players, args.seed)
         stop = threading.Event()
         swapped: list[str] = []
         player = InProcessPlayer(stop, args.matches, args.swap_at,
