@@ -156,7 +156,7 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
     """What the leagues in the store are doing: bots in the field, matches played and in play, the last match, the
     leader among the bots in the field, how evenly they meet, and whether a full disk holds the league up."""
     from arena.run.league import tally_from_store
-    from arena.run.matchmaking import spread
+    from arena.run.matchmaking import spread, throttle_weights
     from arena.store import is_active, nearly_full
 
     if not db_path.exists():
@@ -172,12 +172,16 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         bots = store.bots(row["id"])
         active = [int(bot["id"]) for bot in bots if is_active(bot)]
         names = {int(bot["id"]): str(bot["name"]) for bot in bots}
-        spread_of = spread(tally_from_store(store, row["id"], int(config["players"])), active)
+        in_field = set(active)
+        weights = throttle_weights({bot: seconds for bot, seconds in store.match_seconds(row["id"]).items()
+                                    if bot in in_field})
+        spread_of = spread(tally_from_store(store, row["id"], int(config["players"])), active, weights)
         leagues.append({"league": row["name"], "since": row["created_at"], "bots": len(active),
                         "left": len(bots) - len(active), "matches": counts,
                         "last_match_at": store.last_finished(row["id"]),
                         "leader": table[0].name if table and table[0].matches else None,
-                        "disk_full": nearly_full(db_path), "spread": spread_of.to_dict(names)})
+                        "disk_full": nearly_full(db_path), "spread": spread_of.to_dict(names),
+                        "throttled": {names[bot]: round(weight, 4) for bot, weight in sorted(weights.items())}})
     if name is not None and not leagues:
         _fail(f"{db_path}: no league {name!r}")
     if as_json:
@@ -195,6 +199,9 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
             click.echo(f"  pairs in the field met {pairs['least_meetings']} to {pairs['most_meetings']} times "
                        f"(ratio {pairs['ratio']}); matches per bot "
                        f"{min(shares, default=0):.2f}x to {max(shares, default=0):.2f}x its fair share")
+        for bot, weight in entry["throttled"].items():
+            click.echo(f"  {bot} is throttled to {weight:.0%} of its share: its matches take over twice the "
+                       "median bot's")
         if entry["disk_full"]:
             click.echo("  paused: the disk under the store is full; the league goes on by itself when space "
                        "returns")
