@@ -47,7 +47,8 @@ def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Conf
             p_next = above[line.bot_id]
             extra = (f" {f'{interval.rank_low}-{interval.rank_high}':>6} "
                      f"{'-' if p_next is None else f'{p_next:.2f}':>6}")
-        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {line.name:<20} {line.rating.conservative:>7.2f} "
+        name = line.name if line.active else f"{line.name} (left)"  # a league's version out of the field
+        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {name:<20} {line.rating.conservative:>7.2f} "
                    f"{line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} {line.matches:>7} {line.wins:>5} {place:>5} "
                    f"{per_round:>6} {line.declares_ok:>4}/{line.declares_failed:<4}{extra}  {faults}")
 

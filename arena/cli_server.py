@@ -151,19 +151,35 @@ def league_group() -> None:
 @db_option
 @json_option()
 def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
-    """What the leagues in the store are doing: bots, matches played and in play, the last match, the leader."""
+    """What the leagues in the store are doing: bots in the field, matches played and in play, the last match, the
+    leader among the bots in the field, how evenly they meet, and whether a full disk holds the league up."""
+    from arena.run.league import tally_from_store
+    from arena.run.matchmaking import spread, throttle_weights
+    from arena.store import is_active, nearly_full
+
     if not db_path.exists():
         _fail(f"{db_path}: no results store here yet (arena serve creates it, or pass --db)")
     store = _store(db_path)
     leagues = []
     for row in store.tournaments():
-        if not json.loads(row["config"]).get("league") or name not in (None, row["name"]):
+        config = json.loads(row["config"])
+        if not config.get("league") or name not in (None, row["name"]):
             continue
         counts = store.status_counts(row["id"])
-        table = store.standings(row["id"])
-        leagues.append({"league": row["name"], "since": row["created_at"], "bots": len(table),
-                        "matches": counts, "last_match_at": store.last_finished(row["id"]),
-                        "leader": table[0].name if table and table[0].matches else None})
+        table = [line for line in store.standings(row["id"]) if line.active]
+        bots = store.bots(row["id"])
+        active = [int(bot["id"]) for bot in bots if is_active(bot)]
+        names = {int(bot["id"]): str(bot["name"]) for bot in bots}
+        in_field = set(active)
+        weights = throttle_weights({bot: seconds for bot, seconds in store.match_seconds(row["id"]).items()
+                                    if bot in in_field})
+        spread_of = spread(tally_from_store(store, row["id"], int(config["players"])), active, weights)
+        leagues.append({"league": row["name"], "since": row["created_at"], "bots": len(active),
+                        "left": len(bots) - len(active), "matches": counts,
+                        "last_match_at": store.last_finished(row["id"]),
+                        "leader": table[0].name if table and table[0].matches else None,
+                        "disk_full": nearly_full(db_path), "spread": spread_of.to_dict(names),
+                        "throttled": {names[bot]: round(weight, 4) for bot, weight in sorted(weights.items())}})
     if name is not None and not leagues:
         _fail(f"{db_path}: no league {name!r}")
     if as_json:
@@ -171,9 +187,22 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         return
     for entry in leagues:
         counts = entry["matches"]
-        click.echo(f"{entry['league']}: since {entry['since']}, {entry['bots']} bots, {counts.get('done', 0)} "
-                   f"matches played, {counts.get('pending', 0)} in play, {counts.get('failed', 0)} failed; last "
-                   f"match {entry['last_match_at'] or 'none yet'}; leader {entry['leader'] or 'none yet'}")
+        click.echo(f"{entry['league']}: since {entry['since']}, {entry['bots']} bots in the field ({entry['left']} "
+                   f"left), {counts.get('done', 0)} matches played, {counts.get('pending', 0)} in play, "
+                   f"{counts.get('failed', 0)} failed; last match {entry['last_match_at'] or 'none yet'}; leader "
+                   f"{entry['leader'] or 'none yet'}")
+        pairs = entry["spread"]
+        if pairs["pairs"]:
+            shares = [bot["share"] for bot in pairs["bots"] if bot["share"] is not None]
+            click.echo(f"  pairs in the field met {pairs['least_meetings']} to {pairs['most_meetings']} times "
+                       f"(ratio {pairs['ratio']}); matches per bot "
+                       f"{min(shares, default=0):.2f}x to {max(shares, default=0):.2f}x its fair share")
+        for bot, weight in entry["throttled"].items():
+            click.echo(f"  {bot} is throttled to {weight:.0%} of its share: its matches take over twice the "
+                       "median bot's")
+        if entry["disk_full"]:
+            click.echo("  paused: the disk under the store is full; the league goes on by itself when space "
+                       "returns")
 
 
 def submit_remote(bot_dir: Path, server: str, token: str | None, as_json: bool) -> NoReturn:

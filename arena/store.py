@@ -144,6 +144,16 @@ MIGRATIONS: list[tuple[str, str]] = [
         ) STRICT;
         CREATE INDEX submissions_by_author ON submissions (author_id, accepted_at);
     """),
+    # A league's bots come and go: the group number at which each entered and, once it has, left the field
+    # (NULL, NULL for a tournament's bots, which play throughout). The matchmaker's fair shares and the standings'
+    # marks of inactive versions are read from them. A bot already in a store entered at its first group (whether
+    # it has left is known at the league's next batch).
+    ("0005_league_activity", """
+        ALTER TABLE bots ADD COLUMN entered_group INTEGER;
+        ALTER TABLE bots ADD COLUMN left_group INTEGER;
+        UPDATE bots SET entered_group = (SELECT min(m.grp) FROM seats s JOIN matches m ON m.id = s.match_id
+                                         WHERE s.bot_id = bots.id);
+    """),
 ]
 
 LEASE_SECONDS = 60.0
@@ -187,7 +197,7 @@ def _translate(path: Path, error: sqlite3.Error) -> Exception:
     # IntegrityError, ProgrammingError and the like are our bugs, not the file's: they keep their traceback.
     if isinstance(error, sqlite3.OperationalError):
         code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
-        if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _nearly_full(path)):
+        if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and nearly_full(path)):
             return DiskFullError(path)
         return StoreError(f"{path}: cannot use the store ({error})")
     if type(error) is sqlite3.DatabaseError:  # malformed pages, not a database
@@ -195,7 +205,8 @@ def _translate(path: Path, error: sqlite3.Error) -> Exception:
     return error
 
 
-def _nearly_full(path: Path) -> bool:
+def nearly_full(path: Path) -> bool:
+    """Whether the filesystem holding ``path`` (a file) has under a MiB left."""
     # SQLite reports a write to a full disk as an I/O error when it is its shared-memory file that cannot grow.
     try:
         room = os.statvfs(path.parent)
@@ -327,6 +338,8 @@ class Standing:
     declares_ok: int = 0
     declares_failed: int = 0
     faults: Counter[str] = field(default_factory=Counter)
+    active: bool = True
+    """False for a league's version that has left the field (its results stay)."""
 
     @property
     def mean_place(self) -> float | None:
@@ -350,6 +363,7 @@ class Standing:
             "declares_ok": self.declares_ok,
             "declares_failed": self.declares_failed,
             "faults": dict(sorted(self.faults.items())),
+            "active": self.active,
         }
 
 
@@ -496,11 +510,40 @@ class Store:
         return tid
 
     def add_bot(self, tid: int, bot: dict[str, Any]) -> int:
-        """A bot joins a run that is under way (a league's new version), in the next slot; its id."""
+        """A bot joins a run that is under way (a league's new version), in the next slot, entering the field at
+        the next group; its id."""
         with self.atomic() as db:
             slot = db.execute("SELECT coalesce(max(slot) + 1, 0) FROM bots WHERE tournament_id = ?",
                               (tid,)).fetchone()[0]
-            return _insert_bot(db, tid, slot, bot)
+            bot_id = _insert_bot(db, tid, slot, bot)
+            db.execute("UPDATE bots SET entered_group = (SELECT coalesce(max(grp) + 1, 0) FROM matches WHERE "
+                       "tournament_id = ?) WHERE id = ?", (tid, bot_id))
+            return bot_id
+
+    def set_active(self, tid: int, active: Sequence[int]) -> None:
+        """The league's field is now ``active`` (bot ids): others leave it at the next group, these are (again)
+        in it. Writes only when something changed."""
+        now = set(active)
+        changed = [row["id"] for row in self.bots(tid) if is_active(row) != (row["id"] in now)]
+        if not changed:
+            return
+        with self.atomic() as db:
+            next_group = db.execute("SELECT coalesce(max(grp) + 1, 0) FROM matches WHERE tournament_id = ?",
+                                    (tid,)).fetchone()[0]
+            db.executemany("UPDATE bots SET left_group = ? WHERE id = ?",
+                           [(None if bot in now else next_group, bot) for bot in changed])
+
+    def group_members(self, tid: int, first_group: int = 0) -> list[tuple[int, int]]:
+        """(group, bot id) of every scheduled group from ``first_group`` on, in group order: who sat together."""
+        return self._tuples("SELECT m.grp, s.bot_id FROM matches m JOIN seats s ON s.match_id = m.id "
+                            "WHERE m.tournament_id = ? AND m.rotation = 0 AND m.grp >= ? ORDER BY m.grp, s.seat",
+                            (tid, first_group))
+
+    def match_seconds(self, tid: int) -> dict[int, tuple[int, float]]:
+        """Per bot id, its finished matches and the seconds they took in all."""
+        return {bot: (count, float(total or 0.0)) for bot, count, total in self._tuples(
+            "SELECT s.bot_id, count(*), sum(m.duration_s) FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' GROUP BY s.bot_id", (tid,))}
 
     def append_matches(self, tid: int, matches: Sequence[ScheduledMatch]) -> None:
         """More scheduled matches (pending) for a run under way; their ``bots`` are the bots' slots."""
@@ -718,8 +761,8 @@ class Store:
         own prior)."""
         initial = initial or self.initial_rating(tid)
         ratings = self.final_ratings(tid)
-        table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial))
-                 for row in self.bots(tid)}
+        table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial),
+                                     active=is_active(row)) for row in self.bots(tid)}
         for bot_id, place, points, rounds, declares_ok, declares_failed, fault_kind in self._tuples(
                 "SELECT s.bot_id, s.place, s.points, s.rounds, s.declares_ok, s.declares_failed, s.fault_kind "
                 "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'",
@@ -831,6 +874,22 @@ class Store:
         found: str | None = self.db.execute(
             "SELECT max(finished_at) FROM matches WHERE tournament_id = ? AND status = 'done'", (tid,)).fetchone()[0]
         return found
+
+
+def is_active(bot: sqlite3.Row) -> bool:
+    """Whether a bot row is in its run's field (in a store read before 0005_league_activity, every bot is)."""
+    try:
+        return bot["left_group"] is None
+    except IndexError:
+        return True
+
+
+def entered_group(bot: sqlite3.Row) -> int:
+    """The group number at which a bot row entered its run's field (0: from the start)."""
+    try:
+        return int(bot["entered_group"] or 0)
+    except IndexError:
+        return 0
 
 
 def _insert_bot(db: sqlite3.Connection, tid: int, slot: int, bot: dict[str, Any]) -> int:

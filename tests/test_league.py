@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,9 +16,10 @@ from click.testing import CliRunner
 from arena.checker import check_bot
 from arena.cli import main
 from arena.config import ConfigError, LeagueConfig
-from arena.ratings import Rating
 from arena.registry import Registry
-from arena.run.league import League, LeagueError
+from arena.results import MatchResult, SeatResult, SeatStats, Termination
+from arena.rules import Rules
+from arena.run.league import League, LeagueError, public_error, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (
     AuthorError,
@@ -28,7 +32,10 @@ from arena.server.authors import (
     revoke_author,
 )
 from arena.server.config import load_serve_config
-from arena.store import Store
+from arena.store import Store, StoreError
+from tests.test_reliability import fill, tiny_disk
+
+__all__ = ["tiny_disk"]  # a fixture, used by name
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 HOUSE = tuple(str(SAMPLES / name) for name in ("greedy", "random", "planner", "js-greedy"))
@@ -149,23 +156,85 @@ def test_groups_are_duplicate_deals_spread_evenly_and_deterministic(tmp_path: Pa
     assert sorted(played.values()) == [6, 6, 6, 6]  # 12 matches x 2 seats over 4 equally uncertain bots
 
 
-def test_a_new_version_anchors_every_group_until_its_rating_settles(tmp_path: Path) -> None:
+def submit_copy(tmp_path: Path, name: str, marker: str = "") -> None:
+    """Upload sample greedy as ``name`` (another version when ``marker`` changes its files)."""
+    copy = tmp_path / "uploads" / name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(SAMPLES / "greedy", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "bot.yaml").write_text((copy / "bot.yaml").read_text().replace("name: greedy", f"name: {name}"))
+    (copy / "bot.py").write_text((copy / "bot.py").read_text() + marker)
+    stored = Registry(tmp_path / "bots").submit(copy, lambda bot, built: check_bot(bot, "process", built=built))
+    assert stored.status == "stored", stored.reason
+
+
+@pytest.mark.slow  # two admission checks in the sandbox
+def test_a_new_version_plays_its_pairs_up_and_the_old_one_leaves_the_field(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
-    league = League(league_config(tmp_path, HOUSE[:3] + ("registry:*",)), store.path)
+    config = league_config(tmp_path, HOUSE[:3] + ("registry:*",))
+    league = League(config, store.path)
     tid = league.plan(store, False).tid
     old = league.entrants(store, tid)
     assert len(old) == 3  # an empty registry is no error: a league may start before any submission
-    store.finish(tid, [(0, {bot: Rating(25.0, 1.0) for bot in old})])  # a well measured field...
-    stored = Registry(tmp_path / "bots").submit(SAMPLES / "js-greedy",
-                                                lambda copy, built: check_bot(copy, "process", built=built))
-    assert stored.status == "stored", stored.reason  # ...and a new version arrives at the prior's sigma
+    league.schedule(store, tid, old, 9)  # a field that has met: each pair 3 times
+    submit_copy(tmp_path, "shark")
     active = league.entrants(store, tid)
     assert len(active) == 4
     league.schedule(store, tid, active, 3)
-    groups = {grp: seats for grp, _, _, seats in schedule_of(store, tid)}
-    assert len(groups) == 3 and all("js-greedy@1" in seats for seats in groups.values())
-    others = sorted(name for seats in groups.values() for name in seats if name != "js-greedy@1")
-    assert others == ["greedy", "planner", "random"]  # the other seats go round the field
+    groups = {grp: seats for grp, _, _, seats in schedule_of(store, tid) if grp >= 9}
+    assert len(groups) == 3 and all("shark@1" in seats for seats in groups.values())  # it meets its pairs first
+    others = sorted(name for seats in groups.values() for name in seats if name != "shark@1")
+    assert others == ["greedy", "planner", "random"]  # one of each: every pair of it gets its first meeting
+    # Version 2 arrives: with versions: latest, version 1 leaves the field and is marked so in the standings.
+    submit_copy(tmp_path, "shark", "\n# version 2\n")
+    active = league.entrants(store, tid)
+    assert league.state.active == ("greedy", "planner", "random", "shark@2")
+    assert {line.name: line.active for line in store.standings(tid)}["shark@1"] is False
+    league.schedule(store, tid, active, 6)
+    assert not any("shark@1" in seats for grp, _, _, seats in schedule_of(store, tid) if grp >= 12)
+    # What a restarted league reads back from the store is what this one kept while scheduling.
+    kept = league._tally
+    assert kept is not None
+    again = tally_from_store(store, tid, 2)
+    assert again.meetings == kept.meetings and again.played == kept.played
+    assert again.shared == pytest.approx(kept.shared)
+    assert all(again.fair(bot) == pytest.approx(kept.fair(bot)) for bot in active)
+    found = json.loads(CliRunner().invoke(main, ["league", "status", "--db", str(store.path), "--json"]).stdout)
+    (entry,) = found["leagues"]
+    assert (entry["bots"], entry["left"], entry["spread"]["pairs"]) == (4, 1, 6)
+    assert {bot["bot"] for bot in entry["spread"]["bots"]} == {"greedy", "planner", "random", "shark@2"}
+
+
+def test_league_status_names_a_leader_in_the_field(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    league = League(league_config(tmp_path, HOUSE[:3]), store.path)
+    tid = league.plan(store, False).tid
+    league.schedule(store, tid, league.entrants(store, tid), 6)
+    names = {int(row["slot"]): str(row["name"]) for row in store.bots(tid)}
+    for match in store.scheduled(tid, "pending"):  # planner wins every match it plays, greedy the rest
+        seated = [names[slot] for slot in match.bots]
+        order = sorted(range(len(seated)), key=lambda seat: (seated[seat] != "planner", seated[seat] != "greedy"))
+        store.record_match(tid, match.index, synthetic_result(match.seed, seated, order), 1)
+    ids = {name: int(row["id"]) for row in store.bots(tid) for name in [row["name"]]}
+    store.set_active(tid, [ids["greedy"], ids["random"]])  # what entrants() does when planner's entry goes
+    assert store.standings(tid)[0].name == "planner"  # the best record, but no longer in the league
+    status = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
+    assert status.exit_code == 0, status.output
+    assert "leader greedy" in status.stdout and "2 bots in the field (1 left)" in status.stdout
+    assert "pairs in the field met" in status.stdout and "throttled" not in status.stdout  # all as fast
+    standings = CliRunner().invoke(main, ["standings", "--db", str(store.path), "--json"]).stdout
+    assert {line["bot"]: line["active"] for line in json.loads(standings)["standings"]} == {
+        "planner": False, "greedy": True, "random": True}
+    assert "planner (left)" in CliRunner().invoke(main, ["standings", "--db", str(store.path)]).stdout
+
+
+def synthetic_result(seed: int, names: list[str], order: list[int]) -> MatchResult:
+    """A finished match in which the seats finish in ``order`` (best first)."""
+    place = {seat: rank + 1 for rank, seat in enumerate(order)}
+    seats = tuple(SeatResult(seat=seat, name=name, files_hash="0" * 64, place=place[seat], score=10 * place[seat],
+                             stats=SeatStats(3, 9, 10, 1, 0), fault=None, stderr_tail="", bank_left_ms=0)
+                  for seat, name in enumerate(names))
+    return MatchResult(seed=seed, rules=Rules(), termination=Termination.FIRST_OUT, rounds=3, turns=9,
+                       players=seats, duration_s=0.5, log_path=None)
 
 
 def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:
@@ -227,9 +296,75 @@ def test_the_author_page_shows_a_versions_build_report_when_it_has_one() -> None
         bots=[{"name": "shark", "versions": [{"version": 1, "submitted_at": "2026-01-01T00:00:00Z",
                                               "files_hash": "ab" * 32, "source_hash": "ef" * 32, "check": built},
                                              {"version": 2, "submitted_at": "2026-01-02T00:00:00Z",
-                                              "files_hash": "cd" * 32, "check": check, "build": build}]}])
+                                              "files_hash": "cd" * 32, "check": check, "build": build,
+                                              "throttled": {"weight": 0.02, "seconds_per_match": 61.5}}]}])
     assert html.count('class="build-report"') == 1 and "Build report: failed" in html
     assert "cargo build --release" in html and "cannot find value `x`" in html
     assert html.count("Check report: passed") == 2 and 'id="no-matches"' in html
     # A compiled bot's build as a step of its check: its log is labelled as one, and the source's hash is shown.
     assert "build log (shown only to you)" in html and "cc -O2 -o bot bot.c" in html and "built from" in html
+    # A version the league throttles for its slow matches is told so, with the numbers.
+    assert html.count("Throttled:") == 1 and "take 61.5 s on average" in html and "plays 2% of its share" in html
+
+
+def test_an_error_shown_to_the_public_names_no_server_path() -> None:
+    error = StoreError("/srv/arena/results/arena.db: cannot use the store (disk I/O error) in '/srv/arena/logs/'")
+    assert public_error(error) == "StoreError: arena.db: cannot use the store (disk I/O error) in 'logs'"
+    assert public_error(OSError(28, "No space left on device", "/var/lib/arena/bots/.incoming/u1/fill3")) == \
+        "OSError: [Errno 28] No space left on device: 'fill3'"
+    assert public_error(LeagueError("league 'x' needs 2 bots")) == "LeagueError: league 'x' needs 2 bots"
+
+
+def wait_until(what: str, done: Callable[[], bool], league: League, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {league.state.to_dict()}"
+        time.sleep(0.1)
+
+
+def running(league: League) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    thread = threading.Thread(target=league.run, args=(stop,), name="league-test", daemon=True)
+    thread.start()
+    return stop, thread
+
+
+@pytest.mark.slow  # real matches, and a tmpfs filled and emptied
+def test_a_full_disk_pauses_the_league_and_it_goes_on_when_space_returns(tiny_disk: Path, tmp_path: Path) -> None:
+    db = tiny_disk / "arena.db"
+    league = League(league_config(tmp_path, HOUSE[:2]), db)
+    stop, thread = running(league)
+    try:
+        wait_until("a first batch", lambda: league.state.matches_played >= 2, league)
+        filler = fill(tiny_disk, 16 * 1024)
+        wait_until("the pause", lambda: league.state.state.startswith("paused: the disk is full"), league)
+        assert league.state.error is not None and str(tiny_disk) not in league.state.error
+        status = CliRunner().invoke(main, ["league", "status", "--db", str(db)])
+        assert "paused: the disk under the store is full" in status.stdout, status.output
+        played = league.state.matches_played
+        filler.unlink()  # space returns: the league goes on by itself, no restart
+        wait_until("the league to play again", lambda: league.state.matches_played > played, league)
+        assert league.state.error is None and league.state.errors >= 1
+        assert thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(60)
+    assert Store(db, readonly=True).status_counts(1).get("failed", 0) == 0
+
+
+@pytest.mark.slow  # real matches
+def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    lease = store.acquire("ladder")  # another runner holds the league: every attempt to play is refused
+    league = League(league_config(tmp_path, HOUSE[:2]), store.path)
+    stop, thread = running(league)
+    try:
+        wait_until("a second try", lambda: league.state.errors >= 2, league)
+        assert league.state.state.startswith("paused by an error: trying again in")
+        assert (league.state.error or "").startswith("LeaseHeldError: tournament ladder is being run by PID")
+        store.release(lease)  # the other runner is gone: the league goes on by itself
+        wait_until("the league to play", lambda: league.state.matches_played >= 2, league)
+        assert league.state.error is None and thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(60)

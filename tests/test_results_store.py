@@ -164,3 +164,32 @@ def test_a_termination_is_stored_as_its_text_and_a_newer_arenas_reads_back_as_ot
     # Reading changes nothing: the newer arena's value is still there for the newer arena.
     assert [tuple(row) for row in reopened.db.execute(column, (tid,))][1] == ("agreed_draw", "text")
     reopened.close()
+
+
+def test_a_league_store_from_before_league_activity_is_read_and_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for name, script in MIGRATIONS[:4]:  # the schema a league server wrote before 0005_league_activity
+        for statement in script.split(";"):
+            if statement.strip():
+                old.execute(statement)
+        old.execute("INSERT INTO _migrations VALUES (?, '2026-01-01T00:00:00Z')", (name,))
+    old.execute("INSERT INTO tournaments VALUES (1, 'ladder', ?, 'h', '2026-01-01T00:00:00Z', NULL)",
+                (json.dumps({"league": True, "players": 2, "rating": {"mu": 25.0, "sigma": 8.333}}),))
+    for slot, bot in enumerate(BOTS[:3]):
+        old.execute("INSERT INTO bots VALUES (?, 1, ?, ?, ?, ?, '{}')",
+                    (slot + 1, slot, bot["name"], bot["directory"], bot["files_hash"]))
+    for match, (group, bots) in enumerate([(0, (1, 2)), (1, (1, 2)), (2, (2, 3)), (3, (1, 3))], 1):
+        old.execute("INSERT INTO matches (id, tournament_id, idx, grp, rotation, seed) VALUES (?, 1, ?, ?, 0, 7)",
+                    (match, match - 1, group))
+        old.executemany("INSERT INTO seats (match_id, seat, bot_id) VALUES (?, ?, ?)",
+                        [(match, seat, bot) for seat, bot in enumerate(bots)])
+    old.close()
+    read = Store(path, readonly=True)  # a reader does not migrate: every bot counts as in the field
+    assert [line.active for line in read.standings(1)] == [True, True, True]
+    read.close()
+    store = Store(path)
+    assert [row["entered_group"] for row in store.bots(1)] == [0, 0, 2]  # each from its first group
+    assert [line.active for line in store.standings(1)] == [True, True, True]
+    store.close()

@@ -198,6 +198,15 @@ def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Pa
     assert httpx.get(f"{server.url}/api/me").status_code == 401
     status = arena("league", "status", "--db", str(server.db)).stdout
     assert status.startswith("ladder: since") and "matches played" in status
+    assert "3 bots in the field (0 left)" in status and "pairs in the field met" in status
+    # /api/league shows how evenly the field meets: every pair of the three, each bot against its fair share.
+    server.wait_for("the spread to cover alice-bot@1", lambda: (httpx.get(f"{server.url}/api/league").json()
+                                                                ["spread"] or {}).get("pairs") == 3)
+    league = httpx.get(f"{server.url}/api/league").json()
+    assert {bot["bot"] for bot in league["spread"]["bots"]} == {"alice-bot@1", "greedy", "leaky"}
+    assert league["spread"]["least_meetings"] >= 1 and league["throttled"] == {} and league["error"] is None
+    home = httpx.get(f"{server.url}/").text  # the live page shows the column it is ordered by
+    assert "Ordered by mean place" in home and '<th class="num" aria-sort="ascending"' in home
 
 
 @pytest.mark.slow

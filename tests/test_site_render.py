@@ -371,3 +371,12 @@ def test_a_new_stylesheet_is_one_file_written_and_the_code_version_covers_the_pa
     narrator.write_text("A = 2\n")
     output.code_version.cache_clear()
     assert output.code_version(narrator) != before
+
+
+def test_a_version_that_left_the_league_is_marked_in_the_standings(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=6, logs=False)
+    bots = {row["name"]: int(row["id"]) for row in store.bots(1)}
+    store.set_active(1, [bots["alpha"], bots["gamma"]])  # beta's entry is gone from the league
+    html = (render.build_site(store, tmp_path / "site").out / "t/t/index.html").read_text(encoding="utf-8")
+    assert html.count("(left the league)") == 1
+    assert re.search(r">beta</a> <span class=\"unit left\">\(left the league\)", html)

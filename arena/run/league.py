@@ -8,12 +8,12 @@ differs is that its bots and matches are not fixed up front. Each batch:
    batch); a new version gets a new bot row, named ``NAME@VERSION``; with ``versions: latest`` (the default) an
    author's older versions stop being scheduled (they keep their rows and results);
 2. **schedule**: ``groups_per_batch`` duplicate-deal groups are appended (one deal seed, one match per seat
-   rotation, exactly like a tournament's). Who sits in a group: the *anchor* is the active bot whose rating is
-   least certain (highest TrueSkill sigma; ties: fewest matches), and the other seats go to the bots that have
-   played least (matches scheduled so far, ties: highest sigma), any remaining tie broken by a shuffle seeded from
-   the config's seed and the group number. Why: a new version starts at the prior's sigma, the highest there is, so
-   it anchors every group until its sigma has come down to the field's, which is what "its rating settles
-   quickly" means; filling the other seats by fewest matches keeps the whole field sampled evenly;
+   rotation, exactly like a tournament's). Who sits in a group is arena/run/matchmaking.py's rule: every active bot
+   near its fair share of matches, every pair of active bots meeting within a bounded ratio of each other, the rest
+   spent on the pairs whose order is uncertain (P(above) near 1/2 in the standings' confidence; a new version is
+   uncertain against everyone), a bot whose matches take far longer than the median's scheduled for its share of
+   worker time only, and the remaining choices drawn from a :class:`random.Random` seeded from the config's seed
+   and the batch's first group number: the schedule is a function of the store;
 3. **play** the pending matches on the league's player (a local pool kept for the life of the league, or a Dask
    cluster), storing each as it finishes;
 4. **rate** every finished match in schedule order (the same TrueSkill as a tournament, brought up to date after
@@ -21,7 +21,9 @@ differs is that its bots and matches are not fixed up front. Each batch:
 
 Everything the loop needs is in the store, so a restart (even after ``kill -9``) resumes: the pending matches of
 the last batch are played first, then scheduling goes on where it stopped. A league that loses its Dask scheduler
-connects again and plays on; the interrupted batch's matches stay pending and are played first.
+connects again and plays on; the interrupted batch's matches stay pending and are played first. Any other error
+(a full disk included) pauses the league, says why without the server's paths, and tries again after a delay that
+doubles up to :data:`RETRY_S`' second value: a league never needs a restart to go on.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -36,18 +39,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.confidence import confidence
 from arena.config import LeagueConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
-from arena.ratings import Rating
 from arena.registry import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run import loop
 from arena.run.cluster import ClusterError, ClusterStats
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import RunningRatings
+from arena.run.matchmaking import Tally, choose_groups, closeness_of, spread, throttle_weights
 from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
 from arena.run.players import DaskCluster, Player, played, player_for
 from arena.schedule import ScheduledMatch, rotations
-from arena.store import Store
+from arena.store import Store, disk_full, entered_group, is_active
 
 log = logging.getLogger("arena.league")
 
@@ -56,6 +60,19 @@ IDLE_POLL_S = 1.0
 RECONNECT_S = (1.0, 30.0)
 """A league that lost its Dask scheduler (or cannot reach it yet) tries again after the first delay, doubling up to
 the second: a scheduler restarted, or started after the server, is found within half a minute."""
+RETRY_S = (1.0, 60.0)
+"""A league stopped by an error (a full disk, a store it cannot use, too many open files) tries again after the
+first delay, doubling up to the second; a full disk is looked at again at least every :data:`DISK_POLL_S`."""
+DISK_POLL_S = 10.0
+CLOSENESS_BOTS = 64
+"""Up to this many active bots, the matchmaker weighs pairs by the standings' P(above) (a bootstrap whose cost
+grows with the square of the field); over it, it keeps the pairs even only."""
+CLOSENESS_EVERY = 10
+"""The confidence the matchmaker reads is that of the groups before the last multiple of this many groups:
+recomputed once in so many groups, and the same after a restart."""
+SPREAD_EVERY_S = 5.0
+"""How often the pair-meeting spread shown by ``/api/league`` is recomputed (its cost grows with the square of the
+field)."""
 PUBLISH_EVERY_S = 5.0
 """The public site lags the store by at most this (or four times a publish's own cost, if that is more)."""
 
@@ -88,36 +105,66 @@ class LeagueState:
     last_batch: BatchReport | None = None
     error: str | None = None
     """Why the loop stopped, once it has."""
+    """The last error that paused the league (without the server's paths), until a batch plays again."""
+    errors: int = 0
+    """How many times an error paused the league (it tried again each time)."""
     cluster: ClusterStats | None = None
     reconnects: int = 0
     """How many times the league lost its Dask scheduler and connected again."""
+    spread: dict[str, Any] | None = None
+    """How evenly the active bots meet (arena/run/matchmaking.py's :class:`~arena.run.matchmaking.Spread`)."""
+    throttled: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    """Bots scheduled for less than their share because their matches take far longer than the median's."""
 
     def to_dict(self) -> dict[str, Any]:
         cluster = self.cluster
         return {"state": self.state, "batches": self.batches, "matches_played": self.matches_played,
                 "active": list(self.active),
                 "last_batch": None if self.last_batch is None else dataclasses.asdict(self.last_batch),
-                "error": self.error,
+                "error": self.error, "errors": self.errors, "spread": self.spread, "throttled": self.throttled,
                 "cluster": None if cluster is None else {**cluster.to_dict(), "reconnects": self.reconnects}}
 
 
-def choose_groups(active: Sequence[int], sigma: dict[int, float], played: dict[int, int], players: int, seed: int,
-                  first_group: int, groups: int) -> list[tuple[tuple[int, ...], int]]:
-    """The next ``groups`` groups of bots by the rule in the module docstring, each with its deal seed; ``played``
-    is updated with the matches they add (``players`` each: one per seat rotation)."""
-    chosen = []
-    for number in range(first_group, first_group + groups):
-        rng = random.Random(f"{seed}/league/{number}")
-        order = sorted(active)
-        rng.shuffle(order)
-        anchor = max(order, key=lambda bot: (round(sigma[bot], 9), -played[bot]))
-        rest = sorted((bot for bot in order if bot != anchor),
-                      key=lambda bot: (played[bot], -round(sigma[bot], 9)))[:players - 1]
-        group = (anchor, *rest)
-        for bot in group:
-            played[bot] += players
-        chosen.append((group, rng.getrandbits(63)))
-    return chosen
+_PATH = re.compile(r"(?<![\w.~])/[^\s'\":,;()\[\]]*")
+"""An absolute path in a message: from a slash that does not follow a word, up to a space, quote or punctuation."""
+
+
+def public_error(error: BaseException) -> str:
+    """An error as the public may see it: its kind and message, each absolute path cut to its last part."""
+    return f"{type(error).__name__}: {_PATH.sub(lambda found: found[0].rstrip('/').rsplit('/', 1)[-1] or '/', str(error))}"
+
+
+def tally_from_store(store: Store, tid: int, players: int) -> Tally:
+    """The matchmaker's tally of a league as its store has it: every scheduled group, and each bot's fair share from
+    when it entered and left the field (one pass over the groups)."""
+    tally = Tally(players)
+    rows = store.bots(tid)
+    entries = sorted((entered_group(row), int(row["id"])) for row in rows)
+    leaving = sorted(row["left_group"] for row in rows if not is_active(row))
+    entered = left = 0
+    members: list[int] = []
+    group = -1
+
+    def close(group: int) -> None:
+        nonlocal entered, left
+        while entered < len(entries) and entries[entered][0] <= group:
+            tally.enter(entries[entered][1])
+            entered += 1
+        while left < len(leaving) and leaving[left] <= group:
+            left += 1
+        tally.add_group(members, entered - left)
+
+    for grp, bot in store.group_members(tid):
+        if grp != group and members:
+            close(group)
+            members = []
+        group = grp
+        members.append(bot)
+    if members:
+        close(group)
+    for _, bot in entries[entered:]:
+        tally.enter(bot)
+    return tally
 
 
 class League:
@@ -142,6 +189,13 @@ class League:
         self._published_at = 0.0
         self._publish_cost = 0.0
         self._played = self._failed = 0
+        self._tally: Tally | None = None
+        self._closeness: tuple[int, dict[tuple[int, int], float]] = (-1, {})
+        self._weights: dict[int, float] = {}
+        self._timing: dict[int, tuple[int, float]] = {}
+        """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
+        self._ids: dict[str, int] = {}
+        self._spread_at = 0.0
 
     # -- the policy -----------------------------------------------------------------------------------------------
 
@@ -187,11 +241,17 @@ class League:
             self.state.batches += 1
             self.state.matches_played += report.played
             self.state.last_batch = report
+            self.state.error = None  # it plays again
 
     def add(self, job: MatchJob, result: JobResult) -> bool:
         self.state.state = "running"
         self._played += 1
         self._failed += result.result is None
+        if result.result is not None and self._tally is not None:
+            for bot in job.bots:
+                if bot.name in self._ids:
+                    count, seconds = self._timing.get(self._ids[bot.name], (0, 0.0))
+                    self._timing[self._ids[bot.name]] = (count + 1, seconds + result.result.duration_s)
         return False
 
     def dropped(self, plan: Plan) -> Sequence[int]:
@@ -243,7 +303,9 @@ class League:
                                   f"{self.config.name!r}; its results would mix two bots: use a new league name")
             active.append((known[0], spec.name))
         self.state.active = tuple(sorted(name for _, name in active))
-        return [bot_id for bot_id, _ in active]
+        ids = [bot_id for bot_id, _ in active]
+        store.set_active(tid, ids)
+        return ids
 
     def _spec(self, directory: Path, name: str | None) -> BotSpec | None:
         key = str(directory)
@@ -257,24 +319,49 @@ class League:
         return self._specs[key]
 
     def schedule(self, store: Store, tid: int, active: list[int], groups: int) -> int:
-        """Append ``groups`` duplicate-deal groups chosen by the rule in the module docstring; returns matches added."""
+        """Append ``groups`` duplicate-deal groups chosen by arena/run/matchmaking.py; returns matches added."""
         players = self.config.players
         if len(active) < players:
             return 0
-        initial = Rating(self.config.rating.mu, self.config.rating.sigma)
-        ratings = store.final_ratings(tid)
-        counts = store.scheduled_counts(tid)
-        slot_of = {int(row["id"]): int(row["slot"]) for row in store.bots(tid)}
+        if self._tally is None:  # once a process: then kept up to date as it schedules and plays
+            self._tally = tally_from_store(store, tid, players)
+            self._timing = store.match_seconds(tid)
         index, first = store.schedule_end(tid)
-        chosen = choose_groups(active, {bot: ratings.get(bot, initial).sigma for bot in active},
-                               {bot: counts.get(bot, 0) for bot in active}, players, self.config.seed, first, groups)
+        rows = store.bots(tid)
+        slot_of = {int(row["id"]): int(row["slot"]) for row in rows}
+        names = {int(row["id"]): str(row["name"]) for row in rows}
+        self._ids = {name: bot for bot, name in names.items()}
+        in_field = set(active)
+        timing = {bot: seconds for bot, seconds in self._timing.items() if bot in in_field}
+        self._weights = throttle_weights(timing)
+        self.state.throttled = {names[bot]: {"weight": round(weight, 4),
+                                             "seconds_per_match": round(timing[bot][1] / timing[bot][0], 3)}
+                                for bot, weight in sorted(self._weights.items())}
+        rng = random.Random(f"{self.config.seed}/league/{first}")
+        chosen = choose_groups(self._tally, active, groups, rng, self.closeness(store, tid, active, first),
+                               self._weights)
         matches: list[ScheduledMatch] = []
         for number, (group, seed) in enumerate(chosen, first):
             for rotation, seats in enumerate(rotations(group)):
                 matches.append(ScheduledMatch(index, number, rotation, seed, tuple(slot_of[bot] for bot in seats)))
                 index += 1
         store.append_matches(tid, matches)
+        if time.monotonic() - self._spread_at >= SPREAD_EVERY_S or not self.state.spread:
+            self.state.spread = spread(self._tally, active, self._weights).to_dict(names)
+            self._spread_at = time.monotonic()
         return len(matches)
+
+    def closeness(self, store: Store, tid: int, active: list[int], first: int) -> dict[tuple[int, int], float]:
+        """How uncertain each pair's order is (arena/run/matchmaking.py's ``closeness``), from the standings'
+        confidence over the groups before the last multiple of :data:`CLOSENESS_EVERY`; empty over a large field."""
+        if len(active) > CLOSENESS_BOTS:
+            return {}
+        upto = first // CLOSENESS_EVERY * CLOSENESS_EVERY
+        if self._closeness[0] != upto or not set(active) <= {bot for pair in self._closeness[1] for bot in pair}:
+            seats = [seat for seat in store.seat_results(tid) if seat.group < upto]
+            sure = confidence(seats, sorted(active), resamples=100, seed=upto)
+            self._closeness = (upto, closeness_of(sure.p_above, active))
+        return self._closeness[1]
 
     def pending_jobs(self, store: Store, plan: Plan) -> list[MatchJob]:
         """The league's pending matches as jobs for :func:`~arena.run.jobs.run_job`."""
@@ -304,21 +391,24 @@ class League:
     # -- running it -----------------------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        """Schedule, play, rate and publish until ``stop`` is set; the matches in flight are then killed. Errors
-        stop the league, not the web server: the state says why."""
+        """Schedule, play, rate and publish until ``stop`` is set; the matches in flight are then killed. An error
+        pauses the league, not the web server: the state says why, and it tries again (see the module docstring)."""
         self._stop = stop
         player = self._player = player_for(self.config.cluster, self.config.workers,
                                            notify=lambda message: log.warning("%s", message))
         self.state.cluster = player.stats
         delay, longest = RECONNECT_S
-        store = None
+        retry = RETRY_S[0]
+        store: Store | None = None
         try:
-            store = Store(self.db)
             with played(player):
                 while not stop.is_set():
                     self.state.state = f"connecting to {self.config.cluster}" if self._connecting() else "running"
                     connections = player.connections if isinstance(player, DaskCluster) else 0
+                    batches = self.state.batches
                     try:
+                        if store is None:
+                            store = Store(self.db)
                         loop.run(store, self, player, stop=stop)
                         return
                     except ClusterError as error:
@@ -335,10 +425,33 @@ class League:
                         log.warning("league %s: %s; trying again in %.0f s", self.config.name, error, delay)
                         stop.wait(delay)
                         delay = min(2 * delay, longest)
-        except Exception as error:  # the web server stays up and says why the league stopped
-            log.exception("league %s stopped", self.config.name)
-            self.state.error = f"{type(error).__name__}: {error}"
+                    except Exception as error:  # noqa: BLE001 - any error pauses the league; the loop goes on
+                        if self.state.batches > batches:
+                            retry = RETRY_S[0]  # it had played again since the last error
+                        wait = self._paused(error, retry)
+                        if store is not None:
+                            store.close()  # a fresh connection next time: this one may be mid-transaction
+                            store = None
+                        stop.wait(wait)
+                        retry = min(2 * retry, RETRY_S[1])
         finally:
             self.state.state = "stopped"
             if store is not None:
                 store.close()
+
+    def _paused(self, error: Exception, retry: float) -> float:
+        """Say why the league pauses; how long to wait before trying again."""
+        self.state.errors += 1
+        self._tally = None  # the error may have come between a schedule and its commit: read it again
+        full = disk_full(error, self.db)
+        if full is not None:
+            wait = min(retry, DISK_POLL_S)
+            log.warning("league %s paused: %s", self.config.name, full)
+            self.state.error = public_error(full)
+            self.state.state = (f"paused: the disk is full (no space left for the league's results or logs); it "
+                                f"goes on by itself when space returns (next look in {wait:.0f} s)")
+            return wait
+        log.exception("league %s stopped by an error; trying again in %.0f s", self.config.name, retry)
+        self.state.error = public_error(error)
+        self.state.state = f"paused by an error: trying again in {retry:.0f} s"
+        return retry

@@ -331,7 +331,8 @@ async def get_me(request: Request) -> Response:
     author = await author_of(request)
     if author is None:
         return error(401, "a valid API token is required: Authorization: Bearer TOKEN", BEARER)
-    found = await run_in_threadpool(lambda: author_data(server.views.store(), server.registry, server.name, author))
+    found = await run_in_threadpool(lambda: author_data(server.views.store(), server.registry, server.name, author,
+                                                        server.league.state.throttled))
     # Private (stderr): no shared cache between the author and us may keep it.
     return JSONResponse(found, headers={"Cache-Control": "no-store"})
 
@@ -360,9 +361,7 @@ def standings_data(server: Shared, store: Store) -> dict[str, Any]:
     lines: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     if row is not None:
-        active = set(server.league.state.active)
-        lines = [{**line.to_dict(rank), "active": line.name in active}
-                 for rank, line in enumerate(store.standings(row["id"]), 1)]
+        lines = [line.to_dict(rank) for rank, line in enumerate(store.standings(row["id"]), 1)]
         counts = store.status_counts(row["id"])
     return {"league": server.name, "state": server.league.state.state, "matches": counts, "standings": lines,
             "href": league_href(store, server.name)}

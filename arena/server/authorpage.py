@@ -9,6 +9,7 @@ never by anything in the request. The pages are templates of the results site (`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,16 @@ PATH = "/me"
 FORM_FIELDS = 4
 
 
-def author_data(store: Store, registry: Registry, league: str, author: Author) -> dict[str, Any]:
-    """The author's bots (every version with its check report, and its build report when it has one) and their
-    latest finished seats in the league, newest first, with faults and stderr tails."""
+def author_data(store: Store, registry: Registry, league: str, author: Author,
+                throttled: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, Any]:
+    """The author's bots (every version with its check report, its build report when it has one, and how the
+    league throttles it if it does: ``throttled``, the league state's) and their latest finished seats in the
+    league, newest first, with faults and stderr tails."""
     owned = owned_by(store, author)
-    bots = [{"name": bot, "versions": [v.to_dict() | {"directory": None} for v in registry.versions(bot)]}
+    throttled = throttled or {}
+    bots = [{"name": bot, "versions": [v.to_dict() | {"directory": None,
+                                                      "throttled": throttled.get(f"{bot}@{v.version}")}
+                                       for v in registry.versions(bot)]}
             for bot in owned]
     row = store.tournament(league)
     matches: list[dict[str, Any]] = []
@@ -84,7 +90,7 @@ def my_page(request: Request) -> Response:
     if author is None:
         return RedirectResponse(f"{PATH}/login", 303)
     server = shared(request)
-    found = author_data(server.views.store(), server.registry, server.name, author)
+    found = author_data(server.views.store(), server.registry, server.name, author, server.league.state.throttled)
     return render(request, "author.html", crumb=f"{author.name}'s bots", **found)
 
 

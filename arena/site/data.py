@@ -355,6 +355,8 @@ class StandingRow:
     """P(this bot is truly above the next one), None for the last."""
     wins_shared: int = 0
     """Of ``wins``, the matches whose first place it shared (a tie counts as a win for each)."""
+    active: bool = True
+    """False for a league's version that has left the field."""
 
     @property
     def win_pct(self) -> float | None:
@@ -444,7 +446,7 @@ def _standing_rows(snap: Snapshot) -> list[StandingRow]:
                                 line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
                                 line.points_per_round, line.declares_ok, line.declares_failed,
                                 dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
-                                above.get(line.bot_id), shared[line.bot_id]))
+                                above.get(line.bot_id), shared[line.bot_id], line.active))
     return rows
 
 

@@ -1,0 +1,213 @@
+"""The league's matchmaking: which active bots sit together in the next duplicate-deal groups.
+
+Pure: no store, no processes. The league (arena/run/league.py) keeps a :class:`Tally` of what it has scheduled
+(read once from the store at start, then brought up to date as it schedules) and asks :func:`choose_groups` for
+each batch's groups. The rule, in the order of what it guarantees:
+
+1. **every bot its share**: a bot's fair share is what it would have played had every group been spread evenly over
+   the bots active at the time (``players`` matches of ``players`` seats a group, over the active bots). No bot is
+   seated past ``SHARE_CAP`` times its share (plus one group), while enough others are under theirs; each batch's
+   groups are anchored on the bots furthest behind their share;
+2. **every pair about as often**: the other seats go, one at a time, to the bot that has met the seats already
+   chosen least often; a pair counts its meetings divided by ``1 + CLOSE_WEIGHT * closeness``, so no pair falls
+   behind another by more than that factor (docs/SERVER.md shows it measured);
+3. **the rest where the order is uncertain**: ``closeness`` is ``1 - |2 P(a above b) - 1|`` from the standings'
+   confidence (1 for a toss-up, 0 for a settled pair; a bot with no results yet is a toss-up with everyone, so a
+   new version plays its pairs up quickly), so those pairs meet up to ``1 + CLOSE_WEIGHT`` times as often;
+4. **randomised**: remaining ties are broken by a :class:`random.Random` the caller seeds (the league: from its
+   seed and the batch's first group number, so the schedule is a function of the store) and, over a large field,
+   the other seats are drawn from a random sample of ``POOL`` bots,
+   so the groups never settle into fixed tables;
+5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose
+   matches take ``r`` times the median ``1/r``), so a bot that spends its whole clock costs the league about its
+   share of worker time, not every worker's time.
+
+Cost: a sort of the active bots per batch and, per group, ``POOL x players^2`` look-ups: 1,000 bots stay well
+within the 50 ms a batch the league allows itself (bench/league.py measures it).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+SHARE_CAP = 1.15
+"""No bot is seated past this many times its fair share (plus one group) while others are below theirs."""
+CLOSE_WEIGHT = 1.0
+"""A pair whose order is a toss-up meets up to ``1 + CLOSE_WEIGHT`` times as often as a settled pair."""
+BEHIND_WEIGHT = 0.03
+"""Between two bots that met the group's seats equally often, how much a bot's lead over its share counts (in
+units of the meetings an even schedule would have given the pair)."""
+POOL = 48
+"""Over a larger field, the other seats of a group are chosen among this many bots drawn at random."""
+
+
+def pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+@dataclass
+class Tally:
+    """What has been scheduled: per pair, the groups both sat in; per bot, its matches and its fair share.
+
+    The fair share is kept as one running total ``shared`` (matches per bot had every group been spread evenly
+    over the bots then active) and, per bot, that total when it entered: its share is the difference."""
+
+    players: int
+    meetings: dict[tuple[int, int], int] = field(default_factory=dict)
+    played: dict[int, int] = field(default_factory=dict)
+    shared: float = 0.0
+    entered: dict[int, float] = field(default_factory=dict)
+
+    def enter(self, bot: int) -> None:
+        """A bot joins the active field now (nothing happens if it is already known)."""
+        self.entered.setdefault(bot, self.shared)
+        self.played.setdefault(bot, 0)
+
+    def fair(self, bot: int) -> float:
+        return self.shared - self.entered.get(bot, self.shared)
+
+    def add_group(self, group: Sequence[int], active: int) -> None:
+        """One group of ``players`` matches scheduled while ``active`` bots were in the field."""
+        for i, a in enumerate(group):
+            self.played[a] = self.played.get(a, 0) + self.players
+            for b in group[i + 1:]:
+                key = pair(a, b)
+                self.meetings[key] = self.meetings.get(key, 0) + 1
+        self.shared += self.players * self.players / max(active, self.players)
+
+
+@dataclass(frozen=True)
+class BotShare:
+    """One active bot's matches against its fair share."""
+
+    bot: int
+    matches: int
+    fair: float
+    """Its fair share of the matches since it entered (scaled by its weight, and up for the share that throttled
+    bots leave)."""
+    share: float | None
+    """``matches / fair``; None before its share reaches one group."""
+    weight: float
+    """The fraction of a share the bot is scheduled for (below 1 for a bot throttled for its slow matches)."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How evenly the active bots meet: what ``/api/league`` and ``arena league status`` show."""
+
+    pairs: int
+    least: int
+    """Fewest groups any pair of active (unthrottled) bots shared."""
+    most: int
+    ratio: float | None
+    """``least / most``; None before any pair met."""
+    bots: tuple[BotShare, ...]
+
+    def to_dict(self, names: Mapping[int, str]) -> dict[str, object]:
+        return {"pairs": self.pairs, "least_meetings": self.least, "most_meetings": self.most,
+                "ratio": None if self.ratio is None else round(self.ratio, 3),
+                "bots": [{"bot": names.get(share.bot, str(share.bot)), "matches": share.matches,
+                          "fair_share": round(share.fair, 1),
+                          "share": None if share.share is None else round(share.share, 3),
+                          "weight": round(share.weight, 3)} for share in self.bots]}
+
+
+def spread(tally: Tally, active: Sequence[int], weights: Mapping[int, float] | None = None) -> Spread:
+    """The pair-meeting spread over the active bots (pairs of throttled bots left out: they meet less on
+    purpose) and each active bot's matches against its fair share."""
+    weights = weights or {}
+    target = targets(tally, list(active), weights)
+    full = sorted(bot for bot in active if weights.get(bot, 1.0) >= 1.0)
+    counts = [tally.meetings.get((a, b), 0) for i, a in enumerate(full) for b in full[i + 1:]]
+    least, most = (min(counts), max(counts)) if counts else (0, 0)
+    shares = []
+    for bot in sorted(active):
+        fair = target(bot)
+        matches = tally.played.get(bot, 0)
+        shares.append(BotShare(bot, matches, fair, matches / fair if fair >= tally.players else None,
+                               weights.get(bot, 1.0)))
+    return Spread(len(counts), least, most, least / most if most else None, tuple(shares))
+
+
+def closeness_of(p_above: Mapping[tuple[int, int], float], bots: Iterable[int]) -> dict[tuple[int, int], float]:
+    """``1 - |2 P(a above b) - 1|`` for every pair of ``bots`` that ``p_above`` knows."""
+    ids = sorted(bots)
+    return {(a, b): 1.0 - abs(2.0 * p_above[(a, b)] - 1.0)
+            for i, a in enumerate(ids) for b in ids[i + 1:] if (a, b) in p_above}
+
+
+def targets(tally: Tally, bots: Sequence[int], weights: Mapping[int, float]) -> Callable[[int], float]:
+    """Each bot's share of matches so far: its fair share scaled by its weight, what throttled bots leave spread
+    over the field by the current weights."""
+    scale = len(bots) / sum(weights.get(bot, 1.0) for bot in bots) if bots else 1.0
+    return lambda bot: tally.fair(bot) * weights.get(bot, 1.0) * scale
+
+
+def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.Random,
+                  closeness: Mapping[tuple[int, int], float] | None = None,
+                  weights: Mapping[int, float] | None = None) -> list[tuple[tuple[int, ...], int]]:
+    """The next ``groups`` groups of ``tally.players`` bots, each with its deal seed, by the rule in the module
+    docstring; ``tally`` is updated with them. ``closeness`` maps ordered pairs ``(low id, high id)`` to [0, 1]
+    (missing: 0); ``weights`` scale bots' shares (missing: 1)."""
+    players = tally.players
+    if len(active) < players:
+        return []
+    closeness = closeness or {}
+    weights = weights or {}
+    for bot in active:
+        tally.enter(bot)
+    bots = sorted(active)
+
+    target = targets(tally, bots, weights)
+
+    def behind(bot: int) -> float:
+        """How far the bot is ahead of its share (lower: further behind), smoothed by one group."""
+        return (tally.played[bot] + players) / (target(bot) + players)
+
+    def capped(bot: int) -> bool:
+        return tally.played[bot] >= SHARE_CAP * target(bot) + players
+
+    jitter = {bot: rng.random() for bot in bots}
+    anchors = sorted(bots, key=lambda bot: (behind(bot), jitter[bot]))
+    chosen = []
+    for number in range(groups):
+        anchor = anchors[number] if number < len(anchors) else anchors[0]
+        if number >= len(anchors) or capped(anchor):  # a batch longer than the field: the furthest behind now
+            anchor = min(bots, key=lambda bot: (behind(bot), jitter[bot]))
+        if len(bots) > POOL + 1:
+            pool = [bot for bot in rng.sample(bots, POOL) if bot != anchor]
+        else:
+            pool = [bot for bot in bots if bot != anchor]
+        open_ = [bot for bot in pool if not capped(bot)]
+        if len(open_) >= players - 1:
+            pool = open_
+        group = [anchor]
+        while len(group) < players:
+            # Meetings are compared in units of what a pair of these bots would have met had all been even.
+            usual = max(1.0, sum(tally.played[bot] / players for bot in group) / len(group)
+                        * (players - 1) / max(1, len(bots) - 1))
+            best = min((bot for bot in pool if bot not in group),
+                       key=lambda bot: (sum(tally.meetings.get(pair(bot, other), 0)
+                                            / (1.0 + CLOSE_WEIGHT * closeness.get(pair(bot, other), 0.0))
+                                            for other in group) / usual + BEHIND_WEIGHT * behind(bot) + 0.01 * rng.random()))
+            group.append(best)
+        rng.shuffle(group)  # who sits first is the rotations' business, not the rule's
+        tally.add_group(group, len(bots))
+        chosen.append((tuple(group), rng.getrandbits(63)))
+    return chosen
+
+
+def throttle_weights(seconds: Mapping[int, tuple[int, float]], minimum: int = 3) -> dict[int, float]:
+    """Per bot, ``1 / r`` when its matches take ``r > 1`` times the median bot's (by mean seconds per match, from
+    ``seconds``: bot -> (matches, total seconds)); bots with fewer than ``minimum`` matches are not judged yet."""
+    means = {bot: total / count for bot, (count, total) in seconds.items() if count >= minimum and total > 0}
+    if len(means) < 2:
+        return {}
+    ordered = sorted(means.values())
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    # Only a bot well past the median is throttled: the field's ordinary spread of speeds is no reason.
+    return {bot: median / mean for bot, mean in means.items() if mean > 2 * median and not math.isclose(median, 0)}
