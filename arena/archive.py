@@ -81,7 +81,7 @@ MULTIPART_PEEK = 1024
 
 
 def is_multipart(head: bytes) -> bool:
-    """Whether an upload is a multipart form body (``curl -F file=@bot.tar.gz``, the usual habit) rather than the
+    r"""Whether an upload is a multipart form body (``curl -F file=@bot.tar.gz``, the usual habit) rather than the
     archive itself: a boundary line, then a part's ``Content-Disposition: form-data`` header.
 
     >>> is_multipart(b'--------------------------d74496d66958873e\r\nContent-Disposition: form-data; name="file"')

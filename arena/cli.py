@@ -43,6 +43,7 @@ from arena.run.cluster import ClusterError  # no Dask at import: it is imported 
 from arena.run.loop import Progress, RunReport
 from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
+from arena.stderr import excerpt
 from arena.store import Standing, Store, StoreError, disk_full
 from arena.yamlfile import load_yaml
 
@@ -146,7 +147,7 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
     except OSError as error:  # the bots are sandboxed: what this process writes is the event log
         fail(f"{log_path}: cannot write the event log ({error.strerror}); pass --log PATH")
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(result.to_dict(stderr=True))
     else:
         print_result(result)
 
@@ -158,6 +159,11 @@ def print_result(result: MatchResult) -> None:
     for player in sorted(result.players, key=lambda p: (p.place, p.seat)):
         fault = "" if player.fault is None else f"{player.fault.reason.value}: {player.fault.detail}"
         click.echo(f"{player.place:>5}  {player.seat:>4}  {player.name:<20} {player.score:>5}  {fault}")
+    for player in result.players:
+        if player.fault is not None:
+            click.echo(f"\nseat {player.seat} {player.name}: {player.fault.reason.value} in round "
+                       f"{player.fault.round}: {player.fault.detail}")
+            print_stderr(player.stderr_tail, "   ")
     if result.log_path is not None:
         click.echo(f"log: {result.log_path}   (arena replay {result.log_path})")
 
@@ -465,13 +471,15 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
 @db_option()
 @json_option()
 def show(match_id: int, db_path: Path, as_json: bool) -> None:
-    """One match: places, scores, faults with details and stderr tails, and the replay command."""
+    """One match: places, scores, faults with details, what each bot wrote on stderr (its first error and last
+    lines; all that was kept under --json), and the replay command. MATCH_ID is the number of the match's page
+    on the site (matches/MATCH_ID.html) and of arena matches' id column."""
     store = open_store(db_path)
     match_ = store.match(match_id)
     if match_ is None:
         fail(f"{db_path}: no match with id {match_id} (see arena matches)")
     if as_json:
-        emit_json(match_.to_dict())
+        emit_json(match_.to_dict(stderr=True))
         return
     result = match_.result
     click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
@@ -489,12 +497,17 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
                    + ("" if fault is None else f"  FAULT {fault.reason.value} in round {fault.round}: {fault.detail}"))
         if fault is not None and fault.line is not None:
             click.echo(f"     the line it sent: {fault.line!r}")
-        if fault is not None and player.stderr_tail:
-            click.echo("     stderr (last lines):")
-            for line in player.stderr_tail.rstrip().splitlines()[-10:]:
-                click.echo(f"       {line}")
+        print_stderr(player.stderr_tail, "     ")
     if result.log_path is not None:
         click.echo(f"replay: arena replay {result.log_path}")
+
+
+def print_stderr(text: str, indent: str) -> None:
+    """What a bot wrote on stderr, as a terminal shows it: its first error and its last lines."""
+    if text.strip():
+        click.echo(f"{indent}stderr:")
+        for line in excerpt(text).splitlines():
+            click.echo(f"{indent}  {line}")
 
 
 # Every subcommand, registered here and nowhere else.
