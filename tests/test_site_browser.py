@@ -238,7 +238,7 @@ def _narration(site: Path, page: Page) -> list[Line]:
     """What the one narrator (arena/narrate.py) says of each event of the match the page shows, read from the
     store and the match's log: step i of its replay must show line i - 1."""
     snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
-    match = next(m for m in snap.matches if m.idx == int(to_path(page.url).stem))
+    match = next(m for m in snap.matches if m.id == int(to_path(page.url).stem))  # pages are named by match id
     log, _ = data.match_log(snap, match)
     assert log is not None and match.result is not None
     faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
@@ -624,7 +624,7 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     page.set_viewport_size({"width": width, "height": 900})
     match = site / "t" / "browser" / "matches" / "2.html"
     html = match.read_text(encoding="utf-8")
-    assert 'src="1.js"' in html and "arenaMatch" not in html
+    assert 'src="2.js"' in html and "arenaMatch" not in html
     assert (match.parent / "1.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
     loaded: list[str] = []
     page.on("request", lambda request: loaded.append(request.url))
