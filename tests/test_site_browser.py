@@ -625,11 +625,11 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     match = site / "t" / "browser" / "matches" / "2.html"
     html = match.read_text(encoding="utf-8")
     assert 'src="2.js"' in html and "arenaMatch" not in html
-    assert (match.parent / "1.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
+    assert (match.parent / "2.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
     loaded: list[str] = []
     page.on("request", lambda request: loaded.append(request.url))
     page.goto(url(match))
-    assert url(match.parent / "1.js") in loaded and all(link.startswith("file://") for link in loaded)
+    assert url(match.parent / "2.js") in loaded and all(link.startswith("file://") for link in loaded)
     expect(page.locator("[data-replay]")).to_be_visible()
     lines = _narration(site, page)
     deals = [i + 1 for i, line in enumerate(lines) if line.kind == "round_start"]
