@@ -77,6 +77,22 @@ def archive_kind(head: bytes) -> str | None:
     return None
 
 
+MULTIPART_PEEK = 1024
+"""How much of an upload's start :func:`is_multipart` looks at: a form part's boundary and headers come first."""
+
+
+def is_multipart(head: bytes) -> bool:
+    r"""Whether an upload is a multipart form body (``curl -F file=@bot.tar.gz``, the usual habit) rather than the
+    archive itself: a boundary line, then a part's ``Content-Disposition: form-data`` header.
+
+    >>> is_multipart(b'--------------------------d74496d66958873e\r\nContent-Disposition: form-data; name="file"')
+    True
+    >>> is_multipart(b"PK\x03\x04"), is_multipart(b"--not a form")
+    (False, False)
+    """
+    return head.startswith(b"--") and b"content-disposition: form-data" in head.lower()
+
+
 def safe_name(name: str) -> PurePosixPath | None:
     """The member's relative path, None for the archive's root itself (``./``), or :class:`ArchiveRejected`.
 
@@ -296,12 +312,17 @@ def unpack(archive: Path, dest: Path, limits: ArchiveLimits = ArchiveLimits()) -
     if size > limits.max_archive_bytes:
         raise ArchiveRejected(f"too large: the archive is {size} bytes (at most {limits.max_archive_bytes})")
     with open(archive, "rb") as handle:
-        kind = archive_kind(handle.read(4))
+        head = handle.read(MULTIPART_PEEK)
+    kind = archive_kind(head)
     writer = _Writer(dest, limits, size)
     if kind == "tar.gz":
         _unpack_tar(archive, writer)
     elif kind == "zip":
         _unpack_zip(archive, writer)
+    elif is_multipart(head):
+        raise ArchiveRejected("a multipart form (curl -F), not an archive: send the raw .tar.gz or .zip as the "
+                              "request body, e.g. curl --data-binary @bot.tar.gz -H 'Content-Type: application/gzip' "
+                              "(or use arena submit --server)")
     else:
         raise ArchiveRejected("not a .tar.gz or a .zip (expected gzip or zip magic bytes at the start)")
     return Unpacked(bot_root(dest), writer.files, writer.total, kind)

@@ -21,6 +21,7 @@ from arena import protocol
 from arena.protocol import MAX_LINE, InvalidReplyError
 from arena.results import Reason, limit_reason
 from arena.sandbox import BotProcess, Exit
+from arena.stderr import StderrKeeper
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Caps:
     pending_bytes: int = 1 << 20
     """Bytes held for a bot that does not read its stdin before it is ``timeout.not_reading``."""
     stderr_bytes: int = 64 * 1024
-    """The tail of stderr kept for the result."""
+    """The head and the tail of stderr kept for the result (arena/stderr.py)."""
     batch_bytes: int = 16 * 1024
     """Messages that want no reply wait in the buffer until one that does (or this much) is queued: one write and
     one wake-up of the bot per turn instead of one per message, in the same order (PROTOCOL.md, "Delivery")."""
@@ -134,7 +135,7 @@ class BotChannel:
         self.partial = bytearray()
         """The start of a line that has no newline yet."""
         self._outbuf = bytearray()
-        self._stderr = bytearray()
+        self._stderr = StderrKeeper(caps.stderr_bytes)
         self._reply: bytes | None = None
         self._poller = poller
         self._on_fault = on_fault
@@ -174,7 +175,7 @@ class BotChannel:
             self._to(State.FINISHED)
 
     def stderr_text(self) -> str:
-        return self._stderr.decode("utf-8", errors="replace")
+        return self._stderr.text()
 
     # -- writing ------------------------------------------------------------------------------------------------
 
@@ -243,10 +244,7 @@ class BotChannel:
                 return
 
     def _keep_stderr(self, data: bytes) -> None:
-        self._stderr += data
-        cap = self._caps.stderr_bytes
-        if len(self._stderr) > cap:
-            del self._stderr[: len(self._stderr) - cap]
+        self._stderr.add(data)
 
     def _stdout(self, data: bytes) -> None:
         if self.state is State.FINISHED:

@@ -169,18 +169,21 @@ def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Lim
     def show(done: int) -> None:
         click.echo(f"\r{done}/{games} matches\033[K", err=True, nl=False)
 
-    played = play_series(bots, games, seed, rules, limits, sandbox, workers or os.cpu_count() or 1, log_dir,
-                         show if live else None)
+    series_ = play_series(bots, games, seed, rules, limits, sandbox, workers or os.cpu_count() or 1, log_dir,
+                          show if live else None)
     if live:
         click.echo("", err=True)
-    found = totals(names, played)
-    failed = sum(result is None for _, result in played)
+    found = totals(names, series_.played)
+    failed = sum(result is None for _, result in series_.played)
+    finished = len(series_.played)
     if as_json:
-        emit_json({"games": games, "seed": seed, "failed": failed, "logs": str(log_dir),
-                   "bots": [total.to_dict() for total in found]})
+        emit_json({"games": games, "finished": finished, "interrupted": series_.interrupted, "seed": seed,
+                   "failed": failed, "logs": str(log_dir), "bots": [total.to_dict() for total in found]})
     else:
-        for line in table(found, games, failed):
+        for line in table(found, finished, failed):
             click.echo(line)
         click.echo(f"logs: {log_dir}", err=True)
+    if series_.interrupted:
+        fail(f"interrupted: the totals are of the {finished} of {games} matches that finished", ExitCode.FAILED)
     if failed:
         fail(f"{failed} matches failed for infrastructure reasons", ExitCode.FAILED)

@@ -7,6 +7,7 @@ cannot drift apart in how they fail, print JSON or find the store. It imports no
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -77,11 +78,29 @@ def open_store(db_path: Path, must_exist: bool = True) -> Store:
         fail(str(error), ExitCode(error.exit_code))
 
 
+EXTRAS = {"server": ("starlette", "uvicorn"), "cluster": ("distributed",)}
+"""The modules each optional extra of pyproject.toml brings, as the commands that need them import them."""
+
+
+def require_extra(extra: str, needed_by: str) -> None:
+    """Exit 2 with the ``pip install`` line when the optional stack ``extra`` is not installed: without it the
+    first import of one of its modules would end ``needed_by`` in a ModuleNotFoundError traceback."""
+    for module in EXTRAS[extra]:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            fail(f"{needed_by} needs the {extra} extra, which is not installed here ({error}): "
+                 f"pip install 'arena[{extra}]'")
+
+
 def check_cluster(address: str | None) -> str | None:
-    """The ``--cluster`` option's check (``arena run``, ``arena serve``): a usage error (exit 2) unless valid."""
+    """The ``--cluster`` option's check (``arena run``, ``arena serve``, ``arena test``): a usage error (exit 2)
+    unless valid, or unless Dask is installed."""
     from arena.config import cluster_address_problem
 
     problem = None if address is None else cluster_address_problem(address)
     if problem is not None:
         raise click.BadParameter(problem, param_hint="--cluster")
+    if address is not None:
+        require_extra("cluster", "--cluster")
     return address

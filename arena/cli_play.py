@@ -24,16 +24,17 @@ from arena.cli_common import (
     fail,
     json_option,
     open_store,
+    require_extra,
     sandbox_choice,
 )
-from arena.cli_results import print_standings, standings_with_confidence
+from arena.cli_results import print_standings, print_stderr, standings_with_confidence
 from arena.confidence import confidence
 from arena.config import ConfigError, TournamentConfig, load_config
-from arena.matchlog import LogError, describe, load, verify
+from arena.matchlog import LogError, describe, find_log, load, verify
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
 from arena.registry import default_registry
-from arena.resources import data_dir
+from arena.resources import NoSuchSample, data_dir, sample_bot
 from arena.results import MatchResult
 from arena.rules import Rules, RulesError
 from arena.run import tournament
@@ -89,12 +90,17 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
           games: int | None, workers: int | None, as_json: bool) -> None:
     """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), or a series with --games.
+    sample:NAME is a sample bot that ships with arena (sample:greedy, sample:random, sample:planner, ...).
 
     A bot with a build: in its bot.yaml is built first, in the sandbox, into results/builds (once for each state of
     its files; the bot's own directory is never written)."""
     if not 2 <= len(bot_dirs) <= 8:
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
+    try:
+        bot_dirs = tuple(sample_bot(str(path)) or path for path in bot_dirs)
+    except NoSuchSample as error:
+        fail(str(error))
     try:
         bots = load_entrants(bot_dirs, BUILD_CACHE)
     except TournamentError as error:
@@ -119,7 +125,7 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
     except OSError as error:  # the bots are sandboxed: what this process writes is the event log
         fail(f"{log_path}: cannot write the event log ({error.strerror}); pass --log PATH")
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(result.to_dict(stderr=True))
     else:
         print_result(result)
 
@@ -131,42 +137,67 @@ def print_result(result: MatchResult) -> None:
     for player in sorted(result.players, key=lambda p: (p.place, p.seat)):
         fault = "" if player.fault is None else f"{player.fault.reason.value}: {player.fault.detail}"
         click.echo(f"{player.place:>5}  {player.seat:>4}  {player.name:<20} {player.score:>5}  {fault}")
+    for player in result.players:
+        if player.fault is not None:
+            click.echo(f"\nseat {player.seat} {player.name}: {player.fault.reason.value} in round "
+                       f"{player.fault.round}: {player.fault.detail}")
+            print_stderr(player.stderr_tail, "   ")
     if result.log_path is not None:
         click.echo(f"log: {result.log_path}   (arena replay {result.log_path})")
 
 
 @click.command()
-@click.argument("log_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("log", metavar="LOG_OR_MATCH_ID")
 @click.option("--verify", "check", is_flag=True,
               help="Re-run the engine from the seed and recorded moves; exit 1 on any mismatch.")
+@db_option("The results store in which a MATCH_ID is looked up.")
 @json_option("Print the narration (or with --verify, the verdict) as one JSON object; errors too.")
-def replay(log_file: Path, check: bool, as_json: bool) -> None:
-    """Print a match from its event log turn by turn, or verify it against the engine."""
+def replay(log: str, check: bool, db_path: Path, as_json: bool) -> None:
+    """Print a match from its event log turn by turn, or verify it against the engine. A number that is no file
+    here is a match id, as arena matches shows it: its log is found through the store."""
+    log_file = log_of(log, db_path, as_json)
     try:
-        log = load(log_file)
+        loaded = load(log_file)
+        lines = list(describe(loaded))  # a malformed log is bad input, with or without --verify
     except LogError as error:
         fail(str(error), as_json=as_json)
     if not check:
-        try:
-            lines = list(describe(log))
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-            fail(f"{log_file}: a malformed event in the log ({type(error).__name__}: {error}); "
-                 "arena replay --verify says which", as_json=as_json)
         if as_json:
-            emit_json({"log": str(log_file), "events": len(log.events), "lines": lines})
+            emit_json({"log": str(log_file), "events": len(loaded.events), "lines": lines})
         else:
             for line in lines:
                 click.echo(line)
         return
-    problems = verify(log)
+    problems = verify(loaded)
     if as_json:
-        emit_json({"log": str(log_file), "ok": not problems, "problems": problems, "events": len(log.events)})
+        emit_json({"log": str(log_file), "ok": not problems, "problems": problems, "events": len(loaded.events)})
     elif problems:
         for problem in problems:
             click.echo(f"MISMATCH: {problem}", err=True)
     else:
-        click.echo(f"ok: {len(log.events)} events replay to the recorded outcome")
+        click.echo(f"ok: {len(loaded.events)} events replay to the recorded outcome")
     sys.exit(ExitCode.FAILED if problems else ExitCode.OK)
+
+
+def log_of(given: str, db_path: Path, as_json: bool) -> Path:
+    """``arena replay``'s argument as a log file: the path, or for a match id (digits that name no file here) the
+    log of that match in the store."""
+    path = Path(given)
+    if path.exists() or not given.isdigit():
+        return path
+    if not db_path.exists():
+        fail(f"{given}: no such log file, and no results store at {db_path} to look up match {given} in "
+             "(pass --db)", as_json=as_json)
+    store = open_store(db_path)
+    match_ = store.match(int(given))
+    if match_ is None:
+        fail(f"{given}: no such log file, and {db_path} has no match with id {given} (see arena matches)",
+             as_json=as_json)
+    found = find_log(match_.log_path, db_path.parent, match_.tournament, match_.idx)
+    if found is None:
+        fail(f"{db_path}: match {given} ({match_.status}) has no event log "
+             + ("yet" if match_.status != "done" else "any more (it was moved or deleted)"), as_json=as_json)
+    return found
 
 
 @click.command()
@@ -214,6 +245,8 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     CONFIG_FILE is a YAML file, or the name of an example config that ships with arena (demo: the sample bots)."""
     try:
         config = load_config(example_or_path(config_file), registry=default_registry(db_path))
+        if cluster is None and config.cluster is not None and not dry_run:
+            require_extra("cluster", f"{config_file}: cluster:")
         if dry_run:
             summary = tournament.dry_run(config, workers, cluster)
             if as_json:
@@ -291,23 +324,28 @@ def example_or_path(config_file: Path) -> Path:
     return example if example.is_file() else config_file
 
 
+def progress_status(progress: Progress) -> str:
+    """The text beside ``arena run``'s progress bar."""
+    on = "" if progress.cluster is None else f" on {progress.cluster.workers} workers"
+    sure = progress.leader_settled()
+    # A lead that is not settled at 95% is shown as the shared first place it is (docs/RATINGS.md).
+    lead = "" if sure is None else " (settled)" if sure >= 0.95 else f" (1=, P above next {sure:.2f})"
+    # The count of the whole tournament, as the final line gives it (a resumed run's bar measures only what is
+    # left to play, so that its ETA holds; its own position would read 16/69 beside 71/120).
+    done = progress.done + progress.played - progress.failed
+    return f"{done}/{progress.total} done, {progress.rate:.1f}/s leader {progress.leader}{lead}{on}"
+
+
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
                       quiet: bool, cluster: str | None = None) -> RunReport:
     bar: Any = None
-
-    def status(progress: Progress) -> str:
-        on = "" if progress.cluster is None else f" on {progress.cluster.workers} workers"
-        sure = progress.leader_settled()
-        # A lead that is not settled at 95% is shown as the shared first place it is (docs/RATINGS.md).
-        lead = "" if sure is None else " (settled)" if sure >= 0.95 else f" (1=, P above next {sure:.2f})"
-        return f"{progress.rate:.1f}/s leader {progress.leader}{lead}{on}"
 
     def show(progress: Progress) -> None:
         nonlocal bar
         if bar is None:
             bar = click.progressbar(length=progress.total - progress.done, label=config.name, file=sys.stderr,
-                                    show_eta=True, show_pos=True,
-                                    item_show_func=lambda _: status(progress))
+                                    show_eta=True, show_pos=False, show_percent=False,
+                                    item_show_func=lambda _: progress_status(progress))
             bar.__enter__()
         bar.update(1, progress)
 

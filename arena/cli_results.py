@@ -18,6 +18,7 @@ from arena.cli_common import (
     open_store,
 )
 from arena.confidence import Confidence, confidence
+from arena.stderr import excerpt
 from arena.store import Standing, Store
 
 
@@ -113,13 +114,15 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
 @db_option()
 @json_option()
 def show(match_id: int, db_path: Path, as_json: bool) -> None:
-    """One match: places, scores, faults with details and stderr tails, and the replay command."""
+    """One match: places, scores, faults with details, what each bot wrote on stderr (its first error and last
+    lines; all that was kept under --json), and the replay command. MATCH_ID is the number of the match's page
+    on the site (matches/MATCH_ID.html) and of arena matches' id column."""
     store = open_store(db_path)
     match_ = store.match(match_id)
     if match_ is None:
         fail(f"{db_path}: no match with id {match_id} (see arena matches)")
     if as_json:
-        emit_json(match_.to_dict())
+        emit_json(match_.to_dict(stderr=True))
         return
     result = match_.result
     click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
@@ -137,9 +140,14 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
                    + ("" if fault is None else f"  FAULT {fault.reason.value} in round {fault.round}: {fault.detail}"))
         if fault is not None and fault.line is not None:
             click.echo(f"     the line it sent: {fault.line!r}")
-        if fault is not None and player.stderr_tail:
-            click.echo("     stderr (last lines):")
-            for line in player.stderr_tail.rstrip().splitlines()[-10:]:
-                click.echo(f"       {line}")
+        print_stderr(player.stderr_tail, "     ")
     if result.log_path is not None:
         click.echo(f"replay: arena replay {result.log_path}")
+
+
+def print_stderr(text: str, indent: str) -> None:
+    """What a bot wrote on stderr, as a terminal shows it: its first error and its last lines."""
+    if text.strip():
+        click.echo(f"{indent}stderr:")
+        for line in excerpt(text).splitlines():
+            click.echo(f"{indent}  {line}")

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
-from arena.cli_common import check_cluster, json_option
+from arena.cli_common import check_cluster, json_option, require_extra
 from arena.config import ConfigError
 from arena.registry import default_registry, sweep_incoming
 from arena.store import Store, StoreError
@@ -61,6 +61,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     """Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the league
     continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it; run it again to
     resume."""
+    require_extra("server", "arena serve")
     from arena.server import guard
     from arena.server.app import ServerSettings, create_app
     from arena.server.config import load_serve_config
@@ -71,6 +72,8 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         _fail(str(error))
     if cluster is not None:
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
+    if config.league.cluster is not None:
+        require_extra("cluster", f"{config_file}: cluster:")
     _store(db_path).close()  # creates or migrates the store now, so errors come before the server starts
     scratch = config.league.registry / ".incoming" / "uploads"
     sweep_incoming(config.league.registry)
@@ -212,6 +215,9 @@ def submit_remote(bot_dir: Path, server: str, token: str | None, as_json: bool) 
     from arena.client import UploadError, pack, upload
     from arena.manifest import ManifestError
 
+    if not server.lower().startswith(("http://", "https://")):
+        _fail(f"--server {server}: expected the server's URL, starting with http:// or https:// "
+              f"(say --server http://{server}, or https:// behind a TLS proxy)")
     if not token:
         _fail("--server needs your API token: --token TOKEN or the ARENA_TOKEN environment variable")
     try:

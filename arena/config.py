@@ -22,6 +22,7 @@ from arena.manifest import NAME_PATTERN
 from arena.protocol import Limits
 from arena.ratings import RatingConfig
 from arena.registry import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
+from arena.resources import NoSuchSample, sample_bot
 from arena.rules import Rules, RulesError
 from arena.sandbox import BACKENDS, SandboxLimits
 from arena.sandbox.rlimits import ungrantable
@@ -293,7 +294,10 @@ def _bots(value: object, source: Path, bad: Any, registry: tuple[Path, str]) -> 
                 raise ConfigError(f"{source}: bots[{index}]: {error}") from None
             paths.extend(v.directory for v in found if v.directory not in paths)
             continue
-        path = (base / entry).resolve()
+        try:
+            path = sample_bot(entry) or (base / entry).resolve()
+        except NoSuchSample as error:
+            raise ConfigError(f"{source}: bots[{index}]: {error}") from None
         if not path.is_dir():
             raise ConfigError(f"{source}: bots[{index}]: expected a bot directory, {excerpt(entry)} is not one "
                               f"(relative paths are read from {base})")

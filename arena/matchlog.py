@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.game import IllegalMoveError, actions_from_events, deal_version_of, replay
-from arena.narrate import narrate
+from arena.narrate import MalformedEvent, narrate
 from arena.results import Fault
 from arena.rules import Rules, RulesError
 
@@ -264,7 +264,9 @@ def verify(log: LoadedLog) -> list[str]:
         # Logs of the engine before deal version 2 (no deal_version in match_start) replay with the draw they used.
         match = replay(header["players"], header["seed"], rules, actions_from_events(log.events),
                        deal_version_of(log.events))
-    except (IllegalMoveError, RulesError, KeyError, TypeError, ValueError) as error:
+    except KeyError as error:
+        return [f"the recorded moves do not replay: the header or an event lacks its {error.args[0]!r} field"]
+    except (IllegalMoveError, RulesError, TypeError, ValueError) as error:
         return [f"the recorded moves do not replay: {error}"]
     problems = []
     if match.events != log.events:
@@ -290,10 +292,18 @@ def verify(log: LoadedLog) -> list[str]:
 
 def describe(log: LoadedLog) -> Iterator[str]:
     """The match turn by turn, for a terminal (``arena replay``): the narration, with the hands at each round's
-    start and end."""
-    names = [bot["name"] for bot in log.header["bots"]]
-    yield f"match seed {log.header['seed']}: " + ", ".join(f"seat {i} {name}" for i, name in enumerate(names))
-    for line in narrate(log.events, names, log.faults):
+    start and end; a :class:`LogError` naming the event when one lacks its fields (checked before the first line)."""
+    try:
+        names = [str(bot["name"]) for bot in log.header["bots"]]
+        seed = int(log.header["seed"])
+    except (KeyError, TypeError, ValueError):
+        raise LogError(f"{log.path}: line 1: a header without its seed or its bots' names") from None
+    try:
+        narrated = narrate(log.events, names, log.faults)
+    except MalformedEvent as error:
+        raise LogError(f"{log.path}: a malformed event in the log: {error}") from None
+    yield f"match seed {seed}: " + ", ".join(f"seat {i} {name}" for i, name in enumerate(names))
+    for line in narrated:
         if line.kind == "round_start":
             yield ""
         yield ("" if line.kind in ("round_start", "round_end", "match_start", "match_end") else "   ") + line.text

@@ -29,11 +29,20 @@ class Line:
     """At a round's start and end: one line per seat in play with its hand and score (for a terminal)."""
 
 
+class MalformedEvent(ValueError):
+    """An event without the fields its type has (a damaged or hand-edited log), counted from 1."""
+
+    def __init__(self, index: int, why: str) -> None:
+        super().__init__(f"event {index}: {why}")
+        self.index = index
+
+
 def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapping[int, Fault] | None = None,
             card: CardText = str, show_hands: bool = True) -> list[Line]:
     """One :class:`Line` per event. ``faults`` (by seat) gives a forfeit its reason and detail; ``card`` writes a
     card code the way the medium wants it (``TH`` on a terminal, ``10♥`` on the site); without ``show_hands`` no line
-    has its :attr:`Line.hands` (the site, which shows the hands otherwise, skips the work)."""
+    has its :attr:`Line.hands` (the site, which shows the hands otherwise, skips the work). An event that lacks its
+    type or its fields raises :class:`MalformedEvent` (an unknown type is one line of its own: a newer log)."""
     faults = faults or {}
     hands: list[list[str]] = [[] for _ in names]
     round_ = 0
@@ -55,54 +64,64 @@ def narrate(events: Sequence[dict[str, Any]], names: Sequence[str], faults: Mapp
         return tuple(shown)
 
     lines = []
-    for event in events:
-        kind = event.get("type", "?")
+    for index, event in enumerate(events, 1):
+        kind = event.get("type") if isinstance(event, dict) else None
+        if not isinstance(kind, str):
+            raise MalformedEvent(index, f'expected an object with a "type" string, got {str(event)[:80]}')
         shown: tuple[str, ...] = ()
-        if kind == "match_start":
-            text = (f"The match starts: {len(names)} players, elimination above "
-                    f"{event['rules']['threshold']} points.")
-        elif kind == "round_start":
-            round_ = event["round"]
-            hands = [list(hand) for hand in event["hands"]]
-            text = f"Round {round_} is dealt. {who[event['starter']]} starts; the floor shows {cards(event['floor'])}."
-            shown = hand_lines(event, scored=False) if show_hands else ()
-        elif kind == "play":
-            hand = hands[event["seat"]]
-            for code in event["discard"]:
-                if code in hand:
-                    hand.remove(code)
-            taken = event.get("drew") if event["take"] == "deck" else event["take"]
-            if taken:
-                hand.append(taken)
-            took = (f"from the deck ({card(taken)})" if event["take"] == "deck" and taken else "from the deck"
-                    if event["take"] == "deck" else f"{card(event['take'])} from the floor")
-            text = (f"{who[event['seat']]} throws {cards(event['discard'])} and takes {took}; "
-                    f"hand total now {hand_total(hand)}.")
-        elif kind == "declare":
-            text = f"{who[event['seat']]} declares with a total of {hand_total(hands[event['seat']])}."
-        elif kind == "reshuffle":
-            text = f"The deck is empty: {event['deck_size']} dead cards are shuffled into a new deck."
-        elif kind == "forfeit":
-            hands[event["seat"]] = []
-            fault = faults.get(event["seat"])
-            why = f"{fault.reason.value}: {fault.detail}" if fault is not None else event.get("reason") or "a fault"
-            text = f"{who[event['seat']]} forfeits ({why})."
-        elif kind == "round_end":
-            declarer = event["declarer"]
-            how = ("no declaration (turn cap)" if declarer is None else
-                   f"{who[declarer]} declared and was lowest" if event["reason"] == "declared" else
-                   f"{who[declarer]} declared but was not lowest (failed)")
-            scoring = ", ".join(f"{names[seat]} {arithmetic}" for seat, arithmetic in round_arithmetic(event))
-            out = ", ".join(names[seat] for seat in event["eliminated"])
-            text = f"Round {event['round']} ends: {how}. Points: {scoring}." + (f" Out: {out}." if out else "")
-            shown = hand_lines(event, scored=True) if show_hands else ()
-        elif kind == "match_end":
-            order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
-            text = (f"Match over ({termination_of(event['termination']).text}): "
-                    + ", ".join(f"{event['places'][seat]}. {names[seat]} {event['scores'][seat]}" for seat in order)
-                    + ".")
-        else:  # an event this version does not know: still one line, so the lines stay in step with the events
-            text = str(kind)
+        try:
+            if kind == "match_start":
+                text = (f"The match starts: {len(names)} players, elimination above "
+                        f"{event['rules']['threshold']} points.")
+            elif kind == "round_start":
+                round_ = event["round"]
+                hands = [list(hand) for hand in event["hands"]]
+                text = (f"Round {round_} is dealt. {who[event['starter']]} starts; "
+                        f"the floor shows {cards(event['floor'])}.")
+                shown = hand_lines(event, scored=False) if show_hands else ()
+            elif kind == "play":
+                hand = hands[event["seat"]]
+                for code in event["discard"]:
+                    if code in hand:
+                        hand.remove(code)
+                taken = event.get("drew") if event["take"] == "deck" else event["take"]
+                if taken:
+                    hand.append(taken)
+                took = (f"from the deck ({card(taken)})" if event["take"] == "deck" and taken else "from the deck"
+                        if event["take"] == "deck" else f"{card(event['take'])} from the floor")
+                text = (f"{who[event['seat']]} throws {cards(event['discard'])} and takes {took}; "
+                        f"hand total now {hand_total(hand)}.")
+            elif kind == "declare":
+                text = f"{who[event['seat']]} declares with a total of {hand_total(hands[event['seat']])}."
+            elif kind == "reshuffle":
+                text = f"The deck is empty: {event['deck_size']} dead cards are shuffled into a new deck."
+            elif kind == "forfeit":
+                hands[event["seat"]] = []
+                fault = faults.get(event["seat"])
+                why = (f"{fault.reason.value}: {fault.detail}" if fault is not None
+                       else event.get("reason") or "a fault")
+                text = f"{who[event['seat']]} forfeits ({why})."
+            elif kind == "round_end":
+                declarer = event["declarer"]
+                how = ("no declaration (turn cap)" if declarer is None else
+                       f"{who[declarer]} declared and was lowest" if event["reason"] == "declared" else
+                       f"{who[declarer]} declared but was not lowest (failed)")
+                scoring = ", ".join(f"{names[seat]} {arithmetic}" for seat, arithmetic in round_arithmetic(event))
+                out = ", ".join(names[seat] for seat in event["eliminated"])
+                text = f"Round {event['round']} ends: {how}. Points: {scoring}." + (f" Out: {out}." if out else "")
+                shown = hand_lines(event, scored=True) if show_hands else ()
+            elif kind == "match_end":
+                order = sorted(range(len(names)), key=lambda seat: (event["places"][seat], seat))
+                text = (f"Match over ({termination_of(event['termination']).text}): "
+                        + ", ".join(f"{event['places'][seat]}. {names[seat]} {event['scores'][seat]}"
+                                    for seat in order)
+                        + ".")
+            else:  # an event this version does not know: still one line, so the lines stay in step with the events
+                text = str(kind)
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError) as error:
+            what = (f"without its {error.args[0]!r} field" if isinstance(error, KeyError)
+                    else f"with a field of the wrong kind ({type(error).__name__}: {error})")
+            raise MalformedEvent(index, f"a {kind} event {what}") from None
         lines.append(Line(kind, round_, text, shown))
     return lines
 

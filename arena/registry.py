@@ -259,8 +259,8 @@ class Registry:
             report = check(copy, built)
             if not report.fit:
                 failed = next((step for step in report.steps if step.ok is False), None)
-                reason = (f"the build failed: {failed.got}" if failed is not None and failed.name == "build"
-                          else "the bot failed the check")
+                reason = ("the bot failed the check" if failed is None else f"the build failed: {failed.got}"
+                          if failed.name == "build" else f"the bot failed the check's {failed.name} step: {failed.got}")
                 return SubmitResult("rejected", spec.name, source_hash, reason=reason, report=report)
             tree = built if stored_spec.build is not None else copy
             if not tree.is_dir():

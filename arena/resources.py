@@ -22,3 +22,26 @@ def data_dir(name: str) -> Path:
         raise ValueError(f"{name!r}: not a shipped directory (expected one of {', '.join(DATA_DIRS)})")
     installed = PACKAGE / "_data" / name
     return installed if installed.is_dir() else PACKAGE.parent / name
+
+
+SAMPLE_PREFIX = "sample:"
+"""How ``arena match`` and a config's ``bots:`` name a sample bot that ships with arena (``sample:greedy``), so
+that an installed arena, or a bot directory anywhere, can play them without a source checkout."""
+
+
+class NoSuchSample(ValueError):
+    """A ``sample:NAME`` that names no shipped sample bot."""
+
+
+def sample_bot(entry: str) -> Path | None:
+    """The directory of the shipped sample bot that ``entry`` names (``sample:greedy``), None when ``entry`` is no
+    ``sample:`` name, or :class:`NoSuchSample` listing the samples there are."""
+    if not entry.startswith(SAMPLE_PREFIX):
+        return None
+    name = entry[len(SAMPLE_PREFIX):]
+    root = data_dir("sample_bots")
+    known = sorted(path.name for path in root.iterdir() if (path / "bot.yaml").is_file()) if root.is_dir() else []
+    if name not in known:
+        raise NoSuchSample(f"{entry}: no such sample bot (the samples that ship with arena: "
+                           f"{', '.join(SAMPLE_PREFIX + sample for sample in known) or 'none in this install'})")
+    return root / name

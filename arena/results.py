@@ -199,7 +199,9 @@ class SeatResult:
     stderr_tail: str
     bank_left_ms: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, stderr: bool = False) -> dict[str, Any]:
+        """As JSON; with ``stderr``, what was kept of the bot's stderr too (its author's business: a local run
+        shows it, a league's public answers never)."""
         return {
             "seat": self.seat,
             "name": self.name,
@@ -209,7 +211,7 @@ class SeatResult:
             "stats": self.stats.to_dict(),
             "fault": None if self.fault is None else self.fault.to_dict(),
             "bank_left_ms": self.bank_left_ms,
-        }
+        } | ({"stderr": self.stderr_tail} if stderr else {})
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,7 @@ class MatchResult:
         """``1 round, 12 turns, last_standing``: how long the match went and how it ended, for people."""
         return f"{counted(self.rounds, 'round')}, {counted(self.turns, 'turn')}, {self.termination}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, stderr: bool = False) -> dict[str, Any]:
         return {
             "seed": self.seed,
             "rounds": self.rounds,
@@ -247,7 +249,7 @@ class MatchResult:
             "duration_s": round(self.duration_s, 3),
             "log": None if self.log_path is None else str(self.log_path),
             "rules": self.rules.to_dict(),
-            "players": [player.to_dict() for player in self.players],
+            "players": [player.to_dict(stderr) for player in self.players],
         }
 
 

@@ -300,10 +300,10 @@ class StoredMatch:
     def log_path(self) -> Path | None:
         return None if self.result is None else self.result.log_path
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, stderr: bool = False) -> dict[str, Any]:
         return {"id": self.id, "tournament": self.tournament, "index": self.idx, "seed": self.seed,
                 "status": self.status, "attempts": self.attempts, "bots": list(self.names), "error": self.error,
-                "finished_at": self.finished_at, "result": None if self.result is None else self.result.to_dict()}
+                "finished_at": self.finished_at, "result": None if self.result is None else self.result.to_dict(stderr)}
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
+from arena.cli import progress_status
+from arena.matchlog import LogError, describe, load
 from arena.results import counted
+from arena.run.loop import Progress
 from sitestore import make_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,3 +130,116 @@ def test_every_config_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     for key in ("colour: unknown key", "name: expected", "players: expected", "seed: expected", "limits.move_ms"):
         assert f"{config}: {key}" in done.stderr, done.stderr
+
+
+def shadowed(tmp_path: Path, *modules: str) -> dict[str, str]:
+    """An environment in which ``modules`` cannot be imported, as on a host without the extra that brings them: a
+    package of each name first on the path, raising what Python raises for a module that is not installed."""
+    shadow = tmp_path / "shadow"
+    for module in modules:
+        (shadow / module).mkdir(parents=True)
+        (shadow / module / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{module}'\")\n")
+    return {**os.environ, "PYTHONPATH": str(shadow)}
+
+
+def test_serve_and_cluster_without_their_extra_name_the_pip_line(tmp_path: Path) -> None:
+    env = shadowed(tmp_path, "uvicorn", "distributed")
+    league = tmp_path / "league.yaml"
+    league.write_text("league: {name: l}\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "serve", str(league)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env)
+    plain(done, 2, "arena serve needs the server extra", "pip install 'arena[server]'")
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: t\nbots: [{GREEDY}, {RANDOM}]\nplayers: 2\nseed: 1\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--cluster", "local:2"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    plain(done, 2, "--cluster needs the cluster extra", "pip install 'arena[cluster]'")
+    config.write_text(f"name: t\nbots: [{GREEDY}, {RANDOM}]\nplayers: 2\nseed: 1\ncluster: local:2\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(config)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env)
+    plain(done, 2, f"{config}: cluster: needs the cluster extra", "pip install 'arena[cluster]'")
+    assert not (tmp_path / "results").exists()  # refused before a store was made
+
+
+def test_a_log_whose_match_start_is_empty_is_malformed_with_or_without_verify(tmp_path: Path) -> None:
+    log = tmp_path / "m.jsonl.gz"
+    played = arena("match", "sample:greedy", "sample:random", "--threshold", "20", "--log", str(log), cwd=tmp_path)
+    assert played.returncode == 0, played.stderr  # the shipped samples by name, from a directory that has none
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines()
+    start = next(i for i, line in enumerate(lines) if '"type":"match_start"' in line)
+    lines[start] = json.dumps({"t": "event", "event": {}})
+    log.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    for verify in ((), ("--verify",)):
+        done = arena("replay", str(log), *verify, cwd=tmp_path)
+        plain(done, 2, str(log), "malformed", "event 1", '"type"')
+        assert done.stdout == "" and "?" not in done.stderr and "MISMATCH" not in done.stderr
+    lines[start] = json.dumps({"t": "event", "event": {"type": "round_start", "round": 1}})
+    log.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    with pytest.raises(LogError, match="event 1: a round_start event without its 'hands' field"):
+        list(describe(load(log)))  # what the command prints, as above, in-process
+
+
+def test_unknown_sample_bots_are_named_and_configs_take_samples(tmp_path: Path) -> None:
+    plain(arena("match", "sample:nosuch", "sample:greedy", cwd=tmp_path), 2, "sample:nosuch: no such sample bot",
+          "sample:greedy", "sample:random")
+    config = tmp_path / "t.yaml"
+    config.write_text("name: t\nbots: [sample:greedy, sample:random]\nplayers: 2\nseed: 1\n")
+    done = arena("run", str(config), "--dry-run", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)["seats_per_bot"]) == {"greedy", "random"}
+    config.write_text("name: t\nbots: [sample:greedy, sample:nosuch]\nplayers: 2\nseed: 1\n")
+    plain(arena("run", str(config), "--dry-run", cwd=tmp_path), 2, f"{config}: bots[1]: sample:nosuch: no such")
+
+
+def test_replay_takes_a_match_id_as_arena_matches_shows_it(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=3)
+    db = str(tmp_path / "arena.db")
+    last = store.match_list(store.latest_tournament()["id"])[-1]
+    store.close()
+    done = arena("replay", str(last["id"]), "--db", db, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("match seed") and "Match over" in done.stdout
+    plain(arena("replay", "999", "--db", db, cwd=tmp_path), 2, "999: no such log file", "no match with id 999")
+    plain(arena("replay", "7", cwd=tmp_path), 2, "no results store at results/arena.db")
+
+
+def test_submit_to_a_server_without_a_scheme_says_to_add_it(tmp_path: Path) -> None:
+    plain(arena("submit", GREEDY, "--server", "127.0.0.1:18431", "--token", "t", cwd=tmp_path), 2,
+          "127.0.0.1:18431", "http://", "https://")
+
+
+def test_the_progress_of_a_resumed_run_counts_as_its_final_line() -> None:
+    progress = Progress(total=120, done=55)
+    for _ in range(16):
+        progress.played += 1
+    assert progress_status(progress).startswith("71/120 done")
+
+
+def test_new_bot_readme_plays_a_sample_from_anywhere(tmp_path: Path) -> None:
+    made = arena("new-bot", "mine", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    readme = (tmp_path / "mine" / "README.md").read_text()
+    assert "arena match mine sample:greedy --seed 1" in readme and "sample_bots/" not in readme
+    done = arena("match", "mine", "sample:greedy", "--seed", "1", "--threshold", "20", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "greedy" in done.stdout and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_a_series_prints_the_totals_of_the_finished_matches(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    runner = subprocess.Popen([sys.executable, "-m", "arena", "match", GREEDY, RANDOM, "--games", "500", "--workers",
+                               "1", "--threshold", "20", "--log", str(logs)], cwd=tmp_path, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # One worker: once a fourth log is begun, three matches have ended (no clock to race).
+    while len(list(logs.rglob("*.jsonl.gz"))) < 4 and runner.poll() is None:
+        time.sleep(0.05)
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=60)
+    assert runner.returncode == 1, out + err
+    assert "Traceback" not in err and "Aborted" not in err, err
+    finished = int(re.search(r"Score of greedy vs random: (\d+) matches", out).group(1))  # type: ignore[union-attr]
+    assert 1 <= finished < 500, out
+    assert f"interrupted: the totals are of the {finished} of 500 matches that finished" in err
+    per_bot = [int(line.split()[1]) for line in out.splitlines() if line.startswith(("greedy ", "random "))]
+    assert per_bot == [finished, finished], out

@@ -215,7 +215,9 @@ def test_a_rejected_upload_claims_no_name_and_another_authors_name_is_403(
     broken = make_bot(tmp_path, "contested", code=LEAKY)
     reply = server.upload(tokens["bob"], pack(broken))
     assert reply.status_code == 422, reply.text
-    assert reply.json()["check"]["fit"] is False and "failed the admission check" in reply.json()["error"]
+    error = reply.json()["error"]
+    assert reply.json()["check"]["fit"] is False and "admission check" in error, error
+    assert error.startswith("the bot failed the check's ") and error.count("failed the check") == 1, error
     good = make_bot(tmp_path / "good", "contested", SAMPLES / "greedy")
     assert server.upload(tokens["carol"], pack(good)).status_code == 201  # bob's failure claimed nothing
     arena("submit", str(SAMPLES / "random"), "--db", str(server.db))  # the organiser's own bot, submitted locally
@@ -282,6 +284,12 @@ def test_an_oversized_upload_is_413_with_or_without_content_length(server: Serve
     assert streamed.status_code == 413
 
 
+BOUNDARY = "------------------------d74496d66958873e"
+CURL_F = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bot.tar.gz"\r\n'
+          f"Content-Type: application/octet-stream\r\n\r\n").encode() + b"%b" + f"\r\n--{BOUNDARY}--\r\n".encode()
+"""The body ``curl -F file=@bot.tar.gz`` sends (the usual habit): the archive inside a multipart form."""
+
+
 def hostile_zip(members: Sequence[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -312,10 +320,12 @@ def test_hostile_archives_are_refused_and_write_nothing_outside_scratch(
         "symlink": (symlink_tar(), "bot.py: a symlink to '/etc/passwd'"),
         "zip bomb": (hostile_zip([("bot.yaml", manifest), ("zeros", bytes(16 << 20))]), "compression bomb"),
         "garbage": (b"just some bytes", "not a .tar.gz or a .zip"),
+        "curl -F": (CURL_F % pack(SAMPLES / "greedy"), "a multipart form (curl -F), not an archive: send the raw"),
     }
     for case, (body, words) in cases.items():
         assert len(body) < 64 << 10, case
-        reply = server.upload(tokens["alice"], body)
+        reply = server.upload(tokens["alice"], body, **({"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
+                                                         if case == "curl -F" else {}))
         assert reply.status_code == 400, (case, reply.text)
         assert words in reply.json()["error"], (case, reply.json())
     assert not list(server.root.rglob("escaped.py"))

@@ -62,7 +62,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real tournament of 2-3 sample bots, played and built by ``arena run``."""
+    """A real tournament of 2-3 sample bots, played and built by ``arena run`` (the only one in its store: match N,
+    its page matches/N.html, is the schedule's (N-1)th)."""
     directory = tmp_path_factory.mktemp("browser")
     bots = ["greedy", "random"] + (["js-greedy"] if shutil.which("node") else [])
     config = {"name": "browser", "bots": [str(ROOT / "sample_bots" / b) for b in bots], "players": len(bots),
@@ -237,7 +238,7 @@ def _narration(site: Path, page: Page) -> list[Line]:
     """What the one narrator (arena/narrate.py) says of each event of the match the page shows, read from the
     store and the match's log: step i of its replay must show line i - 1."""
     snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
-    match = next(m for m in snap.matches if m.idx == int(to_path(page.url).stem))
+    match = next(m for m in snap.matches if m.id == int(to_path(page.url).stem))  # pages are named by match id
     log, _ = data.match_log(snap, match)
     assert log is not None and match.result is not None
     faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
@@ -250,7 +251,7 @@ def _kinds(site: Path, page: Page) -> list[str]:
 
 
 def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     replay = page.locator("[data-replay]")
     expect(replay).to_be_visible()
     # It opens at the first deal, not at an empty table, and says so in the address.
@@ -300,7 +301,7 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
 
 
 def test_replay_navigation(site: Path, page: Page) -> None:
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     kinds = _kinds(site, page)
     total = len(kinds)
     deals = [i + 1 for i, kind in enumerate(kinds) if kind == "round_start"]
@@ -339,7 +340,7 @@ def test_replay_navigation(site: Path, page: Page) -> None:
     page.keyboard.press("PageDown")
     _at_step(page, deals[-1])
     # Each seat's last move of the round: after a play, the player's row says what it threw and took.
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html") + "#step=" + str(kinds.index("play") + 1))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html") + "#step=" + str(kinds.index("play") + 1))
     actor = page.locator("[data-hands] tr.actor")
     expect(actor.locator("td.last")).to_contain_text("threw")
     expect(actor.locator("td.last")).to_contain_text("took")
@@ -347,7 +348,7 @@ def test_replay_navigation(site: Path, page: Page) -> None:
 
 
 def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
-    match = url(site / "t" / "browser" / "matches" / "1.html")
+    match = url(site / "t" / "browser" / "matches" / "2.html")
     total = len(_kinds(site, page) if page.goto(match) else [])
     wanted = min(40, total - 1)
     page.goto(f"{match}#step={wanted}")
@@ -396,7 +397,7 @@ def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
 
 
 def test_replay_plays_and_pauses(site: Path, page: Page) -> None:
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     play = page.locator("[data-play]")
     page.locator("[data-speed]").select_option(label="5×")
     start = _step(page)
@@ -430,7 +431,7 @@ def _layout(page: Page) -> dict[str, Any]:
 @pytest.mark.parametrize("width", [1280, 390])
 def test_replay_layout_does_not_drift(site: Path, page: Page, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     total = len(_kinds(site, page))
     page.keyboard.press("Home")
     first = _layout(page)
@@ -475,7 +476,7 @@ def test_places_decided_by_elimination_are_marked(site: Path, page: Page) -> Non
 def test_match_page_without_javascript(site: Path, browser: Browser) -> None:
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 900})
     page = context.new_page()
-    page.goto(url(site / "t" / "browser" / "matches" / "0.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
     expect(page.locator("table.result tbody tr").first).to_be_visible()
     expect(page.locator("[data-replay]")).to_be_hidden()
     # No score table without JavaScript (replay.js makes it): the move list's round ends say the scores.
@@ -548,7 +549,7 @@ def test_rating_chart_names_its_lines(site: Path, page: Page, width: int) -> Non
 def test_touch_screens_get_no_keyboard_hint(site: Path, browser: Browser) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = context.new_page()
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     expect(page.locator("[data-replay]")).to_be_visible()
     expect(page.locator(".keys")).to_be_hidden()
     context.close()
@@ -597,7 +598,7 @@ def test_matches_grouped_by_deal_filtered_and_clickable(site: Path, page: Page, 
 
 
 def test_how_least_score_works_is_one_click_from_a_match(site: Path, page: Page) -> None:
-    page.goto(url(site / "t" / "browser" / "matches" / "1.html"))
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     page.locator(".howlink a").first.click()
     how = page.locator("details#how")
     how.locator("summary").click()
@@ -611,7 +612,7 @@ def test_no_page_is_wider_than_a_phone(site: Path, page: Page) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
     tournament = site / "t" / "browser"
     for path in (site / "index.html", tournament / "index.html", tournament / "matches" / "index.html",
-                 tournament / "matches" / "1.html", *sorted((tournament / "bots").glob("*/index.html"))):
+                 tournament / "matches" / "2.html", *sorted((tournament / "bots").glob("*/index.html"))):
         page.goto(url(path))
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
 
@@ -621,14 +622,14 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     """The replay's data is a file of its own beside the page (matches/N.js, loaded by a script element, which a
     page opened from file:// may do), not embedded in it; the deep link and the round buttons work from it."""
     page.set_viewport_size({"width": width, "height": 900})
-    match = site / "t" / "browser" / "matches" / "1.html"
+    match = site / "t" / "browser" / "matches" / "2.html"
     html = match.read_text(encoding="utf-8")
-    assert 'src="1.js"' in html and "arenaMatch" not in html
-    assert (match.parent / "1.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
+    assert 'src="2.js"' in html and "arenaMatch" not in html
+    assert (match.parent / "2.js").read_text(encoding="utf-8").startswith("window.arenaMatch = ")
     loaded: list[str] = []
     page.on("request", lambda request: loaded.append(request.url))
     page.goto(url(match))
-    assert url(match.parent / "1.js") in loaded and all(link.startswith("file://") for link in loaded)
+    assert url(match.parent / "2.js") in loaded and all(link.startswith("file://") for link in loaded)
     expect(page.locator("[data-replay]")).to_be_visible()
     lines = _narration(site, page)
     deals = [i + 1 for i, line in enumerate(lines) if line.kind == "round_start"]
@@ -666,14 +667,14 @@ def test_replay_of_turns_spelt_out_in_the_data_file(site: Path, page: Page, tmp_
     assert log is not None
     names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
     spelt = json.dumps({"names": names, "events": compact_events(log.events)}, ensure_ascii=False)
-    assert " t" in (site / data.match_data_href("browser", 1)).read_text(encoding="utf-8") and " t" not in spelt
-    (copy / data.match_data_href("browser", 1)).write_text(f"window.arenaMatch = {script_json(spelt)};\n",
+    assert " t" in (site / data.match_data_href("browser", match.id)).read_text(encoding="utf-8") and " t" not in spelt
+    (copy / data.match_data_href("browser", match.id)).write_text(f"window.arenaMatch = {script_json(spelt)};\n",
                                                           encoding="utf-8")
     total = len(log.events)
     steps = [*range(1, total + 1, 7), total]
     seen = []
     for root in (site, copy):
-        page.goto(url(root / data.match_href("browser", 1)))
+        page.goto(url(root / data.match_href("browser", match.id)))
         states = []
         for step in steps:
             page.evaluate(f"location.hash = '#step={step}'")

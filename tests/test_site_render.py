@@ -46,7 +46,12 @@ def test_every_page_is_written(built: tuple[Store, Path, render.BuildReport]) ->
         for bot in snap.bots:
             assert (out / data.bot_href(snap.slug, bot.slug)).is_file()
         for match in snap.matches:
-            assert (out / data.match_href(snap.slug, match.idx)).is_file()
+            assert (out / data.match_href(snap.slug, match.id)).is_file()
+    # Two tournaments in one store: the second's ids are not its schedule positions, and its pages go by the ids.
+    evil = data.snapshot(store, "evil").matches[0]
+    assert evil.id != evil.idx + 1
+    heading = (out / data.match_href(data.snapshot(store, "evil").slug, evil.id)).read_text(encoding="utf-8")
+    assert f"<h1>Match #{evil.id} " in heading and f"matches/{evil.id}.html" in data.match_href("x", evil.id)
     assert (out / "assets" / "style.css").is_file() and (out / "assets" / "replay.js").is_file()
     written = [p for p in out.rglob("*") if p.is_file() and p.name != output.MANIFEST]
     assert len(written) == report.pages
@@ -74,12 +79,12 @@ def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render
     assert evil_bot.slug.startswith("_b")
     assert "<script>alert" not in (out / "index.html").read_text(encoding="utf-8")
     pages = [out / data.tournament_href(snap.slug), out / data.bot_href(snap.slug, evil_bot.slug)]
-    pages += [out / data.match_href(snap.slug, m.idx) for m in snap.matches]
+    pages += [out / data.match_href(snap.slug, m.id) for m in snap.matches]
     for page in pages:
         html = page.read_text(encoding="utf-8")
         assert "<script>alert" not in html, page
         assert "&lt;script&gt;alert(&#39;name&#39;)" in html or "\\u003cscript\\u003e" in html, page
-    faulty = out / data.match_href(snap.slug, 4)
+    faulty = out / data.match_href(snap.slug, snap.matches[4].id)
     html = faulty.read_text(encoding="utf-8")
     assert "RuntimeError: &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;" in html
     # Faults are shown with their reason code, on the match page and in the tournament's table of faults.
@@ -107,7 +112,7 @@ def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, render.
 def test_match_page_without_a_log_says_so(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=2, logs=False)
     report = render.build_site(store, tmp_path / "site")
-    html = (report.out / "t/t/matches/0.html").read_text(encoding="utf-8")
+    html = (report.out / "t/t/matches/1.html").read_text(encoding="utf-8")  # the first match: id 1
     assert "event log of this match is missing" in html and "match-data" not in html
     assert "Places" in html and broken_links(report.out) == []
 
@@ -180,7 +185,7 @@ def test_arena_run_builds_the_site_unless_told_not_to(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     index = tmp_path / "results" / "site" / "index.html"
     assert f"site: {index}" in result.stderr and index.is_file()
-    assert (tmp_path / "results" / "site" / "t" / "small" / "matches" / "0.html").is_file()
+    assert (tmp_path / "results" / "site" / "t" / "small" / "matches" / "1.html").is_file()  # match 1 (its id)
     assert broken_links(tmp_path / "results" / "site") == []
     assert os.path.getsize(tmp_path / "results" / "site" / "t" / "small" / "matches" / "1.html") > 1000
 
@@ -206,7 +211,7 @@ def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport
     store, out, _ = built
     snap = data.snapshot(store, "t")
     match = snap.matches[1]
-    html = (out / data.match_href(snap.slug, match.idx)).read_text(encoding="utf-8")
+    html = (out / data.match_href(snap.slug, match.id)).read_text(encoding="utf-8")
     names = " v ".join(snap.bot_link(bot)[0] for bot in match.bot_ids)
     assert f"<title>Match #{match.id}: {names} · t · arena</title>" in html
     assert f"arena show {match.id}" in html and f"Match #{match.idx}<" not in html
@@ -260,9 +265,9 @@ def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None
     assert rewritten == changed and report.written == len(changed)
     assert "index.html" in changed and any(path.startswith("t/u/") for path in changed)
     assert not any(path.startswith("t/t/matches/") and path[len("t/t/matches/"):][0].isdigit()
-                   for path in changed - {data.match_href("t", snap.matches[-3].idx)}), "match pages left alone"
+                   for path in changed - {data.match_href("t", snap.matches[-3].id)}), "match pages left alone"
     for match in gone:
-        assert data.match_href("t", match.idx) not in after and data.match_data_href("t", match.idx) not in after
+        assert data.match_href("t", match.id) not in after and data.match_data_href("t", match.id) not in after
     assert report.removed == 2 * len(gone)  # each a page and a data file
     _same_as_a_full_build(store, out, tmp_path / "full")
 
@@ -272,8 +277,8 @@ def test_a_rebuild_repairs_files_deleted_or_changed_by_hand(tmp_path: Path) -> N
     out = tmp_path / "site"
     render.build_site(store, out)
     snap = data.snapshot(store, "t")
-    (out / data.match_href("t", snap.matches[0].idx)).unlink()
-    (out / data.match_data_href("t", snap.matches[1].idx)).write_text("broken", encoding="utf-8")
+    (out / data.match_href("t", snap.matches[0].id)).unlink()
+    (out / data.match_data_href("t", snap.matches[1].id)).write_text("broken", encoding="utf-8")
     (out / data.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
     (out / "t" / "t" / "stray.html").write_text("left by something else", encoding="utf-8")
     report = render.build_site(store, out)

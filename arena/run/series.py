@@ -20,7 +20,7 @@ from arena.protocol import Limits
 from arena.results import MatchResult
 from arena.rules import Rules
 from arena.run.plan import JobSettings, jobs
-from arena.run.players import LocalPool, played
+from arena.run.players import LocalPool, played, stop_signals_held
 from arena.sandbox import SandboxLimits
 from arena.schedule import ScheduledMatch, make_schedule
 from arena.sprt import Z95
@@ -58,19 +58,35 @@ def series_schedule(bots: int, games: int, seed: int) -> list[ScheduledMatch]:
     return make_schedule(bots, bots, math.ceil(games / bots), seed)[:games]
 
 
+@dataclass(frozen=True)
+class Series:
+    """What a series played: each finished match with its result (None: failed for infrastructure reasons), in
+    schedule order, and whether a stop (Ctrl-C, SIGTERM) cut it short."""
+
+    played: tuple[tuple[ScheduledMatch, MatchResult | None], ...]
+    interrupted: bool
+
+
 def play_series(bots: Sequence[BotSpec], games: int, seed: int, rules: Rules, limits: Limits, sandbox: str,
-                workers: int, log_dir: Path,
-                on_result: Callable[[int], None] | None = None) -> list[tuple[ScheduledMatch, MatchResult | None]]:
-    """Play the series; each scheduled match with its result (None: failed for infrastructure reasons)."""
+                workers: int, log_dir: Path, on_result: Callable[[int], None] | None = None) -> Series:
+    """Play the series; a stop ends it with the matches finished so far (those in flight are discarded)."""
     schedule = series_schedule(len(bots), games, seed)
     todo = jobs(schedule, bots, JobSettings(rules, limits, SandboxLimits(), sandbox, 2), log_dir)
     results: dict[int, MatchResult | None] = {}
+    interrupted = False
     with played(LocalPool(workers)) as pool:
-        for done in pool.play(todo, tick=lambda: None):
-            results[done.index] = done.result
-            if on_result is not None:
-                on_result(len(results))
-    return [(match, results.get(match.index)) for match in schedule]
+        games_ = pool.play(todo, tick=lambda: None)
+        try:
+            for done in games_:
+                results[done.index] = done.result
+                if on_result is not None:
+                    on_result(len(results))
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            with stop_signals_held():  # a second Ctrl-C waits for the bots in flight to be killed
+                games_.close()
+    return Series(tuple((match, results[match.index]) for match in schedule if match.index in results), interrupted)
 
 
 def totals(names: Sequence[str], played: Sequence[tuple[ScheduledMatch, MatchResult | None]]) -> list[BotTotal]:

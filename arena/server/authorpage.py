@@ -53,7 +53,7 @@ def author_data(store: Store, registry: Registry, league: str, author: Author,
         matches = store.recent_seats(row["id"], mine, RECENT_MATCHES)
         tslug = data.slug(league, row["id"], "t")
         for seat in matches:
-            seat["href"] = data.match_href(tslug, seat["index"])
+            seat["href"] = data.match_href(tslug, seat["match"])
     return {"author": author.name, "bots": bots, "matches": matches}
 
 

@@ -197,7 +197,7 @@ class Intake:
                     return refusal(500, f"the server could not store the bot: {error}")
                 report = None if result.report is None else result.report.to_dict()
                 if result.status == "rejected":
-                    return refusal(422, f"the bot failed the admission check (arena check): {result.reason}",
+                    return refusal(422, f"{result.reason} (the admission check: arena check shows it locally)",
                                    name=name, check=report)
                 if result.status == "unchanged":
                     return Reply(200, {"status": "unchanged", "name": name, "version": result.version,

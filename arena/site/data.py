@@ -66,14 +66,16 @@ def matches_href(tslug: str, page: int = 1) -> str:
     return f"t/{tslug}/matches/index.html" if page == 1 else f"t/{tslug}/matches/page-{page}.html"
 
 
-def match_href(tslug: str, idx: int) -> str:
-    return f"t/{tslug}/matches/{idx}.html"
+def match_href(tslug: str, match_id: int) -> str:
+    """A match's page, named by the number its heading, ``arena matches`` and ``arena show`` give it (its store
+    id), so that ``matches/103.html`` is "Match #103" (not the 103rd of the schedule)."""
+    return f"t/{tslug}/matches/{match_id}.html"
 
 
-def match_data_href(tslug: str, idx: int) -> str:
+def match_data_href(tslug: str, match_id: int) -> str:
     """The data file of a match's replay: a script (a page opened from disk may load a script, but not fetch a
     file) that hands replay.js the match's names and compact events."""
-    return f"t/{tslug}/matches/{idx}.js"
+    return f"t/{tslug}/matches/{match_id}.js"
 
 
 def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
@@ -474,7 +476,7 @@ def _match_list_row(snap: Snapshot, match: StoredMatch) -> MatchListRow:
                                   None if result is None else result.score, None if result is None else result.fault,
                                   out_round(match, result)))
     players.sort(key=lambda p: (p.place is None, p.place or 0, p.seat))
-    return MatchListRow(match.idx, match.id, match_href(snap.slug, match.idx), match.status,
+    return MatchListRow(match.idx, match.id, match_href(snap.slug, match.id), match.status,
                         None if match.result is None else match.result.rounds,
                         None if match.result is None else match.result.turns,
                         None if match.result is None else match.result.termination, tuple(players))
@@ -493,7 +495,7 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int = FAULTS_SH
     for match in snap.matches.fetch(positions):
         for _, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
-                found.append(FaultRow(match.idx, match_href(snap.slug, match.idx), snap.bot_link(seat_bot)[1], result,
+                found.append(FaultRow(match.idx, match_href(snap.slug, match.id), snap.bot_link(seat_bot)[1], result,
                                       match.id))
     return found[:limit]
 
@@ -1003,10 +1005,10 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         moves=moves,
         replay_data=replay_data,
-        vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.idx), log_path=None if match.log_path is None else str(match.log_path),
+        vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.id), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
-        prev_href=None if prev_m is None else match_href(snap.slug, prev_m.idx),
-        next_href=None if next_m is None else match_href(snap.slug, next_m.idx),
+        prev_href=None if prev_m is None else match_href(snap.slug, prev_m.id),
+        next_href=None if next_m is None else match_href(snap.slug, next_m.id),
         rules_href=tournament_href(snap.slug) + "#rules",
         how_href=tournament_href(snap.slug) + "#how",
         crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),

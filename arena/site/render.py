@@ -29,6 +29,7 @@ from arena import procfs
 from arena.matchlog import locate_log
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
+from arena.stderr import excerpt
 from arena.store import Store
 
 SITE_DIR = data_dir("site")
@@ -199,7 +200,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
-                       relative=relative)
+                       relative=relative, stderr_excerpt=excerpt)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
                        listing_row=listing_row)
     return env
@@ -229,7 +230,7 @@ def render_bot(page: data.BotPage) -> str:
 
 
 def render_match(page: data.MatchPage, slug: str) -> str:
-    return _render("match.html", data.match_href(slug, page.idx), page=page)
+    return _render("match.html", data.match_href(slug, page.id), page=page)
 
 
 def match_data_js(page: data.MatchPage) -> str:
@@ -249,13 +250,13 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
-    neighbours = tuple(snap.stamps[i].idx if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
+    neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
     stamp = data.stamp_keys(snap)[position]
-    keys = {data.match_href(snap.slug, match.idx): output.key(
+    keys = {data.match_href(snap.slug, match.id): output.key(
         version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, position // data.MATCHES_PER_PAGE,
         names, source)}
     if found is not None:
-        keys[data.match_data_href(snap.slug, match.idx)] = output.key(version, names, source)
+        keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
     return keys
 
 
@@ -270,7 +271,7 @@ def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = 
     if unreadable is not None and corrupt is not None:
         corrupt.append(str(unreadable))
     page = data.match_page(snap, position, log, unreadable is not None)
-    files = [(data.match_href(snap.slug, match.idx), render_match(page, snap.slug))]
+    files = [(data.match_href(snap.slug, match.id), render_match(page, snap.slug))]
     if page.data_href is not None:
         files.append((page.data_href, match_data_js(page)))
     return files

@@ -1,0 +1,122 @@
+"""What is kept of a bot's stderr and what is shown of it (arena/stderr.py): the head and the tail within a byte
+cap, and an excerpt with the first error and the last lines, so that a Node bot's crash shows its ``TypeError``
+and its own ``bot.js`` line everywhere an author looks (issue 25): ``arena match``, ``arena show`` and its
+``--json``, and the site's fault listing; and a clean seat's stderr too, on the local site and in ``arena show``."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.server.public import publish
+from arena.stderr import StderrKeeper, excerpt
+from arena.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+THROWS = "const seen = message.nothing; return seen.cards;"
+
+
+def test_the_first_error_survives_a_flood_after_it() -> None:
+    kept = StderrKeeper(64 * 1024)
+    written = [b"Exception in thread \"main\" java.lang.NullPointerException: hand is null\n",
+               b"\tat Bot.move(Bot.java:41)\n", *(f"debug: turn {turn}\n".encode() for turn in range(20_000))]
+    for chunk in written:
+        kept.add(chunk)
+    text = kept.text()
+    cut = re.search(r"\n\[\.\.\. (\d+) bytes of stderr cut \.\.\.\]\n", text)
+    assert cut is not None
+    assert len(text.encode()) - len(cut.group(0)) <= 64 * 1024  # the cap, the line that says so aside
+    assert len(text.encode()) - len(cut.group(0)) + int(cut.group(1)) == sum(map(len, written))  # counted exactly
+    assert "NullPointerException: hand is null" in text and "Bot.java:41" in text and "debug: turn 19999" in text
+    shown = excerpt(text)
+    assert shown.splitlines()[0].startswith("Exception in thread") and "Bot.java:41" in shown
+    assert shown.splitlines()[-1] == "debug: turn 19999" and len(shown.splitlines()) <= 26
+
+
+def test_a_short_stderr_is_shown_whole_and_a_python_traceback_ends_with_its_message() -> None:
+    assert excerpt("one\ntwo\n") == "one\ntwo"
+    trace = ["debug"] * 50 + ["Traceback (most recent call last):", '  File "bot.py", line 9, in <module>',
+                              "ZeroDivisionError: division by zero"]
+    shown = excerpt("\n".join(trace)).splitlines()
+    assert shown[-1] == "ZeroDivisionError: division by zero" and shown[-2].endswith("line 9, in <module>")
+
+
+def node_bot(where: Path) -> tuple[Path, int]:
+    """js-greedy, changed to throw a TypeError on its third move when it sits in seat 0, and to talk on stderr on
+    every move in seat 1 (a clean match whose stderr is kept); and the line of bot.js that throws."""
+    bot = where / "jsbug"
+    shutil.copytree(ROOT / "sample_bots" / "js-greedy", bot)
+    (bot / "bot.yaml").write_text((bot / "bot.yaml").read_text().replace("name: js-greedy", "name: jsbug"))
+    source = (bot / "bot.js").read_text()
+    source = source.replace('''  if (message.type === "turn") return chooseMove(message, rules);''', f'''  if (message.type === "turn") {{
+    turns += 1;
+    if (seat === 1) console.error(`jsbug: thinking about move ${{turns}}`);
+    if (seat === 0 && turns === 3) {{ {THROWS} }}
+    return chooseMove(message, rules);
+  }}''')
+    source = source.replace('''    rules = Object.assign({}, DEFAULT_RULES, message.rules);''', '''    rules = Object.assign({}, DEFAULT_RULES, message.rules);
+    seat = message.seat;''')
+    source = source.replace("let rules = DEFAULT_RULES;", "let rules = DEFAULT_RULES;\nlet turns = 0;\nlet seat = 0;")
+    (bot / "bot.js").write_text(source)
+    line = next(n for n, text in enumerate(source.splitlines(), 1) if THROWS in text)
+    return bot, line
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_a_node_bots_type_error_is_shown_with_its_own_line_everywhere(tmp_path: Path) -> None:
+    bot, line = node_bot(tmp_path)
+    message = "TypeError: Cannot read properties of undefined (reading 'cards')"
+    frame = f"bot.js:{line}:"
+    played = arena("match", str(bot), "sample:greedy", "--threshold", "100", "--log", "m.jsonl.gz", cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    assert "crash.exit" in played.stdout and message in played.stdout and frame in played.stdout, played.stdout
+
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: bugs\nbots: [{bot}, sample:greedy]\nplayers: 2\nrepeats: 1\nseed: 3\n"
+                      "rules: {threshold: 100}\nworkers: 1\n")
+    db = tmp_path / "results" / "arena.db"
+    ran = arena("run", str(config), "--db", str(db), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    listed = json.loads(arena("matches", "--db", str(db), "--json", cwd=tmp_path).stdout)["matches"]
+    seat_of = {m["id"]: next(p["seat"] for p in m["players"] if p["bot"] == "jsbug") for m in listed}
+    crashed = next(mid for mid, seat in seat_of.items() if seat == 0)
+    clean = next(mid for mid, seat in seat_of.items() if seat == 1)
+
+    shown = arena("show", str(crashed), "--db", str(db), cwd=tmp_path)
+    assert shown.returncode == 0 and message in shown.stdout and frame in shown.stdout, shown.stdout
+    as_json = json.loads(arena("show", str(crashed), "--db", str(db), "--json", cwd=tmp_path).stdout)
+    seat = next(p for p in as_json["result"]["players"] if p["name"] == "jsbug")
+    assert seat["fault"]["reason"] == "crash.exit" and message in seat["stderr"] and frame in seat["stderr"]
+
+    quiet = arena("show", str(clean), "--db", str(db), cwd=tmp_path)  # a clean seat's stderr: its last lines
+    assert "FAULT" not in quiet.stdout and "stderr:" in quiet.stdout and "jsbug: thinking about move" in quiet.stdout
+    kept = json.loads(arena("show", str(clean), "--db", str(db), "--json", cwd=tmp_path).stdout)
+    assert "jsbug: thinking about move 3\n" in next(p["stderr"] for p in kept["result"]["players"] if p["name"] == "jsbug")
+
+    site = tmp_path / "results" / "site" / "t" / "bugs"
+    listing = (site / "index.html").read_text()
+    assert message.replace("'", "&#39;") in listing and frame in listing
+    page = (site / "matches" / f"{crashed}.html").read_text()
+    assert f"Match #{crashed} " in page and message.replace("'", "&#39;") in page and frame in page
+    assert "jsbug: thinking about move 3" in (site / "matches" / f"{clean}.html").read_text()
+
+    # A league server publishes the same store's pages without any stderr, a fault's or a clean seat's.
+    store = Store(db, readonly=True)
+    try:
+        publish(store, "bugs", tmp_path / "public")
+    finally:
+        store.close()
+    public = [path.read_text() for path in (tmp_path / "public").rglob("*") if path.suffix in (".html", ".js")]
+    assert len(public) > 5 and any(f"Match #{crashed} " in text for text in public)
+    assert not [text for text in public if "TypeError" in text or "thinking about move" in text or frame in text]
