@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                   "where the order is not settled at 95% (docs/RATINGS.md).")),
     "matches": ("arena.cli_results", "matches", "The matches of tournament NAME (default: the latest)."),
     "show": ("arena.cli_results", "show",
-             "One match: places, scores, faults with details and stderr tails, and the replay command."),
+             "One match: places, scores, faults with details, the bots' stderr, and the replay command."),
     "sandbox": ("arena.cli_sandbox", "sandbox_group", "Prepare this host's sandbox backends."),
     "site": ("arena.cli_site", "site_group",
              "The results site: static HTML standings, bots, matches and replays, readable from disk or any host."),

@@ -90,7 +90,8 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
           log_path: Path | None, move_ms: int, bank_ms: int, hello_ms: int, sandbox_name: str,
           games: int | None, workers: int | None, as_json: bool) -> None:
     """Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), or a series with --games.
-    sample:NAME is a sample bot that ships with arena (sample:greedy, sample:random, sample:planner, ...).
+
+    A BOT_DIR written sample:NAME is a sample bot that ships with arena (sample:greedy, sample:random, sample:planner, ...).
 
     A bot with a build: in its bot.yaml is built first, in the sandbox, into results/builds (once for each state of
     its files; the bot's own directory is never written)."""

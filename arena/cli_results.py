@@ -114,8 +114,10 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
 @db_option()
 @json_option()
 def show(match_id: int, db_path: Path, as_json: bool) -> None:
-    """One match: places, scores, faults with details, what each bot wrote on stderr (its first error and last
-    lines; all that was kept under --json), and the replay command. MATCH_ID is the number of the match's page
+    """One match: places, scores, faults with details, the bots' stderr, and the replay command.
+
+    Of what a bot wrote on stderr, the text shows its first error and its last lines; --json has all that was
+    kept. MATCH_ID is the number of the match's page
     on the site (matches/MATCH_ID.html) and of arena matches' id column."""
     store = open_store(db_path)
     match_ = store.match(match_id)

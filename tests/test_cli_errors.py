@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import progress_status
+from arena.cli_play import progress_status
 from arena.matchlog import LogError, describe, load
 from arena.results import counted
 from arena.run.loop import Progress
