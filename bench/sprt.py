@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         values = pools[design]
         margin = jobs[[job[0] for job in jobs].index(design)][3]
         entry: dict[str, Any] = {
-            "seats": seats, "matches_per_deal": per_deal, "margin": margin,
+            "seats": seats, "matches_per_deal": per_deal, "default_margin": margin,
             "pool_mean_difference": round(statistics.mean(values), 4),
             "pool_difference_sd": round(statistics.stdev(values), 4)}
         for truth in TRUTHS:
