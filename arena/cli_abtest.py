@@ -2,7 +2,7 @@
 series of ``arena match A B ... --games N`` (arena/run/series.py), which the match command in arena/cli_play.py hands
 over.
 
-Exit status: 0 NEW is better (by at least the margin), 1 not better, 3 undecided at ``--max-matches``, 2 bad
+Exit status: 0 NEW is better, 1 not better, 3 undecided at ``--max-matches``, 2 bad
 input, 4 incomplete (interrupted, or matches failed for infrastructure reasons: run the same command again to
 resume).
 """
@@ -42,19 +42,43 @@ from arena.sprt import Status
 BOT_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
 
 
+def gain(estimate: sprt.Estimate | None) -> str:
+    if estimate is None:
+        return "no deal yet"
+    return f"estimated gain {estimate.difference:+.2f} [{estimate.low:+.2f}, {estimate.high:+.2f}] places per match"
+
+
 def status_line(status: Status, matches: int) -> str:
-    """The live line: matches, LLR and its bounds, the estimated difference and its 95% interval."""
-    return (f"{matches} matches ({status.samples} deals)  LLR {status.llr:+.2f} "
-            f"[{status.lower:+.2f}, {status.upper:+.2f}]  difference {status.mean:+.3f} places "
-            f"[{status.low:+.3f}, {status.high:+.3f}]")
+    """The live line: matches, the LLR and where it decides, the estimate so far."""
+    return (f"{matches} matches ({status.samples} deals)  LLR {status.llr:+.2f} (decides at {status.lower:+.2f} or "
+            f"{status.upper:+.2f})  {gain(status.estimate)}")
 
 
-def verdict_line(report: abtest.TestReport, margin: float) -> str:
+def asked(test: abtest.ABTest) -> str:
+    """The gain the test looks for, in words."""
+    where = "head to head at the table" if test.pairing == "table" else "against the field"
+    return f"a gain of {test.settings.margin:g} places per match {where}"
+
+
+def stopped(report: abtest.TestReport) -> str:
+    """Why the test ended: its verdict, the cap, an interruption, or failed matches."""
+    if report.status.verdict != "undecided":
+        return "verdict"
+    return "interrupted" if report.interrupted else "failed" if report.failed else "cap"
+
+
+def verdict_line(report: abtest.TestReport, test: abtest.ABTest) -> str:
+    """What a reader takes away: the verdict, what the test was set to detect, the estimate (stopping-aware)."""
     new, base = report.bots[abtest.NEW], report.bots[abtest.BASE]
-    said = {"better": f"{new} is better than {base} (by at least {margin} places per match)",
-            "not better": f"{new} is not better than {base} by {margin} places per match",
-            "undecided": f"undecided between {new} and {base} at the cap"}[report.status.verdict]
-    return f"verdict: {said}; {status_line(report.status, report.matches)}"
+    after = f"after {report.matches} matches ({report.status.samples} deals)"
+    said = {"verdict": {"better": f"better: {new} is better than {base}",
+                        "not better": f"not better: {new} is not better than {base}",
+                        "undecided": ""}[report.status.verdict],
+            "cap": f"undecided: no verdict between {new} and {base} within --max-matches {test.max_matches}",
+            "interrupted": f"interrupted: no verdict yet between {new} and {base}",
+            "failed": f"incomplete: no verdict yet between {new} and {base} ({report.failed} matches failed)",
+            }[stopped(report)]
+    return f"{said}. The test was set to detect {asked(test)}; {gain(report.status.estimate)}, {after}."
 
 
 @click.command("test")
@@ -71,8 +95,9 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
               help="Allowed P(verdict better) when NEW is not better.")
 @click.option("--beta", type=float, default=sprt.BETA, show_default=True,
               help="Allowed P(verdict not better) when NEW is better by the margin.")
-@click.option("--margin", type=float, default=sprt.MARGIN, show_default=True,
-              help="The gain worth detecting, in places per match.")
+@click.option("--margin", type=float, help="The gain worth detecting, in places per match [default: "
+              f"{abtest.DEFAULT_MARGINS['table']:g} with --pairing table, where a difference is head to head, "
+              f"{abtest.DEFAULT_MARGINS['field']:g} with --pairing field: the same gain in strength].")
 @click.option("--max-matches", type=click.IntRange(1), default=abtest.DEFAULT_MAX_MATCHES, show_default=True,
               help="Stop undecided after this many matches (whole deals).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the deals.")
@@ -88,18 +113,19 @@ def verdict_line(report: abtest.TestReport, margin: float) -> str:
 @db_option()
 @json_option("Print the verdict and the test's numbers as JSON.")
 def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None,
-            alpha: float, beta: float, margin: float, max_matches: int, seed: int, threshold: int | None,
+            alpha: float, beta: float, margin: float | None, max_matches: int, seed: int, threshold: int | None,
             move_ms: int, sandbox_name: str, workers: int | None, cluster: str | None, name: str | None, fresh: bool,
             no_site: bool,
             db_path: Path, as_json: bool) -> None:
     """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
-    sequential test (SPRT) on BASE's mean place minus NEW's stops as soon as it can say "better" or "not better"
-    at the error rates asked (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches,
+    sequential test (the exact GSPRT, as chess engine testers run) on BASE's mean place minus NEW's stops as soon
+    as it can say "better" or "not better" at the error rates asked (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches,
     4 incomplete (interrupted or failed matches: run it again to resume)."""
     from arena import cli_site
 
     try:
-        settings = sprt.Settings(alpha=alpha, beta=beta, margin=margin)
+        settings = sprt.Settings(alpha=alpha, beta=beta,
+                                 margin=abtest.DEFAULT_MARGINS[pairing] if margin is None else margin)
     except ValueError as error:
         fail(f"--{error}")
     try:
@@ -136,13 +162,12 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
     if as_json:
         emit_json({"tournament": report.name, "new": report.bots[abtest.NEW], "base": report.bots[abtest.BASE],
                    "opponents": list(report.bots[2:]), "players": test.config.players, "pairing": pairing,
-                   "alpha": alpha,
-                   "beta": beta, "margin": margin, "max_matches": max_matches, "matches": report.matches,
-                   "played": report.played, "failed": report.failed, "interrupted": report.interrupted,
-                   "seconds": round(report.seconds, 1), "db": str(db_path),
-                   "site": None if site is None else str(site.index)} | report.status.to_dict())
+                   "alpha": alpha, "beta": beta, "margin": settings.margin, "max_matches": max_matches,
+                   "stopped": stopped(report), "matches": report.matches, "played": report.played,
+                   "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
+                   "db": str(db_path), "site": None if site is None else str(site.index)} | report.status.to_dict())
     else:
-        click.echo(verdict_line(report, margin))
+        click.echo(verdict_line(report, test))
         click.echo(f"{report.name}: stored in {db_path} (arena standings {report.name})", err=True)
     if report.interrupted or report.failed:
         click.echo("arena: " + ("interrupted: finished matches are stored" if report.interrupted else

@@ -92,15 +92,24 @@ def test_identical_bots_are_not_better_and_a_rerun_resumes_to_the_same_verdict(t
                                                                               greedy_copy: Path) -> None:
     db = str(tmp_path / "arena.db")
     code, found, _ = run(str(greedy_copy), str(SAMPLES / "greedy"), "--db", db)
-    # greedy is deterministic: from both seats of a deal the two copies trade places exactly, every difference is 0
-    assert code == 1 and found["verdict"] == "not better", found
+    # greedy is deterministic: from both seats of a deal the two copies trade places exactly, every difference is
+    # 0; a gain of the margin (0.2 heads-up at the table) would need +1 in a fifth of the deals, never seen, and each
+    # deal of 0 costs it log(0.8): 14 deals to the bound log(0.05 / 0.95)
+    assert code == 1 and found["verdict"] == "not better" and found["stopped"] == "verdict", found
     assert (found["new"], found["base"]) == ("greedy@new", "greedy@base")
-    assert found["matches"] == 40 and found["difference"] == 0.0
-    again_code, again, _ = run(str(greedy_copy), str(SAMPLES / "greedy"), "--db", db)
-    assert again_code == 1 and again["played"] == 0 and again["llr"] == found["llr"]
+    assert found["margin"] == 0.2 and found["deals"] == 14 and found["matches"] == 28
+    # the interval, with no spread in the data: a share of deals other than 0 that 14 zeros leave a 2.5% chance of
+    assert found["difference"] == 0.0 and found["interval_95"] == [-0.2316, 0.2316]
+    assert found["bounds"][0] - 0.23 < found["llr"] <= found["bounds"][0]  # one deal past the bound, no sentinel
+    again = CliRunner().invoke(main, ["test", str(greedy_copy), str(SAMPLES / "greedy"), "--threshold", "25",
+                                      "--no-site", "--db", db])
+    assert again.exit_code == 1, again.stderr
+    assert again.stdout == ("not better: greedy@new is not better than greedy@base. The test was set to detect a gain "
+                            "of 0.2 places per match head to head at the table; estimated gain +0.00 [-0.23, +0.23] "
+                            "places per match, after 28 matches (14 deals).\n")
     standings = CliRunner().invoke(main, ["standings", found["tournament"], "--db", db, "--json"])
     assert standings.exit_code == 0
-    assert sum(line["matches"] for line in json.loads(standings.stdout)["standings"]) == 80
+    assert sum(line["matches"] for line in json.loads(standings.stdout)["standings"]) == 56
 
 
 def test_a_clear_improvement_is_better_and_the_deals_past_the_verdict_are_dropped(tmp_path: Path) -> None:
@@ -108,6 +117,9 @@ def test_a_clear_improvement_is_better_and_the_deals_past_the_verdict_are_droppe
     code, found, _ = run(str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--db", str(db), "--max-matches", "400")
     assert code == 0 and found["verdict"] == "better" and found["difference"] > 0.5, found
     assert found["llr"] >= found["bounds"][1]
+    # the estimate at the stop and its interval, which holds it; the plain mean is reported beside them
+    low, high = found["interval_95"]
+    assert 0 < low <= found["difference"] <= high and found["mean_difference"] > 0.5
     store = Store(db)
     tid = store.tournament(found["tournament"])["id"]
     # two workers may have finished matches of later deals before the verdict: they are gone, the run is finished
@@ -120,14 +132,15 @@ def test_a_clear_improvement_is_better_and_the_deals_past_the_verdict_are_droppe
 def test_the_cap_leaves_it_undecided(tmp_path: Path, greedy_copy: Path) -> None:
     code, found, _ = run(str(greedy_copy), str(SAMPLES / "greedy"), "--db", str(tmp_path / "a.db"),
                          "--max-matches", "40", "--margin", "0.001", "--alpha", "0.001", "--beta", "0.001")
-    assert code == 3 and found["verdict"] == "undecided" and found["matches"] == 40
+    assert code == 3 and found["verdict"] == "undecided" and found["stopped"] == "cap" and found["matches"] == 40
 
 
 @pytest.mark.parametrize("args, message", [
     (["--players", "3"], "--players: 3 seats with --pairing table need 1 --opponents, got 0"),
     (["--opponents", str(SAMPLES / "random"), "--players", "2"], "--opponents: a heads-up table has no seat"),
     (["--pairing", "field"], "--players: 2 seats with --pairing field need 1 --opponents, got 0"),
-    (["--max-matches", "10"], "--max-matches: expected at least 40"),
+    (["--max-matches", "1"], "--max-matches: expected at least 2 (one deal), got 1"),
+    (["--margin", "1"], "--margin: expected fewer places than a deal's largest difference, 1 at 2 seats, got 1.0"),
     (["--alpha", "0.7"], "--alpha: expected an error rate"),
     (["--margin", "0"], "--margin: expected a positive difference"),
     (["--opponents", str(SAMPLES / "greedy")], "a bot directory is named twice"),

@@ -64,12 +64,13 @@ def test_arena_test_holds_its_lease_and_resumes_after_sigterm_to_the_same_verdic
         second = arena(*args, "--db", db)
         plain_failure(second, 1, f"is being run by PID {first.pid} on")
         first.send_signal(signal.SIGTERM)  # the runner alone, as kill does
-        _, stderr = first.communicate(timeout=60)
+        stdout, stderr = first.communicate(timeout=60)
     finally:
         if first.poll() is None:
             first.kill()
             first.communicate()
     plain_failure((first.returncode, stderr), 4, "interrupted", "run the same command again to resume")
+    assert json.loads(stdout)["stopped"] == "interrupted"  # not "undecided at the cap"
     assert not wait_group_gone(first.pid), "bots or workers outlived the stop"
     assert counts(db).get("done", 0) < 80, "the stop came after the end"
 
@@ -77,7 +78,7 @@ def test_arena_test_holds_its_lease_and_resumes_after_sigterm_to_the_same_verdic
     assert resumed.returncode == 3, resumed.stderr
     again = json.loads(resumed.stdout)
     assert 0 < again["played"] < 80
-    same = ("verdict", "matches", "llr", "difference", "samples")
+    same = ("verdict", "matches", "llr", "difference", "deals")
     assert {key: again[key] for key in same} == {key: expected[key] for key in same}
     assert results(db, expected["tournament"]) == results(tmp_path / "whole.db", expected["tournament"])
 

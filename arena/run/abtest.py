@@ -12,8 +12,11 @@ difference, BASE's mean place minus NEW's, from which the luck of the cards has 
   these opponents", but the two matches drift apart as soon as a random choice differs, and bench/abtest.py
   measures it saving 0-20% against an unpaired test.
 
-The differences go, in schedule order, to the SPRT of arena/sprt.py, which stops at "better" or "not better"; or
-the test stops at ``max_matches``, undecided.
+The differences go, in schedule order, to the exact GSPRT of arena/sprt.py, which stops at "better" or "not
+better"; or the test stops at ``max_matches``, undecided. A difference at the table counts NEW's gain and BASE's
+loss, head to head, so it is about twice a difference against the field for the same two bots (bench/sprt.py
+measures the ratio on its pools): the default margin per pairing, :data:`DEFAULT_MARGINS`, makes the two pairings
+look for the same gain in strength.
 
 It is stored like any tournament (bots NEW, BASE, then the opponents; one group per deal), under a name made from
 the bots and a hash of everything that decides the results, so running the same command again resumes it, and
@@ -54,7 +57,7 @@ from arena.run.plan import (
 )
 from arena.run.players import played, player_for
 from arena.schedule import ScheduledMatch, deal_seeds, rotations
-from arena.sprt import Running, Settings, Status, paired_difference
+from arena.sprt import MARGIN, Running, Settings, Status, paired_difference
 from arena.store import Store
 
 NEW, BASE = 0, 1
@@ -62,6 +65,9 @@ NEW, BASE = 0, 1
 DEFAULT_MAX_MATCHES = 3000
 Pairing = Literal["table", "field"]
 PAIRINGS: tuple[Pairing, ...] = ("table", "field")
+DEFAULT_MARGINS: dict[Pairing, float] = {"table": 2 * MARGIN, "field": MARGIN}
+"""The gain worth detecting, in places per match of each pairing's own difference: 0.1 of a place against the field
+is 0.2 head to head at the table."""
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,15 @@ class ABTest:
     def deals(self) -> int:
         return self.max_matches // self.matches_per_deal
 
+    @property
+    def bound(self) -> int:
+        """The largest difference a deal can give: K - 1 places at K seats."""
+        return self.config.players - 1
+
     def identity(self) -> dict[str, Any]:
         return self.config.identity() | {"test": {
             "alpha": self.settings.alpha, "beta": self.settings.beta, "margin": self.settings.margin,
-            "min_samples": self.settings.min_samples, "max_matches": self.max_matches, "pairing": self.pairing}}
+            "statistic": "gsprt", "max_matches": self.max_matches, "pairing": self.pairing}}
 
 
 def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int | None, settings: Settings,
@@ -119,10 +130,11 @@ def make_test(new: Path, base: Path, opponents: tuple[Path, ...], players: int |
         raise TournamentError(f"--opponents: a heads-up table has no seat for them; pass --players "
                               f"{min(8, len(opponents) + taken)} or --pairing field")
     per_deal = 2 if players == 2 and pairing == "table" else 2 * players
-    if max_matches < per_deal * settings.min_samples:
-        raise TournamentError(f"--max-matches: expected at least {per_deal * settings.min_samples} "
-                              f"({settings.min_samples} deals of {per_deal} matches, the fewest the test decides "
-                              f"on), got {max_matches}")
+    if max_matches < per_deal:
+        raise TournamentError(f"--max-matches: expected at least {per_deal} (one deal), got {max_matches}")
+    if settings.margin >= players - 1:
+        raise TournamentError(f"--margin: expected fewer places than a deal's largest difference, {players - 1} at "
+                              f"{players} seats, got {settings.margin}")
     test = ABTest(TournamentConfig(name="-", bots=bots, players=players, seed=seed, **config), settings,
                   max_matches, pairing)
     if name is None:
@@ -170,7 +182,7 @@ class Tally:
         self.test = test
         self.per_side = test.places_per_side
         self.places: dict[int, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        self.running = Running(test.settings)
+        self.running = Running(test.settings, test.bound)
         self.status = self.running.status()
 
     def add(self, deal: int, slot: int, place: int) -> Status | None:
@@ -179,11 +191,12 @@ class Tally:
             return None
         self.places[deal][slot].append(place)
         moved = False
-        while self.status.verdict == "undecided" and self.complete(self.running.n):
+        while self.running.verdict == "undecided" and self.complete(self.running.n):
             new, base = self.places[self.running.n]
             self.running.add(paired_difference(new, base))
-            self.status = self.running.status()
             moved = True
+        if moved:  # the estimate once per arrival, however many deals it completed
+            self.status = self.running.status()
         return self.status if moved else None
 
     def complete(self, deal: int) -> bool:
