@@ -32,7 +32,9 @@ def write(directory: Path, **overrides: object) -> Path:
     ({"confidence": 1.5, "max_matches": 60}, "stop.confidence: expected a probability above 0.5"),
     ({"confidence": 0.9}, "stop.max_matches: expected a number of matches"),
     ({"max_matches": 4}, "stop.max_matches: expected at least 6 (one round"),
-    ({"max_matches": 60, "level": 3}, "stop.level: expected one of confidence, max_matches"),
+    ({"max_matches": 60, "level": 3}, "stop.level: expected one of confidence, max_matches, margin"),
+    ({"max_matches": 60, "margin": 0.5}, "stop.margin: expected a share above 0 and below 0.5"),
+    ({"max_matches": 60, "margin": True}, "stop.margin: expected a share above 0 and below 0.5"),
     ("soon", "stop: expected a mapping"),
 ])
 def test_bad_stop_rules_name_the_key(tmp_path: Path, stop: object, message: str) -> None:
@@ -42,7 +44,10 @@ def test_bad_stop_rules_name_the_key(tmp_path: Path, stop: object, message: str)
 
 def test_a_stop_rule_sets_the_rounds_and_excludes_repeats(tmp_path: Path) -> None:
     config = load_config(write(tmp_path))
-    assert config.stop == StopRule(0.95, 60) and config.repeats == 10  # rounds of 6 matches
+    assert config.stop == StopRule(0.95, 60, 0.1) and config.repeats == 10  # rounds of 6 matches
+    # The default margin leaves the stored identity as it was before there was one; another is part of it.
+    assert "margin" not in config.identity()["stop"]
+    assert load_config(write(tmp_path, stop={"max_matches": 60, "margin": 0.2})).identity()["stop"]["margin"] == 0.2
     with pytest.raises(ConfigError, match="repeats: expected no repeats with stop"):
         load_config(write(tmp_path, repeats=3))
 
@@ -91,4 +96,4 @@ def test_the_dry_run_says_it_is_open_ended(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", str(write(tmp_path)), "--dry-run"])
     assert result.exit_code == 0 and "open-ended" in result.stdout and "at most 60 matches" in result.stdout
     found = CliRunner().invoke(main, ["run", str(write(tmp_path)), "--dry-run", "--json"])
-    assert json.loads(found.stdout)["open_ended"] == {"confidence": 0.95, "max_matches": 60}
+    assert json.loads(found.stdout)["open_ended"] == {"confidence": 0.95, "max_matches": 60, "margin": 0.1}
