@@ -32,11 +32,11 @@ from arena.ranking import Pair, fit_indexed, pair_counts
 LEVEL = 0.95
 RESAMPLES = 400
 """Enough for stable 2.5% and 97.5% quantiles of a handful of ranks."""
-MARGIN = 0.1
-"""The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 40-60% may be equal."""
-RESAMPLE_TOLERANCE = 1e-4
-"""A resample's fit starts from the full data's and stops once no strength moves by a millionth: far finer than
-the spread between resamples."""
+MARGIN = 0.15
+"""The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 35-65% may be equal."""
+RESAMPLE_TOLERANCE = 1e-3
+"""A resample's fit starts from the full data's and stops once no log strength moves by a thousandth in a step:
+a hundredth of the spread between resamples even with thousands of matches."""
 
 
 _PACK = 40  # bits for a match count within a packed (place sum, match count) pair

@@ -44,7 +44,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class StopRule:
-    """``stop: {confidence: 0.95, max_matches: N, margin: 0.1}``: play round after round (every group of the
+    """``stop: {confidence: 0.95, max_matches: N, margin: 0.15}``: play round after round (every group of the
     schedule once) and stop when every adjacent pair of the standings is decided, apart or equal within
     ``margin``, by a test whose errors over all the looks stay within 1 - ``confidence``, or at ``max_matches``
     (whole rounds); arena/run/stoprule.py."""
@@ -310,7 +310,7 @@ def _stop(value: object, bad: Any) -> StopRule:
         raise bad("stop.max_matches", "a positive integer", max_matches)
     margin = value.get("margin", StopRule.margin)
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < 0.5:
-        raise bad("stop.margin", "a share above 0 and below 0.5, such as 0.1 (equal within 40-60% of meetings)",
+        raise bad("stop.margin", "a share above 0 and below 0.5, such as 0.15 (equal within 35-65% of meetings)",
                   margin)
     return StopRule(float(confidence), max_matches, float(margin))
 
