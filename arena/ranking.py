@@ -136,6 +136,6 @@ def _best_scale(strength: Sequence[float]) -> float:
 
 
 def strengths(matches: Iterable[Sequence[tuple[int, int]]], bots: Sequence[int]) -> dict[int, float]:
-    """The fitted log strength of each of ``bots`` from matches given as (bot, place) per seat; a bot without
-    matches is at 0, the prior's average."""
+    """The log strength of each of ``bots``, fitted to the matches given as (bot, place) per seat; a bot
+    without matches is at 0, the prior's average."""
     return fit(bots, pair_counts(matches))

@@ -457,18 +457,19 @@ def _rank_error(key: Sequence[float]) -> float:
     return sum(abs(sum(position[key[bot]]) / len(position[key[bot]]) - (bot + 1)) for bot in range(len(key))) / len(key)
 
 
-def confidence_seconds(matches: int = 10_000, seed: int = 1) -> float:
-    """CPU seconds of :func:`arena.confidence.confidence` on ``matches`` synthetic 3-seat matches of the 5-bot
-    schedule (CPU time: the machine is shared)."""
+def confidence_seconds(matches: int = 10_000, seed: int = 1, bots: int = len(LADDER), players: int = PLAYERS
+                       ) -> float:
+    """CPU seconds of :func:`arena.confidence.confidence` on ``matches`` synthetic matches of arena's schedule of
+    ``bots`` at ``players`` seats (CPU time: the machine is shared)."""
     rng = random.Random(seed)
     results: list[GroupPlace] = []
-    repeats = -(-matches // len(make_schedule(len(LADDER), PLAYERS, 1, 0)))
-    for match in make_schedule(len(LADDER), PLAYERS, repeats, seed)[:matches]:
+    repeats = -(-matches // len(make_schedule(bots, players, 1, 0)))
+    for match in make_schedule(bots, players, repeats, seed)[:matches]:
         strength = [bot * 0.3 + rng.gauss(0, 1) for bot in match.bots]
         places = competition_places([(value,) for value in strength])  # type: ignore[misc]
         results.extend(GroupPlace(match.group, bot, place, match.index) for bot, place in zip(match.bots, places))
     started = time.process_time()
-    confidence(results, list(range(len(LADDER))))
+    confidence(results, list(range(bots)))
     return time.process_time() - started
 
 
@@ -543,6 +544,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.part in ("all", "field"):
         report["field"] = field_study(30, 4, FIELD_GAP, args.field_tournaments, (360, 720, 1440), args.seed, progress)
     report["confidence_cpu_seconds_10000_matches"] = round(confidence_seconds(), 2)
+    report["confidence_cpu_seconds_10000_matches_30_bots_4_seats"] = round(confidence_seconds(bots=30, players=4), 2)
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report))
 
