@@ -8,7 +8,9 @@ strengths maximise the product of the pairwise probabilities (a composite likeli
 Azari Soufiani, Parkes and Xia 2014, consistent for Plackett-Luce), by Hunter's (2004) MM iteration for
 Bradley-Terry. Two reasons to fit the marginals rather than the full sequential likelihood: in a round-robin,
 where every pair meets equally often, a bot's comparisons won are a linear function of its place sum, so the fit
-orders exactly as mean place does (the full likelihood weighs a first place apart from a second and can differ);
+orders exactly as mean place does when no places are tied (a tie is half a win each way here, while mean place
+counts a tie for second as second for both; the full likelihood weighs a first place apart from a second and can
+differ more);
 and the cost of an iteration is one pass over the distinct pairs that met, linear in the matches, whatever the
 number of bots.
 

@@ -1,18 +1,26 @@
-"""Rating benchmark: how many matches until the standings have a ladder of bots of known order right, with
-duplicate and with independent deals, and how often the 95% rank intervals of arena/confidence.py hold the truth.
+"""Rating benchmark: how many matches until the standings have a ladder of bots of known order right, under
+each ranking key (the Plackett-Luce fit the standings use, mean place, TrueSkill), with duplicate and with
+independent deals, and how often the 95% rank intervals of arena/confidence.py hold the truth. Three parts:
 
-The ladder is five in-process bots on the engine itself (no protocol, no processes): the greedy policy of
-bench/engine.py with 0%, 10%, 20%, 30% and 40% of its moves replaced by random legal ones, so the true order is
-known. Each simulated tournament is arena's own schedule (arena/schedule.py: every 3-bot group of the 5, one match
-per seat rotation, ``repeats`` times) played repeat by repeat; after each repeat (30 matches) the standings are
-checked against the true order under several ranking keys (TrueSkill mu - 3 sigma, as arena sorted until now;
-TrueSkill mu; TrueSkill rating each duplicate group as one result, ranked by summed places; mean place; mean
-score), and the 95% rank intervals against the true ranks. Every bot's random choices come from its own seeded
-stream, never shared between rotations (real bots cannot share theirs). Prints ONE JSON object.
+- ``fresh``: the epsilon ladder, five in-process bots on the engine itself (no protocol, no processes): the
+  greedy policy of bench/engine.py with 0%, 10%, 20%, 30% and 40% of its moves replaced by random legal ones, so
+  the true order is known. Each simulated tournament is arena's own schedule (every 3-bot group of the 5, one
+  match per seat rotation, ``repeats`` times) played repeat by repeat; after each repeat (30 matches) the
+  standings are checked against the true order under every key, and the 95% rank intervals against the true
+  ranks. Every bot's random choices come from its own seeded stream, never shared between rotations.
+- ``pool``: designs and keys compared on the same tournaments, resampled from one pool of played matches per
+  ladder and deal design (whole groups per combination, with replacement), for the epsilon ladder and a
+  deterministic one (greedy variants that differ in a few decisions, :data:`GREEDY_LADDER`); the pool's own
+  order is the truth. Also how often the fit orders as mean place in these round-robins.
+- ``field``: a 30-bot field at 4 seats on arena's balanced random schedule, synthetic Plackett-Luce places:
+  the mean rank error of the fit and of mean place at 360, 720 and 1,440 matches.
 
-    python bench/rating.py                 # the default run: 100 tournaments of 150 matches, both deal designs
-    python bench/rating.py --quick         # 30 tournaments, fewer repeats: a smoke run
-    python bench/rating.py --tournaments 200 --repeats 16 --deal-version 1   # the engine before deal version 2
+Prints ONE JSON object; the CPU time of the bootstrap for 10,000 matches is in every run.
+
+    python bench/rating.py                 # every part at its defaults (long: the pools are 24,000 matches)
+    python bench/rating.py --part field    # the 30-bot field, 200 tournaments
+    python bench/rating.py --part pool --quick   # pools of 40 groups per combination, 100 resampled tournaments
+    python bench/rating.py --part fresh --tournaments 200 --repeats 16 --deal-version 1   # the engine before deal version 2
 
 This is a measurement, not a test: nothing here asserts.
 """

@@ -126,7 +126,7 @@ def test_standings_table(site: Path, page: Page) -> None:
     for i, rank in enumerate(ranks):
         assert rank == str(i + 1) or (rank.endswith("=") and int(rank[:-1]) <= i + 1), ranks
     headers = table.locator("thead th").all_inner_texts()
-    for wanted in ("Rank", "Bot", "Strength", "Rating", "Matches", "Wins", "Win %", "P(above", "Mean", "Points", "Declarations",
+    for wanted in ("Rank", "Bot", "Fit", "Rating", "Matches", "Wins", "Win %", "P(above", "Mean", "Points", "Declarations",
                    "Faults"):
         assert any(wanted in header for header in headers), (wanted, headers)
     # Every header but the bot's name says what it means on hover.
