@@ -325,13 +325,14 @@ def pool_truth(pools: Sequence[dict[tuple[int, ...], list[list[tuple[int, ...]]]
 
 
 def resampled(pool: dict[tuple[int, ...], list[list[tuple[int, ...]]]], true_order: Sequence[int],
-              tournaments: int, repeats: int, seed: int, resamples: int) -> dict[str, Any]:
+              tournaments: int, repeats: int, seed: int, resamples: int, trueskill: bool = True) -> dict[str, Any]:
     """``tournaments`` tournaments of up to ``repeats`` rounds drawn from the pool (per combination, whole groups
     with replacement), every key judged on the same ones after every round: the share in the pool's true order
     (its best first by mean place, which the fit agrees with on every pool here), and whether the fit orders as
     mean place does. The TrueSkill key rates the matches in schedule order."""
     rng = random.Random(seed)
-    names = ("plackett_luce", "mean_place", "trueskill_conservative")
+    # TrueSkill is nine tenths of the cost: --skip-trueskill leaves it out of a long run.
+    names = ("plackett_luce", "mean_place", "trueskill_conservative")[:3 if trueskill else 2]
     correct = {name: [0] * repeats for name in names}
     agree = agree_shared = checkpoints = ties = seen = 0
     covered = total = 0
@@ -351,7 +352,8 @@ def resampled(pool: dict[tuple[int, ...], list[list[tuple[int, ...]]]], true_ord
         for number in range(repeats):
             for combination, groups in pool.items():
                 for places in groups[draws[combination][number]]:
-                    ratings = rater.update(ratings, RatedMatch(index, combination, places))
+                    if trueskill:
+                        ratings = rater.update(ratings, RatedMatch(index, combination, places))
                     seats.append(list(zip(combination, places)))
                     results.extend(GroupPlace(number * len(pool) + len(seats) // per_group, bot, place, index)
                                    for bot, place in zip(combination, places))
@@ -388,7 +390,8 @@ def resampled(pool: dict[tuple[int, ...], list[list[tuple[int, ...]]]], true_ord
 
 
 def pool_study(ladder: str, groups: int, tournaments: int, repeats: int, seed: int, rules: Rules,
-               deal_version: int, resamples: int, progress: Callable[[str], None]) -> dict[str, Any]:
+               deal_version: int, resamples: int, progress: Callable[[str], None], trueskill: bool = True
+               ) -> dict[str, Any]:
     pools = {}
     for deals in DEALS:
         pools[deals] = play_pool(ladder, deals, groups, seed, rules, deal_version)
@@ -401,7 +404,7 @@ def pool_study(ladder: str, groups: int, tournaments: int, repeats: int, seed: i
                              "fit_orders_pool_as_mean_place": true_order == sorted(
                                  range(len(LADDER)), key=lambda bot: -truth["plackett_luce"][bot])}
     for deals, pool in pools.items():
-        found[deals] = resampled(pool, true_order, tournaments, repeats, seed, resamples)
+        found[deals] = resampled(pool, true_order, tournaments, repeats, seed, resamples, trueskill)
         progress(f"{ladder} pool, {deals} deals: {tournaments} resampled tournaments")
     found["duplicate_over_independent_matches"] = {
         name: (None if dup is None or ind is None else round(dup / ind, 3))
@@ -504,6 +507,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pool-tournaments", type=int, default=1000,
                         help="tournaments resampled from each pool (1000)")
     parser.add_argument("--pool-repeats", type=int, default=10, help="rounds of a resampled tournament (10)")
+    parser.add_argument("--skip-trueskill", action="store_true",
+                        help="pools: rank by the fit and mean place only (TrueSkill is most of the time)")
     parser.add_argument("--field-tournaments", type=int, default=200, help="tournaments of the 30-bot field (200)")
     parser.add_argument("--verbose", action="store_true", help="progress on stderr")
     args = parser.parse_args(argv)
@@ -546,7 +551,8 @@ def main(argv: list[str] | None = None) -> None:
         report["fresh"] = fresh
     if args.part in ("all", "pool"):
         report["pool"] = {ladder: pool_study(ladder, args.pool_groups, args.pool_tournaments, args.pool_repeats,
-                                             args.seed, rules, args.deal_version, 0, progress)
+                                             args.seed, rules, args.deal_version, 0, progress,
+                                             not args.skip_trueskill)
                           for ladder in ("eps", "greedy")}
         report["pool"]["greedy_ladder"] = [list(variant) for variant in GREEDY_LADDER]
     if args.part in ("all", "field"):
