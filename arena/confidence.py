@@ -193,7 +193,9 @@ def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None,
     kinds: dict[tuple[tuple[Pair, int], ...], list[int]] = defaultdict(list)
     everything: dict[Pair, list[float]] = defaultdict(lambda: [0.0, 0])
     for group in sorted(seats):
-        counted = pair_counts(seats[group].values())
+        # Only the bots asked for are ranked: a comparison with any other is left out.
+        counted = {pair: value for pair, value in pair_counts(seats[group].values()).items()
+                   if pair[0] in index and pair[1] in index}
         for pair, (wins, n) in counted.items():
             everything[pair][0] += wins
             everything[pair][1] += n

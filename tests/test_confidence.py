@@ -65,6 +65,8 @@ def test_deterministic_for_a_seed_and_a_bot_without_matches_ranks_last() -> None
     assert sure.bots[-1].bot == 9 and sure.bots[-1].matches == 0
     assert (sure.bots[-1].rank_low, sure.bots[-1].rank_high) == (5, 5)
     assert sure.p_above[(0, 9)] == 0.5  # nothing is known of it
+    # Only the bots asked for are ranked: bot 3's results are left out, not an error.
+    assert [line.bot for line in confidence(results, bots=[0, 1, 2]).bots] == [0, 1, 2]
 
 
 def test_shared_ranks_follow_the_order_given() -> None:
