@@ -30,8 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("arena.cli_play", "run",
             "Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."),
     "standings": ("arena.cli_results", "standings",
-                  ("The standings of tournament NAME (default: the latest), best mean place first, with shared ranks "
-                  "where the order is not settled at 95% (docs/RATINGS.md).")),
+                  ("The standings of tournament NAME (default: the latest), strongest first by a Plackett-Luce fit of "
+                  "every match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md).")),
     "matches": ("arena.cli_results", "matches", "The matches of tournament NAME (default: the latest)."),
     "show": ("arena.cli_results", "show",
              "One match: places, scores, faults with details, the bots' stderr, and the replay command."),

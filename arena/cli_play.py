@@ -27,7 +27,7 @@ from arena.cli_common import (
     require_extra,
     sandbox_choice,
 )
-from arena.cli_results import print_standings, print_stderr, standings_with_confidence
+from arena.cli_results import print_standings, print_stderr, standings_with_confidence, stop_test
 from arena.confidence import confidence
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.matchlog import LogError, describe, find_log, load, verify
@@ -261,9 +261,11 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                 click.echo(f"{summary['name']}: {summary['matches']} matches ({summary['design']}, {deals}), "
                            f"{summary['bots']} bots, {where}, about {summary['estimated_seconds']:.0f} s")
                 if summary["open_ended"]:
-                    click.echo(f"  open-ended: stops when every adjacent pair is ordered at "
-                               f"{summary['open_ended']['confidence']}, at most {summary['matches']} matches "
-                               "(the numbers here are that bound)")
+                    stop = summary["open_ended"]
+                    click.echo(f"  open-ended: stops when every adjacent pair is decided, apart or equal within "
+                               f"a head-to-head share of {0.5 - stop['margin']:.0%}-{0.5 + stop['margin']:.0%}, "
+                               f"with errors under {1 - stop['confidence']:.0%} over all the looks; at most "
+                               f"{summary['matches']} matches (the numbers here are that bound)")
                 for name, seats in summary["seats_per_bot"].items():
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
             return
@@ -289,14 +291,15 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             site_error = f"site not built: {full}"
     table = list(report.standings)
     sure = confidence(store.seat_results(report.tid), [line.bot_id for line in table])
+    test = stop_test(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
                    "db": str(db_path), "site": None if site is None else str(site.index),
                    **({} if report.cluster is None else {"cluster": report.cluster.to_dict()}),
-                   "standings": standings_with_confidence(table, sure)})
+                   "standings": standings_with_confidence(table, sure, test)})
     else:
-        print_standings(table, sure)
+        print_standings(table, sure, test)
         done = report.done_before + report.played - report.failed
         click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "

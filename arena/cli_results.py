@@ -5,6 +5,7 @@ They need the store and nothing that plays: `arena standings` must start fast (b
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from arena.cli_common import (
     json_option,
     open_store,
 )
-from arena.confidence import Confidence, confidence
+from arena.confidence import Confidence, PairTest, confidence
 from arena.stderr import excerpt
 from arena.store import Standing, Store
 
@@ -30,42 +31,57 @@ def find_tournament(store: Store, name: str | None) -> Any:
     return row
 
 
-def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Confidence | None = None) -> None:
-    """The standings table; with ``sure``, ranks not settled at 95% are shared (``2=``) and each line shows its
-    95% rank interval and P(above the next bot)."""
+def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Confidence | None = None,
+                    test: PairTest | None = None) -> None:
+    """The standings table, ordered by the fitted strength (``fit``); with ``sure``, ranks not separated (at 95%,
+    or by the stop rule's ``test``) are shared (``2=``), and each line shows its 95% rank interval, P(above the
+    next bot) and, for a shared rank, the span of its chain of ties (``tied``)."""
     order = [line.bot_id for line in standings]
-    labels = sure.shared_ranks(order) if sure else {}
+    labels = sure.shared_ranks(order, test) if sure else {}
+    spans = sure.tie_groups(order, test) if sure else {}
     above = sure.p_above_next(order) if sure else {}
-    extra = f" {'rank95':>6} {'P>next':>6}" if sure else ""
-    click.echo(f"{'rank':>4}  {'bot':<20} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
+    extra = f" {'rank95':>6} {'P>next':>6} {'tied':>5}" if sure else ""
+    click.echo(f"{'rank':>4}  {'bot':<20} {'fit':>6} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
                f"{'place':>5} {'pts/rd':>6} {'declares':>9}{extra}  faults")
     for rank, line in enumerate(standings, 1):
         faults = ", ".join(f"{kind} {count}" for kind, count in sorted(line.faults.items())) or "-"
         place = "-" if line.mean_place is None else f"{line.mean_place:.2f}"
         per_round = "-" if line.points_per_round is None else f"{line.points_per_round:.2f}"
+        fitted = "-" if line.strength is None else f"{line.strength:.2f}"
         if sure:
             interval = sure.line(line.bot_id)
             p_next = above[line.bot_id]
+            first, last = spans[line.bot_id]
             extra = (f" {f'{interval.rank_low}-{interval.rank_high}':>6} "
-                     f"{'-' if p_next is None else f'{p_next:.2f}':>6}")
+                     f"{'-' if p_next is None else f'{p_next:.2f}':>6} {f'{first}-{last}' if last > first else '-':>5}")
         name = line.name if line.active else f"{line.name} (left)"  # a league's version out of the field
-        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {name:<20} {line.rating.conservative:>7.2f} "
-                   f"{line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} {line.matches:>7} {line.wins:>5} {place:>5} "
+        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {name:<20} {fitted:>6} "
+                   f"{line.rating.conservative:>7.2f} {line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} "
+                   f"{line.matches:>7} {line.wins:>5} {place:>5} "
                    f"{per_round:>6} {line.declares_ok:>4}/{line.declares_failed:<4}{extra}  {faults}")
 
 
-def standings_with_confidence(table: list[Standing], sure: Confidence) -> list[dict[str, Any]]:
-    """The standings as JSON, each line with its shared rank label, 95% rank interval and P(above the next)."""
+def standings_with_confidence(table: list[Standing], sure: Confidence, test: PairTest | None = None
+                              ) -> list[dict[str, Any]]:
+    """The standings as JSON, each line with its shared rank label, 95% rank interval, P(above the next) and the
+    positions its chain of ties spans (``tied``, first and last; the same for a bot not tied)."""
     order = [line.bot_id for line in table]
-    labels, above = sure.shared_ranks(order), sure.p_above_next(order)
+    labels, above = sure.shared_ranks(order, test), sure.p_above_next(order)
+    spans = sure.tie_groups(order, test)
     found = []
     for rank, line in enumerate(table, 1):
         interval = sure.line(line.bot_id)
         p_next = above[line.bot_id]
         found.append(line.to_dict(rank) | {
             "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
-            "p_above_next": None if p_next is None else round(p_next, 3)})
+            "p_above_next": None if p_next is None else round(p_next, 3), "tied": list(spans[line.bot_id])})
     return found
+
+
+def stop_test(store: Store, name: str) -> PairTest | None:
+    """The stop rule's test of tournament ``name``, whose verdicts its standings show; None without a stop rule."""
+    row = store.tournament(name)
+    return None if row is None else PairTest.stored(json.loads(row["config"]))
 
 
 @click.command()
@@ -73,17 +89,18 @@ def standings_with_confidence(table: list[Standing], sure: Confidence) -> list[d
 @db_option()
 @json_option()
 def standings(name: str | None, db_path: Path, as_json: bool) -> None:
-    """The standings of tournament NAME (default: the latest), best mean place first, with shared ranks where the
-    order is not settled at 95% (docs/RATINGS.md)."""
+    """The standings of tournament NAME (default: the latest), strongest first by a Plackett-Luce fit of every
+    match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md)."""
     store = open_store(db_path)
     row = find_tournament(store, name)
     table = store.standings(row["id"])
     sure = confidence(store.seat_results(row["id"]), [line.bot_id for line in table])
+    test = PairTest.stored(json.loads(row["config"]))
     if as_json:
-        emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure)})
+        emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure, test)})
     else:
         click.echo(f"{row['name']}" + ("" if row["finished_at"] else " (not finished)"))
-        print_standings(table, sure)
+        print_standings(table, sure, test)
 
 
 @click.command()

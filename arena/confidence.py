@@ -1,30 +1,42 @@
 """How sure the standings are: each bot's 95% rank interval and, for every pair, P(one is truly above the other).
 
-Pure functions over the stored outcomes (bot, duplicate group, place). The statistic is a bot's mean place; the
-uncertainty comes from a bootstrap that resamples whole groups (a duplicate deal's seat rotations, see
+Pure functions over the stored outcomes (bot, duplicate group, match, place). The statistic is a bot's fitted
+Plackett-Luce strength (arena/ranking.py), which orders as mean place does in a round-robin and allows for the
+opponents met in any other schedule; the uncertainty comes from a bootstrap that resamples whole groups (a duplicate deal's seat rotations, see
 arena/schedule.py), never single matches, so that the pairing that cancels the luck of the deal is kept: a group's
 rotations share cards, and resampling them one by one would count that shared luck as independent evidence and
 give intervals that are too narrow. Groups of independent deals are resampled whole too (their bots met each
 other), which is honest for either design.
 
 docs/RATINGS.md says what the numbers mean and bench/rating.py measures them (coverage of the intervals, and the
-number of matches until the order is right) on a ladder of bots of known order.
+number of matches until the order is right) on ladders of bots of known order. A resample costs one warm-started
+fit, a pass over the distinct pairs that met per iteration; P(above) is counted only for the pairs asked for.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 from bisect import bisect_left, bisect_right
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import mul, sub
+from statistics import NormalDist
+from typing import Any, Literal
+
+from arena.ranking import Pair, fit_indexed, pair_counts
 
 LEVEL = 0.95
 RESAMPLES = 400
-"""Enough for stable 2.5% and 97.5% quantiles of a handful of ranks; 10,000 matches take under a second."""
+"""Enough for stable 2.5% and 97.5% quantiles of a handful of ranks."""
+MARGIN = 0.15
+"""The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 35-65% may be equal."""
+RESAMPLE_TOLERANCE = 1e-3
+"""A resample's fit starts from the full data's and stops once no log strength moves by a thousandth in a step:
+a hundredth of the spread between resamples even with thousands of matches."""
 
 
 _PACK = 40  # bits for a match count within a packed (place sum, match count) pair
@@ -38,6 +50,8 @@ class GroupPlace:
     group: int
     bot: int
     place: int
+    match: int
+    """The match (any id unique within the tournament): its seats are one ranking for the fit."""
 
 
 @dataclass(frozen=True)
@@ -49,33 +63,88 @@ class BotConfidence:
     """Best rank in the interval (1 is first)."""
     rank_high: int
     """Worst rank in the interval."""
+    strength: float
+    """The fitted log strength (arena/ranking.py): the standings' order."""
+
+
+Verdict = Literal["apart", "equal"]
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """The stop rule's sequential test of two neighbours (arena/run/stoprule.py), looked at after every round.
+
+    At each look the pair's difference in fitted log strength gets an interval of +-z standard deviations (from
+    the group bootstrap), with z spending ``alpha`` evenly over the ``looks`` (Bonferroni: alpha / looks per
+    look, split between the two directions). The pair is *apart* once the interval excludes 0, and *equal* once
+    it lies within +-delta, where delta is the log odds of a head-to-head share of 1/2 + ``margin`` (two bots
+    are within the margin when neither places above the other in more than 1/2 + margin of their meetings). So,
+    whatever the looks, two equal bots end apart with probability at most ``alpha``, and two bots further apart
+    than the margin end equal with probability at most ``alpha`` / 2; bench/stoprule.py measures both."""
+
+    alpha: float
+    looks: int
+    margin: float
+
+    @classmethod
+    def stored(cls, config: Mapping[str, Any]) -> PairTest | None:
+        """The test of a tournament's stored config (its identity: the stop rule and the rounds, ``repeats``),
+        None without a stop rule: what its standings show the verdicts of."""
+        stop = config.get("stop")
+        if not stop:
+            return None
+        return cls(1 - float(stop["confidence"]), int(config["repeats"]), float(stop.get("margin", MARGIN)))
+
+    @property
+    def z(self) -> float:
+        return NormalDist().inv_cdf(1 - self.alpha / (2 * max(1, self.looks)))
+
+    @property
+    def delta(self) -> float:
+        return math.log((0.5 + self.margin) / (0.5 - self.margin))
 
 
 @dataclass(frozen=True)
 class Confidence:
-    """Bots best first (by mean place), their rank intervals, and P(a above b) for every ordered pair."""
+    """Bots best first (by fitted strength), their rank intervals, and P(a above b) for every ordered pair."""
 
     bots: tuple[BotConfidence, ...]
-    p_above: Mapping[tuple[int, int], float]
+    p_above: PAbove
     level: float
     resamples: int
 
     def line(self, bot: int) -> BotConfidence:
         return next(line for line in self.bots if line.bot == bot)
 
-    def shared_ranks(self, order: Sequence[int] | None = None) -> dict[int, str]:
-        """Rank labels for the bots in ``order`` (default: by mean place): a run of neighbours whose order is not
-        settled at :attr:`level` (P(above the next) below it) shares the rank of its first bot, as ``"2="``."""
+    def separated(self, a: int, b: int, test: PairTest | None = None) -> bool:
+        """Whether a is shown above b rather than level with it: P(above) at least :attr:`level`, or, for a
+        tournament with a stop rule, the rule's test says *apart*."""
+        return self.verdict(a, b, test) == "apart" if test else self.p_above[(a, b)] >= self.level
+
+    def tie_groups(self, order: Sequence[int] | None = None, test: PairTest | None = None
+                   ) -> dict[int, tuple[int, int]]:
+        """For each bot in ``order`` (default: by fitted strength), the first and last position (1 is first) of
+        its run of neighbours not separated (:meth:`separated`). Ties chain: a is level with b and b with c, so
+        the run can span ranks that a's own interval excludes; showing the run's span says why."""
         order = self.order() if order is None else list(order)
-        labels: dict[int, str] = {}
-        start = 0
+        runs: list[list[int]] = []
         for position, bot in enumerate(order):
-            if position and self.p_above[(order[position - 1], bot)] < self.level:
-                labels[order[position - 1]] = labels[bot] = f"{start + 1}="
+            if position and not self.separated(order[position - 1], bot, test):
+                runs[-1].append(bot)
             else:
-                start = position
-                labels[bot] = str(position + 1)
-        return labels
+                runs.append([bot])
+        spans: dict[int, tuple[int, int]] = {}
+        start = 1
+        for run in runs:
+            spans.update((bot, (start, start + len(run) - 1)) for bot in run)
+            start += len(run)
+        return spans
+
+    def shared_ranks(self, order: Sequence[int] | None = None, test: PairTest | None = None) -> dict[int, str]:
+        """Rank labels for the bots in ``order`` (default: by fitted strength): a run of neighbours not
+        separated (:meth:`separated`) shares the rank of its first bot, as ``"2="``."""
+        return {bot: f"{first}=" if last > first else str(first)
+                for bot, (first, last) in self.tie_groups(order, test).items()}
 
     def p_above_next(self, order: Sequence[int] | None = None) -> dict[int, float | None]:
         """For each bot, P(it is truly above the bot after it in ``order``); None for the last."""
@@ -86,83 +155,125 @@ class Confidence:
     def order(self) -> list[int]:
         return [line.bot for line in self.bots]
 
+    def difference(self, a: int, b: int) -> tuple[float, float]:
+        """a's fitted log strength minus b's, and the standard deviation of that difference over the resamples."""
+        estimate = self.line(a).strength - self.line(b).strength
+        spread = [x - y for x, y in zip(self.p_above.samples.get(a, ()), self.p_above.samples.get(b, ()))]
+        return estimate, statistics.pstdev(spread) if len(spread) > 1 else math.inf
+
+    def verdict(self, a: int, b: int, test: PairTest) -> Verdict | None:
+        """The stop rule's verdict on a above b (see :class:`PairTest`): ``"apart"`` (a truly above b), ``"equal"``
+        (their difference within the test's margin), or None (not yet either)."""
+        estimate, spread = self.difference(a, b)
+        low, high = estimate - test.z * spread, estimate + test.z * spread
+        if low > 0:
+            return "apart"
+        if -test.delta < low and high < test.delta:
+            return "equal"
+        return None
+
 
 def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None, resamples: int = RESAMPLES,
                level: float = LEVEL, seed: int = 0) -> Confidence:
-    """Bootstrap the mean places over whole groups. ``bots`` lists every bot to rank (default: those in
+    """Bootstrap the fitted strengths over whole groups. ``bots`` lists every bot to rank (default: those in
     ``results``); a bot without results ranks last with an interval covering every rank from its neighbours'."""
-    place_sum: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    played: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    groups: set[int] = set()
+    place_sum: dict[int, int] = defaultdict(int)
+    matches: dict[int, int] = defaultdict(int)
+    seats: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     for result in results:
-        place_sum[result.bot][result.group] += result.place
-        played[result.bot][result.group] += 1
-        groups.add(result.group)
-    ids = list(bots) if bots is not None else sorted(played)
-    measured = [bot for bot in ids if played.get(bot)]
-    # Groups with the same outcome (the same bots with the same place sums and match counts) are interchangeable:
-    # a resample's weight for such a kind of group is the sum of its groups' weights. Summing per kind first makes
-    # the per-bot sums run over a few hundred kinds instead of thousands of groups, with the same distribution.
-    kinds: dict[tuple[tuple[int, int], ...], list[int]] = defaultdict(list)
-    for group in sorted(groups):
-        outcome = tuple(sorted((bot, place_sum[bot][group] << _PACK | played[bot][group])
-                               for bot in measured if group in played[bot]))
-        kinds[outcome].append(group)
+        place_sum[result.bot] += result.place
+        matches[result.bot] += 1
+        seats[result.group][result.match].append((result.bot, result.place))
+    ids = list(bots) if bots is not None else sorted(matches)
+    measured = [bot for bot in ids if matches.get(bot)]
+    index = {bot: i for i, bot in enumerate(measured)}
+    # Each group as its pairwise comparisons, (pair, packed (2 x wins, comparisons)); groups with the same ones
+    # are interchangeable: a resample's weight for such a kind of group is the sum of its groups' weights. Summing
+    # per kind first makes the per-pair sums run over a few hundred kinds instead of thousands of groups.
+    kinds: dict[tuple[tuple[Pair, int], ...], list[int]] = defaultdict(list)
+    everything: dict[Pair, list[float]] = defaultdict(lambda: [0.0, 0])
+    for group in sorted(seats):
+        # Only the bots asked for are ranked: a comparison with any other is left out.
+        counted = {pair: value for pair, value in pair_counts(seats[group].values()).items()
+                   if pair[0] in index and pair[1] in index}
+        for pair, (wins, n) in counted.items():
+            everything[pair][0] += wins
+            everything[pair][1] += n
+        kinds[tuple(sorted((pair, int(2 * wins) << _PACK | n) for pair, (wins, n) in counted.items()))].append(group)
     starts: list[int] = []
     ends: list[int] = []
     for members in kinds.values():
         starts.append(ends[-1] if ends else 0)
         ends.append(starts[-1] + len(members))
-    # Per bot, the kinds it appears in and its packed (place sum, match count) in them, aligned; packing lets one
-    # pass sum both.
-    columns: dict[int, tuple[list[int], list[int]]] = {bot: ([], []) for bot in measured}
+    # Per pair, the kinds it appears in and its packed counts in them, aligned; packing lets one pass sum both.
+    columns: dict[Pair, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
     for kind, outcome in enumerate(kinds):
-        for bot, value in outcome:
-            columns[bot][0].append(kind)
-            columns[bot][1].append(value)
-    matches = {bot: sum(played[bot].values()) for bot in measured}
-    estimate = {bot: sum(place_sum[bot].values()) / matches[bot] for bot in measured}
+        for pair, value in outcome:
+            columns[pair][0].append(kind)
+            columns[pair][1].append(value)
+    first = [index[a] for a, _ in columns]
+    second = [index[b] for _, b in columns]
+    point = fit_indexed(len(measured), first, second, [everything[pair][0] for pair in columns],
+                        [float(everything[pair][1]) for pair in columns])
+    estimate = dict(zip(measured, point))
     rng = random.Random(seed)
+    samples: dict[int, list[float]] = {bot: [] for bot in measured}
     low_ranks: dict[int, list[int]] = {bot: [] for bot in measured}
     high_ranks: dict[int, list[int]] = {bot: [] for bot in measured}
-    above: Counter[tuple[int, int]] = Counter()
+    groups = len(seats)
     for _ in range(resamples if measured else 0):
         # Each kind's weight, the sum of its groups' (they are consecutive): differences of running totals, with
         # every loop in C.
-        totals = [0, *accumulate(_poisson_weights(rng, len(groups)))]
+        totals = [0, *accumulate(_poisson_weights(rng, groups))]
         counts = list(map(sub, map(totals.__getitem__, ends), map(totals.__getitem__, starts)))
-        stat: dict[int, float] = {}
-        for bot, (its_kinds, packed) in columns.items():
-            total = sum(map(mul, map(counts.__getitem__, its_kinds), packed))
-            n = total & _MASK
-            # A bot none of whose groups was drawn says nothing in this resample: it keeps its own estimate.
-            stat[bot] = (total >> _PACK) / n if n else estimate[bot]
-        ordered = sorted(stat.values())
-        for bot, mean in stat.items():
-            # Rank 1 + the bots strictly better; with ties, the worst rank is counted for the upper end.
-            low_ranks[bot].append(bisect_left(ordered, mean) + 1)
-            high_ranks[bot].append(bisect_right(ordered, mean))
-        for a in measured:
-            for b in measured:
-                if a != b:
-                    # Lower mean place is better; an exact tie counts half each way.
-                    above[(a, b)] += 2 if stat[a] < stat[b] else 1 if stat[a] == stat[b] else 0
-    order = sorted(measured, key=lambda bot: (estimate[bot], ids.index(bot)))
+        packed = [sum(map(mul, map(counts.__getitem__, its_kinds), values)) for its_kinds, values in columns.values()]
+        # A bot none of whose groups was drawn says nothing in this resample: the fit keeps it at its estimate.
+        stat = fit_indexed(len(measured), first, second, [(total >> _PACK) / 2 for total in packed],
+                           [float(total & _MASK) for total in packed], start=point,
+                           tolerance=RESAMPLE_TOLERANCE)
+        ordered = sorted(-fitted for fitted in stat)
+        for bot, fitted in zip(measured, stat):
+            samples[bot].append(fitted)
+            # Rank 1 + the bots strictly stronger; with ties, the worst rank is counted for the upper end.
+            low_ranks[bot].append(bisect_left(ordered, -fitted) + 1)
+            high_ranks[bot].append(bisect_right(ordered, -fitted))
+    mean_place = {bot: place_sum[bot] / matches[bot] for bot in measured}
+    order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], ids.index(bot)))
     unmeasured = [bot for bot in ids if bot not in estimate]
     tail = (1 - level) / 2
-    lines = [BotConfidence(bot, estimate[bot], matches[bot], _quantile(low_ranks[bot], tail),
-                           _quantile(high_ranks[bot], 1 - tail)) for bot in order]
-    lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids)) for bot in unmeasured]
-    p_above: dict[tuple[int, int], float] = {}
-    for a in ids:
-        for b in ids:
-            if a == b:
-                continue
-            if a in estimate and b in estimate:
-                p_above[(a, b)] = above[(a, b)] / (2 * resamples)
+    lines = [BotConfidence(bot, mean_place[bot], matches[bot], _quantile(low_ranks[bot], tail),
+                           _quantile(high_ranks[bot], 1 - tail), estimate[bot]) for bot in order]
+    lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
+    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
+
+
+class PAbove(Mapping[tuple[int, int], float]):
+    """P(a truly above b) for every ordered pair of bots, counted from the resampled strengths when asked: the
+    standings ask only for neighbours, and a field of a thousand bots has a million pairs."""
+
+    def __init__(self, ids: Sequence[int], samples: Mapping[int, Sequence[float]]) -> None:
+        self.ids = list(ids)
+        self.samples = samples
+        self.known: dict[tuple[int, int], float] = {}
+
+    def __getitem__(self, key: tuple[int, int]) -> float:
+        a, b = key
+        if a == b or a not in self.ids or b not in self.ids:
+            raise KeyError(key)
+        if key not in self.known:
+            if a in self.samples and b in self.samples and self.samples[a]:
+                # Stronger is above; an exact tie counts half each way.
+                twice = sum(2 if x > y else 1 if x == y else 0 for x, y in zip(self.samples[a], self.samples[b]))
+                self.known[key] = twice / (2 * len(self.samples[a]))
             else:  # nothing is known of an unmeasured bot: measured ones rank above it, but not with confidence
-                p_above[(a, b)] = 0.5
-    return Confidence(tuple(lines), p_above, level, resamples)
+                self.known[key] = 0.5
+        return self.known[key]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return ((a, b) for a in self.ids for b in self.ids if a != b)
+
+    def __len__(self) -> int:
+        return len(self.ids) * (len(self.ids) - 1)
 
 
 def _poisson_table(bits: int = 16) -> list[int]:

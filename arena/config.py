@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from arena.confidence import MARGIN
 from arena.manifest import NAME_PATTERN
 from arena.protocol import Limits
 from arena.ratings import RatingConfig
@@ -44,12 +45,16 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class StopRule:
-    """``stop: {confidence: 0.95, max_matches: N}``: play round after round (every group of the schedule once) and
-    stop when every adjacent pair of the standings is ordered at ``confidence``, or at ``max_matches`` (whole
-    rounds); arena/run/stoprule.py."""
+    """``stop: {confidence: 0.95, max_matches: N, margin: 0.15}``: play round after round (every group of the
+    schedule once) and stop when every adjacent pair of the standings is decided, apart or equal within
+    ``margin``, by a test whose errors over all the looks stay within 1 - ``confidence``, or at ``max_matches``
+    (whole rounds); arena/run/stoprule.py."""
 
     confidence: float = 0.95
     max_matches: int = 1000
+    margin: float = MARGIN
+    """Two bots neither of which places above the other in more than 1/2 + margin of their meetings may be
+    shown as equal."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,7 +104,9 @@ class TournamentConfig(RunConfig):
         # ``deals`` only when not the default, so that the configs of tournaments stored before it keep their hash.
         extra: dict[str, Any] = {} if self.deals == "duplicate" else {"deals": self.deals}
         if self.stop is not None:
-            extra["stop"] = dataclasses.asdict(self.stop)
+            # ``margin`` only when not the default, as ``deals``.
+            extra["stop"] = {key: value for key, value in dataclasses.asdict(self.stop).items()
+                             if key != "margin" or value != StopRule.margin}
         return {**super().identity(), "bots": [str(path) for path in self.bots], "repeats": self.repeats,
                 "format": self.format, **extra}
 
@@ -330,8 +337,8 @@ def _stop(value: object, bad: Any) -> StopRule:
     if not isinstance(value, Mapping):
         raise bad("stop", "a mapping such as {confidence: 0.95, max_matches: 600}", value)
     for key in value:
-        if key not in ("confidence", "max_matches"):
-            raise bad(f"stop.{key}", "one of confidence, max_matches", key)
+        if key not in ("confidence", "max_matches", "margin"):
+            raise bad(f"stop.{key}", "one of confidence, max_matches, margin", key)
     if "max_matches" not in value:
         raise bad("stop.max_matches", "a number of matches (the bound of an open-ended tournament)", None)
     confidence = value.get("confidence", 0.95)
@@ -340,7 +347,11 @@ def _stop(value: object, bad: Any) -> StopRule:
     max_matches = value["max_matches"]
     if type(max_matches) is not int or not 1 <= max_matches <= 10_000_000:
         raise bad("stop.max_matches", "a positive integer", max_matches)
-    return StopRule(float(confidence), max_matches)
+    margin = value.get("margin", StopRule.margin)
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < 0.5:
+        raise bad("stop.margin", "a share above 0 and below 0.5, such as 0.15 (equal within 35-65% of meetings)",
+                  margin)
+    return StopRule(float(confidence), max_matches, float(margin))
 
 
 def parse_rating(value: object, bad: Any) -> RatingConfig:

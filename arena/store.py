@@ -29,6 +29,7 @@ from typing import Any
 
 from arena import procfs
 from arena.confidence import GroupPlace
+from arena.ranking import strengths
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
@@ -340,6 +341,8 @@ class Standing:
     faults: Counter[str] = field(default_factory=Counter)
     active: bool = True
     """False for a league's version that has left the field (its results stay)."""
+    strength: float | None = None
+    """The fitted Plackett-Luce log strength (arena/ranking.py), the standings' order; None before a match."""
 
     @property
     def mean_place(self) -> float | None:
@@ -358,6 +361,7 @@ class Standing:
             "sigma": round(self.rating.sigma, 3),
             "matches": self.matches,
             "wins": self.wins,
+            "strength": None if self.strength is None else round(self.strength, 3),
             "mean_place": None if self.mean_place is None else round(self.mean_place, 3),
             "points_per_round": None if self.points_per_round is None else round(self.points_per_round, 3),
             "declares_ok": self.declares_ok,
@@ -756,15 +760,16 @@ class Store:
         return Rating(float(rating["rating"]["mu"]), float(rating["rating"]["sigma"]))
 
     def standings(self, tid: int, initial: Rating | None = None) -> list[Standing]:
-        """Every bot with its rating and totals, best first: by mean place (docs/RATINGS.md says why), then
-        mu - 3 sigma, then name; bots yet to play last. They are shown at ``initial`` (default: the tournament's
-        own prior)."""
+        """Every bot with its rating and totals, best first: by the Plackett-Luce strength fitted to every match's
+        places (arena/ranking.py; docs/RATINGS.md says why), then mean place, then mu - 3 sigma, then name; bots
+        yet to play last. They are shown at ``initial`` (default: the tournament's own prior)."""
         initial = initial or self.initial_rating(tid)
         ratings = self.final_ratings(tid)
         table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial),
                                      active=is_active(row)) for row in self.bots(tid)}
-        for bot_id, place, points, rounds, declares_ok, declares_failed, fault_kind in self._tuples(
-                "SELECT s.bot_id, s.place, s.points, s.rounds, s.declares_ok, s.declares_failed, s.fault_kind "
+        seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for match_id, bot_id, place, points, rounds, declares_ok, declares_failed, fault_kind in self._tuples(
+                "SELECT m.id, s.bot_id, s.place, s.points, s.rounds, s.declares_ok, s.declares_failed, s.fault_kind "
                 "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'",
                 (tid,)):
             line = table[bot_id]
@@ -777,7 +782,11 @@ class Store:
             line.declares_failed += declares_failed
             if fault_kind:
                 line.faults[fault_kind] += 1
-        return sorted(table.values(), key=lambda s: (s.mean_place is None, s.mean_place or 0.0,
+            seats[match_id].append((bot_id, place))
+        played = [bot_id for bot_id, line in table.items() if line.matches]
+        for bot_id, value in strengths(seats.values(), played).items():
+            table[bot_id].strength = value
+        return sorted(table.values(), key=lambda s: (s.strength is None, -(s.strength or 0.0), s.mean_place or 0.0,
                                                      -s.rating.conservative, s.name))
 
     def head_to_head(self, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
@@ -844,9 +853,9 @@ class Store:
         return found
 
     def seat_results(self, tid: int) -> list[GroupPlace]:
-        """Every seat of every finished match as (group, bot, place): what arena/confidence.py resamples."""
+        """Every seat of every finished match as (group, bot, place, match): what arena/confidence.py resamples."""
         return [GroupPlace(*row) for row in self._tuples(
-            "SELECT m.grp, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
+            "SELECT m.grp, s.bot_id, s.place, m.id FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
     # -- what the server reads ---------------------------------------------------------------------------------

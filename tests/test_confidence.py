@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.confidence import GroupPlace, confidence
+from arena.confidence import BotConfidence, Confidence, GroupPlace, PAbove, confidence
 from tests.sitestore import make_store
 
 
@@ -23,8 +24,8 @@ def ladder_results(groups: int, gap: float, copies: int = 1, seed: int = 1) -> l
         bots = members[group % len(members)]
         strength = [gap * bot + rng.gauss(0, 1) for bot in bots]
         places = {bot: 1 + sorted(strength).index(s) for bot, s in zip(bots, strength)}
-        for _ in range(copies):
-            results.extend(GroupPlace(group, bot, places[bot]) for bot in bots)
+        for copy in range(copies):
+            results.extend(GroupPlace(group, bot, places[bot], group * copies + copy) for bot in bots)
     return results
 
 
@@ -64,6 +65,8 @@ def test_deterministic_for_a_seed_and_a_bot_without_matches_ranks_last() -> None
     assert sure.bots[-1].bot == 9 and sure.bots[-1].matches == 0
     assert (sure.bots[-1].rank_low, sure.bots[-1].rank_high) == (5, 5)
     assert sure.p_above[(0, 9)] == 0.5  # nothing is known of it
+    # Only the bots asked for are ranked: bot 3's results are left out, not an error.
+    assert [line.bot for line in confidence(results, bots=[0, 1, 2]).bots] == [0, 1, 2]
 
 
 def test_shared_ranks_follow_the_order_given() -> None:
@@ -119,3 +122,35 @@ def test_the_progress_line_says_whether_the_lead_is_settled() -> None:
     even = _progress_after(60, strong_wins=0.5)
     p = even.leader_settled(every_s=0)
     assert p is not None and p < 0.95
+
+
+def test_chained_ties_show_the_span_of_the_chain() -> None:
+    # 0 is above 1 with P 0.9 and 1 above 2 with P 0.9: neither settled, so 0, 1 and 2 share rank 1, although 2's
+    # own interval (2-3) excludes 1. The chain's span (1-3) is what explains its "1="; 3 is settled below them.
+    samples = {0: [1.0] * 100, 1: [0.0] * 90 + [2.0] * 10, 2: [-1.0] * 80 + [0.5] * 10 + [-1.0] * 10,
+               3: [-5.0] * 100}
+    lines = tuple(BotConfidence(bot, 1.0 + bot, 10, low, high, strength)
+                  for bot, (low, high), strength in zip(range(4), [(1, 2), (1, 3), (2, 3), (4, 4)], [1.0, 0.1, -0.9, -5]))
+    sure = Confidence(lines, PAbove([0, 1, 2, 3], samples), 0.95, 100)
+    assert [sure.p_above[(a, b)] for a, b in [(0, 1), (1, 2), (2, 3)]] == [0.9, 0.9, 1.0]
+    assert sure.tie_groups() == {0: (1, 3), 1: (1, 3), 2: (1, 3), 3: (4, 4)}
+    assert sure.shared_ranks() == {0: "1=", 1: "1=", 2: "1=", 3: "4"}
+
+
+def test_the_stop_rules_test_calls_equal_bots_equal_and_a_clear_gap_apart() -> None:
+    from arena.confidence import PairTest
+    test = PairTest(alpha=0.05, looks=10, margin=0.3)
+    assert math.isclose(test.z, 2.807, abs_tol=1e-3)  # 0.05 / 10 looks, two-sided
+    assert math.isclose(test.delta, math.log(0.8 / 0.2))  # a head-to-head share of 80% is the margin's edge
+    level = confidence(ladder_results(300, gap=0.0), seed=1)
+    a, b = level.order()[:2]
+    assert level.verdict(a, b, test) == "equal"
+    apart = confidence(ladder_results(150, gap=1.5), seed=1)
+    assert [apart.verdict(x, y, test) for x, y in zip(apart.order(), apart.order()[1:])] == ["apart"] * 3
+    # Too few matches for either: no verdict, and the standings show the pair level, not apart.
+    few = confidence(ladder_results(12, gap=0.0), seed=1)
+    x, y = few.order()[:2]
+    assert few.verdict(x, y, test) is None and few.shared_ranks(test=test)[x] == few.shared_ranks(test=test)[y]
+    stored = PairTest.stored({"repeats": 10, "stop": {"confidence": 0.95, "max_matches": 60, "margin": 0.3}})
+    assert stored is not None and math.isclose(stored.z, test.z) and (stored.looks, stored.margin) == (10, 0.3)
+    assert PairTest.stored({"repeats": 3}) is None

@@ -122,16 +122,20 @@ def test_standings_table(site: Path, page: Page) -> None:
     bots = rows.count()
     assert bots in (2, 3)
     # Ranks as arena standings gives them: 1, 2, ... or shared (2=) where the order is not settled at 95%.
-    ranks = [rows.nth(i).locator("td.rank").inner_text() for i in range(bots)]
+    # The first line of the cell: a shared rank has the span of its chain of ties under it.
+    ranks = [rows.nth(i).locator("td.rank").inner_text().split("\n")[0].strip() for i in range(bots)]
     for i, rank in enumerate(ranks):
         assert rank == str(i + 1) or (rank.endswith("=") and int(rank[:-1]) <= i + 1), ranks
     headers = table.locator("thead th").all_inner_texts()
-    for wanted in ("Rank", "Bot", "Rating", "Matches", "Wins", "Win %", "P(above", "Mean", "Points", "Declarations",
+    for wanted in ("Rank", "Bot", "Fit", "Rating", "Matches", "Wins", "Win %", "P(above", "Mean", "Points", "Declarations",
                    "Faults"):
         assert any(wanted in header for header in headers), (wanted, headers)
     # Every header but the bot's name says what it means on hover.
     titled = table.locator("thead th[title]").count()
     assert titled >= len(headers) - 3, (titled, headers)
+    # Ordered by the fitted strength; in this round-robin that is mean place's order too.
+    strengths = [float(rows.nth(i).locator("td.strength").inner_text()) for i in range(bots)]
+    assert strengths == sorted(strengths, reverse=True)
     places = [float(rows.nth(i).locator("td.meanplace").inner_text()) for i in range(bots)]
     assert places == sorted(places)
     above = [rows.nth(i).locator("td.pnext").inner_text() for i in range(bots)]
@@ -169,11 +173,11 @@ def test_standings_table(site: Path, page: Page) -> None:
     shoot(page, "tournament-phone")
     # A phone-width table scrolls inside its box instead of widening the page.
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    # On a phone the priority columns fit the screen (rank, bot, mean place, win %, rating); the rest on demand.
+    # On a phone the priority columns fit the screen (rank, bot, strength, win %, rating); the rest on demand.
     box = table.locator("xpath=..").bounding_box()
     assert box is not None and box["x"] + box["width"] <= 390
     assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1")
-    for selector in ("td.rank", "th a", "td.meanplace", "td.winpct", "td.rating"):
+    for selector in ("td.rank", "th a", "td.strength", "td.winpct", "td.rating"):
         cell = rows.first.locator(selector).bounding_box()
         assert cell is not None and cell["x"] + cell["width"] <= 390, selector
     expect(rows.first.locator("td.pnext")).to_be_hidden()
@@ -502,7 +506,7 @@ def test_bot_page_and_dark_mode(site: Path, browser: Browser) -> None:
     badge = page.locator("h1 .rankbadge").inner_text().lstrip("#")
     page.goto(url(site / "t" / "browser" / "index.html"))
     row = page.locator("table.standings tbody tr", has=page.get_by_role("link", name="greedy", exact=True))
-    assert row.locator("td.rank").inner_text() == badge
+    assert row.locator("td.rank").inner_text().split("\n")[0].strip() == badge
     page.goto(url(site / "t" / "browser" / "bots" / "greedy" / "index.html"))
     expect(page.locator("#history svg.chart polygon")).to_have_count(1)
     opponents = page.locator("table.opponents tbody tr").count()

@@ -96,8 +96,9 @@ class Progress:
     seats: list[GroupPlace] = field(default_factory=list)
     """Every seat played now, grouped by deal (a duplicate group shares its deal seed), for the leader's confidence."""
     ids: dict[str, int] = field(default_factory=dict)
-    _sure: tuple[float, int, float | None] = (0.0, -1, None)
-    """When the leader's confidence was last computed, on how many seats, and P(leader above the next bot)."""
+    _sure: tuple[float, int, float | None, str | None] = (0.0, -1, None, None)
+    """When the leader's confidence was last computed, on how many seats, P(leader above the next bot), and the
+    leader then (by the standings' fit)."""
 
     def add(self, result: JobResult, job: MatchJob) -> None:
         self.played += 1
@@ -107,19 +108,22 @@ class Progress:
         for bot, seat in zip(job.bots, result.result.players):
             self.place_sum[bot.name] += seat.place
             self.matches[bot.name] += 1
-            self.seats.append(GroupPlace(job.seed, self.ids.setdefault(bot.name, len(self.ids)), seat.place))
+            self.seats.append(GroupPlace(job.seed, self.ids.setdefault(bot.name, len(self.ids)), seat.place,
+                                         job.index))
 
     def leader_settled(self, every_s: float = 2.0) -> float | None:
-        """P(the leader is truly above the next bot), from resampling whole deals as the standings do; recomputed
-        at most every ``every_s`` seconds (it reads every seat so far). None before two bots have played."""
-        when, seen, p = self._sure
+        """P(the leader is truly above the next bot), from the standings' fit and its resampling of whole deals;
+        recomputed at most every ``every_s`` seconds (it reads every seat so far), and with it :attr:`leader`.
+        None before two bots have played."""
+        when, seen, p, leader = self._sure
         if seen != len(self.seats) and time.monotonic() - when >= every_s:
-            order = sorted(self.matches, key=lambda name: (self.place_sum[name] / self.matches[name], name))
-            p = None
-            if len(order) >= 2:
+            p = leader = None
+            if len(self.matches) >= 2:
                 sure = confidence(self.seats, resamples=200)
-                p = sure.p_above[(self.ids[order[0]], self.ids[order[1]])]
-            self._sure = (time.monotonic(), len(self.seats), p)
+                first, second = sure.order()[:2]
+                p = sure.p_above[(first, second)]
+                leader = next(name for name, bot in self.ids.items() if bot == first)
+            self._sure = (time.monotonic(), len(self.seats), p, leader)
         return self._sure[2]
 
     @property
@@ -129,10 +133,11 @@ class Progress:
 
     @property
     def leader(self) -> str | None:
-        """The bot with the best mean place so far (ratings come at the end, in schedule order)."""
+        """The first bot of the standings' fit when :meth:`leader_settled` last ran, until then the best mean
+        place so far (ratings come at the end, in schedule order)."""
         if not self.matches:
             return None
-        return min(self.matches, key=lambda name: (self.place_sum[name] / self.matches[name], name))
+        return self._sure[3] or min(self.matches, key=lambda name: (self.place_sum[name] / self.matches[name], name))
 
 
 @dataclass(frozen=True)

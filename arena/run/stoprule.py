@@ -3,8 +3,11 @@
 The schedule is the usual one with as many repeats as ``max_matches`` allows (arena/schedule.py), played round by
 round: a round is every group of the design once, all its seat rotations, so after each round every bot has
 played the same number of matches in each seat. After each whole round, and only then, the results of the rounds
-so far go to arena/confidence.py; when every adjacent pair of the standings is ordered with P(above) at least
-``confidence``, the later rounds are dropped from the store and the tournament is finished. The decision sees only
+so far go to arena/confidence.py, and every adjacent pair of the standings is tested (arena.confidence.PairTest):
+*apart*, *equal* within ``margin``, or not yet either. When every pair is decided, the later rounds are dropped from
+the store and the tournament is finished; the standings then show the equal pairs as sharing a rank. The test
+spends 1 - ``confidence`` over the rounds, so that looking after every round does not make equal bots part
+(bench/stoprule.py measures the error rates and the matches taken). The decision sees only
 whole rounds, in schedule order, with a fixed bootstrap seed, so the same config stops after the same round whatever
 the number of workers (on the local pool or a cluster), and a resumed run (which re-checks the stored rounds in
 order) stops where an uninterrupted one would. It is a policy of the run loop (arena/run/loop.py); a round's
@@ -16,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from itertools import pairwise
 
-from arena.confidence import confidence
-from arena.config import TournamentConfig
+from arena.confidence import Confidence, PairTest, confidence
+from arena.config import StopRule, TournamentConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import FinalRatings
 from arena.run.plan import Plan, pending_jobs, plan_tournament, settings_of
@@ -33,17 +36,26 @@ def round_of(group: int, bots: int, players: int, repeats: int) -> int:
     return group // bots
 
 
+def pair_test(stop: StopRule, rounds: int) -> PairTest:
+    """The test of each adjacent pair, spending the error over ``rounds`` looks (the tournament's most rounds)."""
+    return PairTest(1 - stop.confidence, rounds, stop.margin)
+
+
+def decided(sure: Confidence, test: PairTest, bots: int) -> bool:
+    """Every adjacent pair of ``sure``'s order (every bot measured) decided by ``test``, apart or equal."""
+    order = sure.order()
+    return (len(order) == bots and all(line.matches for line in sure.bots)
+            and all(sure.verdict(a, b, test) is not None for a, b in pairwise(order)))
+
+
 def settled(store: Store, tid: int, config: TournamentConfig, rounds: int) -> bool:
-    """Every adjacent pair of the standings (by mean place) after the first ``rounds`` rounds ordered at the stop
-    rule's confidence. Only those rounds count: a resumed run may have later ones stored."""
+    """Every adjacent pair of the standings after the first ``rounds`` rounds decided by the stop rule's test.
+    Only those rounds count: a resumed run may have later ones stored."""
     assert config.stop is not None
-    level = config.stop.confidence
     bots = [row["id"] for row in store.bots(tid)]
     results = [result for result in store.seat_results(tid)
                if round_of(result.group, len(bots), config.players, config.repeats) < rounds]
-    found = confidence(results, bots, level=level)
-    order = found.order()
-    return len(order) == len(bots) and all(found.p_above[(a, b)] >= level for a, b in pairwise(order))
+    return decided(confidence(results, bots), pair_test(config.stop, config.repeats), len(bots))
 
 
 class SettleRule:

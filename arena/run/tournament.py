@@ -106,6 +106,7 @@ def dry_run(config: TournamentConfig, workers: int | None = None, cluster: str |
         "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
         # with a stop rule the matches and the time are bounds: it stops once the standings settle
         "open_ended": None if config.stop is None else {"confidence": config.stop.confidence,
-                                                        "max_matches": len(schedule)},
+                                                        "max_matches": len(schedule),
+                                                        "margin": config.stop.margin},
     }
 

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, overload
 
-from arena.confidence import Confidence, confidence
+from arena.confidence import Confidence, PairTest, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import narrate
 from arena.ratings import Rating
@@ -352,13 +352,18 @@ class StandingRow:
     declares_failed: int
     faults: dict[str, int]
     shared_rank: str = ""
-    """The rank as shown: ``2=`` when its order with a neighbour is not settled at 95% (arena/confidence.py)."""
+    """The rank as shown: ``2=`` when its order with a neighbour is not settled at 95%, or not separated by the
+    stop rule's test (arena/confidence.py)."""
     p_above_next: float | None = None
     """P(this bot is truly above the next one), None for the last."""
     wins_shared: int = 0
     """Of ``wins``, the matches whose first place it shared (a tie counts as a win for each)."""
     active: bool = True
     """False for a league's version that has left the field."""
+    strength: float | None = None
+    """The fitted Plackett-Luce log strength, the standings' order (arena/ranking.py)."""
+    tied: tuple[int, int] = (0, 0)
+    """The first and last position of its chain of shared ranks (its own position twice when not shared)."""
 
     @property
     def win_pct(self) -> float | None:
@@ -439,7 +444,9 @@ def standing_rows(snap: Snapshot) -> list[StandingRow]:
 
 def _standing_rows(snap: Snapshot) -> list[StandingRow]:
     order = [line.bot_id for line in snap.standings]
-    labels, above = snap.sure.shared_ranks(order), snap.sure.p_above_next(order)
+    test = PairTest.stored(snap.config)
+    labels, above = snap.sure.shared_ranks(order, test), snap.sure.p_above_next(order)
+    spans = snap.sure.tie_groups(order, test)
     shared = snap.shared_wins
     rows = []
     for rank, line in enumerate(snap.standings, 1):
@@ -448,7 +455,8 @@ def _standing_rows(snap: Snapshot) -> list[StandingRow]:
                                 line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
                                 line.points_per_round, line.declares_ok, line.declares_failed,
                                 dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
-                                above.get(line.bot_id), shared[line.bot_id], line.active))
+                                above.get(line.bot_id), shared[line.bot_id], line.active, line.strength,
+                                spans.get(line.bot_id, (rank, rank))))
     return rows
 
 
@@ -618,6 +626,8 @@ class TournamentPage:
     matches_failed: int
     matches_href: str
     crumbs: tuple[Crumb, ...]
+    stop_rule: bool = False
+    """Whether the shared ranks are the stop rule's verdicts (an open-ended tournament) rather than 95% P(above)."""
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -654,7 +664,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         fault_totals=dict(sorted(counts.items())), faults=faults, fault_count=sum(counts.values()),
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
-        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)))
+        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")))
 
 
 # -- match lists ------------------------------------------------------------------------------------------------------

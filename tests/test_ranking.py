@@ -1,0 +1,70 @@
+"""The standings' model (arena/ranking.py): Plackett-Luce strengths fitted to every match's places."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+from arena.ranking import fit, pair_counts, strengths
+
+
+def plackett_luce(rng: random.Random, bots: tuple[int, ...], truth: list[float]) -> list[tuple[int, int]]:
+    """One match's (bot, place) per seat, drawn from log strengths ``truth`` (Gumbel noise: a PL ranking)."""
+    keyed = sorted(bots, key=lambda bot: -(truth[bot] - math.log(-math.log(rng.random()))))
+    return [(bot, keyed.index(bot) + 1) for bot in bots]
+
+
+def test_a_round_robin_without_ties_is_ordered_as_mean_place() -> None:
+    # Every pair meets equally often, so a bot's comparisons won are linear in its place sum and the fit, with its
+    # symmetric prior, must order exactly as mean place (equal place sums give equal strengths).
+    for seed in range(20):
+        rng = random.Random(seed)
+        truth = [rng.gauss(0, 0.5) for _ in range(5)]
+        matches = [plackett_luce(rng, combination, truth)
+                   for _ in range(3) for combination in itertools.combinations(range(5), 3)]
+        place_sum = {bot: sum(place for match in matches for b, place in match if b == bot) for bot in range(5)}
+        fitted = strengths(matches, list(range(5)))
+        for a, b in itertools.permutations(range(5), 2):
+            if place_sum[a] < place_sum[b]:
+                assert fitted[a] > fitted[b], (seed, place_sum, fitted)
+            elif place_sum[a] == place_sum[b]:
+                assert math.isclose(fitted[a], fitted[b], abs_tol=1e-6), (seed, place_sum, fitted)
+
+
+def test_the_fit_allows_for_the_opponents_met() -> None:
+    # a met only the strongest bot and lost half the time; b met only the weakest and won half the time. Their mean
+    # places are equal (1.5); the fit, which links them through their opponents, puts a far above b.
+    matches = ([[("top", 1), ("bottom", 2)]] * 30 + [[("top", 1), ("a", 2)]] * 10 + [[("a", 1), ("top", 2)]] * 10
+               + [[("b", 1), ("bottom", 2)]] * 10 + [[("bottom", 1), ("b", 2)]] * 10)
+    ids = {"top": 0, "a": 1, "b": 2, "bottom": 3}
+    fitted = strengths([[(ids[bot], place) for bot, place in match] for match in matches], [0, 1, 2, 3])
+    assert fitted[ids["top"]] > fitted[ids["a"]] > fitted[ids["b"]] > fitted[ids["bottom"]]
+
+
+def test_a_bot_that_never_lost_has_a_finite_strength_and_ties_count_half() -> None:
+    # Without the prior's virtual games the best bot's strength would run to infinity.
+    fitted = strengths([[(0, 1), (1, 2), (2, 3)]] * 50, [0, 1, 2])
+    assert all(math.isfinite(value) for value in fitted.values())
+    assert fitted[0] > fitted[1] > fitted[2]
+    assert math.isclose(fitted[0], -fitted[2], abs_tol=1e-6)  # the prior is symmetric: so is the fit
+    # Two bots tied in every match are level, each half a win over the other.
+    assert pair_counts([[(0, 2), (1, 2), (2, 1)]]) == {(0, 1): (0.5, 1), (0, 2): (0.0, 1), (1, 2): (0.0, 1)}
+    level = strengths([[(0, 2), (1, 2), (2, 1)]] * 10 + [[(0, 1), (1, 1), (2, 3)]] * 10, [0, 1, 2])
+    assert math.isclose(level[0], level[1], abs_tol=1e-9)
+
+
+def test_the_fit_is_deterministic_whatever_the_order_of_matches() -> None:
+    rng = random.Random(3)
+    truth = [0.8, 0.3, 0.0, -0.4]
+    matches = [plackett_luce(rng, tuple(rng.sample(range(4), 3)), truth) for _ in range(200)]
+    once = strengths(matches, [0, 1, 2, 3])
+    shuffled = list(matches)
+    random.Random(4).shuffle(shuffled)
+    again = strengths(shuffled, [0, 1, 2, 3])
+    assert all(math.isclose(once[bot], again[bot], abs_tol=1e-7) for bot in once)
+    assert sorted(once, key=once.__getitem__, reverse=True) == [0, 1, 2, 3]
+    # A warm start ends where a cold one does; a bot without matches stays at its start (0: the prior's average).
+    pairs = pair_counts(matches)
+    warm = fit([0, 1, 2, 3, 9], pairs, start={bot: value + 0.3 for bot, value in once.items()})
+    assert all(math.isclose(once[bot], warm[bot], abs_tol=1e-7) for bot in once) and warm[9] == 0.0
