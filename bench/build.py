@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.checker import check_bot  # noqa: E402
-from arena.scaffold import scaffold  # noqa: E402
-from arena.sandbox.process import ProcessSandbox  # noqa: E402
+from arena.checker import check_bot
+from arena.sandbox.process import ProcessSandbox
+from arena.scaffold import scaffold
 
 LANGUAGES = ("c", "cpp", "java")
 

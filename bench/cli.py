@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.sitestore import make_store  # noqa: E402
+from tests.sitestore import make_store
 
 GOAL_CPU_S = 0.12
 COMMANDS = {"help": ["--help"], "standings": ["standings", "t", "--db", "arena.db"]}

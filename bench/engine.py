@@ -17,7 +17,7 @@ import platform
 import random
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play, SeatView

@@ -28,12 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.manifest import load_bot  # noqa: E402
-from arena.protocol import Limits  # noqa: E402
-from arena.referee import play_match  # noqa: E402
-from arena.rules import Rules  # noqa: E402
-from arena.sandbox import SandboxLimits  # noqa: E402
-from arena.sandbox.process import ProcessSandbox  # noqa: E402
+from arena.manifest import load_bot
+from arena.protocol import Limits
+from arena.referee import play_match
+from arena.rules import Rules
+from arena.sandbox import BotProcess, SandboxLimits
+from arena.sandbox.process import ProcessSandbox
 
 FAST_BOT = r'''
 import json, sys
@@ -81,6 +81,15 @@ def raw_round_trip(bot_file: Path, count: int) -> float:
     return best
 
 
+def round_trip(process: BotProcess, poller: select.epoll, line: bytes) -> None:
+    """Send ``line`` to the bot and wait for its reply line."""
+    process.write(line)
+    while True:
+        for fd, _ in poller.poll(5):
+            if any(stream == "stdout" and data.endswith(b"\n") for stream, data in process.read(fd)):
+                return
+
+
 def sandboxed_round_trip(bot_dir: Path, count: int) -> float:
     """Seconds per round trip to the bot under the process sandbox, best of three runs."""
     best = float("inf")
@@ -89,19 +98,11 @@ def sandboxed_round_trip(bot_dir: Path, count: int) -> float:
         poller = select.epoll()
         for fd in process.read_fds():
             poller.register(fd, select.EPOLLIN)
-
-        def round_trip(line: bytes) -> None:
-            process.write(line)
-            while True:
-                for fd, _ in poller.poll(5):
-                    if any(stream == "stdout" and data.endswith(b"\n") for stream, data in process.read(fd)):
-                        return
-
         try:
-            round_trip(b'{"type":"hello"}\n')
+            round_trip(process, poller, b'{"type":"hello"}\n')
             start = time.perf_counter()
             for _ in range(count):
-                round_trip(TURN)
+                round_trip(process, poller, TURN)
             best = min(best, (time.perf_counter() - start) / count)
         finally:
             poller.close()
@@ -122,8 +123,10 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
         faults = [p.fault for p in result.players if p.fault is not None]
         if faults:
             raise SystemExit(f"the bench bot faulted: {faults[0]}")
-        sends = [json.loads(line) for line in gzip.open(log) if line.startswith(b'{"t":"send"')]
-        recvs = [json.loads(line) for line in gzip.open(log) if line.startswith(b'{"t":"recv"')]
+        with gzip.open(log) as handle:
+            lines = handle.readlines()
+        sends = [json.loads(line) for line in lines if line.startswith(b'{"t":"send"')]
+        recvs = [json.loads(line) for line in lines if line.startswith(b'{"t":"recv"')]
         first_turn = next(r["at"] for r in sends if r["msg"]["type"] == "turn")
         span_ms = recvs[-1]["at"] - first_turn
         per_turn.append(span_ms / 1000 / result.turns)

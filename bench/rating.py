@@ -33,7 +33,9 @@ import math
 import random
 import time
 from collections import defaultdict
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import Any
 
 from arena.cards import VALUE, hand_total
 from arena.confidence import GroupPlace, confidence
@@ -166,7 +168,7 @@ class Keys:
 
 def in_true_order(score: Sequence[float]) -> bool:
     """Strictly increasing along the ladder: a tie is not the true order."""
-    return all(a < b for a, b in zip(score, score[1:]))
+    return all(a < b for a, b in pairwise(score))
 
 
 def run_design(deals: Deals, tournaments: int, repeats: int, seed: int, rules: Rules, deal_version: int,
@@ -222,10 +224,10 @@ def run_design(deals: Deals, tournaments: int, repeats: int, seed: int, rules: R
                 all_covered += every
                 intervals += 1
                 order = [line.bot for line in found.bots]
-                for a, b in zip(order, order[1:]):
+                for a, b in pairwise(order):
                     settled_pairs += found.p_above[(a, b)] >= found.level
                     adjacent_pairs += 1
-        for group, by_bot in sums.items():
+        for by_bot in sums.values():
             members = tuple(sorted(by_bot))
             for bot, place_sum in by_bot.items():
                 group_sums[(members, bot)].append(place_sum)

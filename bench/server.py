@@ -122,10 +122,11 @@ class Server:
 
     def __init__(self, work: Path, config: Path, db: Path) -> None:
         self.url = f"http://127.0.0.1:{free_port()}"
-        self.log = open(work / f"serve-{config.stem}.log", "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(config), "--port",
-                                         self.url.rsplit(":", 1)[1], "--db", str(db)],
-                                        stdout=self.log, stderr=self.log, cwd=work)
+        # The server has its own copy of the log's descriptor; ours is not needed once it has started.
+        with open(work / f"serve-{config.stem}.log", "wb") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(config), "--port",
+                                             self.url.rsplit(":", 1)[1], "--db", str(db)],
+                                            stdout=log, stderr=log, cwd=work)
         for _ in range(300):
             try:
                 httpx.get(f"{self.url}/api/league", timeout=2)
@@ -136,7 +137,6 @@ class Server:
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=120)
-        self.log.close()
 
 
 def throughput(work: Path, house: str, league: str, workers: int, seconds: float, rounds: int,

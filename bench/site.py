@@ -31,10 +31,10 @@ from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
 from arena.matchlog import FORMAT, MatchLog
 from arena.ratings import RatingConfig, rate_all
+from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
 from arena.rules import Rules
 from arena.schedule import make_schedule
 from arena.site.render import build_site
-from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
 from arena.store import Store
 
 FAULT_CHANCE = 0.01

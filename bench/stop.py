@@ -41,7 +41,7 @@ def group_alive(pgid: int) -> bool:
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 def standings(db: Path) -> object:
@@ -56,7 +56,8 @@ def default_sigint() -> None:
 def stop_once(config: Path, db: Path, stop: signal.Signals, after: float) -> dict[str, object]:
     runner = subprocess.Popen([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site"],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True, preexec_fn=default_sigint)
+                              # No Popen option restores an ignored SIGINT before exec: this must run in the child.
+                              start_new_session=True, preexec_fn=default_sigint)  # noqa: PLW1509
     time.sleep(after)
     sent = time.monotonic()
     if stop is signal.SIGINT:

@@ -24,6 +24,7 @@ import math
 import random
 import statistics
 import time
+from itertools import pairwise
 from typing import Any
 
 from arena.confidence import GroupPlace, confidence
@@ -69,7 +70,7 @@ def tournament(seed: int, stop: StopRule, strengths: tuple[float, ...]) -> dict[
     order = sure.order()
     truly = sorted(ids, key=lambda bot: -strengths[bot])
     wrong = shown_equal = 0
-    for a, b in zip(truly, truly[1:]):
+    for a, b in pairwise(truly):
         if strengths[a] == strengths[b]:
             continue
         wrong += order.index(a) > order.index(b) and labels[a] != labels[b]
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     started = time.process_time()
     runs = [tournament(args.seed * 1_000_003 + number, stop, tuple(args.strengths)) for number in range(args.tournaments)]
     strengths = tuple(args.strengths)
-    unequal_pairs = sum(1 for a, b in zip(strengths, strengths[1:]) if a != b) * len(runs)
+    unequal_pairs = sum(1 for a, b in pairwise(strengths) if a != b) * len(runs)
     matches = [run["matches"] for run in runs]
     print(json.dumps({
         "benchmark": "stoprule",

@@ -91,16 +91,16 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
         1, "return arena_bot.play([next(c for c in ALL_CARDS if c not in message['hand'])], 'deck')", ""),
     "illegal_set": (
         1,
-        "h = message['hand']\n"
-        "return arena_bot.play(next([a, b] for a in h for b in h if a[0] != b[0]), 'deck')",
+        ("h = message['hand']\n"
+         "return arena_bot.play(next([a, b] for a in h for b in h if a[0] != b[0]), 'deck')"),
         "",
     ),
     "declare_first_turn": (1, "return arena_bot.declare()", ""),
     "take_not_on_floor": (
         1,
-        "h = message['hand']\n"
-        "gone = next(c for c in ALL_CARDS if c not in h and c not in message['floor'])\n"
-        "return arena_bot.play([h[0]], gone)",
+        ("h = message['hand']\n"
+         "gone = next(c for c in ALL_CARDS if c not in h and c not in message['floor'])\n"
+         "return arena_bot.play([h[0]], gone)"),
         "",
     ),
     "slow_loris": (1, "raw(b'{\"type\": \"pl')\nwhile True:\n    raw(b' ')\n    time.sleep(0.05)", ""),
@@ -108,23 +108,23 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
     "stderr_flood": (1, "return None", "sys.stderr.write('E' * (1 << 20))\nsys.stderr.flush()"),
     "stderr_flood_every_turn": (
         1, "return None",
-        "_orig = Hostile.on_turn\n"
-        "def _noisy(self, message):\n"
-        "    sys.stderr.write('noise ' * 50000)\n"
-        "    return _orig(self, message)\n"
-        "Hostile.on_turn = _noisy",
+        ("_orig = Hostile.on_turn\n"
+         "def _noisy(self, message):\n"
+         "    sys.stderr.write('noise ' * 50000)\n"
+         "    return _orig(self, message)\n"
+         "Hostile.on_turn = _noisy"),
     ),
     "cpu_spin": (1, "while True:\n    pass", ""),
     "close_stdout": (1, "os.close(1)\ntime.sleep(60)", ""),
     "close_stdin": (2, "os.close(0)\ntime.sleep(60)", ""),
     "daemon_grandchild": (
         1,
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        time.sleep(300)\n"
-        "    os._exit(0)\n"
-        "return None",
+        ("if os.fork() == 0:\n"
+         "    os.setsid()\n"
+         "    if os.fork() == 0:\n"
+         "        time.sleep(300)\n"
+         "    os._exit(0)\n"
+         "return None"),
         "",
     ),
     "bad_ready": (0, "return {'type': 'steady'}", ""),
@@ -132,196 +132,196 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
     # -- attacks on the sandbox (tests/test_sandbox.py); each plays legal moves afterwards --------------------
     "fork_bomb": (
         1,
-        "count = 0\n"
-        "for _ in range(PARAMS.get('max_forks', 300)):  # bounded, in case nothing caps it\n"
-        "    try:\n"
-        "        pid = os.fork()\n"
-        "    except OSError:\n"
-        "        break\n"
-        "    if pid == 0:\n"
-        "        time.sleep(300)\n"
-        "        os._exit(0)\n"
-        "    count += 1\n"
-        "reveal('FORKS', count)\n"
-        "return None",
+        ("count = 0\n"
+         "for _ in range(PARAMS.get('max_forks', 300)):  # bounded, in case nothing caps it\n"
+         "    try:\n"
+         "        pid = os.fork()\n"
+         "    except OSError:\n"
+         "        break\n"
+         "    if pid == 0:\n"
+         "        time.sleep(300)\n"
+         "        os._exit(0)\n"
+         "    count += 1\n"
+         "reveal('FORKS', count)\n"
+         "return None"),
         "",
     ),
     "memory_balloon": (
         1,
-        "hoard = []\n"
-        "for _ in range(PARAMS.get('max_mb', 2048) // 8):  # bounded, in case nothing caps it\n"
-        "    hoard.append(b'x' * (8 << 20))  # touched pages, not just address space\n"
-        "reveal('BALLOON', len(hoard) * 8)\n"
-        "return None",
+        ("hoard = []\n"
+         "for _ in range(PARAMS.get('max_mb', 2048) // 8):  # bounded, in case nothing caps it\n"
+         "    hoard.append(b'x' * (8 << 20))  # touched pages, not just address space\n"
+         "reveal('BALLOON', len(hoard) * 8)\n"
+         "return None"),
         "",
     ),
     "sigterm_spin": (1, "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass", ""),
     "huge_file": (
         1,
-        "written = 0\n"
-        "try:\n"
-        "    with open(os.path.join(os.environ.get('TMPDIR', '.'), 'huge'), 'wb') as out:\n"
-        "        for _ in range(PARAMS.get('max_mb', 256)):\n"
-        "            out.write(b'h' * (1 << 20))\n"
-        "            out.flush()\n"
-        "            written += 1 << 20\n"
-        "except OSError as error:\n"
-        "    reveal('ERROR', error.errno)\n"
-        "reveal('WROTE', written)\n"
-        "return None",
+        ("written = 0\n"
+         "try:\n"
+         "    with open(os.path.join(os.environ.get('TMPDIR', '.'), 'huge'), 'wb') as out:\n"
+         "        for _ in range(PARAMS.get('max_mb', 256)):\n"
+         "            out.write(b'h' * (1 << 20))\n"
+         "            out.flush()\n"
+         "            written += 1 << 20\n"
+         "except OSError as error:\n"
+         "    reveal('ERROR', error.errno)\n"
+         "reveal('WROTE', written)\n"
+         "return None"),
         "",
     ),
     "many_files": (
         1,
-        "written = 0\n"
-        "try:\n"
-        "    for n in range(PARAMS.get('max_mb', 256) * 16):\n"
-        "        with open(os.path.join(os.environ.get('TMPDIR', '.'), f'f{n}'), 'wb') as out:\n"
-        "            out.write(b'm' * (64 << 10))\n"
-        "        written += 64 << 10\n"
-        "except OSError as error:\n"
-        "    reveal('ERROR', error.errno)\n"
-        "reveal('WROTE', written)\n"
-        "return None",
+        ("written = 0\n"
+         "try:\n"
+         "    for n in range(PARAMS.get('max_mb', 256) * 16):\n"
+         "        with open(os.path.join(os.environ.get('TMPDIR', '.'), f'f{n}'), 'wb') as out:\n"
+         "            out.write(b'm' * (64 << 10))\n"
+         "        written += 64 << 10\n"
+         "except OSError as error:\n"
+         "    reveal('ERROR', error.errno)\n"
+         "reveal('WROTE', written)\n"
+         "return None"),
         "",
     ),
     "write_outside": (
         1,
-        "for path in [os.path.abspath('planted.txt'), os.path.abspath('big.bin'), *PARAMS.get('paths', [])]:\n"
-        "    try:\n"
-        "        with open(path, 'wb') as out:\n"
-        "            out.write(b'w' * (1 << 20))\n"
-        "        reveal('WROTE', path)\n"
-        "    except OSError as error:\n"
-        "        reveal('DENIED', path)\n"
-        "for n in range(50):\n"
-        "    try:\n"
-        "        open(f'small{n}.txt', 'w').close()\n"
-        "    except OSError:\n"
-        "        break\n"
-        "return None",
+        ("for path in [os.path.abspath('planted.txt'), os.path.abspath('big.bin'), *PARAMS.get('paths', [])]:\n"
+         "    try:\n"
+         "        with open(path, 'wb') as out:\n"
+         "            out.write(b'w' * (1 << 20))\n"
+         "        reveal('WROTE', path)\n"
+         "    except OSError as error:\n"
+         "        reveal('DENIED', path)\n"
+         "for n in range(50):\n"
+         "    try:\n"
+         "        open(f'small{n}.txt', 'w').close()\n"
+         "    except OSError:\n"
+         "        break\n"
+         "return None"),
         "",
     ),
     "line_100mb": (
         1, "for _ in range(100):\n    raw(b'x' * (1 << 20))\nraw(b'\\n')\nreturn 'silent'", ""),
     "connect_loopback": (
         1,
-        "import socket\n"
-        "try:\n"
-        "    with socket.create_connection(('127.0.0.1', PARAMS['port']), timeout=1) as conn:\n"
-        "        conn.sendall(b'hello from the bot')\n"
-        "        reveal('CONNECTED', PARAMS['port'])\n"
-        "except OSError as error:\n"
-        "    reveal('NOCONNECT', error.errno)\n"
-        "return None",
+        ("import socket\n"
+         "try:\n"
+         "    with socket.create_connection(('127.0.0.1', PARAMS['port']), timeout=1) as conn:\n"
+         "        conn.sendall(b'hello from the bot')\n"
+         "        reveal('CONNECTED', PARAMS['port'])\n"
+         "except OSError as error:\n"
+         "    reveal('NOCONNECT', error.errno)\n"
+         "return None"),
         "",
     ),
     "read_files": (
         1,
-        "for path in PARAMS['paths']:\n"
-        "    try:\n"
-        "        with open(path, 'rb') as handle:\n"
-        "            reveal('READ', handle.read(4096))\n"
-        "    except OSError as error:\n"
-        "        reveal('UNREADABLE', error.errno)\n"
-        "return None",
+        ("for path in PARAMS['paths']:\n"
+         "    try:\n"
+         "        with open(path, 'rb') as handle:\n"
+         "            reveal('READ', handle.read(4096))\n"
+         "    except OSError as error:\n"
+         "        reveal('UNREADABLE', error.errno)\n"
+         "return None"),
         "",
     ),
     "read_environment": (
         1,
-        "reveal('ENV', dict(os.environ))\n"
-        "pids = [PARAMS['referee_pid'], *PARAMS.get('pids', []), os.getppid(), 1]\n"
-        "pids += [int(p) for p in os.listdir('/proc') if p.isdigit()]\n"
-        "for pid in pids:\n"
-        "    try:\n"
-        "        with open(f'/proc/{pid}/environ', 'rb') as handle:\n"
-        "            reveal(f'ENVIRON{pid}', handle.read())\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "return None",
+        ("reveal('ENV', dict(os.environ))\n"
+         "pids = [PARAMS['referee_pid'], *PARAMS.get('pids', []), os.getppid(), 1]\n"
+         "pids += [int(p) for p in os.listdir('/proc') if p.isdigit()]\n"
+         "for pid in pids:\n"
+         "    try:\n"
+         "        with open(f'/proc/{pid}/environ', 'rb') as handle:\n"
+         "            reveal(f'ENVIRON{pid}', handle.read())\n"
+         "    except OSError:\n"
+         "        pass\n"
+         "return None"),
         "",
     ),
     "symlink_escape": (
         1,
-        "scratch = os.environ.get('TMPDIR', '/tmp')\n"
-        "for n, target in enumerate(PARAMS['targets']):\n"
-        "    link = os.path.join(scratch, f'link{n}')\n"
-        "    try:\n"
-        "        os.symlink(target, link)\n"
-        "        with open(link, 'rb') as handle:\n"
-        "            reveal('READ', handle.read(4096))\n"
-        "    except OSError as error:\n"
-        "        reveal('UNREADABLE', error.errno)\n"
-        "return None",
+        ("scratch = os.environ.get('TMPDIR', '/tmp')\n"
+         "for n, target in enumerate(PARAMS['targets']):\n"
+         "    link = os.path.join(scratch, f'link{n}')\n"
+         "    try:\n"
+         "        os.symlink(target, link)\n"
+         "        with open(link, 'rb') as handle:\n"
+         "            reveal('READ', handle.read(4096))\n"
+         "    except OSError as error:\n"
+         "        reveal('UNREADABLE', error.errno)\n"
+         "return None"),
         "",
     ),
     "kill_everyone": (
         1,
-        "import signal\n"
-        "try:\n"
-        "    os.kill(-1, signal.SIGKILL)  # every process we may signal, except ourselves\n"
-        "except OSError as error:\n"
-        "    reveal('KILLFAILED', error.errno)\n"
-        "return None",
+        ("import signal\n"
+         "try:\n"
+         "    os.kill(-1, signal.SIGKILL)  # every process we may signal, except ourselves\n"
+         "except OSError as error:\n"
+         "    reveal('KILLFAILED', error.errno)\n"
+         "return None"),
         "",
     ),
     "signal_referee": (
         1,
-        "import signal\n"
-        "for pid in (PARAMS['referee_pid'], os.getppid()):\n"
-        "    for sig in (signal.SIGSTOP, signal.SIGKILL):\n"
-        "        try:\n"
-        "            os.kill(pid, sig)\n"
-        "            reveal('SIGNALLED', pid)\n"
-        "        except OSError as error:\n"
-        "            reveal('NOSIGNAL', error.errno)\n"
-        "return None",
+        ("import signal\n"
+         "for pid in (PARAMS['referee_pid'], os.getppid()):\n"
+         "    for sig in (signal.SIGSTOP, signal.SIGKILL):\n"
+         "        try:\n"
+         "            os.kill(pid, sig)\n"
+         "            reveal('SIGNALLED', pid)\n"
+         "        except OSError as error:\n"
+         "            reveal('NOSIGNAL', error.errno)\n"
+         "return None"),
         "",
     ),
     # Kernel keyrings are not namespaced: a key left in the uid's keyring would reach the next bot of that uid.
     "keyring_note": (
         1,
-        "import ctypes, platform\n"
-        "numbers = {'x86_64': (248, 250), 'aarch64': (217, 219)}.get(platform.machine())\n"
-        "if numbers is None:\n"
-        "    reveal('KEYSKIPPED', platform.machine())\n"
-        "    return None\n"
-        "add_key, keyctl = numbers\n"
-        "libc = ctypes.CDLL(None, use_errno=True)\n"
-        "buffer = ctypes.create_string_buffer(4096)\n"
-        "for keyring in (-4, -5, -3):  # the user, user-session and session keyrings\n"
-        "    found = libc.syscall(keyctl, 11, ctypes.c_int(keyring), buffer, 4096)  # KEYCTL_READ: its keys\n"
-        "    if found > 0:\n"
-        "        reveal('KEYFOUND', f'{keyring}:{found // 4}')\n"
-        "    note = PARAMS['note'].encode()\n"
-        "    serial = libc.syscall(add_key, b'user', b'arena-note', note, len(note), ctypes.c_int(keyring))\n"
-        "    if serial > 0:\n"
-        "        reveal('KEYADDED', f'{keyring}:{serial}')\n"
-        "    else:\n"
-        "        reveal('KEYREFUSED', ctypes.get_errno())\n"
-        "return None",
+        ("import ctypes, platform\n"
+         "numbers = {'x86_64': (248, 250), 'aarch64': (217, 219)}.get(platform.machine())\n"
+         "if numbers is None:\n"
+         "    reveal('KEYSKIPPED', platform.machine())\n"
+         "    return None\n"
+         "add_key, keyctl = numbers\n"
+         "libc = ctypes.CDLL(None, use_errno=True)\n"
+         "buffer = ctypes.create_string_buffer(4096)\n"
+         "for keyring in (-4, -5, -3):  # the user, user-session and session keyrings\n"
+         "    found = libc.syscall(keyctl, 11, ctypes.c_int(keyring), buffer, 4096)  # KEYCTL_READ: its keys\n"
+         "    if found > 0:\n"
+         "        reveal('KEYFOUND', f'{keyring}:{found // 4}')\n"
+         "    note = PARAMS['note'].encode()\n"
+         "    serial = libc.syscall(add_key, b'user', b'arena-note', note, len(note), ctypes.c_int(keyring))\n"
+         "    if serial > 0:\n"
+         "        reveal('KEYADDED', f'{keyring}:{serial}')\n"
+         "    else:\n"
+         "        reveal('KEYREFUSED', ctypes.get_errno())\n"
+         "return None"),
         "",
     ),
     "user_namespace": (
         1,
-        "import ctypes, platform, signal\n"
-        "libc = ctypes.CDLL(None, use_errno=True)\n"
-        "CLONE_NEWUSER = 0x10000000\n"
-        "if libc.unshare(CLONE_NEWUSER) == 0:\n"
-        "    reveal('USERNS', 'unshare')\n"
-        "else:\n"
-        "    reveal('USERNSREFUSED', ctypes.get_errno())\n"
-        "clone = {'x86_64': 56, 'aarch64': 220}.get(platform.machine())\n"
-        "if clone is not None:\n"
-        "    pid = libc.syscall(clone, CLONE_NEWUSER | int(signal.SIGCHLD), 0, 0, 0, 0)  # fork-like: no new stack\n"
-        "    if pid == 0:\n"
-        "        os._exit(0)\n"
-        "    if pid > 0:\n"
-        "        os.waitpid(pid, 0)\n"
-        "        reveal('USERNS', 'clone')\n"
-        "    else:\n"
-        "        reveal('USERNSREFUSED', ctypes.get_errno())\n"
-        "return None",
+        ("import ctypes, platform, signal\n"
+         "libc = ctypes.CDLL(None, use_errno=True)\n"
+         "CLONE_NEWUSER = 0x10000000\n"
+         "if libc.unshare(CLONE_NEWUSER) == 0:\n"
+         "    reveal('USERNS', 'unshare')\n"
+         "else:\n"
+         "    reveal('USERNSREFUSED', ctypes.get_errno())\n"
+         "clone = {'x86_64': 56, 'aarch64': 220}.get(platform.machine())\n"
+         "if clone is not None:\n"
+         "    pid = libc.syscall(clone, CLONE_NEWUSER | int(signal.SIGCHLD), 0, 0, 0, 0)  # fork-like: no new stack\n"
+         "    if pid == 0:\n"
+         "        os._exit(0)\n"
+         "    if pid > 0:\n"
+         "        os.waitpid(pid, 0)\n"
+         "        reveal('USERNS', 'clone')\n"
+         "    else:\n"
+         "        reveal('USERNSREFUSED', ctypes.get_errno())\n"
+         "return None"),
         "",
     ),
 }
@@ -374,9 +374,10 @@ def _exists_with_uid(uid: int, released_at: float | None = None) -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             start = status.index(b"\nUid:\t") + 6
-            if int(status[start : status.index(b"\t", start)]) == uid:
-                if released_at is None or started < released_at:
-                    found.append(int(entry))
+            if int(status[start : status.index(b"\t", start)]) == uid and (
+                released_at is None or started < released_at
+            ):
+                found.append(int(entry))
     return found
 
 

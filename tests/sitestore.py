@@ -18,9 +18,9 @@ from pathlib import Path
 from arena.game import Match
 from arena.matchlog import FORMAT, MatchLog
 from arena.ratings import RatingConfig, rate_all
+from arena.results import Fault, MatchResult, Reason, SeatResult
 from arena.rules import Rules
 from arena.schedule import make_schedule
-from arena.results import Fault, MatchResult, Reason, SeatResult
 from arena.store import Store
 
 RULES = {"threshold": 30}

@@ -17,8 +17,8 @@ from arena.checker import check_bot
 from arena.cli import main
 from arena.manifest import load_bot
 from arena.registry import Registry
-from arena.scaffold import scaffold
 from arena.sandbox.process import ProcessSandbox
+from arena.scaffold import scaffold
 
 BROKEN_C = "int main(void) { return undeclared_thing; }\n"
 

@@ -19,7 +19,7 @@ from arena.cli_play import progress_status
 from arena.matchlog import LogError, describe, load
 from arena.results import counted
 from arena.run.loop import Progress
-from sitestore import make_store
+from tests.sitestore import make_store
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = str(ROOT / "sample_bots" / "greedy")
@@ -27,7 +27,7 @@ RANDOM = str(ROOT / "sample_bots" / "random")
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, cwd=cwd, check=False)
 
 
 def plain(done: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
@@ -147,16 +147,16 @@ def test_serve_and_cluster_without_their_extra_name_the_pip_line(tmp_path: Path)
     league = tmp_path / "league.yaml"
     league.write_text("league: {name: l}\n")
     done = subprocess.run([sys.executable, "-m", "arena", "serve", str(league)], capture_output=True, text=True,
-                          cwd=tmp_path, env=env)
+                          cwd=tmp_path, env=env, check=False)
     plain(done, 2, "arena serve needs the server extra", "pip install 'arena[server]'")
     config = tmp_path / "t.yaml"
     config.write_text(f"name: t\nbots: [{GREEDY}, {RANDOM}]\nplayers: 2\nseed: 1\n")
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--cluster", "local:2"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env)
+                          capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
     plain(done, 2, "--cluster needs the cluster extra", "pip install 'arena[cluster]'")
     config.write_text(f"name: t\nbots: [{GREEDY}, {RANDOM}]\nplayers: 2\nseed: 1\ncluster: local:2\n")
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(config)], capture_output=True, text=True,
-                          cwd=tmp_path, env=env)
+                          cwd=tmp_path, env=env, check=False)
     plain(done, 2, f"{config}: cluster: needs the cluster extra", "pip install 'arena[cluster]'")
     assert not (tmp_path / "results").exists()  # refused before a store was made
 

@@ -12,8 +12,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import yaml
@@ -62,7 +62,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[lis
 
 def run_cli(config: Path, db: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
-                           "--json", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+                           "--json", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
 
 
 class Cluster:
@@ -92,9 +93,10 @@ class Cluster:
     def start(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
         home = self.directory / name
         home.mkdir()
-        self.processes[name] = subprocess.Popen(
-            command, cwd=home, stdin=subprocess.DEVNULL, stdout=open(home / "out.log", "wb"),
-            stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})})
+        with open(home / "out.log", "wb") as log:  # the child has its own copy of the descriptor
+            self.processes[name] = subprocess.Popen(
+                command, cwd=home, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **(env or {})})
 
     def add_worker(self, name: str, *extra: str, threads: int = 1) -> None:
         cache = self.directory / name / "cache"
@@ -156,7 +158,7 @@ def test_local_cluster_gives_the_local_pool_results(reference, tmp_path):
     logs = sorted((tmp_path / "logs" / "t").iterdir())
     assert len(logs) == 12 and not [log for log in logs if not log.name.endswith(".jsonl.gz")]
     verified = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(logs[0])], cwd=ROOT,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, check=False)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -328,7 +330,7 @@ def test_bots_travel_by_content_and_a_wrong_hash_is_refused(tmp_path, monkeypatc
 def test_without_a_cluster_dask_is_not_imported():
     code = ("import sys, arena.cli, arena.run.tournament, arena.run.players, arena.run.league; "
             "sys.exit(int(any(name.split('.')[0] in ('dask', 'distributed') for name in sys.modules)))")
-    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.confidence import BotConfidence, Confidence, GroupPlace, PAbove, confidence
+from arena.run.loop import Progress
 from tests.sitestore import make_store
 
 
@@ -92,14 +93,13 @@ def test_standings_show_shared_ranks_intervals_and_p_above_next(tmp_path: Path) 
     assert "P>next" in text.stdout and f"{lines[0]['shared_rank']:>4}  {lines[0]['bot']}" in text.stdout
 
 
-def _progress_after(deals: int, strong_wins: float) -> "Progress":
+def _progress_after(deals: int, strong_wins: float) -> Progress:
     """A run's progress after ``deals`` two-seat deals of two rotations each, where bot a takes first place with
     probability ``strong_wins``."""
     from arena.manifest import BotSpec
     from arena.results import MatchResult, SeatResult, SeatStats
     from arena.rules import Rules
     from arena.run.jobs import JobResult, MatchJob
-    from arena.run.loop import Progress
 
     rng = random.Random(7)
     bots = tuple(BotSpec(name=name, directory=Path("."), command=("x",), files_hash="0") for name in ("a", "b"))

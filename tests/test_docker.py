@@ -22,8 +22,8 @@ import pytest
 from arena.checker import check_bot
 from arena.manifest import load_bot
 from arena.protocol import Limits
-from arena.results import FaultKind
 from arena.referee import InfrastructureError, MatchResult, play_match
+from arena.results import FaultKind
 from arena.rules import Rules
 from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
 from arena.sandbox.docker import LABEL, RUN_LABEL, RUNNER_LABEL, Demux, DockerSandbox, describe_state, engine_status

@@ -6,10 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-import arena.sandbox.bwrap as bwrap
-import arena.sandbox.process as process
 from arena.cli import main
-from arena.sandbox import get_sandbox
+from arena.sandbox import bwrap, get_sandbox, process
 
 
 def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:

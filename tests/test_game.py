@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -187,7 +188,7 @@ def test_clause2_play_skips_eliminated_seats() -> None:
         match.apply(first_play(match))
     seats = [event["seat"] for event in events_of(match, "play")[played_before:]]
     assert out not in seats
-    assert all(b == next(s for s in [(a + k) % 4 for k in (1, 2, 3)] if s != out) for a, b in zip(seats, seats[1:]))
+    assert all(b == next(s for s in [(a + k) % 4 for k in (1, 2, 3)] if s != out) for a, b in pairwise(seats))
 
 
 def test_clause2_take_from_deck_takes_a_card_of_the_deck() -> None:

@@ -245,7 +245,7 @@ def test_a_changed_config_or_house_bot_is_refused(tmp_path: Path) -> None:
     league = League(league_config(tmp_path, entries), store.path)
     league.entrants(store, league.plan(store, False).tid)
     with pytest.raises(LeagueError, match="different config"):
-        League(league_config(tmp_path, entries, seed=4), store.path).plan(store, False).tid
+        League(league_config(tmp_path, entries, seed=4), store.path).plan(store, False)
     (house / "bot.py").write_text((house / "bot.py").read_text() + "\n# tweaked\n")
     restarted = League(league_config(tmp_path, entries), store.path)
     with pytest.raises(LeagueError, match="the files of 'greedy' changed since it entered league 'ladder'"):

@@ -95,34 +95,34 @@ def check_invariants(match: Match, previous_scores: list[int]) -> None:
 
 
 def check_round_ends(match: Match, events_before: int, live_before: list[int], scores_before: list[int]) -> None:
-    for event in match.events[events_before:]:
-        if event["type"] != "round_end":
+    for ended in match.events[events_before:]:
+        if ended["type"] != "round_end":
             continue
         live = [seat for seat in live_before if seat not in match.forfeits]
         # Elimination happens exactly for the seats whose score passed the threshold in this round.
-        assert event["eliminated"] == [seat for seat in live if event["scores"][seat] > match.rules.threshold]
-        assert all(event["points"][seat] == 0 for seat in range(match.players) if seat not in live)
-        assert event["scores"] == [b + p for b, p in zip(scores_before, event["points"])]
-        if event["reason"] == "turn_cap":
-            assert event["declarer"] is None
-            assert [event["points"][s] for s in live] == [event["totals"][s] for s in live]
+        assert ended["eliminated"] == [seat for seat in live if ended["scores"][seat] > match.rules.threshold]
+        assert all(ended["points"][seat] == 0 for seat in range(match.players) if seat not in live)
+        assert ended["scores"] == [b + p for b, p in zip(scores_before, ended["points"])]
+        if ended["reason"] == "turn_cap":
+            assert ended["declarer"] is None
+            assert [ended["points"][s] for s in live] == [ended["totals"][s] for s in live]
             continue
-        own = event["totals"][event["declarer"]]
-        lowest_other = min(event["totals"][s] for s in live if s != event["declarer"])
+        own = ended["totals"][ended["declarer"]]
+        lowest_other = min(ended["totals"][s] for s in live if s != ended["declarer"])
         succeeded = own < lowest_other or (own == lowest_other and not match.rules.tie_fails)
-        assert event["reason"] == ("declared" if succeeded else "failed_declaration")
+        assert ended["reason"] == ("declared" if succeeded else "failed_declaration")
         if succeeded:
-            assert [event["points"][s] for s in live] == [event["totals"][s] - own for s in live]
+            assert [ended["points"][s] for s in live] == [ended["totals"][s] - own for s in live]
         else:
-            assert event["points"][event["declarer"]] >= match.rules.penalty
-            assert all(event["points"][s] == 0 for s in live if s != event["declarer"])
+            assert ended["points"][ended["declarer"]] >= match.rules.penalty
+            assert all(ended["points"][s] == 0 for s in live if s != ended["declarer"])
 
 
 def check_outcome(match: Match) -> None:
     outcome = match.outcome
     assert outcome is not None
     places = outcome.places
-    assert sorted(places)[0] == 1
+    assert min(places) == 1
     eliminated = [seat for group in match.eliminated for seat in group]
     not_out = [s for s in range(match.players) if s not in eliminated and s not in match.forfeits]
     # Seats still playing rank above every eliminated seat, which rank above every forfeit.

@@ -10,8 +10,8 @@ import pytest
 from arena.manifest import load_bot
 from arena.matchlog import load, verify
 from arena.protocol import Limits
-from arena.results import FaultKind, Reason
 from arena.referee import MatchResult, play_match
+from arena.results import FaultKind, Reason
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
@@ -40,7 +40,7 @@ def test_sample_bots_in_both_languages_play_whole_matches_reproducibly(sandbox, 
     first = run(bots, sandbox, tmp_path, seed, Limits())
     second = run(bots, sandbox, tmp_path / "again", seed, Limits())
     assert all(player.fault is None for player in first.players), first.to_dict()
-    assert sorted(p.place for p in first.players)[0] == 1
+    assert min(p.place for p in first.players) == 1
     assert first.turns > 10
     assert [(p.place, p.score) for p in first.players] == [(p.place, p.score) for p in second.players]
     assert first.events == second.events

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from arena.manifest import load_bot
 from arena.protocol import InvalidReplyError, Limits, parse_move, parse_ready
-from arena.results import FaultKind
 from arena.referee import play_match
+from arena.results import FaultKind
 from arena.rules import Rules
 from arena.sandbox.process import ProcessSandbox
 

@@ -233,7 +233,7 @@ def test_a_wrong_card_and_an_illegal_move_carry_their_reasons():
 
 
 def test_time_used_beyond_the_move_limit_comes_out_of_the_bank():
-    bots, mover = scripted_first_mover()
+    bots, _ = scripted_first_mover()
     result = play(*bots, limits=Limits(hello_ms=2000, move_ms=300, bank_ms=5000))
     assert all(p.fault is None for p in result.players)
     assert all(p.bank_left_ms == 5000 for p in result.players)  # instant answers never touch the bank
@@ -299,7 +299,7 @@ def test_every_log_record_is_compact_json_as_the_writer_always_wrote_it(tmp_path
     bots = [ScriptedBot(), ScriptedBot(Step("hello", READY), Step("round_start"),
                                        Step("turn", b'{"type" : "x\\\\y\xc3\xa9\x01\xff"}\n')), ScriptedBot()]
     play(*bots, log=tmp_path / "m.jsonl.gz")
-    raw = gzip.open(tmp_path / "m.jsonl.gz").read().splitlines(keepends=True)
+    raw = gzip.decompress((tmp_path / "m.jsonl.gz").read_bytes()).splitlines(keepends=True)
     kinds = {json.loads(line)["t"] for line in raw}
     assert {"header", "send", "recv", "event", "fault", "result"} <= kinds
     for line in raw:

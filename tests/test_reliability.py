@@ -34,14 +34,15 @@ SEED = 20261201
 
 def arena(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=240)
+                          text=True, timeout=240, check=False)
 
 
 def start(*args: str | Path) -> subprocess.Popen[str]:
     """``arena ARGS`` in its own process group (as a shell runs a job), so a test can signal the whole group."""
     return subprocess.Popen([sys.executable, "-m", "arena", *map(str, args)], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=default_sigint)
+                            # No Popen option restores an ignored SIGINT before exec: this must run in the child.
+                            preexec_fn=default_sigint)  # noqa: PLW1509
 
 
 def default_sigint() -> None:
@@ -133,7 +134,8 @@ def chaos_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "disk"
     mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True,
+                          check=False)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
     try:
@@ -248,11 +250,12 @@ def read_only(tmp_path: Path) -> Iterator[Path]:
     source, view = tmp_path / "rw", tmp_path / "ro"
     source.mkdir()
     view.mkdir()
-    made = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True)
+    made = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True, check=False)
     if made.returncode != 0:
         pytest.skip(f"cannot bind-mount here: {made.stderr.decode().strip()}")
     try:
-        if subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], capture_output=True).returncode != 0:
+        remount = ["mount", "-o", "remount,ro,bind", str(view)]
+        if subprocess.run(remount, capture_output=True, check=False).returncode != 0:
             pytest.skip("cannot remount read-only here")
         yield source
     finally:
@@ -314,7 +317,7 @@ def stop_at(config: Path, db: Path, stop: signal.Signals, after: float, group: b
         _, stderr = runner.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         stuck = subprocess.run(["ps", "-o", "pid,stat,wchan:24,args", "-g", str(runner.pid)], capture_output=True,
-                               text=True).stdout
+                               text=True, check=False).stdout
         os.killpg(runner.pid, signal.SIGKILL)
         raise AssertionError(f"a {stop.name} at {after:.2f} s did not stop the run:\n{stuck}") from None
     assert not wait_group_gone(runner.pid), f"processes outlived a {stop.name} at {after:.2f} s"

@@ -17,16 +17,17 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
 from arena.manifest import load_bot
 from arena.protocol import Limits
-from arena.results import FaultKind
 from arena.referee import MatchResult, play_match
+from arena.results import FaultKind
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox, bwrap_status
@@ -79,7 +80,7 @@ class Case:
     clocks: Limits = FAST
     """The match's clocks: an attack that must hit a resource limit gets ``LIMIT_FIRST``, never a race with them."""
     detail: str = ""
-    check: Callable[[MatchResult, str, "Env"], None] | None = None
+    check: Callable[[MatchResult, str, Env], None] | None = None
     variants: dict[str, tuple[FaultKind | None, str]] = field(default_factory=dict)
     """Where a variant reports the attack differently (and still contains it): its (fault, detail)."""
 
@@ -254,7 +255,10 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
         assert detail in bad.fault.detail
         assert bad.place == 3
     # No secret anywhere the bot's output ends up, and nothing written outside its scratch.
-    log_text = gzip.open(result.log_path, "rt", errors="replace").read() if result.log_path else ""
+    log_text = ""
+    if result.log_path:
+        with gzip.open(result.log_path, "rt", errors="replace") as handle:
+            log_text = handle.read()
     for text in [p.stderr_tail for p in result.players] + [log_text]:
         assert env.secret not in text
         assert "root:" not in text  # /etc/shadow
@@ -298,7 +302,7 @@ def test_get_sandbox_picks_bwrap_when_it_works() -> None:
 
 
 def test_the_unisolated_variant_says_so_loudly(caplog: pytest.LogCaptureFixture) -> None:
-    import arena.sandbox.process as process
+    from arena.sandbox import process
 
     process._WARNED = False
     with caplog.at_level("WARNING"):

@@ -76,10 +76,10 @@ def test_probe_directories_of_a_runner_killed_mid_probe_are_swept(tmp_path: Path
     # A real runner, killed while its probe runs (its bwrap made to hang so that the kill lands mid-probe).
     runner = subprocess.Popen(
         [sys.executable, "-c",
-         "import subprocess, time\n"
-         "subprocess.run = lambda *a, **k: time.sleep(60)\n"
-         "from arena.sandbox.bwrap import bwrap_status\n"
-         "bwrap_status()\n"],
+         ("import subprocess, time\n"
+          "subprocess.run = lambda *a, **k: time.sleep(60)\n"
+          "from arena.sandbox.bwrap import bwrap_status\n"
+          "bwrap_status()\n")],
         env={**os.environ, "TMPDIR": str(tmp_path)}, cwd=ROOT)
     try:
         for _ in range(1000):

@@ -28,9 +28,8 @@ import httpx
 import pytest
 
 from arena.client import pack
+from arena.ratings import RatingConfig, rate_all
 from arena.scaffold import scaffold
-
-from arena.ratings import Rating, RatingConfig, rate_all
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,11 +99,11 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        log = open(self.root / "serve.log", "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db", str(self.db),
-             *self.options],
-            stdout=log, stderr=log, cwd=self.root)
+        with open(self.root / "serve.log", "ab") as log:  # the server has its own copy of the descriptor
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "arena", "serve", str(self.config), "--port", str(self.port), "--db",
+                 str(self.db), *self.options],
+                stdout=log, stderr=log, cwd=self.root)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -511,7 +510,7 @@ def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_pa
         server.start()
         try:
             want = 8 if where == "dask" else len(played["dask"])
-            server.wait_for(f"{want} matches on the {where}", lambda: httpx.get(
+            server.wait_for(f"{want} matches on the {where}", lambda server=server, want=want: httpx.get(
                 f"{server.url}/api/league").json()["matches"].get("done", 0) >= want, seconds=90)
             league = httpx.get(f"{server.url}/api/league").json()
         finally:

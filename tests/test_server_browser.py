@@ -27,9 +27,9 @@ if MISSING is not None:
         pytest.fail(f"ARENA_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
     pytest.skip(MISSING, allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect, sync_playwright
 
-from arena.client import pack  # noqa: E402
+from arena.client import pack
 
 pytestmark = pytest.mark.slow
 

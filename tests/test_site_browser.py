@@ -17,6 +17,7 @@ import re
 import shutil
 from collections import deque
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -543,7 +544,7 @@ def test_rating_chart_names_its_lines(site: Path, page: Page, width: int) -> Non
     assert sorted(names) == sorted(page.locator("table.standings tbody th a").all_inner_texts())
     boxes = [box for box in (labels.nth(i).bounding_box() for i in range(bots)) if box is not None]
     tops = sorted(box["y"] for box in boxes)
-    assert all(b - a >= boxes[0]["height"] * 0.7 for a, b in zip(tops, tops[1:])), tops  # labels do not overlap
+    assert all(b - a >= boxes[0]["height"] * 0.7 for a, b in pairwise(tops)), tops  # labels do not overlap
     labels.first.focus()  # keyboard users reach the values too
     assert page.evaluate("document.activeElement.classList.contains('end')")
     page.locator("#history").scroll_into_view_if_needed()

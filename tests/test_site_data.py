@@ -10,6 +10,7 @@ import dataclasses
 import gzip
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -344,7 +345,7 @@ def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: data.S
     rows = data.standing_rows(snap)
     order = [line.bot_id for line in snap.standings]
     assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
-    assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in zip(order, order[1:])]
+    assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in pairwise(order)]
     assert rows[-1].p_above_next is None
     for row, line in zip(rows, snap.standings):
         assert row.win_pct == pytest.approx(100 * line.wins / line.matches)
@@ -459,6 +460,7 @@ def test_logs_read_the_same_with_orjson_or_json(snap: data.Snapshot, tmp_path: P
     # orjson is a dependency; an install without its wheel falls back to json: every log must read the same, and
     # a garbled event line must be a LogError naming the file either way.
     import orjson
+
     from arena import matchlog
     paths = [path for m in snap.matches if (path := find_log(m.log_path, snap.store_dir, snap.name, m.idx))]
     assert matchlog.parse_json is orjson.loads and len(paths) == len(snap.matches)
