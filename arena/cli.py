@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from arena import __version__
-from arena.cli_common import CONTEXT, ExitCode, fail
+from arena.cli_common import CONTEXT, ExitCode, fail, interrupted_while_loading
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "match": ("arena.cli_play", "match", ("Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), "
@@ -57,8 +57,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "league": ("arena.cli_server", "league_group", "Leagues in the store (run by arena serve)."),
     "test": ("arena.cli_abtest", "ab_test",
              ("Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a "
-             "sequential test (SPRT) on BASE's mean place minus NEW's stops as soon as it can say \"better\" or "
-             "\"not better\" at the error rates asked (docs/RATINGS.md).")),
+              "sequential test (the exact GSPRT, as chess engine testers run) on BASE's mean place minus NEW's "
+              "stops as soon as it can say \"better\" or \"not better\" at the error rates asked (docs/RATINGS.md).")),
 }
 """Every subcommand, registered here and nowhere else: its name, ``(module, attribute, short help)``. The short help
 is the command's own (tests/test_cli_lazy.py holds them equal), kept here so that ``arena --help`` lists every
@@ -73,7 +73,13 @@ class _Main(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, attribute, _ = COMMANDS[cmd_name]
-        command = getattr(importlib.import_module(module), attribute)
+        try:
+            loaded = importlib.import_module(module)
+        except KeyboardInterrupt:
+            # A stop while the command's modules load (a second or more on a busy host) has nothing to clean up
+            # yet: the same quiet exit as arena/__main__.py's while the root loads, not click's "Aborted!".
+            interrupted_while_loading()
+        command = getattr(loaded, attribute)
         assert isinstance(command, click.Command)
         return command
 

@@ -119,8 +119,10 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
             db_path: Path, as_json: bool) -> None:
     """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
     sequential test (the exact GSPRT, as chess engine testers run) on BASE's mean place minus NEW's stops as soon
-    as it can say "better" or "not better" at the error rates asked (docs/RATINGS.md). Exit 0 better, 1 not better, 3 undecided at --max-matches,
-    4 incomplete (interrupted or failed matches: run it again to resume)."""
+    as it can say "better" or "not better" at the error rates asked (docs/RATINGS.md).
+
+    Exit 0 better, 1 not better, 3 undecided at --max-matches, 4 incomplete (interrupted or failed matches: run it
+    again to resume)."""
     from arena import cli_site
 
     try:

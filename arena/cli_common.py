@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import IntEnum
@@ -76,6 +77,15 @@ def open_store(db_path: Path, must_exist: bool = True) -> Store:
         return Store(db_path, readonly=must_exist)
     except StoreError as error:
         fail(str(error), ExitCode(error.exit_code))
+
+
+def interrupted_while_loading() -> NoReturn:
+    """Exit 1 with "arena: interrupted" for a Ctrl-C or SIGTERM that came while a command's modules loaded."""
+    sys.stderr.write("arena: interrupted\n")
+    sys.stderr.flush()
+    # os._exit: a normal exit would be turned into death by SIGINT when the interrupt landed in certain import
+    # paths (the interpreter flags it as unhandled), and nothing is open yet.
+    os._exit(ExitCode.FAILED)
 
 
 EXTRAS = {"server": ("starlette", "uvicorn"), "cluster": ("distributed",)}

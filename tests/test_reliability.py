@@ -45,6 +45,14 @@ def start(*args: str | Path) -> subprocess.Popen[str]:
                             preexec_fn=default_sigint)  # noqa: PLW1509
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (a runner's match workers), from its main thread's list."""
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
 def default_sigint() -> None:
     # Tests run as a background job ignore Ctrl-C, and so would the runs they start (arena keeps an ignored
     # SIGINT ignored, as Unix programs do): these runs must take it.
@@ -204,7 +212,12 @@ def test_a_second_runner_is_refused_while_readers_keep_working(tmp_path: Path,
     first = start("run", config, "--db", db, "--no-site")
     try:
         wait_for(lambda: counts(db).get("done", 0) >= 2)
-        assert first.poll() is None, "the first run finished too soon to be raced"
+        # Freeze its match workers (never the runner, which may be writing to the store): the runner lives on and
+        # holds its lease, and no race with the end of its tournament remains, however fast the matches are.
+        frozen = children(first.pid)
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        assert first.poll() is None and frozen, "the first run finished too soon to be raced"
         second = arena("run", config, "--db", db, "--no-site")
         plain_failure(second, 1, f"tournament t is being run by PID {first.pid} on {socket.gethostname()} since")
         for command in (["standings"], ["matches"], ["show", "1"], ["site", "build", "--out", tmp_path / "site"]):
