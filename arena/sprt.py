@@ -65,13 +65,14 @@ class Settings:
 
     @property
     def lower(self) -> float:
-        """Accept "not better" at or below this LLR."""
-        return math.log(self.beta / (1 - self.alpha))
+        """Accept "not better" at or below this LLR: log(beta), a bound whose error rate Wald's inequality holds
+        at most beta (his approximate log(beta / (1 - alpha)) promises only about beta)."""
+        return math.log(self.beta)
 
     @property
     def upper(self) -> float:
-        """Accept "better" at or above this LLR."""
-        return math.log((1 - self.beta) / self.alpha)
+        """Accept "better" at or above this LLR: log(1 / alpha), at most alpha by the same inequality."""
+        return math.log(1 / self.alpha)
 
     def decide(self, ratio: float) -> Verdict:
         return "better" if ratio >= self.upper else "not better" if ratio <= self.lower else "undecided"
