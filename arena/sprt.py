@@ -11,8 +11,9 @@ SPRT on it, as fastchess runs on chess game pairs (pentanomial counts) and Fisht
 
 each maximum taken over every distribution on the possible values (Van den Bergh, "Comments on normalized Elo",
 proposition 1.1: the maximiser is p_i = phat_i / (1 + theta (a_i - mean)), theta the root of one monotone
-equation). Wald's bounds decide: "better" at LLR >= log((1 - beta) / alpha), "not better" at LLR <= log(beta /
-(1 - alpha)). No normal approximation and no variance estimate, so no minimum of deals: the earlier test here
+equation). Two bounds decide: "better" at LLR >= log(1 / alpha), "not better" at LLR <= log(beta), the bounds
+under which Wald's inequality holds the error rates to alpha and beta (his usual log((1 - beta) / alpha) and
+log(beta / (1 - alpha)) only approximately: 5.08% false "better" heads-up at alpha 5%). No normal approximation and no variance estimate, so no minimum of deals: the earlier test here
 (normal approximation, variance from the data) needed a floor of 20 deals and still said "better" of identical
 bots 5.6% of the time at alpha 5%. bench/sprt.py measures the error rates of this one on 4,000 tests per cell.
 The two extreme values, if unseen, get a count of 1e-3 (fastchess's regularisation), so a mean of ``margin`` is
