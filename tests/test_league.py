@@ -97,6 +97,8 @@ def test_author_commands(tmp_path: Path) -> None:
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, colour: red}\n", "league.colour: unknown key"),
     ("league: {name: x, bots: ['registry:*'], players: 9, seed: 1}\n", "league.players: expected an integer from 2"),
     ("league: {name: x, bots: [nowhere], players: 2, seed: 1}\n", "league.bots[0]: expected registry:"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, keep_stderr: 0}\n",
+     "league.keep_stderr: expected an integer from 1 to 1000000, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
      "server.uploads_per_hour: expected a positive integer"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'head:8786'}\n",

@@ -234,6 +234,7 @@ class League:
                 self.state.state = "running"
             self._played = self._failed = 0
             yield todo  # resumed once every match is stored and the ratings are up to date
+            store.clear_old_stderr(plan.tid, self.config.keep_stderr)  # the store's growth stays bounded
             publish_seconds = self.maybe_publish(store, store.match_ids(plan.tid, [job.index for job in todo]))
             report = BatchReport(len(active), scheduled, self._played, self._failed,
                                  round(time.monotonic() - started, 3), round(self.ratings.seconds, 3),
