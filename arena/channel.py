@@ -21,7 +21,7 @@ from arena import protocol
 from arena.protocol import MAX_LINE, InvalidReplyError
 from arena.results import Reason, limit_reason
 from arena.sandbox import BotProcess, Exit
-from arena.stderr import StderrKeeper
+from arena.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,10 @@ class Caps:
     """A reply line longer than this (newline excluded) is ``invalid.line_too_long``."""
     pending_bytes: int = 1 << 20
     """Bytes held for a bot that does not read its stdin before it is ``timeout.not_reading``."""
-    stderr_bytes: int = 64 * 1024
-    """The head and the tail of stderr kept for the result (arena/stderr.py)."""
+    stderr_bytes: int = FAULT_BYTES
+    """The head and the tail of stderr kept for the result of a seat that faulted (arena/stderr.py)."""
+    clean_stderr_bytes: int = CLEAN_BYTES
+    """What a seat that ends without a fault keeps of that: the store's growth per clean seat and match."""
     batch_bytes: int = 16 * 1024
     """Messages that want no reply wait in the buffer until one that does (or this much) is queued: one write and
     one wake-up of the bot per turn instead of one per message, in the same order (PROTOCOL.md, "Delivery")."""
@@ -174,8 +176,9 @@ class BotChannel:
         if self.state is not State.CLOSED and self.state is not State.FINISHED:
             self._to(State.FINISHED)
 
-    def stderr_text(self) -> str:
-        return self._stderr.text()
+    def stderr_text(self, cap: int | None = None) -> str:
+        """The head and the tail of stderr, within ``cap`` bytes when given (else all that was kept)."""
+        return self._stderr.text(cap)
 
     # -- writing ------------------------------------------------------------------------------------------------
 

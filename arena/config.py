@@ -114,7 +114,7 @@ class TournamentConfig(RunConfig):
 SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
                "registry", "cluster"}
 TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop"}
-LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch"}
+LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
@@ -377,6 +377,9 @@ class LeagueConfig(RunConfig):
     registry: Path
     versions: str = "latest"
     groups_per_batch: int = 1
+    keep_stderr: int = 50
+    """Each bot version keeps its seats' stderr for its latest this many matches; older seats' is cleared every
+    batch (the latest 50 are what an author's ``/me`` page shows)."""
 
     def identity(self) -> dict[str, Any]:
         """What decides the results (not workers, batch size, cluster or where the registry is), as plain data."""
@@ -405,9 +408,11 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
                                            f"(relative paths are read from {base})")
         entries.append(str(directory))
     numbers: dict[str, int] = {}
-    for key, low, high in (("players", 2, 8), ("seed", 0, 2**63 - 1), ("groups_per_batch", 1, 1000)):
+    defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}
+    for key, low, high in (("players", 2, 8), ("seed", 0, 2**63 - 1), ("groups_per_batch", 1, 1000),
+                           ("keep_stderr", 1, 1_000_000)):
         # one group per worker keeps the pool busy without stale schedules
-        value = data.get(key, shared["workers"] if key == "groups_per_batch" else low)
+        value = data.get(key, defaults.get(key, low))
         if type(value) is not int or not low <= value <= high:
             problems.expected(key, f"an integer from {low} to {high}", value)
         numbers[key] = value
@@ -419,5 +424,6 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
         problems.expected("registry", "a registry directory (relative to the config file)", registry)
     problems.raise_any()
     return LeagueConfig(**shared, players=numbers["players"], seed=numbers["seed"],
-                        groups_per_batch=numbers["groups_per_batch"], entries=tuple(entries), versions=versions,
+                        groups_per_batch=numbers["groups_per_batch"], keep_stderr=numbers["keep_stderr"],
+                        entries=tuple(entries), versions=versions,
                         source=path, registry=(base / registry).resolve() if registry else default_registry.resolve())

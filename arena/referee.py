@@ -317,7 +317,8 @@ class Referee:
                 score=outcome.scores[seat],
                 stats=stats[seat],
                 fault=self.faults[seat],
-                stderr_tail=self.channels[seat].stderr_text() if seat < len(self.channels) else "",
+                stderr_tail=self.channels[seat].stderr_text(
+                    None if self.faults[seat] is not None else self.caps.clean_stderr_bytes) if seat < len(self.channels) else "",
                 bank_left_ms=self.banks[seat],
             )
             for seat, bot in enumerate(self.bots)

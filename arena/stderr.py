@@ -14,6 +14,11 @@ import re
 
 HEAD_BYTES = 8 * 1024
 """Of the byte cap, how much the start of the stream keeps: room for the first error and its frames."""
+FAULT_BYTES = 64 * 1024
+"""What a seat that faulted keeps of its stderr: its author's view of the crash, so generous."""
+CLEAN_BYTES = 4 * 1024
+"""What a seat that ended without a fault keeps: rarely read, and the store keeps one per seat per match, so a bot
+that spams stderr on every move grows the store by this much per match, not by :data:`FAULT_BYTES`."""
 CUT = "[... {count} bytes of stderr cut ...]"
 
 ERROR_LINE = re.compile(
@@ -49,20 +54,30 @@ class StderrKeeper:
             del self.tail[:over]
             self.cut += over
 
-    def text(self) -> str:
+    def text(self, cap: int | None = None) -> str:
         """The stream as text; where bytes were dropped, a line that says how many (lines cut at its edges are
-        dropped whole, when there are lines)."""
-        if not self.cut:
-            return (self.head + self.tail).decode("utf-8", errors="replace")
-        head, tail = bytes(self.head), bytes(self.tail)
-        if b"\n" in head:
-            head = head[:head.rindex(b"\n")]
-        if b"\n" in tail:
-            tail = tail[tail.index(b"\n") + 1:]
-        dropped = self.cut + len(self.head) - len(head) + len(self.tail) - len(tail)
-        return (head.decode("utf-8", errors="replace") + "\n" + CUT.format(count=dropped) + "\n"
-                + tail.decode("utf-8", errors="replace"))
+        dropped whole, when there are lines). With a ``cap`` below the keeper's, the head and the tail within that
+        smaller cap (its head the first ``min(HEAD_BYTES, cap // 2)`` bytes, as a keeper of that cap keeps)."""
+        if cap is None or cap >= self.cap:
+            return _render(bytes(self.head), bytes(self.tail), self.cut)
+        head_cap = min(HEAD_BYTES, cap // 2)
+        head = bytes(self.head[:head_cap])
+        # the rest of the head joins the tail when nothing was dropped between; else the gap is unknown bytes
+        rest = bytes(self.head[head_cap:]) + bytes(self.tail) if not self.cut else bytes(self.tail)
+        tail = rest[len(rest) - (cap - head_cap):] if len(rest) > cap - head_cap else rest
+        total = len(self.head) + self.cut + len(self.tail)
+        return _render(head, tail, total - len(head) - len(tail))
 
+
+def _render(head: bytes, tail: bytes, cut: int) -> str:
+    """``head``, a line saying ``cut`` bytes (and the partial lines at the cut's edges) were dropped, ``tail``."""
+    if not cut:
+        return (head + tail).decode("utf-8", errors="replace")
+    whole_head = head[:head.rindex(b"\n")] if b"\n" in head else head
+    whole_tail = tail[tail.index(b"\n") + 1:] if b"\n" in tail else tail
+    dropped = cut + len(head) - len(whole_head) + len(tail) - len(whole_tail)
+    return (whole_head.decode("utf-8", errors="replace") + "\n" + CUT.format(count=dropped) + "\n"
+            + whole_tail.decode("utf-8", errors="replace"))
 
 def excerpt(text: str, lines: int = 24, width: int = 240) -> str:
     """What a terminal or a page shows of a kept stderr: all of it when it is short, else the first error's block

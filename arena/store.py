@@ -155,6 +155,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         UPDATE bots SET entered_group = (SELECT min(m.grp) FROM seats s JOIN matches m ON m.id = s.match_id
                                          WHERE s.bot_id = bots.id);
     """),
+    # A league keeps each bot version's stderr for its latest matches only (Store.clear_old_stderr): the seats that
+    # still have it, newest first per bot, so each pass reads only those.
+    ("0006_stderr_retention", """
+        CREATE INDEX seats_with_stderr ON seats (bot_id, match_id) WHERE stderr_tail IS NOT NULL;
+    """),
 ]
 
 LEASE_SECONDS = 60.0
@@ -613,6 +618,17 @@ class Store:
                 [(p.place, p.score, *_fault_columns(p.fault), p.stderr_tail, p.stats.rounds, p.stats.turns,
                   p.stats.points, p.stats.declares_ok, p.stats.declares_failed, p.bank_left_ms, mid, p.seat)
                  for p in result.players])
+
+    def clear_old_stderr(self, tid: int, keep: int) -> int:
+        """Forget the stderr of each bot's seats but those in its latest ``keep`` matches (by match id, which grows
+        as matches are scheduled) in tournament ``tid``; how many seats lost theirs. The seats that still have one
+        are always a bot's latest, so each pass ranks only those: about ``keep`` per bot plus the new ones."""
+        with self.atomic() as db:
+            return db.execute(
+                "UPDATE seats SET stderr_tail = NULL WHERE rowid IN (SELECT id FROM ("
+                "SELECT s.rowid AS id, row_number() OVER (PARTITION BY s.bot_id ORDER BY s.match_id DESC) AS newer "
+                "FROM seats s JOIN bots b ON b.id = s.bot_id WHERE b.tournament_id = ? AND s.stderr_tail IS NOT NULL"
+                ") WHERE newer > ?)", (tid, keep)).rowcount
 
     def record_failure(self, tid: int, idx: int, error: str, attempts: int) -> None:
         with self.atomic() as db:

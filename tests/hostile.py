@@ -80,6 +80,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
     "sleep_past_deadline": (2, "time.sleep(60)", ""),
     "exit_mid_match": (2, "sys.exit(3)", ""),
     "crash_traceback": (2, "raise RuntimeError('boom: the bot fell over')", ""),
+    "stderr_flood_then_crash": (3, "sys.stderr.write('noise\\n' * 50000)\nraise RuntimeError('boom after the noise')", ""),
     "not_json": (1, "raw(b'I think I will throw the seven\\n'); return 'silent'", ""),
     "wrong_shape": (1, "return {'type': 'play', 'discard': '7H', 'take': 'deck'}", ""),
     "binary_garbage": (1, "raw(bytes(range(256)) * 4 + b'\\n'); return 'silent'", ""),

@@ -3,6 +3,7 @@ real SQLite store (the server itself is tested in test_server.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -97,6 +98,8 @@ def test_author_commands(tmp_path: Path) -> None:
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, colour: red}\n", "league.colour: unknown key"),
     ("league: {name: x, bots: ['registry:*'], players: 9, seed: 1}\n", "league.players: expected an integer from 2"),
     ("league: {name: x, bots: [nowhere], players: 2, seed: 1}\n", "league.bots[0]: expected registry:"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, keep_stderr: 0}\n",
+     "league.keep_stderr: expected an integer from 1 to 1000000, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
      "server.uploads_per_hour: expected a positive integer"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'head:8786'}\n",
@@ -225,6 +228,27 @@ def test_league_status_names_a_leader_in_the_field(tmp_path: Path) -> None:
     assert {line["bot"]: line["active"] for line in json.loads(standings)["standings"]} == {
         "planner": False, "greedy": True, "random": True}
     assert "planner (left)" in CliRunner().invoke(main, ["standings", "--db", str(store.path)]).stdout
+
+
+def test_each_batch_clears_the_stderr_of_a_bots_seats_but_its_latest_keep_stderr_matches(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    config = dataclasses.replace(league_config(tmp_path, HOUSE[:2]), groups_per_batch=2, keep_stderr=3)
+    league = League(config, store.path)
+    plan = league.plan(store, False)
+    batches = league.batches(plan, store)
+    for _ in range(3):  # three batches of 4 matches, each bot in every one; the fourth is scheduled, not played
+        for job in next(batches):
+            played = synthetic_result(job.seed, [bot.name for bot in job.bots], [0, 1])
+            noisy = tuple(dataclasses.replace(seat, stderr_tail=f"{seat.name} in {job.index}\n" * 500)
+                          for seat in played.players)
+            store.record_match(plan.tid, job.index, dataclasses.replace(played, players=noisy), 1)
+    next(batches)
+    kept = [(m.idx, seat.name, seat.stderr_tail) for m in store.matches(plan.tid)
+            if m.result is not None for seat in m.result.players]
+    assert len(kept) == 24  # 12 matches played
+    assert sorted((index, name) for index, name, text in kept if text) == [
+        (index, name) for index in (9, 10, 11) for name in sorted(("greedy", "random"))]
+    assert all(text == f"{name} in {index}\n" * 500 for index, name, text in kept if text)
 
 
 def synthetic_result(seed: int, names: list[str], order: list[int]) -> MatchResult:

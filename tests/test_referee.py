@@ -15,6 +15,7 @@ from arena.results import FaultKind, Reason
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
+from arena.stderr import CLEAN_BYTES, FAULT_BYTES
 from tests.hostile import LIMIT_FIRST, leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,14 +112,21 @@ def test_timeout_detail_says_what_was_expected(sandbox, tmp_path):
     assert result.players[0].place == 1 and result.termination == "forfeits"
 
 
-def test_stderr_flood_while_playing_correctly_finishes_with_a_capped_tail(sandbox, tmp_path):
+def test_stderr_flood_while_playing_correctly_finishes_with_a_clean_seats_budget(sandbox, tmp_path):
     hostile = make_bot(tmp_path, "stderr_flood_every_turn")
     result = run([SAMPLES / "greedy", hostile, SAMPLES / "random"], sandbox, tmp_path, limits=Limits())
     assert all(p.fault is None for p in result.players), result.to_dict()
     kept = result.players[1].stderr_tail
     cut = re.search(r"\n\[\.\.\. \d+ bytes of stderr cut \.\.\.\]\n", kept)
-    assert cut is not None and len(kept.encode()) - len(cut.group(0)) == 64 * 1024  # the head and the tail
+    # a clean seat keeps the head and the tail within CLEAN_BYTES (a faulted one within FAULT_BYTES)
+    assert cut is not None and len(kept.encode()) - len(cut.group(0)) == CLEAN_BYTES
     assert kept.endswith("noise ")
+    flooded = make_bot(tmp_path, "stderr_flood_then_crash")
+    crashed = run([SAMPLES / "greedy", flooded], sandbox, tmp_path, limits=Limits()).players[1]
+    assert crashed.fault is not None and crashed.fault.kind == FaultKind.CRASH, crashed
+    cut = re.search(r"\n\[\.\.\. \d+ bytes of stderr cut \.\.\.\]\n", crashed.stderr_tail)
+    assert cut is not None and len(crashed.stderr_tail.encode()) - len(cut.group(0)) > FAULT_BYTES - 16  # whole lines
+    assert "RuntimeError: boom after the noise" in crashed.stderr_tail
 
 
 def test_cpu_limit_is_a_limit_fault(sandbox, tmp_path):

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from arena.server.public import publish
-from arena.stderr import StderrKeeper, excerpt
+from arena.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper, excerpt
 from arena.store import Store
+from tests.sitestore import fill_store
 
 ROOT = Path(__file__).resolve().parent.parent
 THROWS = "const seen = message.nothing; return seen.cards;"
@@ -121,3 +122,42 @@ def test_a_node_bots_type_error_is_shown_with_its_own_line_everywhere(tmp_path: 
     public = [path.read_text() for path in (tmp_path / "public").rglob("*") if path.suffix in (".html", ".js")]
     assert len(public) > 5 and any(f"Match #{crashed} " in text for text in public)
     assert not [text for text in public if "TypeError" in text or "thinking about move" in text or frame in text]
+
+
+def test_a_clean_seats_budget_keeps_the_first_error_and_the_last_lines_within_its_cap() -> None:
+    kept = StderrKeeper(FAULT_BYTES)
+    written = [b"/b/bot.js:12\n", b"TypeError: hand is undefined\n", b"    at move (/b/bot.js:12:5)\n",
+               *(f"debug: turn {turn}\n".encode() for turn in range(5_000))]
+    for chunk in written:
+        kept.add(chunk)
+    assert len(kept.text().encode()) > 8 * CLEAN_BYTES  # the faulted seat's view: up to FAULT_BYTES
+    text = kept.text(CLEAN_BYTES)
+    cut = re.search(r"\n\[\.\.\. (\d+) bytes of stderr cut \.\.\.\]\n", text)
+    assert cut is not None
+    assert len(text.encode()) - len(cut.group(0)) <= CLEAN_BYTES
+    assert len(text.encode()) - len(cut.group(0)) + int(cut.group(1)) == sum(map(len, written))  # counted exactly
+    assert text.startswith("/b/bot.js:12\nTypeError: hand is undefined\n") and text.endswith("debug: turn 4999\n")
+    assert kept.text(1 << 20) == kept.text()
+    short = StderrKeeper(FAULT_BYTES)
+    short.add(b"one line\n")
+    assert short.text(CLEAN_BYTES) == "one line\n"
+
+
+def test_retention_keeps_each_bots_latest_matches_stderr_and_clears_the_rest(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    tid = fill_store(store, logs=False)  # 12 matches of 2 seats: 8 per bot, a crash's stderr every fifth match
+
+    def with_stderr() -> list[tuple[int, int]]:
+        return [(row[0], row[1]) for row in store.db.execute(
+            "SELECT bot_id, match_id FROM seats WHERE stderr_tail IS NOT NULL ORDER BY 1, 2 DESC")]
+
+    assert len(with_stderr()) == 24
+    latest = {bot: [m for b, m in with_stderr() if b == bot][:3] for bot in {row["id"] for row in store.bots(tid)}}
+    assert store.clear_old_stderr(tid, 3) == 24 - 9
+    assert with_stderr() == sorted(((b, m) for b, ms in latest.items() for m in ms), key=lambda s: (s[0], -s[1]))
+    assert store.clear_old_stderr(tid, 3) == 0  # a pass with nothing new to clear clears nothing
+    crashed = [m for m in store.matches(tid) if m.result is not None and m.result.players[1].fault is not None]
+    old = [m for m in crashed if m.id not in latest[store.db.execute(
+        "SELECT bot_id FROM seats WHERE match_id = ? AND seat = 1", (m.id,)).fetchone()[0]]]
+    assert old and all(m.result is not None and m.result.players[1].stderr_tail == "" for m in old)
+    store.close()

@@ -17,7 +17,8 @@ differs is that its bots and matches are not fixed up front. Each batch:
 3. **play** the pending matches on the league's player (a local pool kept for the life of the league, or a Dask
    cluster), storing each as it finishes;
 4. **rate** every finished match in schedule order (the same TrueSkill as a tournament, brought up to date after
-   each batch: :class:`~arena.run.loop.RunningRatings`), and publish the site.
+   each batch: :class:`~arena.run.loop.RunningRatings`), clear the stderr of each bot version's seats but its
+   latest ``keep_stderr`` matches (so the store's growth from stderr is bounded per version), and publish the site.
 
 Everything the loop needs is in the store, so a restart (even after ``kill -9``) resumes: the pending matches of
 the last batch are played first, then scheduling goes on where it stopped. A league that loses its Dask scheduler
@@ -234,6 +235,7 @@ class League:
                 self.state.state = "running"
             self._played = self._failed = 0
             yield todo  # resumed once every match is stored and the ratings are up to date
+            store.clear_old_stderr(plan.tid, self.config.keep_stderr)  # the store's growth stays bounded
             publish_seconds = self.maybe_publish(store, store.match_ids(plan.tid, [job.index for job in todo]))
             report = BatchReport(len(active), scheduled, self._played, self._failed,
                                  round(time.monotonic() - started, 3), round(self.ratings.seconds, 3),
