@@ -102,6 +102,8 @@ def test_author_commands(tmp_path: Path) -> None:
      "league.keep_stderr: expected an integer from 1 to 1000000, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
      "server.uploads_per_hour: expected a positive integer"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {login_attempts_per_hour: 0}\n",
+     "server.login_attempts_per_hour: expected an integer from 1 to 100000, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'head:8786'}\n",
      "league.cluster: expected a Dask scheduler address: local:N"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, limits: {move_ms: 0}}\n",

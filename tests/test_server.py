@@ -57,6 +57,8 @@ league:
 server:
   uploads_per_hour: 1
   max_upload_kb: 64
+  logins_per_hour: 12
+  login_attempts_per_hour: 20
 """
 
 
@@ -393,6 +395,42 @@ def login(client: httpx.Client, token: str) -> httpx.Response:
     form = client.get("/me/login")
     csrf = form.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
     return client.post("/me/login", data={"csrf": csrf, "token": token})
+
+
+def csrf_of(page: httpx.Response) -> str:
+    return page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+
+
+def test_a_login_flood_logs_no_one_else_out_and_is_refused_with_429(server: Server, tokens: dict[str, str]) -> None:
+    """The review's L1: one author's loop of logins once evicted every other session. Each client says its address
+    with X-Forwarded-For, which the server trusts from loopback (a proxy on the host) as uvicorn does."""
+    victim = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.1"})
+    flood = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.2"})
+    guesser = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.3"})
+    with victim, flood, guesser:
+        assert login(victim, tokens["alice"]).status_code == 303
+        assert victim.get("/me").status_code == 200
+        csrf = csrf_of(flood.get("/me/login"))
+        answers, first_session = [], None
+        for _ in range(25):
+            reply = flood.post("/me/login", data={"csrf": csrf, "token": tokens["bob"]})
+            answers.append(reply)
+            if first_session is None and reply.status_code == 303:
+                first_session = flood.cookies["arena_session"]
+        codes = [reply.status_code for reply in answers]
+        # 12 logins an hour per author, 20 attempts an hour per address (this server's config), then 429 each time.
+        assert codes == [303] * 12 + [429] * 13, codes
+        assert "with this token" in answers[12].text and "from your address" in answers[-1].text
+        assert all(0 < int(reply.headers["retry-after"]) <= 3600 for reply in answers[12:])
+        # Bob's own oldest sessions made room for his newest (10 at most per author); alice's is untouched.
+        assert httpx.get(f"{server.url}/me", cookies={"arena_session": first_session}).status_code == 303
+        assert flood.get("/me").status_code == 200
+        assert victim.get("/me").status_code == 200
+        # Failed logins count toward the address's limit too.
+        csrf = csrf_of(guesser.get("/me/login"))
+        codes = [guesser.post("/me/login", data={"csrf": csrf, "token": f"guess-{n}"}).status_code
+                 for n in range(21)]
+        assert codes == [401] * 20 + [429], codes
 
 
 @pytest.mark.slow

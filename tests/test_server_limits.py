@@ -22,6 +22,7 @@ from arena.registry import Registry, sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
 from arena.server.authors import skeleton
 from arena.server.guard import RateLimitedLog
+from arena.server.sessions import MAX_PER_AUTHOR, LoginGate, LoginLimits, Sessions
 from arena.server.views import Views
 from arena.store import Store
 from arena.yamlfile import TooLargeError, excerpt, load_yaml
@@ -92,6 +93,30 @@ def test_the_upload_queue_takes_one_per_author_and_a_bounded_number_in_all() -> 
     assert limited.retry_after == 3600
     now[0] = 3600.5
     assert queue.take("alice") is None
+
+
+def test_one_authors_logins_end_only_their_own_oldest_sessions() -> None:
+    sessions = Sessions()
+    alice = sessions.start(1)
+    mallory = [sessions.start(2) for _ in range(10_000)]  # the review's flood, past the global cap
+    assert sessions.author_id(alice) == 1
+    assert sessions.count(2) == MAX_PER_AUTHOR and sessions.count() == MAX_PER_AUTHOR + 1
+    assert sessions.author_id(mallory[0]) is None and sessions.author_id(mallory[-1]) == 2
+    sessions.end(mallory[-1])
+    assert sessions.count(2) == MAX_PER_AUTHOR - 1
+
+
+def test_logins_are_rate_limited_per_address_and_per_author() -> None:
+    now = [0.0]
+    gate = LoginGate(LoginLimits(per_author=2, per_address=3), clock=lambda: now[0])
+    assert [gate.attempt("10.0.0.1") for _ in range(4)] == [None, None, None, 3600]
+    assert gate.attempt("10.0.0.2") is None  # another address has its own count
+    assert [gate.login(7) for _ in range(3)] == [None, None, 3600]
+    assert gate.login(8) is None
+    now[0] = 1800.0
+    assert gate.attempt("10.0.0.1") == 1800 and gate.login(7) == 1800
+    now[0] = 3600.5
+    assert gate.attempt("10.0.0.1") is None and gate.login(7) is None
 
 
 def test_log_lines_are_rate_limited_per_message() -> None:

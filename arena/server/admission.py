@@ -19,13 +19,13 @@ memory: a restart forgets attempts (the accepted-upload limit is in the store an
 
 from __future__ import annotations
 
-import collections
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
+
+from arena.server.ratelimit import Window
 
 HOUR = 3600.0
 
@@ -57,7 +57,7 @@ class Admission:
         self.limiter = anyio.CapacityLimiter(limits.slots)
         """The uploads' threads: ``slots`` of them; an upload waits for one without holding any thread."""
         self._busy: set[str] = set()
-        self._attempts: dict[str, collections.deque[float]] = {}
+        self._attempts = Window(limits.attempts_per_hour, HOUR, clock)
         self.in_flight = 0
 
     def take(self, author: str) -> Refusal | None:
@@ -69,15 +69,10 @@ class Admission:
         if self.in_flight >= self.limits.slots + self.limits.queue:
             return Refusal(503, f"the server is checking {self.in_flight} uploads already (its queue is full); "
                                 "try again shortly", self.limits.retry_after_s)
-        now = self.clock()
-        times = self._attempts.setdefault(author, collections.deque())
-        while times and times[0] <= now - HOUR:
-            times.popleft()
-        if len(times) >= self.limits.attempts_per_hour:
-            wait = max(1, math.ceil(times[0] + HOUR - now))
+        wait = self._attempts.hit(author)
+        if wait is not None:
             return Refusal(429, f"rate limit: {self.limits.attempts_per_hour} uploads an hour, refused ones "
                                 f"included; the next is possible in {wait} s", wait)
-        times.append(now)
         self._busy.add(author)
         self.in_flight += 1
         return None

@@ -55,7 +55,7 @@ from arena.server.guard import SecurityHeaders
 from arena.server.intake import Checker, Intake, IntakeSettings, Reply
 from arena.server.pages import environment, form_page, render
 from arena.server.public import league_href, publish
-from arena.server.sessions import CSRF_COOKIE, Sessions, csrf_ok
+from arena.server.sessions import CSRF_COOKIE, LoginGate, Sessions, csrf_ok
 from arena.server.state import Shared, shared
 from arena.server.uploadform import FormRefused, read_form
 from arena.server.views import Views
@@ -120,7 +120,8 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         league=League(config.league, settings.db, publish=lambda store, ids: publish(store, name, settings.site_dir)),
         intake=Intake(intake_settings, checker, live=lambda author: views.author(author.id) is not None),
         admission=Admission(dataclasses.replace(config.admission, slots=intake_settings.check_slots)),
-        registry=registry, views=views, sessions=Sessions(), templates=environment(),
+        registry=registry, views=views, sessions=Sessions(), logins=LoginGate(config.logins),
+        templates=environment(),
         scratch=settings.scratch, cap=config.max_upload_bytes, run_league=settings.run_league)
     return app
 

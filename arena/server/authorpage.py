@@ -104,8 +104,20 @@ async def get_login(request: Request) -> Response:
     return await login_page(request)
 
 
+async def too_many(request: Request, wait: int, whose: str) -> Response:
+    response = await login_page(request, 429, f"Too many logins {whose}: try again in {wait} s.")
+    response.headers["Retry-After"] = str(wait)
+    return response
+
+
 async def post_login(request: Request) -> Response:
+    """``POST /me/login``: every attempt counts toward its client address's limit, before the form is read (a
+    failed one too); a valid token then counts toward its author's."""
     server = shared(request)
+    # Behind a proxy on this host, uvicorn has put the client's address here from X-Forwarded-For.
+    wait = server.logins.attempt(request.client.host if request.client else "unknown")
+    if wait is not None:
+        return await too_many(request, wait, "from your address")
     async with request.form(max_files=0, max_fields=FORM_FIELDS) as form:
         if not csrf_ok(request, form.get("csrf")):
             return await login_page(request, 403, "The form expired or came from another site (CSRF "
@@ -114,6 +126,9 @@ async def post_login(request: Request) -> Response:
     author = await server.author(token)
     if author is None:
         return await login_page(request, 401, "That API token is not valid.")
+    wait = server.logins.login(author.id)
+    if wait is not None:
+        return await too_many(request, wait, "with this token")
     response = RedirectResponse(PATH, 303)
     response.set_cookie(SESSION_COOKIE, server.sessions.start(author.id), max_age=SESSION_S, httponly=True,
                         samesite="strict", path=PATH, secure=secure(request))

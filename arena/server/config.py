@@ -14,10 +14,12 @@ from arena.config import ConfigError, LeagueConfig, parse_league
 from arena.sandbox import BACKENDS as SANDBOXES
 from arena.server.admission import AdmissionLimits
 from arena.server.guard import ConnectionLimits
+from arena.server.sessions import LoginLimits
 from arena.yamlfile import excerpt, load_yaml
 
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb",
-               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "upload_queue", "attempts_per_hour"}
+               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "upload_queue", "attempts_per_hour",
+               "logins_per_hour", "login_attempts_per_hour"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class ServeConfig:
     """``server: max_connections, header_timeout_s, body_timeout_s``."""
     admission: AdmissionLimits = AdmissionLimits()
     """``server: upload_queue, attempts_per_hour`` (its ``slots`` are the host's check slots)."""
+    logins: LoginLimits = LoginLimits()
+    """``server: logins_per_hour, login_attempts_per_hour``."""
 
 
 def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
@@ -96,4 +100,7 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
         queue=int(number("upload_queue", default_adm.queue, 0, 1000)),
         attempts_per_hour=int(number("attempts_per_hour", max(default_adm.attempts_per_hour, uploads), uploads,
                                      100_000)))
-    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build, connections, admission)
+    default_logins = LoginLimits()
+    logins = LoginLimits(per_author=int(number("logins_per_hour", default_logins.per_author, 1, 100_000)),
+                         per_address=int(number("login_attempts_per_hour", default_logins.per_address, 1, 100_000)))
+    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build, connections, admission, logins)

@@ -20,7 +20,7 @@ from arena.run.league import League
 from arena.server.admission import Admission
 from arena.server.authors import Author
 from arena.server.intake import Intake
-from arena.server.sessions import Sessions
+from arena.server.sessions import LoginGate, Sessions
 from arena.server.views import Views
 
 
@@ -37,6 +37,8 @@ class Shared:
     registry: Registry
     views: Views
     sessions: Sessions
+    logins: LoginGate
+    """The login rate limits (per client address and per author)."""
     templates: Environment
     scratch: Path
     """Where uploads are written while they are read."""
