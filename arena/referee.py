@@ -345,11 +345,13 @@ def play_match(
     limits: Limits = Limits(),
     sandbox_limits: SandboxLimits = SandboxLimits(),
     log_path: Path | None = None,
+    caps: Caps = Caps(),
 ) -> MatchResult:
-    """Play one match between ``bots`` (seat i is bots[i]) and return its result.
+    """Play one match between ``bots`` (seat i is bots[i]) and return its result; ``caps`` bound what the referee
+    holds of each bot's output.
 
     Raises :class:`InfrastructureError` when the host fails; every misbehaviour of a bot is a fault in the result.
     """
     if not 2 <= len(bots) <= 8:
         raise ValueError(f"a match needs 2 to 8 bots, got {len(bots)}")
-    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path).run()
+    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps).run()

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from arena.channel import Caps
 from arena.protocol import Limits
 
 TEMPLATE = '''\
@@ -68,6 +69,11 @@ def run():
 {prelude}
 run()
 '''
+
+SEE_ALL = Caps(clean_stderr_bytes=Caps().stderr_bytes)
+"""The referee's caps for the hostile suite: an attack tells the test what it got on stderr, and a seat that ends
+without a fault keeps only a few KiB of it (what the store needs), which would cut a leak out of the test's view.
+With these, a clean seat keeps as much as a faulted one."""
 
 LIMIT_FIRST = Limits(hello_ms=60_000, move_ms=120_000, bank_ms=0)
 """The clocks of a match that tests a resource limit (a second of CPU, a memory cap): so far past what the bot needs

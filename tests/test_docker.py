@@ -29,7 +29,7 @@ from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
 from arena.sandbox.docker import LABEL, RUN_LABEL, RUNNER_LABEL, Demux, DockerSandbox, describe_state, engine_status
 from arena.sandbox.process import ProcessSandbox
 from arena.scaffold import scaffold
-from tests.hostile import make_bot
+from tests.hostile import SEE_ALL, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -56,7 +56,7 @@ def sandbox() -> Iterator[DockerSandbox]:
 def play(bots: list[Path], sandbox: DockerSandbox, tmp_path: Path, limits: Limits = FAST,
          sandbox_limits: SandboxLimits = SMALL, seed: int = 1) -> MatchResult:
     result = play_match([load_bot(b) for b in bots], seed, sandbox, SHORT, limits, sandbox_limits,
-                        log_path=tmp_path / "match.jsonl.gz")
+                        log_path=tmp_path / "match.jsonl.gz", caps=SEE_ALL)
     assert sandbox.containers() == [], "a bot container outlived its match"
     return result
 

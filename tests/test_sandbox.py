@@ -31,7 +31,7 @@ from arena.results import FaultKind
 from arena.rules import Rules
 from arena.sandbox import SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox, bwrap_status
-from tests.hostile import LIMIT_FIRST, leftovers, make_bot
+from tests.hostile import LIMIT_FIRST, SEE_ALL, leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -229,7 +229,8 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
         before = sorted(p.name for p in hostile.iterdir())
         started = time.monotonic()
         result = play_match([load_bot(SAMPLES / "greedy"), load_bot(hostile), load_bot(SAMPLES / "random")], 1,
-                            sandbox, SHORT, case.clocks, case.limits, log_path=tmp_path / "match.jsonl.gz")
+                            sandbox, SHORT, case.clocks, case.limits, log_path=tmp_path / "match.jsonl.gz",
+                            caps=SEE_ALL)
         elapsed = time.monotonic() - started
     finally:
         os.environ.pop(SECRET_ENV, None)
