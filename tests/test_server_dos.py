@@ -93,7 +93,11 @@ def test_held_connections_are_closed_and_capped_and_the_log_stays_small(server: 
     assert growth < 200_000
     report("1,100 held connections", probe)
     answered = sum(len(times) for times in probe.times.values())
-    assert answered >= 4 and sum(map(len, probe.failures.values())) <= answered // 4
+    # While every held connection is younger than the eviction age, the cap answers a new one at once with 503 and
+    # Retry-After (how many probes land in that window depends on the host's load: 10-30%). What the attack must
+    # not do is make a client wait or lose its connection.
+    stalled = [failure for failures in probe.failures.values() for failure in failures if failure != "HTTP 503"]
+    assert answered >= 4 and len(stalled) <= answered // 4, stalled
 
 
 def test_the_upload_form_is_refused_before_its_archive_is_read(server: Server) -> None:
