@@ -35,7 +35,7 @@ from arena.results import Fault, FaultKind, Reason, counted, limit_reason
 from arena.rules import Rules
 from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox
-from arena.stderr import excerpt
+from arena.stderr import error_view
 
 SAMPLE_OPPONENT = data_dir("sample_bots") / "greedy"
 CHECK_RULES = Rules(threshold=30)
@@ -220,7 +220,7 @@ def language_of(spec: BotSpec) -> str | None:
 
 def _tail(text: str, lines: int = STDERR_LINES) -> str:
     """Its first error and its last lines (a Node or Java bot puts the message first, Python last)."""
-    return excerpt(text, lines)
+    return error_view(text, lines)
 
 
 # -- the steps --------------------------------------------------------------------------------------------------

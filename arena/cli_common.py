@@ -105,7 +105,7 @@ def require_extra(extra: str, needed_by: str) -> None:
 
 def check_cluster(address: str | None) -> str | None:
     """The ``--cluster`` option's check (``arena run``, ``arena serve``, ``arena test``): a usage error (exit 2)
-    unless valid, or unless Dask is installed."""
+    for an address that is not valid, and exit 2 with the ``pip install`` line when the cluster extra is missing."""
     from arena.config import cluster_address_problem
 
     problem = None if address is None else cluster_address_problem(address)

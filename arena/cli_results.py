@@ -19,7 +19,7 @@ from arena.cli_common import (
     open_store,
 )
 from arena.confidence import Confidence, PairTest, confidence
-from arena.stderr import excerpt
+from arena.stderr import error_view
 from arena.store import Standing, Store
 
 
@@ -168,5 +168,5 @@ def print_stderr(text: str, indent: str) -> None:
     """What a bot wrote on stderr, as a terminal shows it: its first error and its last lines."""
     if text.strip():
         click.echo(f"{indent}stderr:")
-        for line in excerpt(text).splitlines():
+        for line in error_view(text).splitlines():
             click.echo(f"{indent}  {line}")

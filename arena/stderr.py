@@ -5,7 +5,7 @@ ends with the exception's message, while Node and Java begin with it (``file.js:
 ``TypeError: ...`` and the frames, Node's internal ones last), and a bot that logs as it plays may bury its first
 error under later lines. So the referee keeps the head and the tail of the stream within one byte cap
 (:class:`StderrKeeper`), and a terminal or a page shows the first error block and the last lines of that
-(:func:`excerpt`). Pure: bytes and text in, text out.
+(:func:`error_view`). Pure: bytes and text in, text out.
 """
 
 from __future__ import annotations
@@ -79,12 +79,12 @@ def _render(head: bytes, tail: bytes, cut: int) -> str:
     return (whole_head.decode("utf-8", errors="replace") + "\n" + CUT.format(count=dropped) + "\n"
             + whole_tail.decode("utf-8", errors="replace"))
 
-def excerpt(text: str, lines: int = 24, width: int = 240) -> str:
+def error_view(text: str, lines: int = 24, width: int = 240) -> str:
     """What a terminal or a page shows of a kept stderr: all of it when it is short, else the first error's block
     (a few lines before its first line, for Node's ``file:line``, and its message and first frames) and the last
     lines, with a line saying how many were left out between; each line at most ``width`` characters.
 
-    >>> print(excerpt("\\n".join(["/b/bot.js:3", "  x.y", "   ^", "", "TypeError: no", "    at f (/b/bot.js:3:5)"]
+    >>> print(error_view("\\n".join(["/b/bot.js:3", "  x.y", "   ^", "", "TypeError: no", "    at f (/b/bot.js:3:5)"]
     ...                          + [f"    at node:internal/{i}" for i in range(40)] + ["Node.js v20"]), lines=12))
     /b/bot.js:3
       x.y

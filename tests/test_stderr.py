@@ -1,5 +1,5 @@
 """What is kept of a bot's stderr and what is shown of it (arena/stderr.py): the head and the tail within a byte
-cap, and an excerpt with the first error and the last lines, so that a Node bot's crash shows its ``TypeError``
+cap, and an error_view with the first error and the last lines, so that a Node bot's crash shows its ``TypeError``
 and its own ``bot.js`` line everywhere an author looks (issue 25): ``arena match``, ``arena show`` and its
 ``--json``, and the site's fault listing; and a clean seat's stderr too, on the local site and in ``arena show``."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.server.public import publish
-from arena.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper, excerpt
+from arena.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper, error_view
 from arena.store import Store
 from tests.sitestore import fill_store
 
@@ -35,16 +35,16 @@ def test_the_first_error_survives_a_flood_after_it() -> None:
     assert len(text.encode()) - len(cut.group(0)) <= 64 * 1024  # the cap, the line that says so aside
     assert len(text.encode()) - len(cut.group(0)) + int(cut.group(1)) == sum(map(len, written))  # counted exactly
     assert "NullPointerException: hand is null" in text and "Bot.java:41" in text and "debug: turn 19999" in text
-    shown = excerpt(text)
+    shown = error_view(text)
     assert shown.splitlines()[0].startswith("Exception in thread") and "Bot.java:41" in shown
     assert shown.splitlines()[-1] == "debug: turn 19999" and len(shown.splitlines()) <= 26
 
 
 def test_a_short_stderr_is_shown_whole_and_a_python_traceback_ends_with_its_message() -> None:
-    assert excerpt("one\ntwo\n") == "one\ntwo"
+    assert error_view("one\ntwo\n") == "one\ntwo"
     trace = ["debug"] * 50 + ["Traceback (most recent call last):", '  File "bot.py", line 9, in <module>',
                               "ZeroDivisionError: division by zero"]
-    shown = excerpt("\n".join(trace)).splitlines()
+    shown = error_view("\n".join(trace)).splitlines()
     assert shown[-1] == "ZeroDivisionError: division by zero" and shown[-2].endswith("line 9, in <module>")
 
 

@@ -29,7 +29,7 @@ from arena import procfs
 from arena.matchlog import locate_log
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
-from arena.stderr import excerpt
+from arena.stderr import error_view
 from arena.store import Store
 
 SITE_DIR = data_dir("site")
@@ -200,7 +200,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
-                       relative=relative, stderr_excerpt=excerpt)
+                       relative=relative, stderr_excerpt=error_view)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
                        listing_row=listing_row)
     return env
