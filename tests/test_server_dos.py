@@ -163,12 +163,17 @@ def test_refused_uploads_count_against_the_attempts_limit(server: Server) -> Non
 
 def test_a_revoked_authors_upload_in_flight_is_not_stored(server: Server) -> None:
     token = server.add_author("gina")
-    manifest = b"name: gina-bot\ncommand: python3 bot.py\nbuild: sh -c 'sleep 4'\n"
+    manifest = b"name: gina-bot\ncommand: python3 bot.py\nbuild: sh -c 'sleep 8'\n"
     result: list[httpx.Response] = []
     upload = threading.Thread(target=lambda: result.append(server.upload(token, tar_gz(
         {"bot.yaml": manifest, "bot.py": PLAYER}))))
     upload.start()
-    time.sleep(1.5)
+    # Revoke once the build is under way (its scratch exists), not after a fixed pause a loaded host may outrun.
+    incoming = server.root / "results" / "bots" / ".incoming"
+    deadline = time.monotonic() + 60
+    while not any(entry.name.startswith("gina-bot-") for entry in incoming.glob("*")):
+        assert time.monotonic() < deadline and upload.is_alive(), f"the build never started: {result}"
+        time.sleep(0.1)
     subprocess.run([sys.executable, "-m", "arena", "author", "revoke", "gina", "--db", str(server.db)], check=True,
                    capture_output=True, cwd=ROOT, timeout=60)
     upload.join()
