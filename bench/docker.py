@@ -1,8 +1,10 @@
 """Benchmark: what the docker backend costs compared with the process backend.
 
-(a) container start latency: ``DockerSandbox.launch`` (create, attach, start) of one bot, median; (b) the launch
-overhead of a match with 2 and 4 seats: starting every container with the backend's concurrent ``launch_all``
-versus one seat after the other, and killing and removing them all (live bots: the worst case); (c) time per turn
+(a) container start latency: ``DockerSandbox.launch`` (create, attach, start) of one bot, median, cold (no warm
+pool) and from the warm pool (a container started ahead, woken); (b) the launch overhead of a match with 2 and 4
+seats: starting every container with the backend's concurrent ``launch_all`` versus one seat after the other, cold,
+and from the warm pool (refilled between matches, as a match's play gives it time to), and killing and removing them
+all (live bots: the worst case); (c) time per turn
 through the referee with minimal fast bots, from the first turn sent to the last reply, docker versus process
 backend; (d) where a start's time goes (create, attach, start, one container and four at once). Prints one
 JSON object. Container starts cost engine CPU: concurrency helps up to about the host's CPUs.
@@ -42,9 +44,11 @@ LIMITS = SandboxLimits()
 
 
 def start_latency(sandbox: DockerSandbox, bot: BotSpec, count: int) -> float:
-    """Median seconds for one launch (create, attach, start); the kill is not timed."""
+    """Median seconds for one launch (cold: create, attach, start; warm: take and wake); the kill and the pool's
+    refill are not timed."""
     times = []
     for _ in range(count):
+        sandbox.pool.settle()
         start = time.perf_counter()
         process = sandbox.launch(bot, LIMITS)
         times.append(time.perf_counter() - start)
@@ -85,6 +89,7 @@ def match_overhead(sandbox: DockerSandbox, bot: BotSpec, seats: int, repeats: in
     other, as the referee does)."""
     starts, teardowns = [], []
     for _ in range(repeats):
+        sandbox.pool.settle()
         start = time.perf_counter()
         if concurrent:
             running = sandbox.launch_all([bot] * seats, LIMITS)
@@ -121,7 +126,8 @@ def main() -> None:
     works, reason = engine_status()
     if not works:
         sys.exit(f"bench/docker.py: {reason}")
-    docker_sandbox = DockerSandbox()
+    docker_sandbox = DockerSandbox(warm=0)
+    warm_sandbox = DockerSandbox()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
@@ -132,13 +138,18 @@ def main() -> None:
             (bot_dir / "bot.yaml").write_text("name: fast\ncommand: python3 bot.py\n")
             bot = load_bot(bot_dir)
             report: dict[str, object] = {"engine": engine_status()[1], "cpus": os.cpu_count()}
-            report["start_latency_ms"] = round(start_latency(docker_sandbox, bot, args.starts) * 1000, 1)
+            cold_start = start_latency(docker_sandbox, bot, args.starts)
+            report["start_latency_ms"] = round(cold_start * 1000, 1)
+            match_overhead(warm_sandbox, bot, 4, 2, True)  # fills the pool with four of the bot (from its 2nd launch)
+            report["warm_start_latency_ms"] = round(start_latency(warm_sandbox, bot, args.starts) * 1000, 1)
             for seats in (2, 4):
                 concurrent, teardown = match_overhead(docker_sandbox, bot, seats, args.repeats, True)
                 sequential, _ = match_overhead(docker_sandbox, bot, seats, args.repeats, False)
+                warm, _ = match_overhead(warm_sandbox, bot, seats, args.repeats, True)
                 report[f"match_overhead_{seats}_seats_ms"] = {
                     "start_concurrent": round(concurrent * 1000, 1), "start_sequential": round(sequential * 1000, 1),
-                    "kill_and_remove_all": round(teardown * 1000, 1)}
+                    "start_warm": round(warm * 1000, 1), "kill_and_remove_all": round(teardown * 1000, 1)}
+                report[f"warm_{seats}_seats_vs_cold_1"] = round(warm / cold_start, 2)
             phases = {seats: start_phases(docker_sandbox, bot, seats, args.repeats) for seats in (1, 4)}
             report["start_phases_ms"] = {f"{seats}_at_once": {k: round(v * 1000, 1) for k, v in found.items()}
                                          for seats, found in phases.items()}
@@ -149,6 +160,7 @@ def main() -> None:
                                  "ratio": round(docker_turn / process_turn, 2)}
     finally:
         docker_sandbox.close()
+        warm_sandbox.close()
     print(json.dumps(report))
 
 

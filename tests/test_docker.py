@@ -26,7 +26,16 @@ from arena.referee import InfrastructureError, MatchResult, play_match
 from arena.results import FaultKind
 from arena.rules import Rules
 from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
-from arena.sandbox.docker import LABEL, RUN_LABEL, RUNNER_LABEL, Demux, DockerSandbox, describe_state, engine_status
+from arena.sandbox.docker import (
+    LABEL,
+    RUN_LABEL,
+    RUNNER_LABEL,
+    WARM_LABEL,
+    Demux,
+    DockerSandbox,
+    describe_state,
+    engine_status,
+)
 from arena.sandbox.process import ProcessSandbox
 from arena.scaffold import scaffold
 from tests.hostile import SEE_ALL, make_bot
@@ -285,7 +294,7 @@ def test_bots_start_concurrently(sandbox, tmp_path):
             process.kill()
     assert sandbox.containers() == []
     single = time.monotonic()
-    sandbox.launch(bots[0], SMALL).kill()
+    sandbox.launch(load_bot(make_bot(tmp_path, "polite", "p4")), SMALL).kill()  # not warm: never launched before
     one = time.monotonic() - single
     assert elapsed < 4 * one, (elapsed, one)
 
@@ -296,3 +305,98 @@ def test_a_compiled_bot_is_built_in_the_process_sandbox_and_checked_in_docker(sa
     report = check_bot(scaffold("compiled", language, tmp_path / "compiled"), sandbox)
     assert report.fit, report.to_dict()
     assert report.sandbox == "docker" and [step.name for step in report.steps][2] == "build"
+
+
+# -- the warm pool: containers started ahead of their bot's next launch -------------------------------------------
+
+def outcome(result: MatchResult) -> list[tuple[object, ...]]:
+    return [(player.name, player.place, player.score, player.fault, player.stats) for player in result.players]
+
+
+def test_a_warm_container_becomes_its_bot_and_plays_as_a_cold_start_would(tmp_path):
+    bots = [load_bot(SAMPLES / "greedy"), load_bot(SAMPLES / "random")]
+    cold = DockerSandbox(warm=0)
+    try:
+        expected = play_match(bots, 7, cold, SHORT, FAST, SMALL, log_path=tmp_path / "cold.jsonl.gz")
+        cold.pool.settle()
+        assert cold.pool.waiting() == 0 and cold.containers() == []
+    finally:
+        cold.close()
+    warm = DockerSandbox(warm=4)
+    try:
+        for bot in bots:
+            warm.launch(bot, SMALL).kill()
+        warm.pool.settle()
+        assert warm.pool.waiting() == 0  # launched once: nothing is warmed for a bot that may not come back
+        for bot in bots:
+            second = warm.launch(bot, SMALL)
+            assert WARM_LABEL not in second.container.labels  # cold, but it leaves one waiting
+            second.kill()
+        warm.pool.settle()
+        assert warm.pool.waiting() == 2 and warm.containers() == []  # waiting ones are not a match's leftovers
+        again = warm.launch(bots[0], SMALL)
+        assert again.container.labels[WARM_LABEL] == "1"
+        again.kill()
+        warm.pool.settle()
+        result = play_match(bots, 7, warm, SHORT, FAST, SMALL, log_path=tmp_path / "warm.jsonl.gz")
+        assert outcome(result) == outcome(expected) and result.turns == expected.turns
+        assert warm.containers() == []
+    finally:
+        warm.close()
+    left = DockerSandbox(warm=0)
+    try:
+        assert left.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={warm.run_id}"}) == []
+    finally:
+        left.close()
+
+
+def test_the_pool_keeps_the_bots_launched_last(tmp_path):
+    bots = [load_bot(make_bot(tmp_path, "polite", name)) for name in ("a", "b", "c")]
+    pool = DockerSandbox(warm=2)
+    try:
+        for bot in bots + bots:
+            pool.launch(bot, SMALL).kill()
+        pool.pool.settle()
+        assert pool.pool.waiting() == 2
+        first = pool.launch(bots[0], SMALL)  # launched longest ago: evicted, so cold
+        last = pool.launch(bots[2], SMALL)
+        try:
+            assert WARM_LABEL not in first.container.labels and last.container.labels[WARM_LABEL] == "1"
+        finally:
+            first.kill()
+            last.kill()
+    finally:
+        pool.close()
+
+
+WARM_RUNNER = """
+import sys
+from pathlib import Path
+from arena.manifest import load_bot
+from arena.sandbox import SandboxLimits
+from arena.sandbox.docker import DockerSandbox
+sandbox = DockerSandbox(warm=2)
+for _ in range(2):
+    sandbox.launch(load_bot(Path(sys.argv[1])), SandboxLimits()).kill()
+sandbox.pool.settle()
+print(sandbox.run_id, sandbox.pool.waiting(), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_the_warm_containers_of_a_killed_runner_end_and_a_later_sweep_removes_them(sandbox, tmp_path):
+    runner = subprocess.Popen([sys.executable, "-c", WARM_RUNNER, str(SAMPLES / "greedy")], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert runner.stdout is not None
+    run_id, waiting = runner.stdout.readline().split()
+    assert waiting == "1"
+    os.killpg(runner.pid, 9)
+    runner.wait()
+    # Its attach socket closed with it, so the waiting shell's stdin ended: the container stops by itself.
+    deadline = time.monotonic() + 60
+    while sandbox.client.containers.list(filters={"label": f"{RUN_LABEL}={run_id}"}):
+        assert time.monotonic() < deadline, "a warm container outlived its runner"
+        time.sleep(0.2)
+    sandbox.stale_sweeps.reset()
+    sandbox.launch(load_bot(SAMPLES / "random"), SMALL).kill()
+    assert sandbox.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}) == []

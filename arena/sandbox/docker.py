@@ -28,13 +28,15 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import multiprocessing.util
 import os
 import signal
 import socket
 import tarfile
 import threading
 import uuid
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -69,12 +71,22 @@ LABEL = "arena.bot"
 """Every container we create carries ``arena.bot=1``, so that stale ones can be found and removed."""
 RUN_LABEL = "arena.run"
 RUNNER_LABEL = "arena.runner"
+WARM_LABEL = "arena.warm"
+"""On containers started ahead of their bot's launch (:class:`WarmPool`)."""
 """``host:pid:starttime`` of the runner process that created the container; a stale container's runner is gone."""
 STALE_SWEEP_PERIOD_S = 30.0
 """How often launches look for containers of runners that are gone (one listing call to the engine)."""
 LAYOUT_LABEL = "arena.runtime.layout"
 """A hash of the runtime image's layer, so that an up-to-date image is not rebuilt."""
 BOT_USER = "65534:65534"
+WARM_CONTAINERS = 8
+"""How many started, idle containers a sandbox keeps ready for the bots it launched last (see :class:`WarmPool`)."""
+SEEN_KEYS = 4096
+"""How many bots (with their limits) the warm pool remembers as launched once."""
+WARM_SCRIPT = 'read -r _ || exit 0; exec "$@"'
+"""What a warm container runs until its bot is wanted: wait for one line on stdin, then become the bot's command
+(the same process, as a cold start would have it). The end of stdin before that line, which is what the runner's
+death makes of its attach socket, ends the container."""
 RUNTIME_EXTRA_ETC = ("/etc/ssl",)
 """Besides the process backend's list: CA certificates, harmless and wanted by TLS libraries at import time."""
 NO_BIND = ("/sbin",)
@@ -174,6 +186,21 @@ class DockerBot(BotProcess):
         self._exit: Exit | None = None
         self._killed = False
         self.name = container.name
+
+    def wake(self) -> bool:
+        """Send a warm container (:data:`WARM_SCRIPT`) the line that makes it its bot; False when it is gone or
+        has written anything while it waited (its shell writes nothing)."""
+        try:
+            self._sock.recv(1, socket.MSG_PEEK)
+            return False
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            return False
+        try:
+            return self.write(b"go\n") == 3
+        except OSError:
+            return False
 
     def read_fds(self) -> list[int]:
         return [] if self._eof or self._killed else [self._fd]
@@ -406,6 +433,129 @@ def remove_stale(client: docker.DockerClient) -> list[str]:
     return removed
 
 
+class WarmPool:
+    """Started containers that wait for their bot's next launch, so that a match does not wait for the engine.
+
+    A container start is the engine's work (namespaces, mounts, the init: about a quarter of a second on a quiet
+    host), and a match's seats start together. After each launch of a bot in the runtime image, a background thread
+    starts one more container of the same bot with the same limits, which waits in a shell (:data:`WARM_SCRIPT`);
+    the bot's next launch takes it and sends the line that makes it the bot. The engine's work is the same; it is
+    done while the previous match plays instead of while the next one waits.
+
+    A bot's first launch only marks it as seen: a bot launched once (a check, a single match) is not paid for twice;
+    from its second launch on, each launch leaves one waiting. At most ``size`` containers wait; when more would,
+    those of the bot launched longest ago go first. They end by themselves when the runner dies (their stdin ends)
+    and a later runner's stale sweep removes them.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[Hashable, list[DockerBot]] = OrderedDict()
+        self._taken: set[str] = set()
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
+        self._closed = False
+        self._warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-warm") if size > 0 else None
+        if self._warming is not None:
+            # Also in a pool worker, which ends through os._exit: multiprocessing runs these finalizers first.
+            multiprocessing.util.Finalize(self, self.close, exitpriority=10)
+
+    @staticmethod
+    def key(bot: BotSpec, limits: SandboxLimits, image: str) -> Hashable:
+        """What makes two launches interchangeable: everything :meth:`DockerSandbox.container_options` reads."""
+        return image, bot.name, bot.command, str(bot.directory), limits
+
+    def take(self, key: Hashable) -> DockerBot | None:
+        """A waiting container of ``key``, woken into its bot; None when none waits (or none still lives)."""
+        while True:
+            with self._lock:
+                waiting = self._idle.get(key)
+                if not waiting:
+                    return None
+                process = waiting.pop()
+                self._taken.add(process.container.id)
+            if process.wake():
+                return process
+            process.kill()  # it died while it waited: take the next
+
+    def refill(self, key: Hashable, start: Callable[[], BotProcess]) -> None:
+        """Start one more waiting container of ``key`` in the background (``start`` makes it)."""
+        if self._warming is None or self._closed:
+            return
+        with self._lock:
+            if key not in self._seen:
+                self._seen[key] = None
+                while len(self._seen) > SEEN_KEYS:
+                    self._seen.popitem(last=False)
+                return
+            self._seen.move_to_end(key)
+            self._idle.setdefault(key, [])
+            self._idle.move_to_end(key)
+        try:
+            self._warming.submit(self._add, key, start)
+        except RuntimeError:  # closed meanwhile
+            pass
+
+    def _add(self, key: Hashable, start: Callable[[], BotProcess]) -> None:
+        try:
+            process = start()
+        except SandboxError as error:
+            LOGGER.debug("no warm container: %s", error)  # the next launch starts cold and says why if it fails
+            return
+        if not isinstance(process, DockerBot):
+            return
+        surplus = []
+        with self._lock:
+            if self._closed:
+                surplus.append(process)
+            else:
+                self._idle.setdefault(key, []).append(process)
+                count = sum(len(waiting) for waiting in self._idle.values())
+                for waiting in self._idle.values():  # least recently launched first
+                    while waiting and count > self.size:
+                        surplus.append(waiting.pop(0))
+                        count -= 1
+        for process in surplus:
+            _kill_quietly(process)
+
+    def settle(self) -> None:
+        """Wait until the containers being started have joined the pool (for tests and benches)."""
+        if self._warming is not None and not self._closed:
+            try:
+                self._warming.submit(lambda: None).result()
+            except RuntimeError:  # closed meanwhile
+                pass
+
+    def waiting(self) -> int:
+        """How many containers wait now."""
+        with self._lock:
+            return sum(len(processes) for processes in self._idle.values())
+
+    def idle(self, container: Container) -> bool:
+        """Whether ``container`` is one of the pool's (waiting, or being started), not a launched bot's."""
+        with self._lock:
+            return container.labels.get(WARM_LABEL) == "1" and container.id not in self._taken
+
+    def close(self) -> None:
+        """Stop warming and remove every waiting container."""
+        with self._lock:
+            self._closed = True
+        if self._warming is not None:
+            self._warming.shutdown(wait=True)
+        with self._lock:
+            waiting = [process for processes in self._idle.values() for process in processes]
+            self._idle.clear()
+        for process in waiting:
+            _kill_quietly(process)
+
+
+def _kill_quietly(process: BotProcess) -> None:
+    try:
+        process.kill()
+    except SandboxError as error:
+        LOGGER.debug("could not remove a warm container: %s", error)
+
+
 class DockerSandbox(Sandbox):
     """Bots in containers (see the module docstring).
 
@@ -416,8 +566,9 @@ class DockerSandbox(Sandbox):
     name = "docker"
 
     def __init__(self, images: Mapping[str, str] | None = None, runtime_image: str = RUNTIME_IMAGE,
-                 base_url: str | None = None, cpus: float = 1.0) -> None:
+                 base_url: str | None = None, cpus: float = 1.0, warm: int = WARM_CONTAINERS) -> None:
         self.client = connect(base_url)
+        self.pool = WarmPool(warm)
         self.images = dict(images or {})
         self.runtime_image = runtime_image
         self.cpus = cpus
@@ -505,7 +656,23 @@ class DockerSandbox(Sandbox):
         image = self.image_for(bot)
         if image == self.runtime_image:
             self._ensure_runtime_image()
+        key = WarmPool.key(bot, limits, image)
+        warm = self.pool.take(key)
+        if warm is not None:
+            self.pool.refill(key, lambda: self._start(bot, limits, image, warm=True))
+            return warm
+        process = self._start(bot, limits, image)
+        if isinstance(process, DockerBot) and image == self.runtime_image:  # other images may have no shell
+            self.pool.refill(key, lambda: self._start(bot, limits, image, warm=True))
+        return process
+
+    def _start(self, bot: BotSpec, limits: SandboxLimits, image: str, warm: bool = False) -> BotProcess:
+        """Create, attach and start one container of ``bot``; ``warm``: one that waits for a line on stdin before
+        it becomes the bot (:data:`WARM_SCRIPT`)."""
         options = self.container_options(bot, limits, image)
+        if warm:
+            options["command"] = ["/bin/sh", "-c", WARM_SCRIPT, "arena-warm", *bot.command]
+            options["labels"] = options["labels"] | {WARM_LABEL: "1"}
         try:
             container = self.client.containers.create(**options)
         except docker.errors.ImageNotFound as error:
@@ -561,14 +728,18 @@ class DockerSandbox(Sandbox):
         return [outcome for outcome in outcomes if isinstance(outcome, BotProcess)]
 
     def containers(self) -> list[Container]:
-        """This sandbox's containers that still exist (for tests and for :meth:`close`)."""
+        """This sandbox's containers that still exist but the idle warm ones (for tests and for :meth:`close`)."""
+        return [container for container in self._all_containers() if not self.pool.idle(container)]
+
+    def _all_containers(self) -> list[Container]:
         try:
             return list(self.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"}))
         except ENGINE_ERRORS as error:
             raise SandboxError(f"cannot list bot containers: {error}") from error
 
     def close(self) -> None:
-        for container in self.containers():
+        self.pool.close()
+        for container in self._all_containers():
             _discard(container)
         self.client.close()
 
