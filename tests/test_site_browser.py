@@ -655,13 +655,15 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     assert _state(page)["what"] == lines[ends[0] - 1].text and "Points: " in _state(page)["what"]
     expect(page.locator("[data-hands] tr.declarer .star")).to_have_count(1 if lines[ends[0] - 1].text.count(" declared") else 0)
     shoot(page, f"match-datafile-round-end-{width}")
-    # Round buttons: on to the next deal, back to this round's deal, back again to the one before.
+    # Round buttons: on to the next deal, back to this round's deal, back to the end of the one before, its deal.
     page.locator("[data-go=nextround]").click()
     _at_step(page, deals[1])
     assert _state(page)["what"] == lines[deals[1] - 1].text and page.url.endswith(f"#step={deals[1]}")
     page.locator("[data-go=next]").click()
     page.locator("[data-go=prevround]").click()
     _at_step(page, deals[1])
+    page.locator("[data-go=prevround]").click()
+    _at_step(page, ends[0])
     page.locator("[data-go=prevround]").click()
     _at_step(page, deals[0])
     shoot(page, f"match-datafile-deal-{width}")

@@ -217,7 +217,8 @@
         state.hands[e.seat] = [];
         state.status[e.seat] = "forfeited";
         var fault = faults[String(e.seat)];
-        state.fate[e.seat] = "forfeited in round " + state.round + (fault ? " (" + fault[0] + ")" : "");
+        state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
+          (fault ? " (" + fault[0] + ")" : "");
         state.last[e.seat] = { forfeited: true };
         state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
         break;
@@ -326,7 +327,7 @@
     var rows = names.map(function (name, seat) {
       var tr = document.createElement("tr");
       if (seat === s.actor) tr.className = "actor";
-      if (s.final && s.final[0].seat === seat) tr.className += " winner";
+      if (s.final && s.final.some(function (r) { return r.seat === seat && r.place === 1; })) tr.className += " winner";
       if (seat === s.declarer) tr.className += " declarer" + (s.failed ? " failed" : "");
       var th = document.createElement("th");
       th.scope = "row";
