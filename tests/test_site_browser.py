@@ -142,7 +142,7 @@ def test_standings_table(site: Path, page: Page) -> None:
     above = [rows.nth(i).locator("td.pnext").inner_text() for i in range(bots)]
     assert above[-1] == "–" and all(a.endswith("%") for a in above[:-1])
     for i, a in enumerate(above[:-1]):  # a P(above next) under 95% and a shared rank go together
-        assert (int(a[:-1]) < 95) == ranks[i + 1].endswith("="), (ranks, above)
+        assert (_percent(a) < 95) == ranks[i + 1].endswith("="), (ranks, above)
     wins = [rows.nth(i).locator("td.winpct").inner_text() for i in range(bots)]
     assert all(w.endswith("%") for w in wins)
     expect(table.locator("svg.ratingbar")).to_have_count(bots)
@@ -158,9 +158,10 @@ def test_standings_table(site: Path, page: Page) -> None:
     assert cells.count() == bots * (bots - 1)
     for i in range(cells.count()):
         cell = cells.nth(i)
-        percent = int(cell.locator("strong").inner_text().rstrip("%"))
+        percent = cell.locator("strong").inner_text()
         above, ties, below = (int(n) for n in cell.locator(".unit").inner_text().split("–"))
-        assert percent == round(100 * (above + ties / 2) / (above + ties + below))
+        share = (above + ties / 2) / (above + ties + below)
+        assert percent == (">99%" if 0.995 <= share < 1 else "<1%" if 0 < share < 0.005 else f"{round(100 * share)}%")
         kind = cell.get_attribute("class") or ""
         assert ("ahead" in kind) == (above > below) and ("behind" in kind) == (above < below), (kind, above, below)
     head = page.locator("table.h2h thead th").nth(1).bounding_box()
@@ -186,6 +187,11 @@ def test_standings_table(site: Path, page: Page) -> None:
     expect(rows.first.locator("td.pnext")).to_be_visible()
     expect(table.locator("svg.ratingbar").first).to_be_visible()
     shoot(page, "tournament-phone-all-columns")
+
+
+def _percent(text: str) -> int:
+    """A shown probability as a whole percent: >99% (never rounded up to a certainty) counts as 100."""
+    return 100 if text == ">99%" else 0 if text == "<1%" else int(text.rstrip("%"))
 
 
 def test_every_link_on_every_page_resolves(site: Path, page: Page) -> None:
@@ -310,6 +316,7 @@ def test_replay_navigation(site: Path, page: Page) -> None:
     kinds = _kinds(site, page)
     total = len(kinds)
     deals = [i + 1 for i, kind in enumerate(kinds) if kind == "round_start"]
+    ends = [i + 1 for i, kind in enumerate(kinds) if kind == "round_end"]
     assert len(deals) >= 2, "the test needs a match of two rounds or more"
     buttons = {name: page.locator(f"[data-go={name}]") for name in ("first", "prev", "prevround", "next",
                                                                      "nextround", "last")}
@@ -325,15 +332,18 @@ def test_replay_navigation(site: Path, page: Page) -> None:
     for name in ("next", "nextround", "last"):
         expect(buttons[name]).to_be_disabled()
     expect(buttons["prev"]).to_be_enabled()
-    # Round by round: next round goes to each deal in turn, then to the end; previous round goes back the same way
-    # (from within a round, first to its own deal).
+    # Round by round: next round stops at each deal and at each round's end (its points, why it ended) before the
+    # next deal, then the end; previous round goes back the same way (from within a round, first to its own deal).
     buttons["first"].click()
     visited = []
     while _step(page) != total:
         buttons["nextround"].click()
         visited.append(_step(page))
-    assert visited == deals + [total]
+    assert visited == sorted(deals + ends) + [total]
+    assert all(kinds[step - 1] == "round_end" for step in visited[1::2]), visited
     page.keyboard.press("End")
+    buttons["prevround"].click()
+    _at_step(page, ends[-1])
     buttons["prevround"].click()
     _at_step(page, deals[-1])
     buttons["next"].click()
@@ -341,7 +351,7 @@ def test_replay_navigation(site: Path, page: Page) -> None:
     page.keyboard.press("PageUp")
     _at_step(page, deals[-1])
     page.keyboard.press("PageUp")
-    _at_step(page, deals[-2])
+    _at_step(page, ends[-2])
     page.keyboard.press("PageDown")
     _at_step(page, deals[-1])
     # Each seat's last move of the round: after a play, the player's row says what it threw and took.
@@ -645,13 +655,15 @@ def test_replay_loads_its_data_file_from_disk(site: Path, page: Page, width: int
     assert _state(page)["what"] == lines[ends[0] - 1].text and "Points: " in _state(page)["what"]
     expect(page.locator("[data-hands] tr.declarer .star")).to_have_count(1 if lines[ends[0] - 1].text.count(" declared") else 0)
     shoot(page, f"match-datafile-round-end-{width}")
-    # Round buttons: on to the next deal, back to this round's deal, back again to the one before.
+    # Round buttons: on to the next deal, back to this round's deal, back to the end of the one before, its deal.
     page.locator("[data-go=nextround]").click()
     _at_step(page, deals[1])
     assert _state(page)["what"] == lines[deals[1] - 1].text and page.url.endswith(f"#step={deals[1]}")
     page.locator("[data-go=next]").click()
     page.locator("[data-go=prevround]").click()
     _at_step(page, deals[1])
+    page.locator("[data-go=prevround]").click()
+    _at_step(page, ends[0])
     page.locator("[data-go=prevround]").click()
     _at_step(page, deals[0])
     shoot(page, f"match-datafile-deal-{width}")
@@ -687,3 +699,128 @@ def test_replay_of_turns_spelt_out_in_the_data_file(site: Path, page: Page, tmp_
             states.append(_state(page))
         seen.append(states)
     assert seen[0] == seen[1] and any(" throws " in state["what"] for state in seen[0])
+
+
+# -- faults and the end of a match: a store with forfeits (tests/sitestore.py: every fifth match, seat 1 crashes in
+# round 2), in a 3-seat tournament (the match goes on without it) and a 2-seat one (the forfeit ends the match).
+
+SHOTS = Path(os.environ.get("ARENA_SHOTS", "/tmp/arena-faults-shots"))
+
+
+@pytest.fixture(scope="module")
+def fault_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from arena.site.render import build_site
+    from tests.sitestore import fill_store
+
+    directory = tmp_path_factory.mktemp("faults")
+    store = Store(directory / "arena.db")
+    fill_store(store, name="three", bots=("alpha", "beta", "gamma", "delta"), players=3, repeats=1)
+    fill_store(store, name="duel", bots=("alpha", "beta", "gamma"), players=2, repeats=2)
+    build_site(store, directory / "site", workers=1)
+    return directory / "site"
+
+
+def _faulted(site: Path, name: str) -> tuple[data.Snapshot, list[data.FaultRow]]:
+    snap = data.snapshot(Store(site.parent / "arena.db"), name)
+    return snap, data.fault_rows(snap, limit=None, steps=True)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_fault_opens_the_replay_at_its_forfeit(fault_site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    snap, rows = _faulted(fault_site, "three")
+    row = rows[0]
+    bot = next(b for b in snap.bots if b.name == row.player.name)
+    page.goto(url(fault_site / data.faults_href(snap.slug, bot.slug)))
+    expect(page.locator("h1")).to_contain_text(f"Faults of {bot.name}")
+    expect(page.locator("table.faultreasons")).to_contain_text("crash.exit")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"faults-page-{width}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    # "latest #N": the match page, at the step of the forfeit, whose line says who forfeited and why.
+    page.locator(".faultgroup").first.get_by_role("link", name=f"#{row.match_id}").click()
+    assert row.step is not None
+    _at_step(page, row.step)
+    assert page.evaluate("location.hash") == f"#step={row.step}"
+    expect(page.locator("[data-what]")).to_have_text(re.compile(rf"^{re.escape(bot.name)} \(seat 1\) forfeits \(crash\.exit"))
+    seat = page.locator("[data-hands] tr").nth(1)
+    expect(seat.locator("td.cards")).to_have_text("forfeited")
+    expect(seat.locator("td.last")).to_have_text("forfeited")
+    # The replay is in view, not the top of the page.
+    box = page.locator("[data-replay]").bounding_box()
+    assert box is not None and box["y"] < 100
+    page.screenshot(path=str(SHOTS / f"forfeit-step-{width}.png"))
+    # The legend says which highlight is which.
+    expect(page.locator(".handkey")).to_contain_text("just moved")
+    expect(page.locator(".handkey")).to_contain_text("to move next")
+    # The match page's fault box links to the same step.
+    page.goto(url(fault_site / data.match_href(snap.slug, row.match_id)))
+    page.get_by_role("link", name="see it in the replay").click()
+    _at_step(page, row.step)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_last_step_marks_the_winner_and_each_seats_fate(fault_site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    snap, rows = _faulted(fault_site, "three")
+    match = next(m for m in snap.matches if m.id == rows[0].match_id)
+    assert match.result is not None
+    page.goto(url(fault_site / data.match_href(snap.slug, match.id)))
+    final = page.locator("[data-final]")
+    expect(final).to_be_hidden()  # only on the last step
+    # The result's caption gives rule 8.6, as the table under it shows: the forfeit below the others.
+    expect(page.locator("table.result caption")).to_contain_text("rule 8.6")
+    expect(page.locator("table.result tbody tr").last.locator("[data-forfeit]")).to_have_text("forfeited in round 2")
+    page.keyboard.press("End")
+    expect(final).to_be_visible()
+    shown = final.locator("tbody tr")
+    expect(shown).to_have_count(len(match.bot_ids))
+    results = sorted(match.result.players, key=lambda p: (p.place, p.seat))
+    out_rounds = {p.seat: p.stats.rounds for p in results
+                  if p.fault is None and p.score > match.result.rules.threshold}
+    for tr, result in zip(shown.all(), results):
+        cells = tr.locator("th, td").all_inner_texts()
+        assert cells[0] == f"{result.place}." and cells[1].startswith(result.name) and cells[2] == str(result.score)
+        if result.fault is not None:
+            assert cells[3] == f"forfeited in round {result.fault.round} ({result.fault.reason.value})"
+        elif result.seat in out_rounds:
+            assert cells[3] == f"out in round {out_rounds[result.seat]}"
+        elif result.place == 1:
+            assert cells[3].startswith("winner")
+    expect(shown.first).to_have_class(re.compile("winner"))
+    expect(page.locator("[data-hands] tr.winner")).to_have_count(1)
+    expect(page.locator("[data-hands] tr.winner td.bot")).to_have_text(results[0].name)
+    final.screenshot(path=str(SHOTS / f"final-step-{width}.png"))
+    # "Scores per round" says the forfeit in the row of its round.
+    forfeit_row = page.locator("table.rounds tbody tr").nth(1)
+    expect(forfeit_row).to_contain_text(f"{rows[0].player.name} forfeited (crash.exit)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_a_round_a_forfeit_ended_has_its_row(fault_site: Path, page: Page) -> None:
+    """In a two-seat match a forfeit ends the match in its round: "Scores per round" still gives that round."""
+    snap, rows = _faulted(fault_site, "duel")
+    row = rows[0]
+    assert row.step is not None
+    page.goto(url(fault_site / data.match_href(snap.slug, row.match_id)))
+    last = page.locator("table.rounds tbody tr").last
+    expect(last.locator("th")).to_have_text(str(row.fault.round))
+    expect(last).to_contain_text(f"never ended: {row.player.name} forfeited (crash.exit)")
+    assert last.get_attribute("data-step") == str(row.step)
+    last.locator("th a").click()
+    _at_step(page, row.step)
+    page.keyboard.press("End")
+    expect(page.locator("[data-final] tbody tr").first).to_contain_text("winner: the last in play")
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_the_standings_fit_desktop_widths(fault_site: Path, page: Page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(fault_site / "t" / "three" / "index.html"))
+    table = page.locator("table.standings")
+    assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1")
+    faults = table.locator("td.faults").first
+    box, wrap = faults.bounding_box(), table.locator("xpath=..").bounding_box()
+    assert box is not None and wrap is not None and box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1
+    expect(table.locator("td.rank95").first).to_be_visible()
+    page.screenshot(path=str(SHOTS / f"standings-{width}.png"))

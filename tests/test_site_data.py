@@ -181,7 +181,11 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     page = data.match_page(snap, 4, log)
     assert page.log_found and page.replay_data is not None and page.data_href == f"t/t/matches/{match.id}.js"
     data_file = json.loads(page.replay_data)
-    assert data_file["names"] == [p.bot for p in page.players] and set(data_file) == {"names", "events"}
+    assert data_file["names"] == [p.bot for p in page.players] and set(data_file) == {"names", "events", "faults"}
+    # The forfeit's reason and round, for the replay's last step; and the forfeit's step, for the page's fault box.
+    assert data_file["faults"] == {"1": [CRASH.reason.value, CRASH.round]}
+    forfeit = next(i for i, event in enumerate(log.events) if event["type"] == "forfeit")
+    assert page.fault_steps == {1: forfeit + 1} and page.forfeits
     # One compact token per event that is not a turn, none of them the "?" of an event that would not fit; a run of
     # turns is one token of their seats (their cards are the page's grid cells, in order), and spelt out turn by
     # turn in a match whose grid could not be read back.
@@ -477,3 +481,51 @@ def test_logs_read_the_same_with_orjson_or_json(snap: data.Snapshot, tmp_path: P
         with pytest.raises(matchlog.LogError, match="garbled.jsonl.gz: an event line is not JSON"):
             matchlog.load(garbled)
     assert read[orjson.loads] == read[json.loads]
+
+
+def test_a_bots_faults_page_holds_every_fault_grouped_with_its_replay_step(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    fill_store(store, name="many", bots=("a", "b", "c"), players=3, repeats=4)
+    snap = data.snapshot(store, "many")
+    faulted = {bot for _, bot in snap.faulted}
+    assert faulted, "every fifth match of the test store has a crash"
+    for bot in snap.bots:
+        page = data.faults_page(snap, bot.id)
+        if bot.id not in faulted:
+            assert page is None and data.bot_page(snap, bot.id, data.bot_listings(snap, bot.id)[0].make()).all_faults is None
+            continue
+        assert page is not None and page.path == data.faults_href(snap.slug, bot.slug)
+        # Every fault of the bot, from the store: not only the latest few the bot's own page shows.
+        mine = [(m.id, p) for m in snap.matches for _, b, p in data.seated(m) if b == bot.id and p and p.fault]
+        assert page.count == len(mine) == sum(len(g.faults) for g in page.groups)
+        assert len(data.fault_rows(snap, bot.id, limit=1)) == 1 < page.count or page.count == 1
+        # The summary: counts per reason code, the first and the latest match, a histogram by round.
+        assert page.reasons == (("crash", CRASH.reason.value, len(mine)),)
+        assert (page.first.match_id, page.latest.match_id) == (min(i for i, _ in mine), max(i for i, _ in mine))
+        assert sum(bar.count for bar in page.by_round) == len(mine)
+        assert [(bar.low, bar.count) for bar in page.by_round if bar.count] == [(CRASH.round, len(mine))]
+        # Identical faults (reason and detail) are one group, latest first ("x5, latest #N").
+        assert len(page.groups) == 1 and page.groups[0].latest.match_id == page.latest.match_id
+        ids = [row.match_id for row in page.groups[0].faults]
+        assert ids == sorted(ids, reverse=True)
+        # Each is linked to the replay step of its forfeit: that step's event is the bot's forfeit.
+        for row in page.groups[0].faults:
+            match = next(m for m in snap.matches if m.id == row.match_id)
+            log, _ = data.match_log(snap, match)
+            assert log is not None and row.step is not None
+            assert log.events[row.step - 1] == {"type": "forfeit", "seat": row.player.seat, "reason": "crash"}
+            assert row.step_href == f"{data.match_href(snap.slug, row.match_id)}#step={row.step}"
+        bot_page = data.bot_page(snap, bot.id, data.bot_listings(snap, bot.id)[0].make())
+        assert bot_page.all_faults == page.path
+    tournament = data.tournament_page(snap)
+    names = {snap.bot_by_id[bot].name for bot in faulted}
+    assert [name for name, _, _ in tournament.fault_pages] == [row.bot for row in tournament.standings
+                                                               if row.bot in names]
+    assert sum(count for _, _, count in tournament.fault_pages) == len(snap.faulted)
+
+
+def test_standings_give_the_95_percent_rank_interval(snap: data.Snapshot) -> None:
+    for row in data.standing_rows(snap):
+        bot = next(b for b in snap.bots if b.name == row.bot)
+        line = snap.sure.line(bot.id)
+        assert row.rank95 == (line.rank_low, line.rank_high)

@@ -385,3 +385,43 @@ def test_a_version_that_left_the_league_is_marked_in_the_standings(tmp_path: Pat
     html = (render.build_site(store, tmp_path / "site").out / "t/t/index.html").read_text(encoding="utf-8")
     assert html.count("(left the league)") == 1
     assert re.search(r">beta</a> <span class=\"unit left\">\(left the league\)", html)
+
+
+def test_faults_pages_forfeits_and_the_wording_of_the_standings(
+        built: tuple[Store, Path, render.BuildReport]) -> None:
+    """Every fault reachable from its bot's faults page, each linked to its replay step; a match with a forfeit
+    says rule 8.6 in its result's caption (one without does not); the standings say "placed above" and never round
+    a probability up to 100%."""
+    store, out, _ = built
+    snap = data.snapshot(store, "t")
+    tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
+    for bot in snap.bots:
+        faults = [(m, p) for m in snap.matches for _, b, p in data.seated(m) if b == bot.id and p and p.fault]
+        path = out / data.faults_href(snap.slug, bot.slug)
+        assert path.is_file() == bool(faults)
+        if not faults:
+            continue
+        html = path.read_text(encoding="utf-8")
+        steps = re.findall(r'href="\.\./\.\./matches/(\d+)\.html#step=(\d+)"', html)
+        assert {int(match) for match, _ in steps} == {m.id for m, _ in faults}
+        for match, step in set(steps):
+            log, _ = data.match_log(snap, next(m for m in snap.matches if m.id == int(match)))
+            assert log is not None and log.events[int(step) - 1]["type"] == "forfeit"
+        assert f"×{len(faults)}</strong>" in html and "crash.exit" in html and "Faults by the round" in html
+        # Reachable from the bot's page and from the tournament's.
+        faults_link = f'href="faults.html">Every fault of {bot.name} ({len(faults)})</a>'
+        assert faults_link in (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        assert f'bots/{bot.slug}/faults.html">{bot.name} ({len(faults)})</a>' in tournament
+    forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in data.seated(m)))
+    clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in data.seated(m)))
+    html = (out / data.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")
+    assert "(rule 8.6)" in html and "ranks below every player that did not, eliminated ones included" in html
+    assert 'data-forfeit>forfeited in round 2</span>' in html and ">see it in the replay</a>" in html
+    assert "rule 8.6" not in (out / data.match_href(snap.slug, clean.id)).read_text(encoding="utf-8")
+    # The standings: P(above next) never "100%", the 95% rank interval as the CLI's rank95, head to head in places.
+    assert "placed above – tied – below" in tournament and "wins – ties – losses" not in tournament
+    cells = re.findall(r'<td class="num opt pnext">([^<]*)</td>', tournament)
+    assert cells and "100%" not in cells
+    intervals = re.findall(r'<td class="num opt rank95">([^<]*)</td>', tournament)
+    assert intervals == [f"{r.rank95[0]}–{r.rank95[1]}" if r.rank95 and r.rank95[1] > r.rank95[0] else
+                         str(r.rank95[0]) if r.rank95 else "–" for r in data.standing_rows(snap)]

@@ -82,6 +82,17 @@ def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
     return f"t/{tslug}/bots/{bslug}/index.html" if page == 1 else f"t/{tslug}/bots/{bslug}/matches-{page}.html"
 
 
+def faults_href(tslug: str, bslug: str) -> str:
+    """A bot's page of all its faults (its own page shows the latest)."""
+    return f"t/{tslug}/bots/{bslug}/faults.html"
+
+
+def step_href(href: str, step: int | None) -> str:
+    """``href`` (a match's page) opened at replay step ``step`` (1-based, as the replay's counter and its
+    ``#step=N`` address count), or at its default step when not known."""
+    return href if step is None else f"{href}#step={step}"
+
+
 @dataclass(frozen=True)
 class Crumb:
     label: str
@@ -364,6 +375,8 @@ class StandingRow:
     """The fitted Plackett-Luce log strength, the standings' order (arena/ranking.py)."""
     tied: tuple[int, int] = (0, 0)
     """The first and last position of its chain of shared ranks (its own position twice when not shared)."""
+    rank95: tuple[int, int] | None = None
+    """Its 95% rank interval, best and worst (``arena standings`` shows it as rank95), when it has one."""
 
     @property
     def win_pct(self) -> float | None:
@@ -416,11 +429,18 @@ class FaultRow:
     player: SeatResult
     match_id: int = 0
     """The match's number as every page and ``arena show`` give it (its store id)."""
+    step: int | None = None
+    """The replay step of the forfeit (1-based), when the match's log was read for it."""
 
     @property
     def fault(self) -> Fault:
         assert self.player.fault is not None
         return self.player.fault
+
+    @property
+    def step_href(self) -> str:
+        """The match's page at the forfeit's replay step (its default step when the step is not known)."""
+        return step_href(self.match_href, self.step)
 
 
 def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, ...]:
@@ -448,6 +468,7 @@ def _standing_rows(snap: Snapshot) -> list[StandingRow]:
     labels, above = snap.sure.shared_ranks(order, test), snap.sure.p_above_next(order)
     spans = snap.sure.tie_groups(order, test)
     shared = snap.shared_wins
+    intervals = {line.bot: (line.rank_low, line.rank_high) for line in snap.sure.bots}
     rows = []
     for rank, line in enumerate(snap.standings, 1):
         bot = snap.bot_by_id[line.bot_id]
@@ -456,7 +477,7 @@ def _standing_rows(snap: Snapshot) -> list[StandingRow]:
                                 line.points_per_round, line.declares_ok, line.declares_failed,
                                 dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
                                 above.get(line.bot_id), shared[line.bot_id], line.active, line.strength,
-                                spans.get(line.bot_id, (rank, rank))))
+                                spans.get(line.bot_id, (rank, rank)), intervals.get(line.bot_id)))
     return rows
 
 
@@ -490,9 +511,11 @@ def _match_list_row(snap: Snapshot, match: StoredMatch) -> MatchListRow:
                         None if match.result is None else match.result.termination, tuple(players))
 
 
-def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int = FAULTS_SHOWN) -> list[FaultRow]:
-    """The latest ``limit`` faults of the tournament (or of one bot), latest match first: only their matches are
-    read (how many faults of each kind there are is in the standings)."""
+def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FAULTS_SHOWN,
+               steps: bool = False) -> list[FaultRow]:
+    """The latest ``limit`` faults (None: all) of the tournament (or of one bot), latest match first: only their
+    matches are read (how many faults of each kind there are is in the standings); with ``steps``, their logs too,
+    for the replay step of each forfeit."""
     positions: list[int] = []
     for position, seat_bot in reversed(snap.faulted):
         if bot_id in (None, seat_bot) and (not positions or positions[-1] != position):
@@ -501,11 +524,28 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int = FAULTS_SH
                 break  # a match with a fault gives at least one row
     found = []
     for match in snap.matches.fetch(positions):
-        for _, seat_bot, result in seated(match):
+        where = forfeit_steps(match_log(snap, match)[0]) if steps else {}
+        for seat, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.id), snap.bot_link(seat_bot)[1], result,
-                                      match.id))
+                                      match.id, where.get(seat)))
     return found[:limit]
+
+
+def forfeit_steps(log: LoadedLog | None) -> dict[int, int]:
+    """Each forfeited seat's step in the match's replay (1-based: a step per engine event, as replay.js counts
+    them); none without a log.
+
+    >>> log = LoadedLog(Path("x"), {}, [{"type": "match_start"}, {"type": "play", "seat": 0},
+    ...                                 {"type": "forfeit", "seat": 1, "reason": "crash"}])
+    >>> forfeit_steps(log), forfeit_steps(None)
+    ({1: 3}, {})
+    """
+    steps: dict[int, int] = {}
+    for step, event in enumerate([] if log is None else log.events, 1):
+        if event.get("type") == "forfeit" and isinstance(event.get("seat"), int):
+            steps.setdefault(event["seat"], step)
+    return steps
 
 
 def fault_counts(snap: Snapshot, bot_id: int | None = None) -> Counter[str]:
@@ -628,6 +668,8 @@ class TournamentPage:
     crumbs: tuple[Crumb, ...]
     stop_rule: bool = False
     """Whether the shared ranks are the stop rule's verdicts (an open-ended tournament) rather than 95% P(above)."""
+    fault_pages: tuple[tuple[str, str, int], ...] = ()
+    """(bot, its page of every fault, how many) for each bot with faults, in the standings' order."""
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -664,7 +706,15 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         fault_totals=dict(sorted(counts.items())), faults=faults, fault_count=sum(counts.values()),
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
-        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")))
+        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")),
+        fault_pages=fault_pages(snap, order))
+
+
+def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, int], ...]:
+    """Each bot of ``order`` with faults: its name, its page of every fault and how many."""
+    counts = Counter(bot for _, bot in snap.faulted)
+    return tuple((snap.bot_by_id[bot].name, faults_href(snap.slug, snap.bot_by_id[bot].slug), counts[bot])
+                 for bot in order if counts[bot])
 
 
 # -- match lists ------------------------------------------------------------------------------------------------------
@@ -828,6 +878,8 @@ class BotPage:
     faults: list[FaultRow]
     fault_count: int
     crumbs: tuple[Crumb, ...]
+    all_faults: str | None = None
+    """Its page of every fault (:func:`faults_page`), when it has faults."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -900,13 +952,107 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
     faults = fault_rows(snap, bot_id)
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
-                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs)
+                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
+                   faults_href(snap.slug, bot.slug) if faulted_by(snap, bot_id) else None)
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
     """The bot's page (with the first page of its matches) and the further pages of its matches."""
     listings = [listing.make() for listing in bot_listings(snap, bot_id, per_page)]
     return bot_page(snap, bot_id, listings[0]), listings[1:]
+
+
+# -- a bot's faults ---------------------------------------------------------------------------------------------------
+
+FAULT_HISTOGRAM_BARS = 20
+"""At most this many bars in a faults page's histogram by round: rounds are put together in equal spans past it."""
+
+
+@dataclass(frozen=True)
+class FaultGroup:
+    """A bot's faults with the same reason and detail (39 crashes that all "exited with status 1"), latest first:
+    listed once, with how many and where each happened."""
+
+    faults: tuple[FaultRow, ...]
+
+    @property
+    def latest(self) -> FaultRow:
+        return self.faults[0]
+
+
+@dataclass(frozen=True)
+class RoundBar:
+    """A bar of a faults histogram: the faults that happened in rounds ``low`` to ``high``."""
+
+    low: int
+    high: int
+    count: int
+
+
+@dataclass(frozen=True)
+class FaultsPage:
+    """Every fault of one bot: a summary first (counts per reason code, the first and the latest, a histogram by
+    round), then the faults grouped by reason and detail, each linked to the replay step where it happened."""
+
+    name: str
+    bot_href: str
+    path: str
+    count: int
+    reasons: tuple[tuple[str, str, int], ...]
+    """(kind, reason code, how many), most first."""
+    first: FaultRow
+    latest: FaultRow
+    by_round: tuple[RoundBar, ...]
+    groups: tuple[FaultGroup, ...]
+    """Most faults first (then the latest first)."""
+    crumbs: tuple[Crumb, ...]
+
+
+def faulted_by(snap: Snapshot, bot_id: int) -> list[int]:
+    """The positions in ``snap.matches`` of the finished matches in which the bot faulted, in schedule order."""
+    return [position for position, seat_bot in snap.faulted if seat_bot == bot_id]
+
+
+def faults_page_inputs(snap: Snapshot, bot_id: int) -> tuple[Any, ...]:
+    """What a bot's faults page is made from, cheap to make: its matches' stamps (the page reads their logs for
+    the replay steps only when it is made)."""
+    marks = stamp_keys(snap)
+    return (context(snap), bot_id, [marks[position] for position in faulted_by(snap, bot_id)])
+
+
+def round_bars(rounds: Sequence[int], most: int = FAULT_HISTOGRAM_BARS) -> tuple[RoundBar, ...]:
+    """How many of ``rounds`` fall in each round from 1 to the last, in at most ``most`` equal spans.
+
+    >>> [(b.low, b.high, b.count) for b in round_bars([1, 3, 3])]
+    [(1, 1, 1), (2, 2, 0), (3, 3, 2)]
+    >>> [(b.low, b.high, b.count) for b in round_bars([1, 5, 9, 9], most=2)]
+    [(1, 5, 2), (6, 10, 2)]
+    """
+    if not rounds:
+        return ()
+    last = max(max(rounds), 1)
+    span = math.ceil(last / most)
+    counts = Counter((max(r, 1) - 1) // span for r in rounds)
+    return tuple(RoundBar(i * span + 1, (i + 1) * span, counts[i]) for i in range(math.ceil(last / span)))
+
+
+def faults_page(snap: Snapshot, bot_id: int) -> FaultsPage | None:
+    """The page of every fault of the bot, None when it has none."""
+    bot = snap.bot_by_id[bot_id]
+    rows = fault_rows(snap, bot_id, None, steps=True)
+    if not rows:
+        return None
+    grouped: dict[tuple[str, str], list[FaultRow]] = defaultdict(list)
+    for row in rows:
+        grouped[(row.fault.reason.value, row.fault.detail)].append(row)
+    reasons = Counter((row.fault.kind.value, row.fault.reason.value) for row in rows)
+    crumbs = tournament_crumbs(snap, Crumb(bot.name, bot_href(snap.slug, bot.slug)), Crumb("Faults", None))
+    return FaultsPage(
+        bot.name, bot_href(snap.slug, bot.slug), faults_href(snap.slug, bot.slug), len(rows),
+        tuple((kind, reason, count) for (kind, reason), count in
+              sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
+        rows[-1], rows[0], round_bars([row.fault.round for row in rows]),
+        tuple(FaultGroup(tuple(group)) for group in sorted(grouped.values(), key=lambda g: -len(g))), crumbs)
 
 
 # -- matches ------------------------------------------------------------------------------------------------------------
@@ -972,6 +1118,13 @@ class MatchPage:
     """The match's data file (:func:`match_data_href`), when it has a replay."""
     vs: str = ""
     """The players in seat order, ``a v b v c``: in the page's title and heading."""
+    fault_steps: dict[int, int] = field(default_factory=dict)
+    """By seat, the replay step (1-based) of each forfeit the log holds."""
+
+    @property
+    def forfeits(self) -> bool:
+        """Whether a seat forfeited (the result's caption then gives rule 8.6)."""
+        return any(p.result is not None and p.result.fault is not None for p in self.players)
 
 
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:
@@ -1001,7 +1154,10 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
 
     moves, compact = match_moves(events, names, line)
     if log is not None:
-        replay_data = json.dumps({"names": names, "events": compact}, ensure_ascii=False, separators=(",", ":"))
+        shown: dict[str, Any] = {"names": names, "events": compact}
+        if faults:  # the replay's last step says why each forfeited seat left: the reason code and its round
+            shown["faults"] = {str(seat): [fault.reason.value, fault.round] for seat, fault in faults.items()}
+        replay_data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
     result = match.result
     prev_m = snap.stamps[position - 1] if position > 0 else None
     next_m = snap.stamps[position + 1] if position + 1 < len(snap.stamps) else None
@@ -1016,7 +1172,7 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         moves=moves,
         replay_data=replay_data,
         vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.id), log_path=None if match.log_path is None else str(match.log_path),
-        log_found=log is not None, log_corrupt=corrupt,
+        log_found=log is not None, log_corrupt=corrupt, fault_steps=forfeit_steps(log),
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.id),
         next_href=None if next_m is None else match_href(snap.slug, next_m.id),
         rules_href=tournament_href(snap.slug) + "#rules",

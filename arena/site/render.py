@@ -84,6 +84,31 @@ def number(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def probability(value: float | None) -> str:
+    """A probability as a whole percent that never claims more than it knows: rounding 0.995 up to "100%" would
+    read as a certainty, so it is ">99%" (and 0.004 "<1%").
+
+    >>> probability(0.995), probability(0.5), probability(1.0), probability(0.004), probability(None)
+    ('>99%', '50%', '>99%', '<1%', '–')
+    """
+    if value is None:
+        return "–"
+    if value >= 0.995:
+        return ">99%"
+    if value < 0.005:
+        return "<1%"
+    return f"{100 * value:.0f}%"
+
+
+def share(value: float) -> str:
+    """A share of matches as a whole percent: 100% and 0% only when it is all or none.
+
+    >>> share(1.0), share(0.996), share(0.0), share(0.003), share(0.25)
+    ('100%', '>99%', '0%', '<1%', '25%')
+    """
+    return "100%" if value >= 1 else "0%" if value <= 0 else probability(value)
+
+
 def setting(value: Any) -> str:
     """A config value as its organiser would write it: strings bare, everything else as JSON.
 
@@ -201,6 +226,7 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
                        relative=relative, stderr_excerpt=error_view)
+    env.filters.update(probability=probability, share=share)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
                        listing_row=listing_row)
     return env
@@ -227,6 +253,16 @@ def render_match_list(page: data.MatchListPage) -> str:
 
 def render_bot(page: data.BotPage) -> str:
     return _render("bot.html", page.matches.path, page=page)
+
+
+def render_faults(page: data.FaultsPage) -> str:
+    return _render("faults.html", page.path, page=page)
+
+
+def _render_faults(snap: data.Snapshot, bot_id: int) -> str:
+    page = data.faults_page(snap, bot_id)
+    assert page is not None  # yielded only for a bot with faults
+    return render_faults(page)
 
 
 def render_match(page: data.MatchPage, slug: str) -> str:
@@ -292,6 +328,10 @@ def tournament_pages(snap: data.Snapshot) -> Iterator[tuple[str, Any, Callable[[
         yield first.path, bot_page, partial(render_bot, bot_page)
         for listing in more:
             yield listing.path, listing.inputs, partial(_render_listing, listing)
+        if data.faulted_by(snap, bot.id):
+            # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
+            yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
+                   partial(_render_faults, snap, bot.id))
 
 
 def _render_listing(listing: data.Listing) -> str:

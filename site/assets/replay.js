@@ -21,11 +21,11 @@
     "<p class=\"counter\"><output data-counter aria-live=\"polite\">Step 1 / 1</output></p>",
     "<div class=\"controls\" role=\"group\" aria-label=\"Replay controls\">",
     "<button type=\"button\" data-go=\"first\" title=\"First step (Home)\">« First</button>",
-    "<button type=\"button\" data-go=\"prevround\" title=\"Start of this round, or the previous one (Page Up)\">◀◀ Round</button>",
+    "<button type=\"button\" data-go=\"prevround\" title=\"Back to the start or the end of a round (Page Up)\">◀◀ Round</button>",
     "<button type=\"button\" data-go=\"prev\" title=\"Previous step (←)\">◀ Back</button>",
     "<button type=\"button\" data-play aria-pressed=\"false\" title=\"Play or pause (Space)\">▶ Play</button>",
     "<button type=\"button\" data-go=\"next\" title=\"Next step (→)\">Forward ▶</button>",
-    "<button type=\"button\" data-go=\"nextround\" title=\"Start of the next round (Page Down)\">Round ▶▶</button>",
+    "<button type=\"button\" data-go=\"nextround\" title=\"On to the end of this round, or the next deal (Page Down)\">Round ▶▶</button>",
     "<button type=\"button\" data-go=\"last\" title=\"Last step (End)\">Last »</button>",
     "<label class=\"speed\">Speed <select data-speed>",
     "<option value=\"1600\">0.5×</option><option value=\"800\" selected>1×</option><option value=\"400\">2×</option><option value=\"150\">5×</option>",
@@ -43,10 +43,13 @@
     "<tbody data-hands></tbody>",
     "</table>",
     "</div>",
+    "<p class=\"note handkey\"><span class=\"key actor\">highlighted row</span> just moved \u00b7 <b>\u25b6</b> before a seat: to move next \u00b7 <span class=\"card new\">card</span> the card just taken</p>",
+    "<div class=\"final\" data-final hidden></div>",
     "</div>",
-    "<p class=\"note keys\">Keys: ← and → step, Page Up and Page Down go by round, Home and End jump, Space plays. A link to this moment: the page's address (<code>#step=N</code>).</p>"
+    "<p class=\"note keys\">Keys: ← and → step, Page Up and Page Down stop at each deal and each round's end, Home and End jump, Space plays. A link to this moment: the page's address (<code>#step=N</code>).</p>"
   ].join("\n");
   var names = data.names;
+  var faults = data.faults || {};
   var said = {};
   document.querySelectorAll("[data-e]").forEach(function (node) { said[node.getAttribute("data-e")] = node.textContent; });
   var SUITS = { C: ["\u2663", "black"], D: ["\u2666", "red"], H: ["\u2665", "red"], S: ["\u2660", "black"] };
@@ -151,8 +154,9 @@
   var state = { round: 0, hands: names.map(function () { return []; }), floor: [], deck: null,
                 scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
                 actor: null, turn: null, took: null, last: names.map(function () { return null; }),
-                out: names.map(function () { return null; }) };
+                out: names.map(function () { return null; }), fate: names.map(function () { return null; }) };
   var roundStarts = [];
+  var roundEnds = [];
 
   function nextSeat(seat) {
     for (var step = 1; step <= names.length; step++) {
@@ -167,7 +171,7 @@
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
                  status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text,
-                 last: state.last.slice(), declarer: state.declarer, failed: state.failed });
+                 last: state.last.slice(), declarer: state.declarer, failed: state.failed, final: state.final || null });
   }
 
   events.forEach(function (e, index) {
@@ -212,9 +216,14 @@
       case "forfeit":
         state.hands[e.seat] = [];
         state.status[e.seat] = "forfeited";
+        var fault = faults[String(e.seat)];
+        state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
+          (fault ? " (" + fault[0] + ")" : "");
+        state.last[e.seat] = { forfeited: true };
         state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
         break;
       case "round_end":
+        roundEnds.push(index);
         state.hands = copy(e.hands);
         state.scores = e.scores.slice();
         state.points = e.points.slice();
@@ -222,7 +231,11 @@
         state.declarer = e.declarer;
         state.failed = e.reason === "failed_declaration";
         state.turn = null;
-        e.eliminated.forEach(function (seat) { state.status[seat] = "out"; state.out[seat] = e.round; });
+        e.eliminated.forEach(function (seat) {
+          state.status[seat] = "out";
+          state.out[seat] = e.round;
+          state.fate[seat] = "out in round " + e.round;
+        });
         break;
       case "match_end":
         state.actor = null;
@@ -232,7 +245,18 @@
         var order = names.map(function (n, seat) { return seat; })
           .sort(function (a, b) { return e.places[a] - e.places[b] || a - b; });
         order.forEach(function (seat) {
-          state.status[seat] = "place " + e.places[seat] + (state.out[seat] ? " · out in round " + state.out[seat] : "");
+          state.status[seat] = "place " + e.places[seat] + (state.fate[seat] ? " · " + state.fate[seat]
+            : e.places[seat] === 1 ? " · winner" : "");
+        });
+        // The final table: each seat's place, score and how its match ended (the winner first, marked).
+        var inPlay = order.filter(function (seat) { return state.fate[seat] === null; }).length;
+        state.final = order.map(function (seat) {
+          var fate = state.fate[seat];
+          if (fate === null) {
+            fate = e.places[seat] === 1 ? (inPlay === 1 ? "winner: the last in play" : "winner: the lowest score")
+              : "in play to the end";
+          }
+          return { seat: seat, place: e.places[seat], score: e.scores[seat], fate: fate };
         });
         break;
     }
@@ -271,6 +295,7 @@
   function lastMove(td, move) {
     if (!move) { td.textContent = "–"; return; }
     if (move.declared) { td.textContent = "declared"; return; }
+    if (move.forfeited) { td.textContent = "forfeited"; td.className += " forfeit"; return; }
     td.appendChild(document.createTextNode("threw "));
     move.threw.forEach(function (c) { td.appendChild(cardNode(c, false)); });
     td.appendChild(document.createTextNode(" took "));
@@ -278,14 +303,15 @@
     if (move.from === "deck") td.appendChild(document.createTextNode(move.took ? " (deck)" : "deck"));
   }
 
-  // Where "previous round" and "next round" go: the deal of this round (if past it) or of the one before; the
-  // next deal (or the end).
+  // Where "previous round" and "next round" go: a round's deal and its end, in order, so that stepping by round
+  // stops at the end of a round (its points, and why it ended) before the next deal; else the first or last step.
+  var marks = roundStarts.concat(roundEnds).sort(function (a, b) { return a - b; });
   function prevRound(index) {
-    for (var i = roundStarts.length - 1; i >= 0; i--) if (roundStarts[i] < index) return roundStarts[i];
+    for (var i = marks.length - 1; i >= 0; i--) if (marks[i] < index) return marks[i];
     return 0;
   }
   function nextRound(index) {
-    for (var i = 0; i < roundStarts.length; i++) if (roundStarts[i] > index) return roundStarts[i];
+    for (var i = 0; i < marks.length; i++) if (marks[i] > index) return marks[i];
     return last;
   }
 
@@ -301,6 +327,7 @@
     var rows = names.map(function (name, seat) {
       var tr = document.createElement("tr");
       if (seat === s.actor) tr.className = "actor";
+      if (s.final && s.final.some(function (r) { return r.seat === seat && r.place === 1; })) tr.className += " winner";
       if (seat === s.declarer) tr.className += " declarer" + (s.failed ? " failed" : "");
       var th = document.createElement("th");
       th.scope = "row";
@@ -331,6 +358,7 @@
       return tr;
     });
     body.replaceChildren.apply(body, rows);
+    showFinal(s.final);
     buttons.first.disabled = buttons.prev.disabled = buttons.prevround.disabled = current === 0;
     buttons.next.disabled = buttons.last.disabled = buttons.nextround.disabled = current === last;
     if (current === last) pause();
@@ -338,6 +366,33 @@
     if (location.hash !== hash) {
       try { history.replaceState(null, "", hash); } catch (error) { /* an address that cannot change: no link */ }
     }
+  }
+
+  var finalBox = root.querySelector("[data-final]");
+  function showFinal(rows) {
+    finalBox.hidden = !rows;
+    if (!rows) return;
+    var table = document.createElement("table");
+    table.className = "finaltable";
+    var caption = document.createElement("caption");
+    caption.textContent = "Final result: place, score and how each seat's match ended";
+    table.appendChild(caption);
+    var tbody = document.createElement("tbody");
+    rows.forEach(function (r) {
+      var tr = document.createElement("tr");
+      if (r.place === 1) tr.className = "winner";
+      var th = document.createElement("th");
+      th.scope = "row";
+      th.className = "num";
+      th.textContent = r.place + ".";
+      tr.appendChild(th);
+      cell(tr, names[r.seat] + " (seat " + r.seat + ")", "bot");
+      cell(tr, String(r.score), "num strong");
+      cell(tr, r.fate, "fate" + (r.fate.indexOf("forfeited") === 0 ? " forfeit" : ""));
+      tbody.appendChild(tr);
+    });
+    table.appendChild(tbody);
+    finalBox.replaceChildren(table);
   }
 
   function pause() {
@@ -413,6 +468,20 @@
       th.textContent = name;
       head.appendChild(th);
     });
+    // The forfeits of each round: said on its row, or on a row of their own for a round that never ended (the
+    // forfeits left one seat in play, which ends the match at once: rule 8.6).
+    var forfeitsIn = {}, dealt = {}, round = 0, closed = {};
+    events.forEach(function (e, index) {
+      if (e.type === "round_start") { round = e.round; dealt[round] = e; }
+      if (e.type === "round_end") closed[e.round] = true;
+      if (e.type === "forfeit") (forfeitsIn[round] = forfeitsIn[round] || []).push({ seat: e.seat, step: index + 1 });
+    });
+    function leaving(list) {
+      return list.map(function (f) {
+        var fault = faults[String(f.seat)];
+        return names[f.seat] + " forfeited" + (fault ? " (" + fault[0] + ")" : "");
+      }).join(", ");
+    }
     events.forEach(function (e, index) {
       if (e.type !== "round_end") return;
       var tr = document.createElement("tr");
@@ -433,6 +502,12 @@
         out.textContent = "out: " + e.eliminated.map(function (seat) { return names[seat]; }).join(", ");
         ended.appendChild(out);
       }
+      if (forfeitsIn[e.round]) {
+        var left = document.createElement("span");
+        left.className = "forfeit";
+        left.textContent = "; " + leaving(forfeitsIn[e.round]);
+        ended.appendChild(left);
+      }
       names.forEach(function (name, seat) {
         if (!(e.hands[seat] || []).length) { cell(tr, "\u2013", "out"); return; }
         var td = cell(tr, "", seat === e.declarer ? "declarer" : "");
@@ -450,6 +525,32 @@
         td.appendChild(document.createTextNode(" "));
         var score = document.createElement("i");
         score.textContent = String(e.scores[seat]);
+        td.appendChild(score);
+      });
+      tbody.appendChild(tr);
+    });
+    Object.keys(forfeitsIn).forEach(function (key) {
+      var r = Number(key), list = forfeitsIn[key];
+      if (closed[r] || !dealt[r]) return;
+      var tr = document.createElement("tr");
+      var step = list[list.length - 1].step;
+      tr.setAttribute("data-step", String(step));
+      tr.className = "forfeitrow";
+      var th = document.createElement("th");
+      th.scope = "row";
+      var link = document.createElement("a");
+      link.href = "#step=" + step;
+      link.textContent = String(r);
+      th.appendChild(link);
+      tr.appendChild(th);
+      cell(tr, "never ended: " + leaving(list), "forfeit");
+      var gone = {};
+      events.slice(0, step).forEach(function (e) { if (e.type === "forfeit") gone[e.seat] = true; });
+      names.forEach(function (name, seat) {
+        if (gone[seat] || !(dealt[r].hands[seat] || []).length) { cell(tr, "\u2013", "out"); return; }
+        var td = cell(tr, "", "");
+        var score = document.createElement("i");
+        score.textContent = String(dealt[r].scores[seat]);
         td.appendChild(score);
       });
       tbody.appendChild(tr);
