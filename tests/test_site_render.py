@@ -385,3 +385,20 @@ def test_a_version_that_left_the_league_is_marked_in_the_standings(tmp_path: Pat
     html = (render.build_site(store, tmp_path / "site").out / "t/t/index.html").read_text(encoding="utf-8")
     assert html.count("(left the league)") == 1
     assert re.search(r">beta</a> <span class=\"unit left\">\(left the league\)", html)
+
+
+def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, render.BuildReport]) -> None:
+    store, out, _ = built
+    for name in ("t", "evil"):
+        snap = data.snapshot(store, name)
+        text = (out / data.match_index_href(snap.slug)).read_text(encoding="utf-8")
+        prefix = "window.arenaIndex = "
+        assert text.startswith(prefix) and text.endswith(";\n")
+        assert "<" not in text and ">" not in text  # no bot's name can close a script element
+        assert json.loads(text[len(prefix):-2]) == data.match_index(snap)
+        # Every listing's filter names the index relative to itself.
+        pages = [out / data.matches_href(snap.slug), *(out / data.bot_href(snap.slug, b.slug) for b in snap.bots)]
+        for page in pages:
+            found = re.search(r'data-index="([^"]+)"', page.read_text(encoding="utf-8"))
+            assert found is not None, page
+            assert (page.parent / found.group(1)).resolve() == (out / data.match_index_href(snap.slug)).resolve()
