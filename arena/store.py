@@ -874,6 +874,13 @@ class Store:
             "SELECT m.grp, s.bot_id, s.place, m.id FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
+    def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None]]:
+        """Every seat of every finished match as (match, bot, place, score, fault reason), in schedule and seat
+        order: what the site's match index holds of each (one query, no stats or stderr)."""
+        return [(match_id, bot_id, place, score, reason) for match_id, bot_id, place, score, reason in self._tuples(
+            "SELECT m.id, s.bot_id, s.place, s.score, s.fault_reason FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
+
     # -- what the server reads ---------------------------------------------------------------------------------
 
     def recent_seats(self, tid: int, bot_ids: Sequence[int], limit: int) -> list[dict[str, Any]]:

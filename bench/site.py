@@ -159,12 +159,13 @@ def main() -> None:
         again = build_site(store, site, workers=args.workers)
         again_cpu, again_wall = cpu_seconds() - cpu, time.perf_counter() - wall
         match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")]
+        index_kb = (site / "t" / "bench" / "matches" / "index.js").stat().st_size / 1024  # the search's index
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
         "workers": args.workers or os.cpu_count(),
         "pages": report.pages, "build_seconds": round(full_wall, 2), "build_cpu_seconds": round(full_cpu, 2),
         "ms_per_page": round(1000 * full_wall / report.pages, 3), "site_mb": round(size / 2**20, 1),
-        "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1),
+        "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1), "index_kb": round(index_kb, 1),
         "added": args.add, "rebuild_seconds": round(again_wall, 2), "rebuild_cpu_seconds": round(again_cpu, 2),
         "rebuild_written": again.written, "rebuild_removed": again.removed,
         "fill_seconds": round(filled, 2), "load_average": round(os.getloadavg()[0], 2),

@@ -824,3 +824,168 @@ def test_the_standings_fit_desktop_widths(fault_site: Path, page: Page, width: i
     assert box is not None and wrap is not None and box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1
     expect(table.locator("td.rank95").first).to_be_visible()
     page.screenshot(path=str(SHOTS / f"standings-{width}.png"))
+# -- whole-tournament search, head-to-head links, sortable standings ---------------------------------------------------
+
+SEARCH_BOTS = ("planner", "greedy", "flaky", "random", "cautious", "bold", "lazy")
+
+
+@pytest.fixture(scope="module")
+def seven(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path]:
+    """A 7-bot, 3-seat tournament of 315 real engine matches with logs (tests/sitestore.py: every fifth match one
+    seat crashes), built into a site: every pair met 45 times, spread over several pages of the list."""
+    from arena.site.render import build_site
+    from tests.sitestore import make_store
+
+    directory = tmp_path_factory.mktemp("seven")
+    store = make_store(directory, name="seven", bots=SEARCH_BOTS, players=3, repeats=3)
+    build_site(store, directory / "site")
+    return store, directory / "site"
+
+
+def _shared(store: Store, *names: str) -> list[int]:
+    return [m.id for m in store.matches(store.tournament("seven")["id"]) if set(names) <= set(m.names)]
+
+
+def _crashed(store: Store, bot: str | None = None) -> list[int]:
+    return [m.id for m in store.matches(store.tournament("seven")["id"]) if m.result is not None
+            and any(p.fault is not None and bot in (None, p.name) for p in m.result.players)]
+
+
+def _found_ids(page: Page) -> list[int]:
+    return [int(text.lstrip("#")) for text in page.locator("[data-found] a.whole").all_inner_texts()]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_search_lists_every_match_a_pair_played_and_keeps_it_in_the_address(seven: tuple[Store, Path], page: Page,
+                                                                             width: int) -> None:
+    store, out = seven
+    page.set_viewport_size({"width": width, "height": 900})
+    matches = out / "t" / "seven" / "matches"
+    page.goto(url(matches / "index.html"))
+    expect(page.locator("table.matches tr[data-bots]")).not_to_have_count(0)
+    # The static first page does not hold all of them: the filter searches the whole tournament.
+    shared = _shared(store, "flaky", "planner")
+    assert len(shared) == 45
+    on_page = [int(t.lstrip("#")) for t in page.locator("[data-listing] a.whole").all_inner_texts()]
+    assert not set(shared) <= set(on_page)
+    page.locator("[data-filter-bot]").select_option("flaky")
+    page.locator("[data-filter-opponent]").select_option("planner")
+    expect(page.locator("[data-filter-count]")).to_have_text("45 of 315 matches")
+    assert _found_ids(page) == shared
+    expect(page.locator("[data-listing]")).to_be_hidden()
+    assert urlsplit(page.url).query == "bot=flaky&vs=planner"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    shoot(page, f"search-pair-{width}")
+    # The address round-trips: a reload, and another page of the list with the same query, show the same.
+    page.reload()
+    expect(page.locator("[data-filter-count]")).to_have_text("45 of 315 matches")
+    expect(page.locator("[data-filter-opponent]")).to_have_value("planner")
+    page.goto(url(matches / "page-3.html") + "?bot=flaky&vs=planner")
+    expect(page.locator("[data-filter-count]")).to_have_text("45 of 315 matches")
+    assert _found_ids(page) == shared
+    # A result of the bot's: its wins against planner are the matches it placed first in.
+    page.locator("[data-filter-result]").select_option("won")
+    won = [m.id for m in store.matches(store.tournament("seven")["id"]) if m.id in shared and m.result is not None
+           and m.result.players[m.names.index("flaky")].place == 1]
+    expect(page.locator("[data-filter-count]")).to_have_text(f"{len(won)} of 315 matches")
+    assert _found_ids(page) == won and urlsplit(page.url).query == "bot=flaky&vs=planner&result=won"
+    # Clearing the filter brings the static page back, and the address loses its query.
+    page.get_by_role("button", name="Clear").click()
+    expect(page.locator("[data-listing]")).to_be_visible()
+    expect(page.locator("[data-filter-count]")).to_have_text("")
+    assert urlsplit(page.url).query == ""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_search_by_fault_finds_the_crashes(seven: tuple[Store, Path], page: Page, width: int) -> None:
+    store, out = seven
+    page.set_viewport_size({"width": width, "height": 900})
+    crashed = _crashed(store)
+    page.goto(url(out / "t" / "seven" / "matches" / "index.html") + "?fault=crash")
+    expect(page.locator("[data-filter-count]")).to_have_text(f"{len(crashed)} of 315 matches")
+    assert _found_ids(page) == crashed and len(crashed) == 63
+    expect(page.locator("[data-found] tr[data-bots]", has=page.locator("span.fault"))).to_have_count(len(crashed))
+    # The exact reason, and one bot's crashes on its own page (of its matches only).
+    page.locator("[data-filter-fault]").select_option("crash.exit")
+    expect(page.locator("[data-filter-count]")).to_have_text(f"{len(crashed)} of 315 matches")
+    mine = _crashed(store, "flaky")
+    page.goto(url(out / "t" / "seven" / "bots" / "flaky" / "index.html") + "?fault=crash")
+    expect(page.locator("[data-filter-count]")).to_have_text(f"{len(mine)} of 135 matches")
+    assert _found_ids(page) == mine
+    places = page.locator("[data-found] tbody td.num").first
+    expect(places).to_have_text("3")  # a crash places last: the place column is flaky's
+    shoot(page, f"search-bot-faults-{width}")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_head_to_head_links_land_on_the_filtered_list(seven: tuple[Store, Path], page: Page, width: int) -> None:
+    store, out = seven
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(out / "t" / "seven" / "index.html"))
+    cell = page.locator("table.h2h a.h2hlink[href$='?bot=flaky&vs=planner']")
+    expect(cell).to_have_count(1)
+    cell.click()
+    page.wait_for_url("**/matches/index.html?bot=flaky&vs=planner")
+    expect(page.locator("[data-filter-count]")).to_have_text("45 of 315 matches")
+    assert _found_ids(page) == _shared(store, "flaky", "planner")
+    # A bot's own head-to-head: the count of shared matches links to the same list.
+    page.goto(url(out / "t" / "seven" / "bots" / "planner" / "index.html"))
+    page.locator("table.opponents tr", has_text="flaky").get_by_role("link", name="45").click()
+    page.wait_for_url("**/matches/index.html?bot=planner&vs=flaky")
+    expect(page.locator("[data-filter-count]")).to_have_text("45 of 315 matches")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_standings_columns_sort_by_click_and_keyboard(seven: tuple[Store, Path], page: Page, width: int) -> None:
+    _, out = seven
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url(out / "t" / "seven" / "index.html"))
+    table = page.locator("table.standings")
+    heads = table.locator("thead th")
+    expect(heads.first).to_have_attribute("aria-sort", "ascending")  # built in rank order
+
+    def column(index: int) -> list[str]:
+        return [t.strip() for t in table.locator(f"tbody tr > :nth-child({index + 1})").all_inner_texts()]
+
+    bot = heads.nth(1).get_by_role("button")
+    bot.click()
+    expect(heads.nth(1)).to_have_attribute("aria-sort", "ascending")
+    expect(heads.first).not_to_have_attribute("aria-sort", re.compile("."))
+    assert column(1) == sorted(SEARCH_BOTS)
+    bot.click()
+    expect(heads.nth(1)).to_have_attribute("aria-sort", "descending")
+    assert column(1) == sorted(SEARCH_BOTS, reverse=True)
+    # By keyboard: the win % heading (a column shown at every width) is a button; Enter sorts, by number.
+    wins = heads.nth(5).get_by_role("button")
+    wins.focus()
+    page.keyboard.press("Enter")
+    expect(heads.nth(5)).to_have_attribute("aria-sort", "ascending")
+    values = [float(v.rstrip("%")) for v in column(5)]
+    assert values == sorted(values) and len(set(values)) > 1
+    page.keyboard.press("Space")
+    expect(heads.nth(5)).to_have_attribute("aria-sort", "descending")
+    assert [float(v.rstrip("%")) for v in column(5)] == sorted(values, reverse=True)
+    shoot(page, f"standings-sorted-{width}")
+
+
+def test_listing_without_javascript_is_paged_between_deals(seven: tuple[Store, Path], browser: Browser) -> None:
+    store, out = seven
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(url(out / "t" / "seven" / "matches" / "index.html") + "?bot=flaky&vs=planner")
+    expect(page.locator("form[data-search]")).to_be_hidden()
+    expect(page.locator("[data-listing] table.matches")).to_be_visible()
+    groups = {m.id: m.idx // 3 for m in store.matches(store.tournament("seven")["id"])}
+    seen: list[set[int]] = []
+    pages = 0
+    while True:
+        pages += 1
+        ids = [int(t.lstrip("#")) for t in page.locator("[data-listing] a.whole").all_inner_texts()]
+        assert 0 < len(ids) <= 50
+        seen.append({groups[i] for i in ids})
+        following = page.locator("nav.pager a[rel=next]").first
+        if following.count() == 0:
+            break
+        following.click()
+    assert pages == 7 and sum(len(s) for s in seen) == 105  # 315 matches, 105 deals, each whole on one page
+    context.close()

@@ -117,7 +117,10 @@ def test_home_page_lists_every_tournament_newest_first(tmp_path: Path) -> None:
 
 def test_match_lists_paginate(snap: data.Snapshot) -> None:
     pages = data.match_list_pages(snap, per_page=5)
-    assert [len(p.rows) for p in pages] == [5, 5, 2]
+    # Pages break between deals: the two rotations of a deal are never split, so a page holds 4 of at most 5.
+    assert [len(p.rows) for p in pages] == [4, 4, 4]
+    assert all(not {snap.groups[r.idx] for r in a.rows} & {snap.groups[r.idx] for r in b.rows}
+               for a, b in pairwise(pages))
     assert [p.path for p in pages] == ["t/t/matches/index.html", "t/t/matches/page-2.html",
                                        "t/t/matches/page-3.html"]
     first, middle, last = pages
@@ -142,8 +145,9 @@ def test_bot_page(store: Store, snap: data.Snapshot) -> None:
     page, more = data.bot_pages(snap, beta.id, per_page=3)
     played = [m for m in snap.matches if beta.id in m.bot_ids]
     assert len(played) == 8  # two repeats of 2 seat rotations against each of 2 opponents
-    assert [len(p.rows) for p in (page.matches, *more)] == [3, 3, 2]
-    assert more[-1].path == "t/t/bots/beta/matches-3.html" and more[0].for_bot == "beta"
+    # A deal's two rotations stay on one page: 2 a page of at most 3.
+    assert [len(p.rows) for p in (page.matches, *more)] == [2, 2, 2, 2]
+    assert more[-1].path == "t/t/bots/beta/matches-4.html" and more[0].for_bot == "beta"
     assert all(r.place_of is not None for r in page.matches.rows)
     assert page.standing.bot == "beta" and page.files_hash == f"{1:064x}"
     assert page.manifest["description"] == "the beta bot"
@@ -417,9 +421,9 @@ def _listings(snap: data.Snapshot, per_page: int) -> dict[str, data.Listing]:
 
 def test_a_listings_inputs_stand_for_its_page(tmp_path: Path) -> None:
     # A rebuild makes a listing's page only when its inputs (stamps, pager, deals) changed: so wherever two
-    # snapshots give a page the same inputs, the page must be the same. A failure recorded for the first match of
-    # a page whose deal began on the page before (whose deal summary it changes) and two matches dropped at the
-    # end change some pages only.
+    # snapshots give a page the same inputs, the page must be the same. A failure recorded for the second match of
+    # a deal (whose deal summary it changes: pages never split a deal, so on one page) and two matches dropped at
+    # the end change some pages only.
     store = make_store(tmp_path, repeats=3)
     before = data.snapshot(store, "t")
     marks = before.stamps
@@ -433,7 +437,9 @@ def test_a_listings_inputs_stand_for_its_page(tmp_path: Path) -> None:
     assert same and changed
     for path in same:
         assert old[path].make() == new[path].make(), path
-    assert data.matches_href("t", first // 3) in changed  # the page before: only its deal summary changed
+    page = next(n for n, span in enumerate(data.listing_spans(before, 3), 1) if first in span)
+    assert data.listing_spans(before, 3)[page - 1][0] == first - 1  # the deal starts its page
+    assert data.matches_href("t", page) in changed and data.matches_href("t", page - 1) in same
 
 
 def test_matches_are_read_as_pages_ask_for_them(tmp_path: Path) -> None:
@@ -529,3 +535,67 @@ def test_standings_give_the_95_percent_rank_interval(snap: data.Snapshot) -> Non
         bot = next(b for b in snap.bots if b.name == row.bot)
         line = snap.sure.line(bot.id)
         assert row.rank95 == (line.rank_low, line.rank_high)
+def _decoded(index: dict[str, object]) -> list[dict[str, object]]:
+    """The index's matches as search.js reads them: steps summed, indices looked up."""
+    names, reasons = index["bots"], index["reasons"]
+    assert isinstance(names, list) and isinstance(reasons, list) and isinstance(index["m"], list)
+    found, match_id, group = [], 0, 0
+    for row in index["m"]:
+        match_id, group = match_id + row[0], group + row[1]
+        done = isinstance(row[3], list)
+        found.append({"id": match_id, "group": group, "bots": [names[b] for b in row[2]],
+                      "status": "done" if done else row[3], "places": row[3] if done else None,
+                      "scores": row[4] if done else None,
+                      "faults": [reasons[f - 1] if f else None for f in row[5]] if done and len(row) > 5
+                      else [None] * len(row[2]) if done else None})
+    return found
+
+
+def test_match_index_holds_every_match_of_the_store(store: Store, snap: data.Snapshot) -> None:
+    index = data.match_index(snap)
+    assert index["v"] == data.INDEX_FORMAT and index["bots"] == [bot.name for bot in snap.bots]
+    assert index["slugs"] == [bot.slug for bot in snap.bots]
+    decoded = _decoded(index)
+    stored = store.matches(snap.id)
+    assert len(decoded) == len(stored) == 12
+    crashes = 0
+    for got, match in zip(decoded, stored):
+        assert match.result is not None
+        assert (got["id"], got["group"], got["bots"], got["status"]) == (
+            match.id, snap.groups[match.idx], list(match.names), "done")
+        assert got["places"] == [p.place for p in match.result.players]
+        assert got["scores"] == [p.score for p in match.result.players]
+        assert got["faults"] == [None if p.fault is None else p.fault.reason.value for p in match.result.players]
+        crashes += sum(p.fault is not None for p in match.result.players)
+    assert crashes == 2 and index["reasons"] == [CRASH.reason.value]  # every fifth match, one seat
+    # Tens of bytes a match: names once, matches as small arrays (the bench measures big tournaments).
+    size = len(render.match_index_js(snap).encode())
+    assert size < 200 + 40 * len(stored), size
+
+
+def test_match_index_keeps_unfinished_matches_without_results(tmp_path: Path) -> None:
+    store = make_store(tmp_path, limit=3)
+    tid = store.tournament("t")["id"]
+    store.record_failure(tid, 2, "attempt 3: sandbox broke", 3)
+    decoded = _decoded(data.match_index(data.snapshot(store, "t")))
+    assert [m["status"] for m in decoded] == ["done", "done", "failed"]
+    assert decoded[2]["places"] is None and decoded[2]["bots"] and decoded[2]["faults"] is None
+
+
+def test_listing_pages_break_between_deals_and_name_the_index(snap: data.Snapshot) -> None:
+    for per_page in (3, 4, 5, 50):
+        spans = data.page_spans([snap.stamps[p].group for p in range(len(snap.stamps))], per_page)
+        assert [p for span in spans for p in span] == list(range(len(snap.stamps)))
+        assert all(0 < len(span) <= per_page for span in spans)
+        for a, b in pairwise(spans):
+            assert snap.stamps[a[-1]].group != snap.stamps[b[0]].group
+    # A match page's crumb names the page of the list that shows it.
+    for position in range(len(snap.stamps)):
+        page = data.listing_page(snap, position)
+        assert position in data.listing_spans(snap)[page - 1]
+    pages = data.match_list_pages(snap)
+    assert {page.index_href for page in pages} == {"t/t/matches/index.js"}
+    bot_page, _ = data.bot_pages(snap, snap.bots[0].id)
+    assert bot_page.matches.index_href == "t/t/matches/index.js" and bot_page.matches.bots == pages[0].bots
+    other = bot_page.opponents[0]
+    assert other.matches_href == f"t/t/matches/index.html?bot={snap.bots[0].name}&vs={other.bot}"

@@ -425,3 +425,18 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
     intervals = re.findall(r'<td class="num opt rank95">([^<]*)</td>', tournament)
     assert intervals == [f"{r.rank95[0]}–{r.rank95[1]}" if r.rank95 and r.rank95[1] > r.rank95[0] else
                          str(r.rank95[0]) if r.rank95 else "–" for r in data.standing_rows(snap)]
+def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, render.BuildReport]) -> None:
+    store, out, _ = built
+    for name in ("t", "evil"):
+        snap = data.snapshot(store, name)
+        text = (out / data.match_index_href(snap.slug)).read_text(encoding="utf-8")
+        prefix = "window.arenaIndex = "
+        assert text.startswith(prefix) and text.endswith(";\n")
+        assert "<" not in text and ">" not in text  # no bot's name can close a script element
+        assert json.loads(text[len(prefix):-2]) == data.match_index(snap)
+        # Every listing's filter names the index relative to itself.
+        pages = [out / data.matches_href(snap.slug), *(out / data.bot_href(snap.slug, b.slug) for b in snap.bots)]
+        for page in pages:
+            found = re.search(r'data-index="([^"]+)"', page.read_text(encoding="utf-8"))
+            assert found is not None, page
+            assert (page.parent / found.group(1)).resolve() == (out / data.match_index_href(snap.slug)).resolve()

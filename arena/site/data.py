@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, overload
+from urllib.parse import urlencode
 
 from arena.confidence import Confidence, PairTest, confidence
 from arena.matchlog import LoadedLog, LogError, find_log, load
@@ -76,6 +77,11 @@ def match_data_href(tslug: str, match_id: int) -> str:
     """The data file of a match's replay: a script (a page opened from disk may load a script, but not fetch a
     file) that hands replay.js the match's names and compact events."""
     return f"t/{tslug}/matches/{match_id}.js"
+
+
+def match_index_href(tslug: str) -> str:
+    """The tournament's match index (:func:`match_index`): a script, as a match's data file is."""
+    return f"t/{tslug}/matches/index.js"
 
 
 def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
@@ -134,6 +140,33 @@ def pager(page: int, hrefs: Sequence[str], radius: int = 3) -> Pager:
 
 def pages_of(count: int, per_page: int) -> int:
     return max(1, math.ceil(count / per_page))
+
+
+def page_spans(groups: Sequence[int | None], per_page: int) -> list[range]:
+    """Pages of a listing whose items belong to ``groups`` (a match's deal group, in listing order): at most
+    ``per_page`` items a page, a page never breaking a run of one group (the rotations of one deal are read
+    together) unless that run alone is longer than a page. Earlier pages do not change as items are appended.
+
+    >>> page_spans([0, 0, 0, 1, 1, 1, 2, 2, 2], 4), page_spans([0] * 5, 2), page_spans([], 3)
+    ([range(0, 3), range(3, 6), range(6, 9)], [range(0, 2), range(2, 4), range(4, 5)], [range(0, 0)])
+    """
+    spans: list[range] = []
+    start = 0
+    run = 0  # the first item of the current group's run
+    for position in range(1, len(groups) + 1):
+        if position < len(groups) and groups[position] == groups[run] and groups[run] is not None:
+            continue
+        # the run [run, position) ends here
+        if position - start > per_page and run > start:
+            spans.append(range(start, run))  # the run does not fit after what the page holds: it starts the next
+            start = run
+        while position - start > per_page:
+            spans.append(range(start, start + per_page))  # a run longer than a page is cut
+            start += per_page
+        run = position
+    if start < len(groups) or not spans:
+        spans.append(range(start, len(groups)))
+    return spans
 
 
 # -- the snapshot: one tournament read from the store ----------------------------------------------------------------
@@ -223,6 +256,10 @@ class Matches(Sequence[StoredMatch]):
             if match is not None:  # else removed since the stamps were read: MatchGone if asked for
                 self._loaded[i] = match
 
+    def index_seats(self) -> list[tuple[int, int, int, int, str | None]]:
+        """Every seat of every finished match, as :meth:`arena.store.Store.index_seats` reads them."""
+        return self._open().index_seats(self.tournament_id)
+
     def forget(self) -> None:
         """Let go of the matches read so far (they are read again if asked for)."""
         self._loaded.clear()
@@ -273,6 +310,8 @@ class Snapshot:
     """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
     key_cache: list[tuple[Any, ...]] | None = field(init=False, repr=False, default=None)
     """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
+    page_cache: list[int] | None = field(init=False, repr=False, default=None)
+    """The page of the list of all matches each match is on (:func:`listing_page`)."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -793,6 +832,8 @@ class MatchListPage:
     """All matches: the rows grouped by deal. Empty on a bot's pages (its rows stand alone)."""
     bots: tuple[str, ...] = ()
     """The tournament's bots (to filter the rows by)."""
+    index_href: str = ""
+    """The tournament's match index (:func:`match_index`), which the filter searches: every match, not this page's."""
 
 
 @dataclass(frozen=True)
@@ -808,26 +849,27 @@ class Listing:
 
 
 def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Listing]:
-    """The pages of the tournament's matches in schedule order, ``per_page`` a page."""
-    count = pages_of(len(snap.matches), per_page)
+    """The pages of the tournament's matches in schedule order, up to ``per_page`` a page, broken between deals
+    (:func:`page_spans`)."""
+    spans = listing_spans(snap, per_page)
+    count = len(spans)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
     names = tuple(bot.name for bot in snap.bots)
     marks = stamp_keys(snap)
     members = group_members(snap)
 
     def make(n: int) -> MatchListPage:
-        rows = [match_list_row(snap, m) for m in snap.matches.fetch(range((n - 1) * per_page,
-                                                                           min(n * per_page, len(snap.stamps))))]
+        rows = [match_list_row(snap, m) for m in snap.matches.fetch(spans[n - 1])]
         return MatchListPage(
             f"All matches of {snap.name}" + (f", page {n}" if n > 1 else ""), rows, pager(n, hrefs),
             len(snap.matches) if n == 1 else None,
             tournament_crumbs(snap, Crumb("Matches", hrefs[0] if n > 1 else None),
                               *((Crumb(f"page {n}", None),) if n > 1 else ())), hrefs[n - 1],
-            sections=deal_sections(snap, rows, members), bots=names)
+            sections=deal_sections(snap, rows, members), bots=names, index_href=match_index_href(snap.slug))
 
     listings = []
     for n in range(1, count + 1):
-        shown = range((n - 1) * per_page, min(n * per_page, len(snap.matches)))
+        shown = spans[n - 1]
         deals = sorted({snap.stamps[i].group for i in shown})
         inputs = (context(snap), pager(n, hrefs), len(snap.matches) if n == 1 else None, [marks[i] for i in shown],
                   [[marks[i] for i in members[deal]] for deal in deals])
@@ -835,9 +877,84 @@ def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Lis
     return listings
 
 
+def listing_spans(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[range]:
+    """The positions (in ``snap.matches``) on each page of the list of all matches."""
+    return page_spans([stamp.group for stamp in snap.stamps], per_page)
+
+
+def listing_page(snap: Snapshot, position: int) -> int:
+    """The page (from 1) of the list of all matches that shows the match at ``position``."""
+    if snap.page_cache is None:
+        snap.page_cache = [n for n, span in enumerate(listing_spans(snap), 1) for _ in span]
+    return snap.page_cache[position]
+
+
 def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[MatchListPage]:
     """The tournament's matches in schedule order, ``per_page`` a page."""
     return [listing.make() for listing in match_listings(snap, per_page)]
+
+
+# -- the match index ----------------------------------------------------------------------------------------------------
+
+INDEX_FORMAT = 1
+
+
+def match_index(snap: Snapshot) -> dict[str, Any]:
+    """Every match of the tournament in a few tens of bytes each (:func:`index_of`): what the matches list and the
+    bot pages filter in the browser (by bot, opponent, fault and result) over the whole tournament rather than
+    one page of it."""
+    return index_of([(bot.id, bot.name, bot.slug) for bot in snap.bots], snap.stamps, snap.matches.index_seats())
+
+
+def index_of(bots: Sequence[tuple[int, str, str]], stamps: Sequence[MatchStamp],
+             seats: Iterable[tuple[int, int, int, int, str | None]]) -> dict[str, Any]:
+    """The match index of the matches ``stamps`` (schedule order) between ``bots`` (row id, name, page slug), their
+    finished seats ``seats`` as :meth:`arena.store.Store.index_seats` reads them.
+
+    Made small for a league of a thousand bots and a hundred thousand matches: each name and fault reason once, in
+    ``bots`` (with ``slugs``, their pages' directories) and ``reasons``; each match (``m``, schedule order) an array
+    ``[id step, group step, [bot, ...], [place, ...], [score, ...], [fault, ...]]`` whose id and deal group are
+    the difference to the previous match's (mostly 1, and 0 or 1), bots are indices into ``bots`` in seat order,
+    and faults (left out when no seat faulted) are per seat 0, or 1 + an index into ``reasons``. A match not done
+    is ``[id step, group step, [bot, ...], status]``.
+
+    >>> from arena.store import MatchStamp
+    >>> stamps = [MatchStamp(7, 0, 1, 0, "done", 1, None, "x", (3, 4), None),
+    ...           MatchStamp(8, 1, 1, 0, "pending", 0, None, None, (4, 3), None)]
+    >>> index_of([(3, "a", "a"), (4, "b<", "_b4-b")], stamps, [(7, 3, 2, 40, "crash.exit"), (7, 4, 1, 5, None)])
+    {'v': 1, 'bots': ['a', 'b<'], 'slugs': ['a', '_b4-b'], 'reasons': ['crash.exit'], 'm': [[7, 0, [0, 1], [2, 1], [40, 5], [1, 0]], [1, 0, [1, 0], 'pending']]}
+    """
+    number = {bot_id: i for i, (bot_id, _, _) in enumerate(bots)}
+    by_match: dict[int, list[tuple[int, int, int, int, str | None]]] = defaultdict(list)
+    for seat in seats:
+        by_match[seat[0]].append(seat)
+    reasons: dict[str, int] = {}
+    rows: list[list[Any]] = []
+    last_id = last_group = 0
+    for stamp in stamps:
+        row: list[Any] = [stamp.id - last_id, stamp.group - last_group, [number[bot] for bot in stamp.bot_ids]]
+        last_id, last_group = stamp.id, stamp.group
+        mine = by_match.get(stamp.id)
+        if stamp.status != "done" or not mine:
+            row.append(stamp.status)
+        else:
+            row += [[s[2] for s in mine], [s[3] for s in mine]]
+            if any(s[4] for s in mine):
+                row.append([0 if s[4] is None else 1 + reasons.setdefault(s[4], len(reasons)) for s in mine])
+        rows.append(row)
+    return {"v": INDEX_FORMAT, "bots": [name for _, name, _ in bots], "slugs": [bslug for _, _, bslug in bots],
+            "reasons": list(reasons), "m": rows}
+
+
+def filtered_href(snap: Snapshot, bot: str, vs: str) -> str:
+    """The list of all matches filtered (by search.js) to those ``bot`` and ``vs`` shared."""
+    return f"{matches_href(snap.slug)}?{urlencode({'bot': bot, 'vs': vs})}"
+
+
+def match_index_inputs(snap: Snapshot) -> tuple[Any, ...]:
+    """What the match index is made from, cheap to compare: the names and every match's stamp (a match's result
+    is written once, with its stamp's finish time)."""
+    return (context(snap), stamp_keys(snap))
 
 
 # -- bots ---------------------------------------------------------------------------------------------------------------
@@ -861,6 +978,8 @@ class Opponent:
     """Matches where this page's bot placed above the opponent."""
     below: int
     shared: int
+    matches_href: str = ""
+    """The list of all matches filtered to those the two shared (``?bot=...&vs=...``, read by search.js)."""
 
 
 @dataclass(frozen=True)
@@ -912,19 +1031,22 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
     bot = snap.bot_by_id[bot_id]
     played = played_by(snap, bot_id)
     marks = stamp_keys(snap)
-    count = pages_of(len(played), per_page)
+    pages = [[played[i] for i in span] for span in page_spans([snap.stamps[p].group for p in played], per_page)]
+    count = len(pages)
     hrefs = tuple(bot_href(snap.slug, bot.slug, n) for n in range(1, count + 1))
+    names = tuple(other.name for other in snap.bots)
 
     def make(n: int) -> MatchListPage:
         crumbs = tournament_crumbs(snap, Crumb(bot.name, hrefs[0] if n > 1 else None),
                                    *((Crumb(f"matches page {n}", None),) if n > 1 else ()))
         return MatchListPage(
             f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""),
-            [match_list_row(snap, m, bot_id) for m in snap.matches.fetch(played[(n - 1) * per_page:n * per_page])],
-            pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name)
+            [match_list_row(snap, m, bot_id) for m in snap.matches.fetch(pages[n - 1])],
+            pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name, bots=names,
+            index_href=match_index_href(snap.slug))
 
     return [Listing(hrefs[n - 1], (context(snap), bot_id, pager(n, hrefs), len(played) if n == 1 else None,
-                                   [marks[i] for i in played[(n - 1) * per_page:n * per_page]]), partial(make, n))
+                                   [marks[i] for i in pages[n - 1]]), partial(make, n))
             for n in range(1, count + 1)]
 
 
@@ -948,7 +1070,7 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
         above, shared = snap.head_to_head.get((bot_id, other.bot_id), (0, 0))
         below, _ = snap.head_to_head.get((other.bot_id, bot_id), (0, 0))
         name, href = snap.bot_link(other.bot_id)
-        opponents.append(Opponent(name, href, above, below, shared))
+        opponents.append(Opponent(name, href, above, below, shared, filtered_href(snap, bot.name, name)))
     faults = fault_rows(snap, bot_id)
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
@@ -1177,5 +1299,5 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         next_href=None if next_m is None else match_href(snap.slug, next_m.id),
         rules_href=tournament_href(snap.slug) + "#rules",
         how_href=tournament_href(snap.slug) + "#how",
-        crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, position // MATCHES_PER_PAGE + 1)),
+        crumbs=tournament_crumbs(snap, Crumb("Matches", matches_href(snap.slug, listing_page(snap, position))),
                                  Crumb(f"Match #{match.id}", None)))

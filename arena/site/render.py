@@ -37,7 +37,7 @@ TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -277,6 +277,13 @@ def match_data_js(page: data.MatchPage) -> str:
     return f"window.arenaMatch = {script_json(page.replay_data)};\n"
 
 
+def match_index_js(snap: data.Snapshot) -> str:
+    """The tournament's match index (:func:`arena.site.data.match_index`) as a script that hands it to search.js
+    (a page opened from disk may load a script, but not fetch a JSON file), escaped as a match's data file is."""
+    text = json.dumps(data.match_index(snap), ensure_ascii=False, separators=(",", ":"))
+    return f"window.arenaIndex = {script_json(text)};\n"
+
+
 def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str, str]:
     """The files of a match (its page, and its data file when it has a log) with their keys: everything each is
     made from (the match, its neighbours, its log's size and time), so that a rebuild can leave them alone
@@ -289,7 +296,7 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
     stamp = data.stamp_keys(snap)[position]
     keys = {data.match_href(snap.slug, match.id): output.key(
-        version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, position // data.MATCHES_PER_PAGE,
+        version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, data.listing_page(snap, position),
         names, source)}
     if found is not None:
         keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
@@ -320,6 +327,7 @@ def tournament_pages(snap: data.Snapshot) -> Iterator[tuple[str, Any, Callable[[
     a big tournament from the few that changed without making any of them."""
     page = data.tournament_page(snap)
     yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
+    yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
     for listing in data.match_listings(snap):
         yield listing.path, listing.inputs, partial(_render_listing, listing)
     for bot in snap.bots:
