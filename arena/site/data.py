@@ -225,6 +225,41 @@ class MatchGone(LookupError):
     matches after its decision): its page is not made."""
 
 
+@dataclass(frozen=True)
+class Live:
+    """A tournament being played while its site is built (``arena run --site``, a league): its pages say so, how
+    far it is, and reload themselves every ``refresh_s`` seconds (site/assets/live.js) until a build without it,
+    the one at the run's end, writes them again without it, which stops the reloading."""
+
+    done: int | None
+    """Matches finished; None on a page that shows no count (a bot's page: it would change with every match)."""
+    total: int | None
+    """Matches scheduled; None for a run with no end (a league)."""
+    refresh_s: int
+
+    @property
+    def text(self) -> str:
+        """What the page says of the run: ``live, 12 of 60 matches``.
+
+        >>> Live(12, 60, 10).text, Live(1, None, 5).text, Live(None, None, 5).text
+        ('live, 12 of 60 matches', 'live, 1 match played', 'live: being played')
+        """
+        if self.done is None:
+            return "live: being played"
+        if self.total is None:
+            return f"live, {self.done} match{'' if self.done == 1 else 'es'} played"
+        return f"live, {self.done} of {self.total} matches"
+
+    def uncounted(self) -> Live:
+        return Live(None, None, self.refresh_s)
+
+
+def live_of(snap: Snapshot, refresh_s: int, open_ended: bool = False) -> Live:
+    """The live state of ``snap`` as its stamps show it (``open_ended``: no total, a league)."""
+    done = sum(1 for stamp in snap.stamps if stamp.status == "done")
+    return Live(done, None if open_ended else len(snap.stamps), refresh_s)
+
+
 @dataclass
 class Snapshot:
     """Everything the pages of one tournament need: the bulk facts in a few queries, and its matches' results as
@@ -253,6 +288,8 @@ class Snapshot:
     """(bot, seat) -> (finished matches, wins, sum of places): :meth:`arena.store.Store.seat_totals`."""
     faulted: list[tuple[int, int]] = field(default_factory=list)
     """(position, bot) of every seat that faulted in a finished match, in schedule order."""
+    live: Live | None = None
+    """Set while the tournament is being played and its site built meanwhile (:class:`Live`)."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
     groups: dict[int, int] = field(init=False)
     """Each match's group by schedule index: the rotations of one deal with duplicate deals (arena/schedule.py)."""
@@ -536,12 +573,15 @@ class TournamentSummary:
     matches_done: int
     leader: str | None
     leader_href: str | None
+    live: Live | None = None
 
 
 @dataclass(frozen=True)
 class HomePage:
     tournaments: list[TournamentSummary]
     crumbs: tuple[Crumb, ...] = (Crumb("Home", None),)
+    live: Live | None = None
+    """Set when a tournament on it is live: the home page then reloads itself too."""
 
 
 def home_page(store: Store, linked: Iterable[str] | None = None,
@@ -562,8 +602,10 @@ def home_page(store: Store, linked: Iterable[str] | None = None,
             row["name"], tournament_href(tslug) if linked_here else None, row["created_at"], row["finished_at"],
             len(table), sum(counts.values()), counts.get("done", 0),
             None if leader is None else leader.name,
-            None if leader_bot is None or not linked_here else bot_href(tslug, leader_bot)))
-    return HomePage(summaries)
+            None if leader_bot is None or not linked_here else bot_href(tslug, leader_bot),
+            read[tid].live if read is not None and tid in read else None))
+    live = next((summary.live for summary in summaries if summary.live is not None), None)
+    return HomePage(summaries, live=None if live is None else live.uncounted())
 
 
 # -- tournament -------------------------------------------------------------------------------------------------------
@@ -628,6 +670,7 @@ class TournamentPage:
     crumbs: tuple[Crumb, ...]
     stop_rule: bool = False
     """Whether the shared ranks are the stop rule's verdicts (an open-ended tournament) rather than 95% P(above)."""
+    live: Live | None = None
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -664,7 +707,8 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         fault_totals=dict(sorted(counts.items())), faults=faults, fault_count=sum(counts.values()),
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
-        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")))
+        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")),
+        live=snap.live)
 
 
 # -- match lists ------------------------------------------------------------------------------------------------------
@@ -828,6 +872,8 @@ class BotPage:
     faults: list[FaultRow]
     fault_count: int
     crumbs: tuple[Crumb, ...]
+    live: Live | None = None
+    """Without the count (:meth:`Live.uncounted`): a bot's page then changes only when its own matches do."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -900,7 +946,8 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
     faults = fault_rows(snap, bot_id)
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
-                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs)
+                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
+                   None if snap.live is None else snap.live.uncounted())
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
