@@ -166,3 +166,16 @@ def test_run_options_that_contradict_each_other_are_refused(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["run", "demo", "--live-every", "-1"])
     assert result.exit_code == 2 and "--live-every" in result.stderr
 
+
+
+def test_a_league_publish_says_live_with_no_total_and_a_second_writes_nothing(tmp_path: Path) -> None:
+    from arena.server.public import LIVE_REFRESH_S, publish
+
+    store = make_store(tmp_path)
+    out = tmp_path / "public"
+    publish(store, "t", out)
+    page = (out / "t/t/index.html").read_text(encoding="utf-8")
+    done = len(data.snapshot(store, "t").stamps)
+    assert f"live, {done} matches played" in page and f'data-live-refresh="{LIVE_REFRESH_S}"' in page
+    assert "assets/live.js" in page and "live: being played" in (out / "index.html").read_text(encoding="utf-8")
+    assert publish(store, "t", out).written_files == ()
