@@ -42,6 +42,7 @@ from arena.run.cluster import ClusterError  # no Dask at import: it is imported 
 from arena.run.loop import Progress, RunReport
 from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
+from arena.site import live as live_site
 from arena.store import Store, disk_full
 from arena.yamlfile import load_yaml
 
@@ -236,14 +237,27 @@ def doctor(as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the schedule summary and the estimated time; play nothing.")
 @click.option("--fresh", is_flag=True, help="Discard this tournament's stored results and start over.")
 @click.option("--no-site", is_flag=True, help="Do not build the results site (site/ beside the store) at the end.")
+@click.option("--site", "site_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the results site goes (default: site/ beside the store).")
+@click.option("--live", is_flag=True,
+              help="Keep the site current while the matches play: its pages say 'live, N of M matches' and reload "
+                   "themselves; a last build at the end (docs/TOURNAMENTS.md).")
+@click.option("--live-every", type=click.FloatRange(0, 3600), metavar="SECONDS",
+              help=f"With --live: at most one site build per SECONDS (default {live_site.EVERY_S:.0f}; implies --live).")
 @click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
               help="Play on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (docs/CLUSTER.md).")
 @json_option()
 def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fresh: bool, no_site: bool,
-        cluster: str | None, as_json: bool) -> None:
+        site_dir: Path | None, live: bool, live_every: float | None, cluster: str | None, as_json: bool) -> None:
     """Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings.
 
-    CONFIG_FILE is a YAML file, or the name of an example config that ships with arena (demo: the sample bots)."""
+    CONFIG_FILE is a YAML file, or the name of an example config that ships with arena (demo: the sample bots).
+    With --live the results site is kept current while it plays, to watch a long tournament."""
+    live = live or live_every is not None
+    if no_site and (live or site_dir is not None):
+        fail("--no-site builds no site: it cannot go with --site, --live or --live-every")
+    out = site_dir if site_dir is not None else cli_site.site_dir_for(db_path)
+    watched: live_site.LiveSite | None = None
     try:
         config = load_config(example_or_path(config_file), registry=default_registry(db_path))
         if cluster is None and config.cluster is not None and not dry_run:
@@ -270,7 +284,15 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                     click.echo(f"  {name:<20} {sum(seats):>5} matches, per seat {seats}")
             return
         store = open_store(db_path, must_exist=False)
-        report = run_with_progress(config, store, fresh, workers, quiet=as_json, cluster=cluster)
+        if live:
+            watched = live_site.LiveSite(db_path, config.name, out,
+                                         live_site.EVERY_S if live_every is None else live_every,
+                                         warn=lambda message: click.echo(f"arena: warning: {message}", err=True))
+        try:
+            report = run_with_progress(config, store, fresh, workers, quiet=as_json, cluster=cluster, live=watched)
+        finally:
+            if watched is not None:
+                watched.stop()  # before the last build, which writes the same files
     except (ConfigError, TournamentError) as error:
         fail(str(error))
     except (BuildFailed, SandboxError) as error:
@@ -281,9 +303,10 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         fail(f"{error}; finished matches are stored, run the same command again to resume", ExitCode.FAILED)
     site = None
     site_error = None
-    if not (no_site or report.interrupted):
+    # A live site is built at the end even of an interrupted run: its pages must stop saying "live".
+    if not (no_site or report.interrupted and watched is None):
         try:
-            site = cli_site.build_after_run(store, report.name, live=not as_json and sys.stderr.isatty())
+            site = cli_site.build_after_run(store, report.name, live=not as_json and sys.stderr.isatty(), out=out)
         except OSError as error:
             full = disk_full(error, cli_site.site_dir_for(db_path))
             if full is None:
@@ -341,11 +364,15 @@ def progress_status(progress: Progress) -> str:
 
 
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
-                      quiet: bool, cluster: str | None = None) -> RunReport:
+                      quiet: bool, cluster: str | None = None, live: live_site.LiveSite | None = None) -> RunReport:
     bar: Any = None
 
     def show(progress: Progress) -> None:
         nonlocal bar
+        if live is not None:
+            live.changed()
+        if not terminal:
+            return
         if bar is None:
             bar = click.progressbar(length=progress.total - progress.done, label=config.name, file=sys.stderr,
                                     show_eta=True, show_pos=False, show_percent=False,
@@ -355,8 +382,9 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
 
     try:
         # A bar only on a terminal: in a log file it would be noise.
-        live = not quiet and sys.stderr.isatty()
-        return tournament.run_tournament(config, store, fresh, workers, show if live else None, cluster)
+        terminal = not quiet and sys.stderr.isatty()
+        return tournament.run_tournament(config, store, fresh, workers, show if terminal or live is not None else None, cluster,
+                                         None if live is None else lambda _: live.start())
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -34,11 +34,12 @@ def site_dir_for(db_path: Path) -> Path:
     return beside
 
 
-def build_after_run(store: Store, name: str, live: bool = False) -> BuildReport:
-    """The site of one tournament (and the home page), beside the store: what ``arena run`` does at its end (with
-    a progress bar when ``live``)."""
+def build_after_run(store: Store, name: str, live: bool = False, out: Path | None = None) -> BuildReport:
+    """The site of one tournament (and the home page), in ``out`` (default: beside the store): what ``arena run``
+    does at its end (with a progress bar when ``live``)."""
     with site_progress(live) as progress:
-        return warn_corrupt(build_site(store, site_dir_for(store.path), [name], progress=progress))
+        return warn_corrupt(build_site(store, site_dir_for(store.path) if out is None else out, [name],
+                                       progress=progress))
 
 
 def warn_corrupt(report: BuildReport, shown: int = 5) -> BuildReport:

@@ -10,7 +10,13 @@ reads a real log and renders a real replay, as after ``arena run``. Prints ONE J
     python bench/site.py --matches 10000 --logs 50 --add 100
 
 After the full build, ``--add`` more matches (default 100) are recorded and rated, and the site is built again
-into the same directory: the incremental rebuild (only the files whose data changed are written).
+into the same directory: the incremental rebuild (only the files whose data changed are written). Then the live
+builds of ``arena run --live`` (arena/site/live.py): one that marks the pages live, and one after ``--add`` more
+matches (``live_rebuild_*``, what a live build costs while a long tournament plays).
+
+Each build runs in a process of its own (spawned), so that its peak resident memory is its own, not the filling's:
+``*_peak_rss_mb`` is the building process's, ``*_worker_rss_mb`` the largest of its worker processes' (a full
+build renders match pages in ``--workers`` of them).
 
 This is a measurement, not a test: numbers depend on the machine, so nothing here asserts on them.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import random
@@ -26,6 +33,7 @@ import resource
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
@@ -131,6 +139,48 @@ def record_more(store: Store, tid: int, first: int, results: list[MatchResult]) 
     rate(store, tid)
 
 
+def measured_build(db: Path, site: Path, workers: int | None, full: bool,
+                   live_refresh_s: int | None = None) -> dict[str, Any]:
+    """One build in a spawned process: its wall and CPU time (its own and its workers'), its peak RSS and its
+    largest worker's, and what it wrote."""
+    context = multiprocessing.get_context("spawn")
+    queue: Any = context.Queue()
+    cpu, wall = cpu_seconds(), time.perf_counter()
+    process = context.Process(target=_build, args=(db, site, workers, full, live_refresh_s, queue))
+    process.start()
+    result: dict[str, Any] = queue.get()
+    process.join()
+    result["cpu_seconds"] = round(cpu_seconds() - cpu, 2)
+    result["seconds"] = round(time.perf_counter() - wall, 2)
+    return result
+
+
+def _build(db: Path, site: Path, workers: int | None, full: bool, live_refresh_s: int | None, queue: Any) -> None:
+    report = build_site(Store(db, readonly=True), site, workers=workers, full=full, live_refresh_s=live_refresh_s)
+    kinds: dict[str, int] = {}
+    for path in report.written_files:
+        kind = page_kind(path)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    queue.put({"pages": report.pages, "written": report.written, "removed": report.removed, "written_kinds": kinds,
+               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+               "worker_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)})
+
+
+def page_kind(path: str) -> str:
+    """What kind of file a site path is, for the count of what a rebuild wrote."""
+    parts = path.split("/")
+    if parts[0] != "t":
+        return path if parts[0] != "assets" else "assets"
+    rest = "/".join(parts[2:])
+    if rest.startswith("matches/"):
+        name = parts[-1]
+        return "match page" if name[0].isdigit() and name.endswith(".html") else (
+            "match data" if name[0].isdigit() else "match listing")
+    if rest.startswith("bots/"):
+        return "bot page" if parts[-1] == "index.html" else "bot listing"
+    return "tournament page" if rest == "index.html" else rest
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=10_000)
@@ -143,31 +193,37 @@ def main() -> None:
                         help="Matches recorded after the full build, then an incremental rebuild (0: none).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        store = Store(Path(scratch) / "arena.db")
+        db = Path(scratch) / "arena.db"
+        store = Store(db)
         started = time.perf_counter()
         logs = write_logs(Path(scratch) / "logs-src", args.logs, args.players, args.seed) if args.logs else None
-        tid, more = fill(store, args.matches + args.add, args.bots, args.players, args.seed, logs, args.matches)
+        tid, more = fill(store, args.matches + 2 * args.add, args.bots, args.players, args.seed, logs, args.matches)
         filled = time.perf_counter() - started
         site = Path(scratch) / "site"
-        # Wall time around the whole call (BuildReport.seconds starts after the store is read).
-        cpu, wall = cpu_seconds(), time.perf_counter()
-        report = build_site(store, site, workers=args.workers, full=True)
-        full_cpu, full_wall = cpu_seconds() - cpu, time.perf_counter() - wall
+        report = measured_build(db, site, args.workers, full=True)
         size = sum(path.stat().st_size for path in site.rglob("*") if path.is_file())
-        record_more(store, tid, args.matches, more)
-        cpu, wall = cpu_seconds(), time.perf_counter()
-        again = build_site(store, site, workers=args.workers)
-        again_cpu, again_wall = cpu_seconds() - cpu, time.perf_counter() - wall
+        record_more(store, tid, args.matches, more[:args.add])
+        again = measured_build(db, site, args.workers, full=False)
+        marked = measured_build(db, site, args.workers, full=False, live_refresh_s=10)
+        record_more(store, tid, args.matches + args.add, more[args.add:])
+        live = measured_build(db, site, args.workers, full=False, live_refresh_s=10)
         match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")]
         index_kb = (site / "t" / "bench" / "matches" / "index.js").stat().st_size / 1024  # the search's index
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
         "workers": args.workers or os.cpu_count(),
-        "pages": report.pages, "build_seconds": round(full_wall, 2), "build_cpu_seconds": round(full_cpu, 2),
-        "ms_per_page": round(1000 * full_wall / report.pages, 3), "site_mb": round(size / 2**20, 1),
+        "pages": report["pages"], "build_seconds": report["seconds"], "build_cpu_seconds": report["cpu_seconds"],
+        "build_peak_rss_mb": report["peak_rss_mb"], "build_worker_rss_mb": report["worker_rss_mb"],
+        "ms_per_page": round(1000 * report["seconds"] / report["pages"], 3), "site_mb": round(size / 2**20, 1),
         "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1), "index_kb": round(index_kb, 1),
-        "added": args.add, "rebuild_seconds": round(again_wall, 2), "rebuild_cpu_seconds": round(again_cpu, 2),
-        "rebuild_written": again.written, "rebuild_removed": again.removed,
+        "added": args.add, "rebuild_seconds": again["seconds"], "rebuild_cpu_seconds": again["cpu_seconds"],
+        "rebuild_peak_rss_mb": again["peak_rss_mb"],
+        "rebuild_written": again["written"], "rebuild_removed": again["removed"],
+        "rebuild_written_kinds": again["written_kinds"],
+        "live_mark_seconds": marked["seconds"], "live_mark_written": marked["written"],
+        "live_rebuild_seconds": live["seconds"], "live_rebuild_cpu_seconds": live["cpu_seconds"],
+        "live_rebuild_peak_rss_mb": live["peak_rss_mb"], "live_rebuild_written": live["written"],
+        "live_rebuild_written_kinds": live["written_kinds"],
         "fill_seconds": round(filled, 2), "load_average": round(os.getloadavg()[0], 2),
         "python": platform.python_version(),
     }))

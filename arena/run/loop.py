@@ -240,8 +240,11 @@ def store_result(store: Store, tid: int, done: JobResult) -> None:
 
 
 def run(store: Store, policy: Policy, player: Player, fresh: bool = False,
-        on_result: Callable[[Progress], None] | None = None, stop: threading.Event | None = None) -> RunReport:
+        on_result: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
+        on_start: Callable[[Progress], None] | None = None) -> RunReport:
     """Hold the run, plan it, play the policy's batches on ``player``, store and rate; see the module docstring.
+    ``on_start`` is called once the run is planned in the store, before any match plays (a live site's first
+    build), ``on_result`` after each result is stored.
 
     Raises :class:`~arena.store.LeaseHeldError` if another runner holds the run, and what the policy's planning
     raises (:class:`~arena.run.plan.TournamentError` for a run that cannot go on as asked)."""
@@ -249,7 +252,7 @@ def run(store: Store, policy: Policy, player: Player, fresh: bool = False,
     with _sigterm_interrupts():
         lease = store.acquire(policy.name)
         try:
-            return _run(store, policy, player, fresh, on_result, _Heartbeat(store, lease, stop), started)
+            return _run(store, policy, player, fresh, on_result, _Heartbeat(store, lease, stop), started, on_start)
         finally:
             try:
                 store.release(lease)
@@ -258,9 +261,11 @@ def run(store: Store, policy: Policy, player: Player, fresh: bool = False,
 
 
 def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: Callable[[Progress], None] | None,
-         tick: _Heartbeat, started: float) -> RunReport:
+         tick: _Heartbeat, started: float, on_start: Callable[[Progress], None] | None = None) -> RunReport:
     plan = policy.plan(store, fresh)
     progress = Progress(total=len(plan.schedule), done=plan.done, cluster=player.stats)
+    if on_start is not None:
+        on_start(progress)
     interrupted = False
     batches = policy.batches(plan, store)
     try:

@@ -54,6 +54,7 @@ def run_tournament(
     workers: int | None = None,
     on_result: Callable[[Progress], None] | None = None,
     cluster: str | None = None,
+    on_start: Callable[[Progress], None] | None = None,
 ) -> RunReport:
     """Play every match not yet done (or, with a stop rule, round after round until the standings settle), store
     each as it finishes, then rate in schedule order.
@@ -63,10 +64,11 @@ def run_tournament(
     store meanwhile: a second runner gets :class:`~arena.store.LeaseHeldError`. A full disk stops the run with
     :class:`~arena.store.DiskFullError`, what is stored kept. ``cluster`` (default: the config's ``cluster:``)
     plays the matches on a Dask cluster instead of the local pool (arena/run/cluster.py); the results are the same.
+    ``on_start`` is called once the run is planned, before the first match (arena/run/loop.py).
     """
     policy: loop.Policy = AllPending(config) if config.stop is None else SettleRule(config)
     with played(player_for(cluster or config.cluster, workers or config.workers)) as player:
-        return loop.run(store, policy, player, fresh, on_result)
+        return loop.run(store, policy, player, fresh, on_result, on_start=on_start)
 
 
 def estimate_seconds(config: TournamentConfig, matches: int, workers: int) -> float:

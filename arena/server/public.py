@@ -4,7 +4,10 @@ A bot's stderr is its author's business (it may hold their debugging, or what th
 server publishes are rendered from a snapshot whose seats have their stderr tails removed; the replays on match
 pages carry fault kinds and details but never stderr. The site is rebuilt after each batch of the league,
 incrementally: only the pages whose data changed are written (a finished match's page never changes), so the cost
-of a publish follows the batch, not the size of the league.
+of a publish follows the batch, not the size of the league. A league is always being played while its server
+publishes: its pages say "live, N matches played" and reload themselves (:class:`arena.site.data.Live`), as
+``arena run --live`` makes a tournament's; they are served by the server itself, so no one sees them after it
+stopped.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from arena.server.authors import all_owners
 from arena.site import data
 from arena.site.render import BuildReport, write_site
 from arena.store import Store
+
+LIVE_REFRESH_S = 10
+"""How often the league's published pages reload themselves (a publish is due every 5 s at most)."""
 
 
 def public_snapshot(store: Store, name: str) -> data.Snapshot:
@@ -41,6 +47,7 @@ def publish(store: Store, name: str, out: Path) -> BuildReport:
     the new matches, the standings, the listings' last pages), through the same incremental writer as
     ``arena site build``; a publish stopped part-way is repaired by the next."""
     snap = public_snapshot(store, name)
+    snap.live = data.live_of(snap, LIVE_REFRESH_S, open_ended=True)
     home = data.home_page(store, {snap.slug}, {snap.id: snap})
     # Only the league: other tournaments in the same store are the organiser's, not the public's.
     home = dataclasses.replace(home, tournaments=[t for t in home.tournaments if t.name == name])

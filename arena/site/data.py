@@ -273,6 +273,41 @@ class MatchGone(LookupError):
     matches after its decision): its page is not made."""
 
 
+@dataclass(frozen=True)
+class Live:
+    """A tournament being played while its site is built (``arena run --site``, a league): its pages say so, how
+    far it is, and reload themselves every ``refresh_s`` seconds (site/assets/live.js) until a build without it,
+    the one at the run's end, writes them again without it, which stops the reloading."""
+
+    done: int | None
+    """Matches finished; None on a page that shows no count (a bot's page: it would change with every match)."""
+    total: int | None
+    """Matches scheduled; None for a run with no end (a league)."""
+    refresh_s: int
+
+    @property
+    def text(self) -> str:
+        """What the page says of the run: ``live, 12 of 60 matches``.
+
+        >>> Live(12, 60, 10).text, Live(1, None, 5).text, Live(None, None, 5).text
+        ('live, 12 of 60 matches', 'live, 1 match played', 'live: being played')
+        """
+        if self.done is None:
+            return "live: being played"
+        if self.total is None:
+            return f"live, {self.done} match{'' if self.done == 1 else 'es'} played"
+        return f"live, {self.done} of {self.total} matches"
+
+    def uncounted(self) -> Live:
+        return Live(None, None, self.refresh_s)
+
+
+def live_of(snap: Snapshot, refresh_s: int, open_ended: bool = False) -> Live:
+    """The live state of ``snap`` as its stamps show it (``open_ended``: no total, a league)."""
+    done = sum(1 for stamp in snap.stamps if stamp.status == "done")
+    return Live(done, None if open_ended else len(snap.stamps), refresh_s)
+
+
 @dataclass
 class Snapshot:
     """Everything the pages of one tournament need: the bulk facts in a few queries, and its matches' results as
@@ -301,6 +336,8 @@ class Snapshot:
     """(bot, seat) -> (finished matches, wins, sum of places): :meth:`arena.store.Store.seat_totals`."""
     faulted: list[tuple[int, int]] = field(default_factory=list)
     """(position, bot) of every seat that faulted in a finished match, in schedule order."""
+    live: Live | None = None
+    """Set while the tournament is being played and its site built meanwhile (:class:`Live`)."""
     bot_by_id: dict[int, BotInfo] = field(init=False)
     groups: dict[int, int] = field(init=False)
     """Each match's group by schedule index: the rotations of one deal with duplicate deals (arena/schedule.py)."""
@@ -615,12 +652,15 @@ class TournamentSummary:
     matches_done: int
     leader: str | None
     leader_href: str | None
+    live: Live | None = None
 
 
 @dataclass(frozen=True)
 class HomePage:
     tournaments: list[TournamentSummary]
     crumbs: tuple[Crumb, ...] = (Crumb("Home", None),)
+    live: Live | None = None
+    """Set when a tournament on it is live: the home page then reloads itself too."""
 
 
 def home_page(store: Store, linked: Iterable[str] | None = None,
@@ -641,8 +681,10 @@ def home_page(store: Store, linked: Iterable[str] | None = None,
             row["name"], tournament_href(tslug) if linked_here else None, row["created_at"], row["finished_at"],
             len(table), sum(counts.values()), counts.get("done", 0),
             None if leader is None else leader.name,
-            None if leader_bot is None or not linked_here else bot_href(tslug, leader_bot)))
-    return HomePage(summaries)
+            None if leader_bot is None or not linked_here else bot_href(tslug, leader_bot),
+            read[tid].live if read is not None and tid in read else None))
+    live = next((summary.live for summary in summaries if summary.live is not None), None)
+    return HomePage(summaries, live=None if live is None else live.uncounted())
 
 
 # -- tournament -------------------------------------------------------------------------------------------------------
@@ -709,6 +751,7 @@ class TournamentPage:
     """Whether the shared ranks are the stop rule's verdicts (an open-ended tournament) rather than 95% P(above)."""
     fault_pages: tuple[tuple[str, str, int], ...] = ()
     """(bot, its page of every fault, how many) for each bot with faults, in the standings' order."""
+    live: Live | None = None
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -746,7 +789,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
         crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")),
-        fault_pages=fault_pages(snap, order))
+        fault_pages=fault_pages(snap, order), live=snap.live)
 
 
 def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, int], ...]:
@@ -999,6 +1042,8 @@ class BotPage:
     crumbs: tuple[Crumb, ...]
     all_faults: str | None = None
     """Its page of every fault (:func:`faults_page`), when it has faults."""
+    live: Live | None = None
+    """Without the count (:meth:`Live.uncounted`): a bot's page then changes only when its own matches do."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -1075,7 +1120,8 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
                    [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
-                   faults_href(snap.slug, bot.slug) if faulted_by(snap, bot_id) else None)
+                   faults_href(snap.slug, bot.slug) if faulted_by(snap, bot_id) else None,
+                   None if snap.live is None else snap.live.uncounted())
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:

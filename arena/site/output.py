@@ -86,6 +86,8 @@ class Manifest:
         self.old = entries
         self.new: dict[str, Entry] = {}
         self.written = 0
+        self.wrote: list[str] = []
+        """The files written, in order (a live build's test and log say which pages a few new matches touched)."""
 
     @classmethod
     def load(cls, out: Path) -> Manifest:
@@ -126,6 +128,7 @@ class Manifest:
     def record(self, wanted: str, relative: str, size: int, mtime_ns: int) -> None:
         self.new[relative] = Entry(wanted, size, mtime_ns)
         self.written += 1
+        self.wrote.append(relative)
 
     def sweep(self, directories: Iterable[str]) -> int:
         """Remove every file under ``directories`` (site-relative) that this build did not make: pages that no

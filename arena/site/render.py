@@ -37,7 +37,7 @@ TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -469,7 +469,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             shutil.rmtree(root, ignore_errors=True)
         raise
     return BuildReport(out, tuple(snap.name for snap in snaps), len(manifest.new), time.monotonic() - started,
-                       tuple(sorted(corrupt)), manifest.written, removed)
+                       tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
 
 
 def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
@@ -499,6 +499,8 @@ class BuildReport:
     """The files this build wrote (the others were already what it would write)."""
     removed: int = 0
     """Files removed: pages that no longer exist, leftovers of a build that was stopped."""
+    written_files: tuple[str, ...] = ()
+    """The site-relative paths of the files written, in the order they were (:attr:`written` of them)."""
 
     @property
     def index(self) -> Path:
@@ -506,16 +508,22 @@ class BuildReport:
 
 
 def build_site(store: Store, out: Path, names: Sequence[str] | None = None, workers: int | None = None,
-               parallel_from: int = PARALLEL_FROM, full: bool = False, progress: Progress | None = None) -> BuildReport:
+               parallel_from: int = PARALLEL_FROM, full: bool = False, progress: Progress | None = None,
+               live_refresh_s: int | None = None) -> BuildReport:
     """Build the home page and every page of the tournaments ``names`` (default: all) into ``out``: only what
     changed since the last build there unless ``full`` (see :func:`write_site`); match pages by up to ``workers``
-    processes (default: the CPUs) when ``parallel_from`` or more need writing, ``progress`` told how many.
+    processes (default: the CPUs) when ``parallel_from`` or more need writing, ``progress`` told how many. With
+    ``live_refresh_s``, the tournaments are being played: their pages say how far they are and reload themselves
+    that often (:class:`arena.site.data.Live`; arena/site/live.py builds so while a run plays).
 
     Raises KeyError naming a tournament the store does not have.
     """
     workers = workers if workers is not None else os.cpu_count() or 1
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
     snaps = [data.snapshot(store, name) for name in wanted]
+    if live_refresh_s is not None:
+        for snap in snaps:
+            snap.live = data.live_of(snap, live_refresh_s)
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
     home = data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
     return write_site(out, snaps, home, full, workers, parallel_from, progress)
