@@ -181,7 +181,8 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     page = data.match_page(snap, 4, log)
     assert page.log_found and page.replay_data is not None and page.data_href == f"t/t/matches/{match.id}.js"
     data_file = json.loads(page.replay_data)
-    assert data_file["names"] == [p.bot for p in page.players] and set(data_file) == {"names", "events"}
+    assert data_file["names"] == [p.bot for p in page.players] and set(data_file) == {"names", "events", "think", "bank"}
+    assert data_file["think"] == ""  # these logs hold no messages: no turn was timed
     # One compact token per event that is not a turn, none of them the "?" of an event that would not fit; a run of
     # turns is one token of their seats (their cards are the page's grid cells, in order), and spelt out turn by
     # turn in a match whose grid could not be read back.

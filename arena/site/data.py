@@ -34,6 +34,7 @@ from arena.results import Fault, SeatResult, Termination
 from arena.rules import Rules
 from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, match_moves
 from arena.store import MatchStamp, Standing, Store, StoredMatch
+from arena.thinktime import Mark, Tally, Thought, by_seat, compact, thoughts
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -76,6 +77,12 @@ def match_data_href(tslug: str, match_id: int) -> str:
     """The data file of a match's replay: a script (a page opened from disk may load a script, but not fetch a
     file) that hands replay.js the match's names and compact events."""
     return f"t/{tslug}/matches/{match_id}.js"
+
+
+def match_log_href(tslug: str, match_id: int) -> str:
+    """A match's event log in the site, to download: the log as the runner wrote it (gzip-compressed JSON lines),
+    or, on a site without the bots' stderr (the league server's public one), that log without it."""
+    return f"t/{tslug}/matches/{match_id}.jsonl.gz"
 
 
 def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
@@ -814,6 +821,37 @@ class Opponent:
 
 
 @dataclass(frozen=True)
+class BotThink:
+    """A bot's think times over the tournament's finished matches (:mod:`arena.thinktime`), with links to the
+    replay steps of its move closest to the limit and of the move that left its bank lowest."""
+
+    moves: int
+    unanswered: int
+    mean_ms: float | None
+    p95_ms: int | None
+    max_ms: int | None
+    closest: Mark | None
+    closest_href: str | None
+    least_bank: Mark | None
+    least_bank_href: str | None
+
+
+def step_href(tslug: str, mark: Mark | None) -> str | None:
+    """The replay step of a move: its match page at ``#step=N``."""
+    if mark is None or mark.match_id is None:
+        return None
+    return match_href(tslug, mark.match_id) + ("" if mark.step is None else f"#step={mark.step}")
+
+
+def bot_think(snap: Snapshot, tally: Tally | None) -> BotThink | None:
+    if tally is None or not tally.moves and not tally.unanswered:
+        return None
+    return BotThink(tally.moves, tally.unanswered, tally.mean_ms(), tally.percentile_ms(0.95), tally.max_ms(),
+                    tally.closest, step_href(snap.slug, tally.closest), tally.least_bank,
+                    step_href(snap.slug, tally.least_bank))
+
+
+@dataclass(frozen=True)
 class BotPage:
     name: str
     slug: str
@@ -828,6 +866,8 @@ class BotPage:
     faults: list[FaultRow]
     fault_count: int
     crumbs: tuple[Crumb, ...]
+    think: BotThink | None = None
+    """Its think times, from the logs (None when no log of its matches was read)."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -876,8 +916,8 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
             for n in range(1, count + 1)]
 
 
-def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
-    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`)."""
+def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally | None = None) -> BotPage:
+    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`) and its ``think`` times."""
     bot = snap.bot_by_id[bot_id]
     rows = standing_rows(snap)
     standing = next(row for row in rows if row.bot == bot.name)
@@ -900,7 +940,8 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
     faults = fault_rows(snap, bot_id)
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
-                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs)
+                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
+                   bot_think(snap, think))
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
@@ -972,6 +1013,10 @@ class MatchPage:
     """The match's data file (:func:`match_data_href`), when it has a replay."""
     vs: str = ""
     """The players in seat order, ``a v b v c``: in the page's title and heading."""
+    think: tuple[Tally, ...] = ()
+    """Each seat's think times (from the log; empty without one)."""
+    log_href: str | None = None
+    """The match's event log in the site (:func:`match_log_href`), when it has one."""
 
 
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:
@@ -999,9 +1044,15 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
             return fold_line(event, names)
         return narrate([event], names, faults, card_text, show_hands=False)[0].text
 
-    moves, compact = match_moves(events, names, line)
+    moves, compact_events = match_moves(events, names, line)
+    thought: list[Thought] = []
     if log is not None:
-        replay_data = json.dumps({"names": names, "events": compact}, ensure_ascii=False, separators=(",", ":"))
+        thought = thoughts(log.text, events)
+        limits = log.header.get("limits")
+        bank = limits.get("bank_ms") if isinstance(limits, dict) else None
+        replay_data = json.dumps({"names": names, "events": compact_events, "think": compact(thought, bank),
+                                  "bank": bank},
+                                 ensure_ascii=False, separators=(",", ":"))
     result = match.result
     prev_m = snap.stamps[position - 1] if position > 0 else None
     next_m = snap.stamps[position + 1] if position + 1 < len(snap.stamps) else None
@@ -1017,6 +1068,8 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         replay_data=replay_data,
         vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.id), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt,
+        think=tuple(by_seat(thought, len(players), match.id)) if log is not None else (),
+        log_href=None if log is None else match_log_href(snap.slug, match.id),
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.id),
         next_href=None if next_m is None else match_href(snap.slug, next_m.id),
         rules_href=tournament_href(snap.slug) + "#rules",
