@@ -30,6 +30,7 @@ from pathlib import Path
 from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
 from arena.matchlog import FORMAT, MatchLog
+from arena.protocol import Limits, encode, tell, turn_line
 from arena.ratings import RatingConfig, rate_all
 from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
 from arena.rules import Rules
@@ -54,18 +55,36 @@ def greedy(match: Match, rng: random.Random) -> Move:
 
 
 def write_logs(directory: Path, count: int, players: int, seed: int) -> list[Path]:
-    """``count`` real logs of engine matches between random legal movers (header, engine events, result)."""
+    """``count`` real logs of engine matches between greedy movers: the header, the engine events and the result,
+    and the messages a referee logs (a turn to the mover and its reply, a few ms later, with the budget and the
+    bank as the referee counts them; what every seat is told of each event), so that a log is as long as one
+    ``arena run`` writes and has think times to read."""
     paths = []
     rules = Rules.from_dict({"threshold": 100})
+    limits = Limits()
     for number in range(count):
         rng = random.Random(seed * 1000 + number)
         match = Match(players, rng.randrange(2**62), rules)
-        while match.outcome is None:
-            match.apply(greedy(match, rng))
         path = directory / f"{number:06d}.jsonl.gz"
         log = MatchLog(path)
         log.write({"t": "header", "format": FORMAT, "seed": match.seed, "players": players, "rules": rules.to_dict(),
-                   "bots": [{"name": f"seat-{seat}"} for seat in range(players)]})
+                   "limits": limits.to_dict(), "bots": [{"name": f"seat-{seat}"} for seat in range(players)]})
+        banks, now, told = [limits.bank_ms] * players, 0, 0
+        while match.outcome is None:
+            seat = match.turn
+            budget = limits.move_ms + banks[seat]
+            log.write_sent(seat, now, turn_line(match, seat, budget, banks[seat]))
+            think = rng.choice((1, 2, 3, 5, 8, 40, 1200))
+            banks[seat] -= max(0, think - limits.move_ms)
+            now += think
+            move = greedy(match, rng)
+            log.write_received(seat, now, encode(move.to_json())[:-1])
+            match.apply(move)
+            for event in match.events[told:]:
+                for other, message in enumerate(tell(event, match)):
+                    if message is not None:
+                        log.write_sent(other, now, message)
+            told = len(match.events)
         for event in match.events:
             log.write({"t": "event", "event": event})
         log.write({"t": "result", "result": {"places": list(match.outcome.places)}})
@@ -154,16 +173,20 @@ def main() -> None:
         report = build_site(store, site, workers=args.workers, full=True)
         full_cpu, full_wall = cpu_seconds() - cpu, time.perf_counter() - wall
         size = sum(path.stat().st_size for path in site.rglob("*") if path.is_file())
+        # The event logs offered for download, apart: as big as the runner's logs, whatever the site makes.
+        logs_size = sum(path.stat().st_size for path in site.rglob("*.jsonl.gz"))
         record_more(store, tid, args.matches, more)
         cpu, wall = cpu_seconds(), time.perf_counter()
         again = build_site(store, site, workers=args.workers)
         again_cpu, again_wall = cpu_seconds() - cpu, time.perf_counter() - wall
-        match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")]
+        match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")
+                    if not path.name.endswith(".jsonl.gz")]
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
         "workers": args.workers or os.cpu_count(),
         "pages": report.pages, "build_seconds": round(full_wall, 2), "build_cpu_seconds": round(full_cpu, 2),
         "ms_per_page": round(1000 * full_wall / report.pages, 3), "site_mb": round(size / 2**20, 1),
+        "site_mb_without_logs": round((size - logs_size) / 2**20, 1), "logs_mb": round(logs_size / 2**20, 1),
         "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1),
         "added": args.add, "rebuild_seconds": round(again_wall, 2), "rebuild_cpu_seconds": round(again_cpu, 2),
         "rebuild_written": again.written, "rebuild_removed": again.removed,

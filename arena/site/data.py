@@ -16,6 +16,8 @@ only when those are slugs: anything else a store may hold gets a name built from
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -269,6 +271,9 @@ class Snapshot:
     """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
     key_cache: list[tuple[Any, ...]] | None = field(init=False, repr=False, default=None)
     """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
+    match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
+    tournament's results to download."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -337,7 +342,8 @@ def snapshot(store: Store, name: str, stderr: bool = True) -> Snapshot:
         history=store.rating_history(tid), store_dir=store.path.parent,
         sure=confidence(store.seat_results(tid), [line.bot_id for line in table]),
         shared_wins=store.shared_wins(tid), seat_totals=store.seat_totals(tid),
-        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position])
+        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position],
+        match_list=store.match_list(tid))
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -635,6 +641,8 @@ class TournamentPage:
     crumbs: tuple[Crumb, ...]
     stop_rule: bool = False
     """Whether the shared ranks are the stop rule's verdicts (an open-ended tournament) rather than 95% P(above)."""
+    downloads: tuple[tuple[str, str], ...] = ()
+    """The results to download: (file name, site-relative href)."""
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -671,7 +679,63 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         fault_totals=dict(sorted(counts.items())), faults=faults, fault_count=sum(counts.values()),
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
-        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")))
+        crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")),
+        downloads=tuple((kind, results_href(snap.slug, kind)) for kind in DOWNLOADS))
+
+
+# -- downloads --------------------------------------------------------------------------------------------------------
+
+
+def results_href(tslug: str, kind: str) -> str:
+    """A tournament's results to download: ``results.json`` (standings and matches), ``standings.csv``,
+    ``matches.csv``."""
+    return f"t/{tslug}/{kind}"
+
+
+DOWNLOADS = ("results.json", "standings.csv", "matches.csv")
+
+
+def results_json(snap: Snapshot, standings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tournament's results as ``arena standings --json`` and ``arena matches --json`` give them, in one
+    object (``standings``: what the first gives, made by the same function)."""
+    return {"tournament": snap.name, "finished_at": snap.finished_at, "standings": standings,
+            "matches": snap.match_list}
+
+
+STANDINGS_CSV = ("rank", "shared_rank", "bot", "strength", "conservative", "mu", "sigma", "matches", "wins",
+                 "mean_place", "points_per_round", "declares_ok", "declares_failed", "rank_interval_95",
+                 "p_above_next", "tied", "faults", "active")
+MATCHES_CSV = ("id", "index", "seed", "status", "rounds", "turns", "termination", "duration_s", "error", "seat",
+               "bot", "place", "score", "fault")
+
+
+def standings_csv(standings: Sequence[dict[str, Any]]) -> str:
+    """The standings (each line as ``arena standings --json`` gives it) as CSV, a bot a row; a pair (the rank
+    interval, the tied span) as ``low-high``, the faults as ``kind count`` joined by ``;``."""
+    def cell(value: Any) -> Any:
+        if isinstance(value, list):
+            return "-".join(map(str, value))
+        if isinstance(value, dict):
+            return "; ".join(f"{key} {count}" for key, count in value.items())
+        return "" if value is None else value
+    return _csv(STANDINGS_CSV, ([cell(line.get(name)) for name in STANDINGS_CSV] for line in standings))
+
+
+def matches_csv(matches: Sequence[dict[str, Any]]) -> str:
+    """The matches (as ``arena matches --json`` gives them) as CSV, a seat a row: the match's fields repeated on
+    each of its seats' rows."""
+    rows = ([*("" if match[name] is None else match[name] for name in MATCHES_CSV[:9]),
+             *("" if player[name] is None else player[name] for name in MATCHES_CSV[9:])]
+            for match in matches for player in match["players"])
+    return _csv(MATCHES_CSV, rows)
+
+
+def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 # -- match lists ------------------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena import procfs, thinktime
+from arena.confidence import PairTest
 from arena.matchlog import LoadedLog, LogError, locate_log
 from arena.matchlog import load as load_log
 from arena.resources import data_dir
@@ -391,7 +392,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     # What a match page needs of the snapshot (no rating history, standings or totals), pickled once for all the
     # workers rather than once each.
     needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
-                                  shared_wins=Counter()))
+                                  shared_wins=Counter(), match_list=[]))
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
                                                    (needed, manifest.out)) as pool:
         results = pool.imap_unordered(_write_chunk, chunks)
@@ -470,6 +471,20 @@ def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
     :func:`tournament_pages` takes them)."""
     for path, inputs, render in tournament_pages(snap, think, bot_pages):
         manifest.put((path,), output.key(version, path, inputs), partial(_page_file, path, render))
+    if bot_pages is not True:
+        for path, text in downloads(snap):
+            manifest.put((path,), output.key(text), partial(_text_file, path, text))
+
+
+def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
+    """The tournament's results to download (:data:`arena.site.data.DOWNLOADS`), from what ``arena standings
+    --json`` and ``arena matches --json`` give."""
+    from arena.cli_results import standings_with_confidence  # the CLI's own: the same JSON
+    standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
+    return [(data.results_href(snap.slug, "results.json"),
+             json.dumps(data.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
+            (data.results_href(snap.slug, "standings.csv"), data.standings_csv(standings)),
+            (data.results_href(snap.slug, "matches.csv"), data.matches_csv(snap.match_list))]
 
 
 THINK_FILE = "think.json"
@@ -512,7 +527,7 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
     text = json.dumps({"format": 1, "version": version,
                        "bots": {str(bot_id): tally.state() for bot_id, tally in sorted(total.items())}},
                       separators=(",", ":"))
-    manifest.put((path,), output.key(text), partial(_think_file, path, text))
+    manifest.put((path,), output.key(text), partial(_text_file, path, text))
     return total
 
 
@@ -530,7 +545,7 @@ def _kept_think(manifest: output.Manifest, path: str, version: str) -> dict[int,
         return {}
 
 
-def _think_file(path: str, text: str) -> list[tuple[str, output.Content]]:
+def _text_file(path: str, text: str) -> list[tuple[str, output.Content]]:
     return [(path, text)]
 
 
