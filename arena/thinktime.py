@@ -189,11 +189,16 @@ def _unmark(value: dict[str, Any] | None) -> Mark | None:
 
 
 def _closeness(mark: Mark) -> tuple[int, int, int]:
-    return mark.budget_ms - mark.think_ms, mark.match_id or 0, mark.step or 0
+    return mark.budget_ms - mark.think_ms, mark.match_id or 0, _step_order(mark)
 
 
 def _lowness(mark: Mark) -> tuple[int, int, int]:
-    return mark.bank_left_ms, mark.match_id or 0, mark.step or 0
+    return mark.bank_left_ms, mark.match_id or 0, _step_order(mark)
+
+
+def _step_order(mark: Mark) -> int:
+    # A move with a step (one to link to) before one without (a reply that was not a move) when they tie.
+    return (1 << 30) if mark.step is None else mark.step
 
 
 def _mark(mark: Mark | None) -> dict[str, Any] | None:
