@@ -120,7 +120,7 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
     if as_json:
         emit_json({"tournament": row["name"], "matches": found})
         return
-    click.echo(f"{'id':>6} {'#':>5} {'status':<7} {'rounds':>6}  places")
+    click.echo(f"{'id':>6} {'sched':>5} {'status':<7} {'rounds':>6}  places")
     for match_ in found:
         seated = "  ".join(f"{p['place'] or '-'}.{p['bot']}" + (f"({p['fault']})" if p["fault"] else "")
                            for p in sorted(match_["players"], key=lambda p: (p["place"] or 99, p["seat"])))
@@ -147,7 +147,9 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
         emit_json(match_.to_dict(stderr=True) | {"think": None if think is None else [t.to_dict() for t in think]})
         return
     result = match_.result
-    click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
+    # "#N" is the match's number everywhere (the site's Match #N, arena matches' id): the schedule's place is
+    # spelt out, so that no second number reads like it.
+    click.echo(f"match {match_.id} of {match_.tournament} (schedule #{match_.idx}, seed {match_.seed}): {match_.status}"
                + ("" if result is None else
                   f", {result.summary()}"))
     if match_.error:
