@@ -19,8 +19,10 @@ from arena.cli_common import (
     open_store,
 )
 from arena.confidence import Confidence, PairTest, confidence
+from arena.matchlog import LogError, find_log, load
 from arena.stderr import error_view
-from arena.store import Standing, Store
+from arena.store import Standing, Store, StoredMatch
+from arena.thinktime import Tally, by_seat, thoughts
 
 
 def find_tournament(store: Store, name: str | None) -> Any:
@@ -118,7 +120,7 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
     if as_json:
         emit_json({"tournament": row["name"], "matches": found})
         return
-    click.echo(f"{'id':>6} {'#':>5} {'status':<7} {'rounds':>6}  places")
+    click.echo(f"{'id':>6} {'sched':>5} {'status':<7} {'rounds':>6}  places")
     for match_ in found:
         seated = "  ".join(f"{p['place'] or '-'}.{p['bot']}" + (f"({p['fault']})" if p["fault"] else "")
                            for p in sorted(match_["players"], key=lambda p: (p["place"] or 99, p["seat"])))
@@ -140,11 +142,14 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
     match_ = store.match(match_id)
     if match_ is None:
         fail(f"{db_path}: no match with id {match_id} (see arena matches)")
+    think = match_think(store, match_)
     if as_json:
-        emit_json(match_.to_dict(stderr=True))
+        emit_json(match_.to_dict(stderr=True) | {"think": None if think is None else [t.to_dict() for t in think]})
         return
     result = match_.result
-    click.echo(f"match {match_.id} of {match_.tournament} (#{match_.idx}, seed {match_.seed}): {match_.status}"
+    # "#N" is the match's number everywhere (the site's Match #N, arena matches' id): the schedule's place is
+    # spelt out, so that no second number reads like it.
+    click.echo(f"match {match_.id} of {match_.tournament} (schedule #{match_.idx}, seed {match_.seed}): {match_.status}"
                + ("" if result is None else
                   f", {result.summary()}"))
     if match_.error:
@@ -160,8 +165,40 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
         if fault is not None and fault.line is not None:
             click.echo(f"     the line it sent: {fault.line!r}")
         print_stderr(player.stderr_tail, "     ")
+        if think is not None and player.seat < len(think):
+            print_think(think[player.seat], "     ")
     if result.log_path is not None:
         click.echo(f"replay: arena replay {result.log_path}")
+
+
+def match_think(store: Store, match_: StoredMatch) -> list[Tally] | None:
+    """Each seat's think times, from the match's log; None without a readable log."""
+    stored = None if match_.result is None else match_.result.log_path
+    path = find_log(stored, store.path.parent, match_.tournament, match_.idx)
+    if path is None:
+        return None
+    try:
+        log = load(path)
+    except LogError:
+        return None
+    return by_seat(thoughts(log.text, log.events), len(match_.names), match_.id)
+
+
+def print_think(tally: Tally, indent: str) -> None:
+    """A seat's think times in a line: mean, p95 and max, the move closest to the limit and the least bank left,
+    each move by its step in the replay (the match page's ``#step=N``)."""
+    if not tally.moves and not tally.unanswered:
+        return
+    mean, closest, low = tally.mean_ms(), tally.closest, tally.least_bank
+    line = (f"{indent}think: {tally.moves} moves, mean {mean or 0:.1f} ms, p95 {tally.percentile_ms(0.95)} ms, "
+            f"max {tally.max_ms()} ms")
+    if closest is not None:
+        line += f"; closest to the limit: step {closest.step}, {closest.think_ms} of {closest.budget_ms} ms"
+    if low is not None:
+        line += f"; least bank left: {low.bank_left_ms} ms (step {low.step})"
+    if tally.unanswered:
+        line += f"; turns not answered: {tally.unanswered}"
+    click.echo(line)
 
 
 def print_stderr(text: str, indent: str) -> None:

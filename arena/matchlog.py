@@ -111,6 +111,8 @@ class LoadedLog:
     result: dict[str, Any] | None = None
     event_texts: list[bytes] = field(default_factory=list, repr=False)
     """Each event as the JSON text the log holds (for a page that embeds the events without encoding them again)."""
+    text: bytes = field(default=b"", repr=False)
+    """The whole log as read (JSON lines): where :mod:`arena.thinktime` finds the turns' times."""
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -165,7 +167,7 @@ def load(path: Path) -> LoadedLog:
     if header["t"] != "header" or header.get("format") not in READABLE_FORMATS:
         raise LogError(f"{path}: line 1: expected a header of format "
                        f"{' or '.join(map(str, READABLE_FORMATS))}, got {str(header)[:120]}")
-    log = LoadedLog(path, header)
+    log = LoadedLog(path, header, text=raw)
     texts = []
     messages = 0
     start = len(EVENT_PREFIX)

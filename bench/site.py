@@ -38,6 +38,7 @@ from typing import Any
 from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
 from arena.matchlog import FORMAT, MatchLog
+from arena.protocol import Limits, encode, tell, turn_line
 from arena.ratings import RatingConfig, rate_all
 from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
 from arena.rules import Rules
@@ -62,18 +63,36 @@ def greedy(match: Match, rng: random.Random) -> Move:
 
 
 def write_logs(directory: Path, count: int, players: int, seed: int) -> list[Path]:
-    """``count`` real logs of engine matches between random legal movers (header, engine events, result)."""
+    """``count`` real logs of engine matches between greedy movers: the header, the engine events and the result,
+    and the messages a referee logs (a turn to the mover and its reply, a few ms later, with the budget and the
+    bank as the referee counts them; what every seat is told of each event), so that a log is as long as one
+    ``arena run`` writes and has think times to read."""
     paths = []
     rules = Rules.from_dict({"threshold": 100})
+    limits = Limits()
     for number in range(count):
         rng = random.Random(seed * 1000 + number)
         match = Match(players, rng.randrange(2**62), rules)
-        while match.outcome is None:
-            match.apply(greedy(match, rng))
         path = directory / f"{number:06d}.jsonl.gz"
         log = MatchLog(path)
         log.write({"t": "header", "format": FORMAT, "seed": match.seed, "players": players, "rules": rules.to_dict(),
-                   "bots": [{"name": f"seat-{seat}"} for seat in range(players)]})
+                   "limits": limits.to_dict(), "bots": [{"name": f"seat-{seat}"} for seat in range(players)]})
+        banks, now, told = [limits.bank_ms] * players, 0, 0
+        while match.outcome is None:
+            seat = match.turn
+            budget = limits.move_ms + banks[seat]
+            log.write_sent(seat, now, turn_line(match, seat, budget, banks[seat]))
+            think = rng.choice((1, 2, 3, 5, 8, 40, 1200))
+            banks[seat] -= max(0, think - limits.move_ms)
+            now += think
+            move = greedy(match, rng)
+            log.write_received(seat, now, encode(move.to_json())[:-1])
+            match.apply(move)
+            for event in match.events[told:]:
+                for other, message in enumerate(tell(event, match)):
+                    if message is not None:
+                        log.write_sent(other, now, message)
+            told = len(match.events)
         for event in match.events:
             log.write({"t": "event", "event": event})
         log.write({"t": "result", "result": {"places": list(match.outcome.places)}})
@@ -202,12 +221,15 @@ def main() -> None:
         site = Path(scratch) / "site"
         report = measured_build(db, site, args.workers, full=True)
         size = sum(path.stat().st_size for path in site.rglob("*") if path.is_file())
+        # The event logs offered for download, apart: as big as the runner's logs, whatever the site makes.
+        logs_size = sum(path.stat().st_size for path in site.rglob("*.jsonl.gz"))
         record_more(store, tid, args.matches, more[:args.add])
         again = measured_build(db, site, args.workers, full=False)
         marked = measured_build(db, site, args.workers, full=False, live_refresh_s=10)
         record_more(store, tid, args.matches + args.add, more[args.add:])
         live = measured_build(db, site, args.workers, full=False, live_refresh_s=10)
-        match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")]
+        match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")
+                    if not path.name.endswith(".jsonl.gz")]
         index_kb = (site / "t" / "bench" / "matches" / "index.js").stat().st_size / 1024  # the search's index
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
@@ -215,6 +237,7 @@ def main() -> None:
         "pages": report["pages"], "build_seconds": report["seconds"], "build_cpu_seconds": report["cpu_seconds"],
         "build_peak_rss_mb": report["peak_rss_mb"], "build_worker_rss_mb": report["worker_rss_mb"],
         "ms_per_page": round(1000 * report["seconds"] / report["pages"], 3), "site_mb": round(size / 2**20, 1),
+        "site_mb_without_logs": round((size - logs_size) / 2**20, 1), "logs_mb": round(logs_size / 2**20, 1),
         "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1), "index_kb": round(index_kb, 1),
         "added": args.add, "rebuild_seconds": again["seconds"], "rebuild_cpu_seconds": again["cpu_seconds"],
         "rebuild_peak_rss_mb": again["peak_rss_mb"],

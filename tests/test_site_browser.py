@@ -311,6 +311,36 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
     shoot(page, "match-end")
 
 
+def test_replay_says_each_moves_think_time_and_the_bank_left(site: Path, page: Page) -> None:
+    """Each move's step says its bot's think time and bank as the log has them (arena/thinktime.py); other steps
+    say nothing of time. The bot's page sums them, with a link to the step of its move closest to the limit."""
+    from arena import thinktime
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
+    snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
+    match = next(m for m in snap.matches if m.id == 2)
+    log, _ = data.match_log(snap, match)
+    assert log is not None
+    names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
+    moves = [t for t in thinktime.thoughts(log.text, log.events) if t.step is not None]
+    assert len(moves) > 5
+    for thought in moves[:3] + moves[-2:]:
+        page.goto(url(site / "t" / "browser" / "matches" / "2.html") + f"#step={thought.step}")
+        _at_step(page, thought.step)
+        expect(page.locator("[data-think]")).to_have_text(
+            f"{names[thought.seat]} thought {thought.think_ms:,} ms; its time bank: {thought.bank_left_ms:,} ms left.")
+    page.goto(url(site / "t" / "browser" / "matches" / "2.html") + "#step=1")
+    _at_step(page, 1)
+    expect(page.locator("[data-think]")).to_have_text("")
+    bot = snap.bot_by_id[match.bot_ids[0]]
+    page.goto(url(site / data.bot_href(snap.slug, bot.slug)))
+    think = page.locator("#think")
+    expect(think).to_contain_text("Mean")
+    think.get_by_role("link").first.click()
+    expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
+    assert re.search(r"/matches/\d+\.html#step=\d+$", page.url)
+    expect(page.locator("[data-think]")).to_contain_text(" thought ")
+
+
 def test_replay_navigation(site: Path, page: Page) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     kinds = _kinds(site, page)

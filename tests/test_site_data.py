@@ -185,7 +185,9 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     page = data.match_page(snap, 4, log)
     assert page.log_found and page.replay_data is not None and page.data_href == f"t/t/matches/{match.id}.js"
     data_file = json.loads(page.replay_data)
-    assert data_file["names"] == [p.bot for p in page.players] and set(data_file) == {"names", "events", "faults"}
+    assert data_file["names"] == [p.bot for p in page.players]
+    assert set(data_file) == {"names", "events", "faults", "think", "bank"}
+    assert data_file["think"] == ""  # these logs hold no messages: no turn was timed
     # The forfeit's reason and round, for the replay's last step; and the forfeit's step, for the page's fault box.
     assert data_file["faults"] == {"1": [CRASH.reason.value, CRASH.round]}
     forfeit = next(i for i, event in enumerate(log.events) if event["type"] == "forfeit")

@@ -113,9 +113,10 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
         rewritten = {name for name, mtime in after.items() if held.get(name) != mtime}
         assert not [name for name in rewritten if name.startswith("assets/")]
         assert {"index.html", "t/watched/index.html"} <= rewritten
-        # Of the match files, those of the match just played (its page, and its replay's data, new), no other.
+        # Of the match files, those of the match just played (its page, its replay's data and its event log to
+        # download, new), no other.
         assert {name for name in rewritten if name.startswith("t/watched/matches/") and name[18].isdigit()} == {
-            third, data.match_data_href("watched", ids[2])}
+            third, data.match_data_href("watched", ids[2]), data.match_log_href("watched", ids[2])}
         assert "pending" not in (out / third).read_text(encoding="utf-8")
 
         (gate / "go-0").touch()

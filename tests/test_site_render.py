@@ -268,7 +268,8 @@ def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None
                    for path in changed - {data.match_href("t", snap.matches[-3].id)}), "match pages left alone"
     for match in gone:
         assert data.match_href("t", match.id) not in after and data.match_data_href("t", match.id) not in after
-    assert report.removed == 2 * len(gone)  # each a page and a data file
+        assert data.match_log_href("t", match.id) not in after
+    assert report.removed == 3 * len(gone)  # each a page, a data file and its event log to download
     _same_as_a_full_build(store, out, tmp_path / "full")
 
 

@@ -16,6 +16,8 @@ only when those are slugs: anything else a store may hold gets a name built from
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -35,6 +37,7 @@ from arena.results import Fault, SeatResult, Termination
 from arena.rules import Rules
 from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, match_moves
 from arena.store import MatchStamp, Standing, Store, StoredMatch
+from arena.thinktime import Mark, Tally, Thought, by_seat, compact, thoughts
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -82,6 +85,12 @@ def match_data_href(tslug: str, match_id: int) -> str:
 def match_index_href(tslug: str) -> str:
     """The tournament's match index (:func:`match_index`): a script, as a match's data file is."""
     return f"t/{tslug}/matches/index.js"
+
+
+def match_log_href(tslug: str, match_id: int) -> str:
+    """A match's event log in the site, to download: the log as the runner wrote it (gzip-compressed JSON lines),
+    or, on a site without the bots' stderr (the league server's public one), that log without it."""
+    return f"t/{tslug}/matches/{match_id}.jsonl.gz"
 
 
 def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
@@ -349,6 +358,9 @@ class Snapshot:
     """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
     page_cache: list[int] | None = field(init=False, repr=False, default=None)
     """The page of the list of all matches each match is on (:func:`listing_page`)."""
+    match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
+    tournament's results to download."""
 
     def __post_init__(self) -> None:
         self.bot_by_id = {bot.id: bot for bot in self.bots}
@@ -417,7 +429,8 @@ def snapshot(store: Store, name: str, stderr: bool = True) -> Snapshot:
         history=store.rating_history(tid), store_dir=store.path.parent,
         sure=confidence(store.seat_results(tid), [line.bot_id for line in table]),
         shared_wins=store.shared_wins(tid), seat_totals=store.seat_totals(tid),
-        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position])
+        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position],
+        match_list=store.match_list(tid))
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -752,6 +765,8 @@ class TournamentPage:
     fault_pages: tuple[tuple[str, str, int], ...] = ()
     """(bot, its page of every fault, how many) for each bot with faults, in the standings' order."""
     live: Live | None = None
+    downloads: tuple[tuple[str, str], ...] = ()
+    """The results to download: (file name, site-relative href)."""
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -789,7 +804,8 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
         crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")),
-        fault_pages=fault_pages(snap, order), live=snap.live)
+        fault_pages=fault_pages(snap, order), live=snap.live,
+        downloads=tuple((kind, results_href(snap.slug, kind)) for kind in DOWNLOADS))
 
 
 def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, int], ...]:
@@ -797,6 +813,61 @@ def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, i
     counts = Counter(bot for _, bot in snap.faulted)
     return tuple((snap.bot_by_id[bot].name, faults_href(snap.slug, snap.bot_by_id[bot].slug), counts[bot])
                  for bot in order if counts[bot])
+
+
+# -- downloads --------------------------------------------------------------------------------------------------------
+
+
+def results_href(tslug: str, kind: str) -> str:
+    """A tournament's results to download: ``results.json`` (standings and matches), ``standings.csv``,
+    ``matches.csv``."""
+    return f"t/{tslug}/{kind}"
+
+
+DOWNLOADS = ("results.json", "standings.csv", "matches.csv")
+
+
+def results_json(snap: Snapshot, standings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tournament's results as ``arena standings --json`` and ``arena matches --json`` give them, in one
+    object (``standings``: what the first gives, made by the same function)."""
+    return {"tournament": snap.name, "finished_at": snap.finished_at, "standings": standings,
+            "matches": snap.match_list}
+
+
+STANDINGS_CSV = ("rank", "shared_rank", "bot", "strength", "conservative", "mu", "sigma", "matches", "wins",
+                 "mean_place", "points_per_round", "declares_ok", "declares_failed", "rank_interval_95",
+                 "p_above_next", "tied", "faults", "active")
+MATCHES_CSV = ("id", "index", "seed", "status", "rounds", "turns", "termination", "duration_s", "error", "seat",
+               "bot", "place", "score", "fault")
+
+
+def standings_csv(standings: Sequence[dict[str, Any]]) -> str:
+    """The standings (each line as ``arena standings --json`` gives it) as CSV, a bot a row; a pair (the rank
+    interval, the tied span) as ``low-high``, the faults as ``kind count`` joined by ``;``."""
+    def cell(value: Any) -> Any:
+        if isinstance(value, list):
+            return "-".join(map(str, value))
+        if isinstance(value, dict):
+            return "; ".join(f"{key} {count}" for key, count in value.items())
+        return "" if value is None else value
+    return _csv(STANDINGS_CSV, ([cell(line.get(name)) for name in STANDINGS_CSV] for line in standings))
+
+
+def matches_csv(matches: Sequence[dict[str, Any]]) -> str:
+    """The matches (as ``arena matches --json`` gives them) as CSV, a seat a row: the match's fields repeated on
+    each of its seats' rows."""
+    rows = ([*("" if match[name] is None else match[name] for name in MATCHES_CSV[:9]),
+             *("" if player[name] is None else player[name] for name in MATCHES_CSV[9:])]
+            for match in matches for player in match["players"])
+    return _csv(MATCHES_CSV, rows)
+
+
+def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 # -- match lists ------------------------------------------------------------------------------------------------------
@@ -1026,6 +1097,37 @@ class Opponent:
 
 
 @dataclass(frozen=True)
+class BotThink:
+    """A bot's think times over the tournament's finished matches (:mod:`arena.thinktime`), with links to the
+    replay steps of its move closest to the limit and of the move that left its bank lowest."""
+
+    moves: int
+    unanswered: int
+    mean_ms: float | None
+    p95_ms: int | None
+    max_ms: int | None
+    closest: Mark | None
+    closest_href: str | None
+    least_bank: Mark | None
+    least_bank_href: str | None
+
+
+def mark_href(tslug: str, mark: Mark | None) -> str | None:
+    """The replay step of a move: its match page at ``#step=N`` (:func:`step_href`)."""
+    if mark is None or mark.match_id is None:
+        return None
+    return step_href(match_href(tslug, mark.match_id), mark.step)
+
+
+def bot_think(snap: Snapshot, tally: Tally | None) -> BotThink | None:
+    if tally is None or not tally.moves and not tally.unanswered:
+        return None
+    return BotThink(tally.moves, tally.unanswered, tally.mean_ms(), tally.percentile_ms(0.95), tally.max_ms(),
+                    tally.closest, mark_href(snap.slug, tally.closest), tally.least_bank,
+                    mark_href(snap.slug, tally.least_bank))
+
+
+@dataclass(frozen=True)
 class BotPage:
     name: str
     slug: str
@@ -1044,6 +1146,8 @@ class BotPage:
     """Its page of every fault (:func:`faults_page`), when it has faults."""
     live: Live | None = None
     """Without the count (:meth:`Live.uncounted`): a bot's page then changes only when its own matches do."""
+    think: BotThink | None = None
+    """Its think times, from the logs (None when no log of its matches was read)."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -1095,8 +1199,8 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
             for n in range(1, count + 1)]
 
 
-def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
-    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`)."""
+def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally | None = None) -> BotPage:
+    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`) and its ``think`` times."""
     bot = snap.bot_by_id[bot_id]
     rows = standing_rows(snap)
     standing = next(row for row in rows if row.bot == bot.name)
@@ -1121,7 +1225,8 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage) -> BotPage:
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
                    [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
                    faults_href(snap.slug, bot.slug) if faulted_by(snap, bot_id) else None,
-                   None if snap.live is None else snap.live.uncounted())
+                   None if snap.live is None else snap.live.uncounted(),
+                   bot_think(snap, think))
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
@@ -1288,6 +1393,10 @@ class MatchPage:
     """The players in seat order, ``a v b v c``: in the page's title and heading."""
     fault_steps: dict[int, int] = field(default_factory=dict)
     """By seat, the replay step (1-based) of each forfeit the log holds."""
+    think: tuple[Tally, ...] = ()
+    """Each seat's think times (from the log; empty without one)."""
+    log_href: str | None = None
+    """The match's event log in the site (:func:`match_log_href`), when it has one."""
 
     @property
     def forfeits(self) -> bool:
@@ -1320,9 +1429,14 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
             return fold_line(event, names)
         return narrate([event], names, faults, card_text, show_hands=False)[0].text
 
-    moves, compact = match_moves(events, names, line)
+    moves, compact_events = match_moves(events, names, line)
+    thought: list[Thought] = []
     if log is not None:
-        shown: dict[str, Any] = {"names": names, "events": compact}
+        thought = thoughts(log.text, events)
+        limits = log.header.get("limits")
+        bank = limits.get("bank_ms") if isinstance(limits, dict) else None
+        shown: dict[str, Any] = {"names": names, "events": compact_events, "think": compact(thought, bank),
+                                 "bank": bank}
         if faults:  # the replay's last step says why each forfeited seat left: the reason code and its round
             shown["faults"] = {str(seat): [fault.reason.value, fault.round] for seat, fault in faults.items()}
         replay_data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
@@ -1341,6 +1455,8 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         replay_data=replay_data,
         vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.id), log_path=None if match.log_path is None else str(match.log_path),
         log_found=log is not None, log_corrupt=corrupt, fault_steps=forfeit_steps(log),
+        think=tuple(by_seat(thought, len(players), match.id)) if log is not None else (),
+        log_href=None if log is None else match_log_href(snap.slug, match.id),
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.id),
         next_href=None if next_m is None else match_href(snap.slug, next_m.id),
         rules_href=tournament_href(snap.slug) + "#rules",

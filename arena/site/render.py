@@ -9,6 +9,7 @@ every template: bot names, fault details and stderr tails come from untrusted pr
 from __future__ import annotations
 
 import ctypes
+import gzip
 import json
 import multiprocessing
 import os
@@ -16,7 +17,7 @@ import pickle
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
 from pathlib import Path
@@ -25,12 +26,15 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from arena import procfs
-from arena.matchlog import locate_log
+from arena import procfs, thinktime
+from arena.confidence import PairTest
+from arena.matchlog import LoadedLog, LogError, locate_log
+from arena.matchlog import load as load_log
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
 from arena.stderr import error_view
 from arena.store import Store
+from arena.thinktime import Tally
 
 SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"
@@ -300,12 +304,15 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
         names, source)}
     if found is not None:
         keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
+        keys[data.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
     return keys
 
 
-def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None) -> list[tuple[str, str]]:
-    """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file when its
-    log is there and readable); the path of a log that is there but unreadable is added to ``corrupt``."""
+def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None,
+                think: list[tuple[int, Tally]] | None = None) -> list[tuple[str, output.Content]]:
+    """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file and its
+    event log when its log is there and readable); the path of a log that is there but unreadable is added to
+    ``corrupt``, and each seat's think times of a finished match (bot id, times) to ``think``."""
     try:
         match = snap.matches[position]
     except data.MatchGone:
@@ -314,32 +321,59 @@ def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = 
     if unreadable is not None and corrupt is not None:
         corrupt.append(str(unreadable))
     page = data.match_page(snap, position, log, unreadable is not None)
-    files = [(data.match_href(snap.slug, match.id), render_match(page, snap.slug))]
+    files: list[tuple[str, output.Content]] = [(data.match_href(snap.slug, match.id), render_match(page, snap.slug))]
     if page.data_href is not None:
         files.append((page.data_href, match_data_js(page)))
+    if log is not None and page.log_href is not None:
+        files.append((page.log_href, log_download(log, snap.matches.stderr)))
+    if think is not None and match.status == "done":
+        think += [(bot_id, page.think[seat] if page.think else Tally(matches={match.id}))
+                  for seat, bot_id in enumerate(match.bot_ids)]
     return files
 
 
-def tournament_pages(snap: data.Snapshot) -> Iterator[tuple[str, Any, Callable[[], str]]]:
+def log_download(log: LoadedLog, stderr: bool) -> bytes:
+    """A match's event log as the site offers it: the file as it is, or without what the bots wrote on stderr
+    (a fault record's ``stderr_tail``) for a site that does not show it (the league server's public one)."""
+    raw = log.path.read_bytes()
+    if stderr or b'"stderr_tail"' not in log.text:
+        return raw
+    lines = []
+    for line in log.text.splitlines(keepends=True):
+        if line.startswith(b'{"t":"fault"'):
+            record = json.loads(line)
+            record.pop("stderr_tail", None)
+            line = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        lines.append(line)
+    return gzip.compress(b"".join(lines), compresslevel=6, mtime=0)
+
+
+def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = None,
+                     bot_pages: bool | None = None) -> Iterator[tuple[str, Any, Callable[[], str]]]:
     """Every page of one tournament but the match pages, as (site-relative path, what the page is made from, the
     function that renders it). A listing's page is made only when it is rendered: what it is made from is its
     matches' stamps (:class:`arena.site.data.Listing`), so that a rebuild tells the hundreds of unchanged pages of
-    a big tournament from the few that changed without making any of them."""
-    page = data.tournament_page(snap)
-    yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
-    yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
-    for listing in data.match_listings(snap):
-        yield listing.path, listing.inputs, partial(_render_listing, listing)
+    a big tournament from the few that changed without making any of them. The bots' own pages show their
+    ``think`` times (by bot id); ``bot_pages`` True gives only those, False all but those (a full build makes them
+    after the match pages, whose logs give the times), None all."""
+    if bot_pages is not True:
+        page = data.tournament_page(snap)
+        yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
+        yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
+        for listing in data.match_listings(snap):
+            yield listing.path, listing.inputs, partial(_render_listing, listing)
     for bot in snap.bots:
         first, *more = data.bot_listings(snap, bot.id)
-        bot_page = data.bot_page(snap, bot.id, first.make())
-        yield first.path, bot_page, partial(render_bot, bot_page)
-        for listing in more:
-            yield listing.path, listing.inputs, partial(_render_listing, listing)
-        if data.faulted_by(snap, bot.id):
-            # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
-            yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
-                   partial(_render_faults, snap, bot.id))
+        if bot_pages is not False:
+            bot_page = data.bot_page(snap, bot.id, first.make(), None if think is None else think.get(bot.id))
+            yield first.path, bot_page, partial(render_bot, bot_page)
+        if bot_pages is not True:
+            for listing in more:
+                yield listing.path, listing.inputs, partial(_render_listing, listing)
+            if data.faulted_by(snap, bot.id):
+                # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
+                yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
+                       partial(_render_faults, snap, bot.id))
 
 
 def _render_listing(listing: data.Listing) -> str:
@@ -355,14 +389,16 @@ def _start_worker(snap: bytes, out: Path) -> None:
 
 
 def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str],
-                                                                       int]:
+                                                                       int, list[tuple[int, Tally]]]:
     assert _worker is not None
     snap, out = _worker
     corrupt: list[str] = []
+    think: list[tuple[int, Tally]] = []
     written = [(stale[path], *output.write_file(out, path, content))
-               for position, stale in chunk for path, content in match_files(snap, position, corrupt) if path in stale]
+               for position, stale in chunk for path, content in match_files(snap, position, corrupt, think)
+               if path in stale]
     snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
-    return written, corrupt, len(chunk)
+    return written, corrupt, len(chunk), think
 
 
 Progress = Callable[[str, int, int], None]
@@ -372,13 +408,14 @@ a progress bar (the match pages are nearly all of a big build's time)."""
 
 def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
-                  progress: Progress | None = None) -> list[str]:
+                  progress: Progress | None = None, think: list[tuple[int, Tally]] | None = None) -> list[str]:
     """Write the match pages whose key changed (or whose files are not the manifest's): with a process pool when
     there are ``parallel_from`` or more of them (a full build: a log to read and a replay to render each), each
     worker reading its matches from the store and writing its own files, so that neither the results nor
     megabytes of HTML travel through pipes. ``meanwhile`` is called while the pool works (the other pages of a
     staged build, where the order of writing does not matter), else after the match pages; ``progress`` is told
-    how many are made. Returns the paths of logs found unreadable."""
+    how many are made; ``think`` gets the think times of the finished matches made (bot id, its seat's times).
+    Returns the paths of logs found unreadable."""
     stale: list[tuple[int, dict[str, str]]] = []
     for position in range(len(snap.matches)):
         keys = match_outputs(snap, position, version)
@@ -390,7 +427,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     corrupt: list[str] = []
     if workers < 2 or len(stale) < parallel_from:
         for done, (position, keys) in enumerate(stale, 1):
-            for path, content in match_files(snap, position, corrupt):
+            for path, content in match_files(snap, position, corrupt, think):
                 if path in keys:
                     manifest.record(keys[path], *output.write_file(manifest.out, path, content))
             if progress is not None:
@@ -403,14 +440,16 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     # What a match page needs of the snapshot (no rating history, standings or totals), pickled once for all the
     # workers rather than once each.
     needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
-                                  shared_wins=Counter()))
+                                  shared_wins=Counter(), match_list=[]))
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
                                                    (needed, manifest.out)) as pool:
         results = pool.imap_unordered(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
         done = 0
-        for written, unreadable, made in results:
+        for written, unreadable, made, thought in results:
+            if think is not None:
+                think += thought
             for wanted, path, size, mtime_ns in written:
                 manifest.record(wanted, path, size, mtime_ns)
             corrupt += unreadable
@@ -454,10 +493,12 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             # In place, match pages first and the pages that link to them after: a build stopped between the two
             # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
             # pages while its workers make the match pages.
+            made: list[tuple[int, Tally]] = []
             corrupt += write_matches(snap, manifest, version, workers, parallel_from,
-                                     partial(write_pages, snap, manifest, version) if full else None, progress)
-            if not full:
-                write_pages(snap, manifest, version)
+                                     partial(write_pages, snap, manifest, version, None, False) if full else None,
+                                     progress, made)
+            think = bots_think(snap, manifest, version, made)
+            write_pages(snap, manifest, version, think, True if full else None)
         manifest.put(("index.html",), output.key(version, home),
                      partial(_page_file, "index.html", partial(render_home, home)))
         removed = manifest.sweep(["assets", *built])
@@ -472,10 +513,88 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
                        tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
 
 
-def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
-    """Write the tournament's pages but its match pages, those whose inputs changed."""
-    for path, inputs, render in tournament_pages(snap):
+def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
+                think: Mapping[int, Tally] | None = None, bot_pages: bool | None = None) -> None:
+    """Write the tournament's pages but its match pages, those whose inputs changed (``think`` and ``bot_pages`` as
+    :func:`tournament_pages` takes them)."""
+    for path, inputs, render in tournament_pages(snap, think, bot_pages):
         manifest.put((path,), output.key(version, path, inputs), partial(_page_file, path, render))
+    if bot_pages is not True:
+        for path, text in downloads(snap):
+            manifest.put((path,), output.key(text), partial(_text_file, path, text))
+
+
+def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
+    """The tournament's results to download (:data:`arena.site.data.DOWNLOADS`), from what ``arena standings
+    --json`` and ``arena matches --json`` give."""
+    from arena.cli_results import standings_with_confidence  # the CLI's own: the same JSON
+    standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
+    return [(data.results_href(snap.slug, "results.json"),
+             json.dumps(data.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
+            (data.results_href(snap.slug, "standings.csv"), data.standings_csv(standings)),
+            (data.results_href(snap.slug, "matches.csv"), data.matches_csv(snap.match_list))]
+
+
+THINK_FILE = "think.json"
+"""In a tournament's directory of the site: its bots' think times as the last build summed them, and the matches
+they are of (:meth:`arena.thinktime.Tally.state`), so that a rebuild reads the logs of new matches only."""
+
+
+def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
+               made: Sequence[tuple[int, Tally]]) -> dict[int, Tally]:
+    """Each bot's think times over the tournament's finished matches: those of the matches this build made
+    (``made``), the sums the last build kept for the others (:data:`THINK_FILE`), and the logs of any match
+    counted in neither (read here); the sums are kept for the next build."""
+    path = f"t/{snap.slug}/{THINK_FILE}"
+    total: dict[int, Tally] = {bot.id: Tally() for bot in snap.bots}
+    fresh: set[int] = set()
+    for bot_id, tally in made:
+        total.setdefault(bot_id, Tally()).merge(tally)
+        fresh |= tally.matches
+    done = {stamp.id for stamp in snap.stamps if stamp.status == "done"}
+    for bot_id, kept in _kept_think(manifest, path, version).items():
+        # A kept sum is used whole or not at all: of a match made again, or one no longer in the store, it holds
+        # what cannot be taken out again.
+        if bot_id in total and not kept.matches & fresh and kept.matches <= done:
+            total[bot_id].merge(kept)
+    for stamp in snap.stamps:
+        missing = [seat for seat, bot_id in enumerate(stamp.bot_ids)
+                   if stamp.status == "done" and stamp.id not in total.setdefault(bot_id, Tally()).matches]
+        if not missing:
+            continue
+        found = locate_log(stamp.log_path, snap.store_dir, snap.name, stamp.idx)
+        seats: list[Tally] = [Tally(matches={stamp.id}) for _ in stamp.bot_ids]
+        if found is not None:
+            try:
+                log = load_log(Path(found[0]))
+                seats = thinktime.by_seat(thinktime.thoughts(log.text, log.events), len(stamp.bot_ids), stamp.id)
+            except LogError:
+                pass  # its page says the log is corrupt; it has no think times
+        for seat in missing:
+            total[stamp.bot_ids[seat]].merge(seats[seat])
+    text = json.dumps({"format": 1, "version": version,
+                       "bots": {str(bot_id): tally.state() for bot_id, tally in sorted(total.items())}},
+                      separators=(",", ":"))
+    manifest.put((path,), output.key(text), partial(_text_file, path, text))
+    return total
+
+
+def _kept_think(manifest: output.Manifest, path: str, version: str) -> dict[int, Tally]:
+    """The sums the last build kept, if that build was of this code and the file is what it wrote."""
+    entry = manifest.old.get(path)
+    if entry is None or not manifest.fresh(path, entry.key):
+        return {}
+    try:
+        kept = json.loads((manifest.out / path).read_text(encoding="utf-8"))
+        if kept.get("format") != 1 or kept.get("version") != version:
+            return {}
+        return {int(bot_id): Tally.from_state(state) for bot_id, state in kept["bots"].items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _text_file(path: str, text: str) -> list[tuple[str, output.Content]]:
+    return [(path, text)]
 
 
 def _asset_file(asset: str, content: bytes) -> list[tuple[str, output.Content]]:

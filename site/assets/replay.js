@@ -33,6 +33,7 @@
     "</div>",
     "<input type=\"range\" class=\"slider\" data-slider min=\"0\" max=\"0\" value=\"0\" aria-label=\"Step\">",
     "<p class=\"what\" data-what></p>",
+    "<p class=\"think\" data-think></p>",
     "<div class=\"felt\">",
     "<p class=\"floorline\"><span class=\"label\">Floor</span> <span data-floor class=\"cards\"></span> <span class=\"label deck\" data-deck></span></p>",
     "<div class=\"scroll\">",
@@ -109,6 +110,18 @@
     if (token[0] !== "t") { events.push(decode(token)); return; }
     for (var i = 1; i < token.length; i++) events.push(turn(Number(token[i])));
   });
+  // Each move's think time and the mover's bank after it (arena/thinktime.py, compact): a time a move event, with
+  // "/N" when that seat's bank became N ms (it starts at the match's bank).
+  var thinks = data.think ? data.think.split(" ") : [], banks = names.map(function () { return data.bank; });
+  var thought = 0;
+  events.forEach(function (e) {
+    if ((e.type !== "play" && e.type !== "declare") || thought >= thinks.length) return;
+    var f = thinks[thought++].split("/");
+    if (f.length > 1) banks[e.seat] = Number(f[1]);
+    e.think = Number(f[0]);
+    e.bank = banks[e.seat];
+  });
+  function ms(n) { return n.toLocaleString("en") + " ms"; }
 
   // A turn's sentence, as arena/narrate.py words it (after the event is applied to the hands).
   function who(seat) { return names[seat] + " (seat " + seat + ")"; }
@@ -267,6 +280,7 @@
   var counter = root.querySelector("[data-counter]");
   var slider = root.querySelector("[data-slider]");
   var what = root.querySelector("[data-what]");
+  var thinkLine = root.querySelector("[data-think]");
   var floor = root.querySelector("[data-floor]");
   var deck = root.querySelector("[data-deck]");
   var body = root.querySelector("[data-hands]");
@@ -321,6 +335,9 @@
     counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
     slider.value = String(current);
     what.textContent = s.text;
+    var moved = events[current];
+    thinkLine.textContent = moved.think === undefined ? "" : names[moved.seat] + " thought " + ms(moved.think) +
+      (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
     floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
     if (!s.floor.length) floor.textContent = "–";
     deck.textContent = s.deck === null ? "" : "deck " + s.deck;

@@ -1,0 +1,240 @@
+"""How long each bot thought over each move, and how much of its time bank it had left, read back from a match's
+event log; and the sums of that per seat or per bot (mean, p95, max, the move closest to the limit, the least bank
+left) that ``arena show`` and the site give.
+
+The log holds every message with the time it was sent or received (``at``, ms since the match started): a ``turn``
+message to the seat to move, which says its whole budget (``time_left_ms``: the move's own time plus the bank) and
+its bank (``bank_ms``), and the first line the seat sends after it, its reply. The referee takes from the bank what a
+move thinks beyond the move's own time (arena/referee.py), and so does :func:`thoughts`. The k-th turn is the k-th
+move event (a play or a declaration) of the engine's events: a move's step in the replay. A turn with no reply is
+the one that faulted (it has no move event). Pure: bytes and events in, values out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+MESSAGES = re.compile(
+    rb'\{"t":"(?:send","seat":(\d+),"at":(\d+),"msg":\{"type":"turn",[^\n]*"time_left_ms":(\d+),"bank_ms":(\d+)\}\}'
+    rb'|recv","seat":(\d+),"at":(\d+),)')
+"""A turn sent (seat, at, budget, bank) or a line received (seat, at), as :class:`arena.matchlog.MatchLog` writes
+them: one scan of the log's text finds them without parsing the thousands of other lines."""
+MOVE_EVENTS = ("play", "declare")
+
+
+@dataclass(frozen=True)
+class Thought:
+    """One turn of one seat."""
+
+    seat: int
+    think_ms: int | None
+    """From the turn sent to the reply received; None when no reply came (the turn it faulted on)."""
+    budget_ms: int
+    """What the turn allowed: the move's own time plus the bank."""
+    bank_ms: int
+    """The bank before the move."""
+    step: int | None = None
+    """The move's step in the replay (1-based, its event's index + 1; the ``#step=N`` of its match page)."""
+
+    @property
+    def bank_left_ms(self) -> int:
+        """The bank after the move: what it thought beyond the move's own time is taken from it."""
+        if self.think_ms is None:
+            return 0
+        return max(0, self.bank_ms - max(0, self.think_ms - (self.budget_ms - self.bank_ms)))
+
+    @property
+    def slack_ms(self) -> int:
+        """How far from the limit the reply came (0: none came)."""
+        return 0 if self.think_ms is None else max(0, self.budget_ms - self.think_ms)
+
+
+def thoughts(wire: bytes, events: Sequence[dict[str, Any]] = ()) -> list[Thought]:
+    """Every turn in ``wire`` (a log's text, or its message lines), in order, each with its move's replay step
+    when ``events`` (the log's engine events) are given and agree on who moved."""
+    moves = [index for index, event in enumerate(events) if event.get("type") in MOVE_EVENTS]
+    pending: dict[int, tuple[int, int, int]] = {}
+    found: list[tuple[int, int, int | None, int, int]] = []  # (order, seat, think, budget, bank)
+    for hit in MESSAGES.finditer(wire):
+        if hit.group(1) is not None:
+            seat = int(hit.group(1))
+            pending[seat] = (len(found), int(hit.group(2)), int(hit.group(3)))
+            found.append((len(found), seat, None, int(hit.group(3)), int(hit.group(4))))
+        else:
+            asked = pending.pop(int(hit.group(5)), None)
+            if asked is not None:
+                order, sent, _ = asked
+                _, seat, _, budget, bank = found[order]
+                found[order] = (order, seat, max(0, int(hit.group(6)) - sent), budget, bank)
+    result = []
+    answered = 0
+    for _, seat, think, budget, bank in found:
+        step = None
+        # A reply that was not a legal move (the seat forfeited) has no move event: the next one is another seat's.
+        if think is not None and answered < len(moves) and events[moves[answered]].get("seat") == seat:
+            step = moves[answered] + 1
+            answered += 1
+        result.append(Thought(seat, think, budget, bank, step))
+    return result
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A move worth pointing at: its time, its match and its step in that match's replay."""
+
+    think_ms: int
+    budget_ms: int
+    bank_left_ms: int
+    match_id: int | None
+    step: int | None
+
+
+@dataclass
+class Tally:
+    """Think times summed over any number of moves (one seat's in a match, or a bot's over a tournament): exact,
+    as the times are whole milliseconds and a bot's distinct times are few (a count for each)."""
+
+    counts: Counter[int] = field(default_factory=Counter)
+    unanswered: int = 0
+    """Turns with no reply (timed out, or crashed while thinking)."""
+    closest: Mark | None = None
+    """The answered move with the least time to spare."""
+    least_bank: Mark | None = None
+    """The move after which the bank was lowest."""
+    matches: set[int] = field(default_factory=set)
+    """The ids of the matches counted (a build adds only those it has not)."""
+
+    def add(self, thought: Thought, match_id: int | None = None) -> None:
+        if match_id is not None:
+            self.matches.add(match_id)
+        if thought.think_ms is None:
+            self.unanswered += 1
+            return
+        self.counts[thought.think_ms] += 1
+        mark = Mark(thought.think_ms, thought.budget_ms, thought.bank_left_ms, match_id, thought.step)
+        self._consider(mark)
+
+    def _consider(self, mark: Mark) -> None:
+        # Ties go to the earliest match and step: a build merges its matches in any order, and gets the same page.
+        if self.closest is None or _closeness(mark) < _closeness(self.closest):
+            self.closest = mark
+        if self.least_bank is None or _lowness(mark) < _lowness(self.least_bank):
+            self.least_bank = mark
+
+    def merge(self, other: Tally) -> None:
+        self.counts.update(other.counts)
+        self.unanswered += other.unanswered
+        self.matches |= other.matches
+        for mark in (other.closest, other.least_bank):
+            if mark is not None:
+                self._consider(mark)
+
+    @property
+    def moves(self) -> int:
+        return sum(self.counts.values())
+
+    def mean_ms(self) -> float | None:
+        moves = self.moves
+        return sum(ms * n for ms, n in self.counts.items()) / moves if moves else None
+
+    def percentile_ms(self, share: float) -> int | None:
+        """The nearest-rank percentile: the least time that ``share`` of the moves took at most.
+
+        >>> Tally(Counter({1: 94, 2: 5, 300: 1})).percentile_ms(0.95), Tally().percentile_ms(0.95)
+        (2, None)
+        """
+        moves = self.moves
+        if not moves:
+            return None
+        rank, seen = max(1, math.ceil(share * moves)), 0
+        for ms in sorted(self.counts):
+            seen += self.counts[ms]
+            if seen >= rank:
+                return ms
+        return max(self.counts)  # pragma: no cover - the loop always reaches the rank
+
+    def max_ms(self) -> int | None:
+        return max(self.counts) if self.counts else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sums for people and scripts (``arena show --json``, the site's downloads): times in ms."""
+        mean = self.mean_ms()
+        return {"moves": self.moves, "unanswered": self.unanswered,
+                "mean_ms": None if mean is None else round(mean, 1), "p95_ms": self.percentile_ms(0.95),
+                "max_ms": self.max_ms(), "closest": _mark(self.closest), "least_bank": _mark(self.least_bank)}
+
+
+    def state(self) -> dict[str, Any]:
+        """Everything in the tally as JSON values (a site build keeps its bots' tallies between builds)."""
+        return {"counts": sorted(self.counts.items()), "unanswered": self.unanswered,
+                "matches": sorted(self.matches), "closest": _mark(self.closest), "least_bank": _mark(self.least_bank)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Tally:
+        """The tally :meth:`state` gave (KeyError, TypeError or ValueError for anything else)."""
+        return cls(Counter({int(ms): int(n) for ms, n in state["counts"]}), int(state["unanswered"]),
+                   _unmark(state["closest"]), _unmark(state["least_bank"]), {int(i) for i in state["matches"]})
+
+
+def _unmark(value: dict[str, Any] | None) -> Mark | None:
+    if value is None:
+        return None
+    return Mark(int(value["think_ms"]), int(value["budget_ms"]), int(value["bank_left_ms"]), value["match"],
+                value["step"])
+
+
+def _closeness(mark: Mark) -> tuple[int, int, int]:
+    return mark.budget_ms - mark.think_ms, mark.match_id or 0, _step_order(mark)
+
+
+def _lowness(mark: Mark) -> tuple[int, int, int]:
+    return mark.bank_left_ms, mark.match_id or 0, _step_order(mark)
+
+
+def _step_order(mark: Mark) -> int:
+    # A move with a step (one to link to) before one without (a reply that was not a move) when they tie.
+    return (1 << 30) if mark.step is None else mark.step
+
+
+def _mark(mark: Mark | None) -> dict[str, Any] | None:
+    if mark is None:
+        return None
+    return {"think_ms": mark.think_ms, "budget_ms": mark.budget_ms, "bank_left_ms": mark.bank_left_ms,
+            "match": mark.match_id, "step": mark.step}
+
+
+def by_seat(found: Iterable[Thought], seats: int, match_id: int | None = None) -> list[Tally]:
+    """The turns of one match summed per seat."""
+    tallies = [Tally(matches=set() if match_id is None else {match_id}) for _ in range(seats)]
+    for thought in found:
+        if 0 <= thought.seat < seats:
+            tallies[thought.seat].add(thought, match_id)
+    return tallies
+
+
+def compact(found: Iterable[Thought], bank_ms: int | None = None) -> str:
+    """The moves' think times for a replay's data file: one a move event (those :func:`thoughts` found a step
+    for), space-separated in the replay's order, so that no step is spelled out; ``/N`` after a time when the
+    seat's bank is then N ms, not what it was (``bank_ms``, the match's bank, at first): most moves leave it alone.
+
+    >>> compact([Thought(0, 12, 11000, 10000, 3), Thought(1, 1500, 11000, 10000, 4), Thought(0, None, 10500, 9500),
+    ...          Thought(1, 20, 10500, 9500, 6)], 10000)
+    '12 1500/9500 20'
+    """
+    banks: dict[int, int | None] = {}
+    said = []
+    for thought in found:
+        if thought.step is None:
+            continue
+        left = thought.bank_left_ms
+        if banks.get(thought.seat, bank_ms) == left:
+            said.append(str(thought.think_ms))
+        else:
+            said.append(f"{thought.think_ms}/{left}")
+        banks[thought.seat] = left
+    return " ".join(said)
