@@ -986,15 +986,17 @@ def test_standings_columns_sort_by_click_and_keyboard(seven: tuple[Store, Path],
     expect(heads.nth(1)).to_have_attribute("aria-sort", "descending")
     assert column(1) == sorted(SEARCH_BOTS, reverse=True)
     # By keyboard: the win % heading (a column shown at every width) is a button; Enter sorts, by number.
-    wins = heads.nth(5).get_by_role("button")
+    at = [text.strip() for text in heads.all_inner_texts()].index(next(
+        text.strip() for text in heads.all_inner_texts() if text.strip().startswith("Win %")))
+    wins = heads.nth(at).get_by_role("button")
     wins.focus()
     page.keyboard.press("Enter")
-    expect(heads.nth(5)).to_have_attribute("aria-sort", "ascending")
-    values = [float(v.rstrip("%")) for v in column(5)]
+    expect(heads.nth(at)).to_have_attribute("aria-sort", "ascending")
+    values = [float(v.rstrip("%")) for v in column(at)]
     assert values == sorted(values) and len(set(values)) > 1
     page.keyboard.press("Space")
-    expect(heads.nth(5)).to_have_attribute("aria-sort", "descending")
-    assert [float(v.rstrip("%")) for v in column(5)] == sorted(values, reverse=True)
+    expect(heads.nth(at)).to_have_attribute("aria-sort", "descending")
+    assert [float(v.rstrip("%")) for v in column(at)] == sorted(values, reverse=True)
     shoot(page, f"standings-sorted-{width}")
 
 
