@@ -35,8 +35,10 @@ RESAMPLES = 400
 """Enough for stable 2.5% and 97.5% quantiles of a handful of ranks."""
 MARGIN = 0.15
 """The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 35-65% may be equal."""
-VECTOR_SEATS = 4000
-"""From this many results (a thousand matches of four seats) on, the bootstrap runs on numpy arrays."""
+VECTOR_SEATS = 1000
+VECTOR_BOTS = 24
+"""From this many results (250 matches of four seats), or this many bots ranked, on, the bootstrap runs on numpy
+arrays; below both the plain loop costs less than importing numpy."""
 RESAMPLE_TOLERANCE = 1e-3
 """A resample's fit starts from the full data's and stops once no log strength moves by a thousandth in a step:
 a hundredth of the spread between resamples even with thousands of matches."""
@@ -185,8 +187,8 @@ def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None,
                level: float = LEVEL, seed: int = 0, vector: bool | None = None) -> Confidence:
     """Bootstrap the fitted strengths over whole groups. ``bots`` lists every bot to rank (default: those in
     ``results``); a bot without results ranks last with an interval covering every rank from its neighbours'.
-    ``vector`` (default: from :data:`VECTOR_SEATS` results on) does the work on numpy arrays: the same resamples
-    from the same seed, fitted alike, so the same numbers to rounding."""
+    ``vector`` (default: from :data:`VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does the work on numpy
+    arrays: the same resamples from the same seed, fitted alike, so the same numbers to rounding."""
     results = results if isinstance(results, Sequence) else list(results)
     place_sum: dict[int, int] = defaultdict(int)
     matches: dict[int, int] = defaultdict(int)
@@ -196,7 +198,8 @@ def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None,
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
-    vector = len(results) >= VECTOR_SEATS if vector is None else vector
+    if vector is None:
+        vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
     rng = random.Random(seed)
     point, (sampled, lows, highs) = (_bootstrap_arrays if vector else _bootstrap_loop)(
         results, index, resamples if measured else 0, rng)
