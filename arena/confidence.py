@@ -22,18 +22,23 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from operator import mul, sub
 from statistics import NormalDist
 from typing import Any, Literal
 
-from arena.ranking import Pair, fit_indexed, pair_counts
+from arena.ranking import Pair, fit_loop, fit_vector, pair_counts
 
 LEVEL = 0.95
 RESAMPLES = 400
 """Enough for stable 2.5% and 97.5% quantiles of a handful of ranks."""
 MARGIN = 0.15
 """The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 35-65% may be equal."""
+VECTOR_SEATS = 1000
+VECTOR_BOTS = 24
+"""From this many results (250 matches of four seats), or this many bots ranked, on, the bootstrap runs on numpy
+arrays; below both the plain loop costs less than importing numpy."""
 RESAMPLE_TOLERANCE = 1e-3
 """A resample's fit starts from the full data's and stops once no log strength moves by a thousandth in a step:
 a hundredth of the spread between resamples even with thousands of matches."""
@@ -114,7 +119,12 @@ class Confidence:
     resamples: int
 
     def line(self, bot: int) -> BotConfidence:
-        return next(line for line in self.bots if line.bot == bot)
+        return self._lines[bot]
+
+    @cached_property
+    def _lines(self) -> dict[int, BotConfidence]:
+        """The lines by bot: the stop rule and the pages look up every neighbour, a scan each would be quadratic."""
+        return {line.bot: line for line in self.bots}
 
     def separated(self, a: int, b: int, test: PairTest | None = None) -> bool:
         """Whether a is shown above b rather than level with it: P(above) at least :attr:`level`, or, for a
@@ -174,19 +184,78 @@ class Confidence:
 
 
 def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None, resamples: int = RESAMPLES,
-               level: float = LEVEL, seed: int = 0) -> Confidence:
+               level: float = LEVEL, seed: int = 0, vector: bool | None = None) -> Confidence:
     """Bootstrap the fitted strengths over whole groups. ``bots`` lists every bot to rank (default: those in
-    ``results``); a bot without results ranks last with an interval covering every rank from its neighbours'."""
+    ``results``); a bot without results ranks last with an interval covering every rank from its neighbours'.
+    ``vector`` (default: from :data:`VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does the work on numpy
+    arrays: the same resamples from the same seed, fitted alike, so the same numbers to rounding."""
+    results = results if isinstance(results, Sequence) else list(results)
     place_sum: dict[int, int] = defaultdict(int)
     matches: dict[int, int] = defaultdict(int)
-    seats: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     for result in results:
         place_sum[result.bot] += result.place
         matches[result.bot] += 1
-        seats[result.group][result.match].append((result.bot, result.place))
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
+    if vector is None:
+        vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
+    rng = random.Random(seed)
+    point, (sampled, lows, highs) = (_bootstrap_arrays if vector else _bootstrap_loop)(
+        results, index, resamples if measured else 0, rng)
+    estimate = dict(zip(measured, point))
+    samples, low_ranks, high_ranks = dict(zip(measured, sampled)), dict(zip(measured, lows)), dict(zip(measured, highs))
+    mean_place = {bot: place_sum[bot] / matches[bot] for bot in measured}
+    position = {bot: i for i, bot in reversed(list(enumerate(ids)))}
+    order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], position[bot]))
+    unmeasured = [bot for bot in ids if bot not in estimate]
+    tail = (1 - level) / 2
+    lines = [BotConfidence(bot, mean_place[bot], matches[bot], _quantile(low_ranks[bot], tail),
+                           _quantile(high_ranks[bot], 1 - tail), estimate[bot]) for bot in order]
+    lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
+    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
+
+
+class PAbove(Mapping[tuple[int, int], float]):
+    """P(a truly above b) for every ordered pair of bots, counted from the resampled strengths when asked: the
+    standings ask only for neighbours, and a field of a thousand bots has a million pairs."""
+
+    def __init__(self, ids: Sequence[int], samples: Mapping[int, Sequence[float]]) -> None:
+        self.ids = list(ids)
+        self._known_ids = set(self.ids)  # a membership test per look-up: a list's would cost the field's size
+        self.samples = samples
+        self.known: dict[tuple[int, int], float] = {}
+
+    def __getitem__(self, key: tuple[int, int]) -> float:
+        a, b = key
+        if a == b or a not in self._known_ids or b not in self._known_ids:
+            raise KeyError(key)
+        if key not in self.known:
+            if a in self.samples and b in self.samples and self.samples[a]:
+                # Stronger is above; an exact tie counts half each way.
+                twice = sum(2 if x > y else 1 if x == y else 0 for x, y in zip(self.samples[a], self.samples[b]))
+                self.known[key] = twice / (2 * len(self.samples[a]))
+            else:  # nothing is known of an unmeasured bot: measured ones rank above it, but not with confidence
+                self.known[key] = 0.5
+        return self.known[key]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return ((a, b) for a in self.ids for b in self.ids if a != b)
+
+    def __len__(self) -> int:
+        return len(self.ids) * (len(self.ids) - 1)
+
+
+Resampled = tuple[list[list[float]], list[list[int]], list[list[int]]]
+"""By bot index: its fitted strength, best rank and worst rank in every resample."""
+
+
+def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
+                    rng: random.Random) -> tuple[list[float], Resampled]:
+    """The full data's fit and the resamples' (bots by their ``index``), in plain Python."""
+    seats: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+    for result in results:
+        seats[result.group][result.match].append((result.bot, result.place))
     # Each group as its pairwise comparisons, (pair, packed (2 x wins, comparisons)); groups with the same ones
     # are interchangeable: a resample's weight for such a kind of group is the sum of its groups' weights. Summing
     # per kind first makes the per-pair sums run over a few hundred kinds instead of thousands of groups.
@@ -213,67 +282,98 @@ def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None,
             columns[pair][1].append(value)
     first = [index[a] for a, _ in columns]
     second = [index[b] for _, b in columns]
-    point = fit_indexed(len(measured), first, second, [everything[pair][0] for pair in columns],
-                        [float(everything[pair][1]) for pair in columns])
-    estimate = dict(zip(measured, point))
-    rng = random.Random(seed)
-    samples: dict[int, list[float]] = {bot: [] for bot in measured}
-    low_ranks: dict[int, list[int]] = {bot: [] for bot in measured}
-    high_ranks: dict[int, list[int]] = {bot: [] for bot in measured}
-    groups = len(seats)
-    for _ in range(resamples if measured else 0):
+    size = len(index)
+    point = fit_loop(size, first, second, [everything[pair][0] for pair in columns],
+                     [float(everything[pair][1]) for pair in columns])
+    samples: list[list[float]] = [[] for _ in range(size)]
+    low_ranks: list[list[int]] = [[] for _ in range(size)]
+    high_ranks: list[list[int]] = [[] for _ in range(size)]
+    for _ in range(resamples):
         # Each kind's weight, the sum of its groups' (they are consecutive): differences of running totals, with
         # every loop in C.
-        totals = [0, *accumulate(_poisson_weights(rng, groups))]
+        totals = [0, *accumulate(_poisson_weights(rng, len(seats)))]
         counts = list(map(sub, map(totals.__getitem__, ends), map(totals.__getitem__, starts)))
         packed = [sum(map(mul, map(counts.__getitem__, its_kinds), values)) for its_kinds, values in columns.values()]
         # A bot none of whose groups was drawn says nothing in this resample: the fit keeps it at its estimate.
-        stat = fit_indexed(len(measured), first, second, [(total >> _PACK) / 2 for total in packed],
-                           [float(total & _MASK) for total in packed], start=point,
-                           tolerance=RESAMPLE_TOLERANCE)
+        stat = fit_loop(size, first, second, [(total >> _PACK) / 2 for total in packed],
+                        [float(total & _MASK) for total in packed], start=point, tolerance=RESAMPLE_TOLERANCE)
         ordered = sorted(-fitted for fitted in stat)
-        for bot, fitted in zip(measured, stat):
-            samples[bot].append(fitted)
+        for i, fitted in enumerate(stat):
+            samples[i].append(fitted)
             # Rank 1 + the bots strictly stronger; with ties, the worst rank is counted for the upper end.
-            low_ranks[bot].append(bisect_left(ordered, -fitted) + 1)
-            high_ranks[bot].append(bisect_right(ordered, -fitted))
-    mean_place = {bot: place_sum[bot] / matches[bot] for bot in measured}
-    order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], ids.index(bot)))
-    unmeasured = [bot for bot in ids if bot not in estimate]
-    tail = (1 - level) / 2
-    lines = [BotConfidence(bot, mean_place[bot], matches[bot], _quantile(low_ranks[bot], tail),
-                           _quantile(high_ranks[bot], 1 - tail), estimate[bot]) for bot in order]
-    lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
-    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
+            low_ranks[i].append(bisect_left(ordered, -fitted) + 1)
+            high_ranks[i].append(bisect_right(ordered, -fitted))
+    return point, (samples, low_ranks, high_ranks)
 
 
-class PAbove(Mapping[tuple[int, int], float]):
-    """P(a truly above b) for every ordered pair of bots, counted from the resampled strengths when asked: the
-    standings ask only for neighbours, and a field of a thousand bots has a million pairs."""
+def _bootstrap_arrays(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
+                      rng: random.Random) -> tuple[list[float], Resampled]:
+    """:func:`_bootstrap_loop` on numpy arrays: the same kinds of groups in the same order, the same weights drawn
+    from the same stream, fitted by :func:`~arena.ranking.fit_vector` (the loop's fit to rounding)."""
+    import numpy as np
 
-    def __init__(self, ids: Sequence[int], samples: Mapping[int, Sequence[float]]) -> None:
-        self.ids = list(ids)
-        self.samples = samples
-        self.known: dict[tuple[int, int], float] = {}
-
-    def __getitem__(self, key: tuple[int, int]) -> float:
-        a, b = key
-        if a == b or a not in self.ids or b not in self.ids:
-            raise KeyError(key)
-        if key not in self.known:
-            if a in self.samples and b in self.samples and self.samples[a]:
-                # Stronger is above; an exact tie counts half each way.
-                twice = sum(2 if x > y else 1 if x == y else 0 for x, y in zip(self.samples[a], self.samples[b]))
-                self.known[key] = twice / (2 * len(self.samples[a]))
-            else:  # nothing is known of an unmeasured bot: measured ones rank above it, but not with confidence
-                self.known[key] = 0.5
-        return self.known[key]
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        return ((a, b) for a in self.ids for b in self.ids if a != b)
-
-    def __len__(self) -> int:
-        return len(self.ids) * (len(self.ids) - 1)
+    size, count = len(index), len(results)
+    group = np.fromiter((result.group for result in results), np.int64, count)
+    match = np.fromiter((result.match for result in results), np.int64, count)
+    bot = np.fromiter((index.get(result.bot, -1) for result in results), np.int64, count)
+    place = np.fromiter((result.place for result in results), np.int64, count)
+    _, group = np.unique(group, return_inverse=True)  # a group's position among the groups in id order
+    groups = int(group.max(initial=-1)) + 1
+    # A match's seats together, in their given order: pair_counts compares each seat with the later ones.
+    order = np.lexsort((np.arange(count), match, group))
+    group, match, bot, place = group[order], match[order], bot[order], place[order]
+    parts: list[tuple[Any, ...]] = []
+    for offset in range(1, count):
+        same = match[:-offset] == match[offset:]
+        if not same.any():
+            break
+        x, y, px, py = bot[:-offset], bot[offset:], place[:-offset], place[offset:]
+        keep = same & (x >= 0) & (y >= 0) & (x != y)  # only the bots asked for, never a bot with itself
+        x, y, px, py = x[keep], y[keep], px[keep], py[keep]
+        low_place, high_place = np.where(x < y, px, py), np.where(x < y, py, px)
+        parts.append((group[:-offset][keep], np.minimum(x, y), np.maximum(x, y),
+                      np.sign(high_place - low_place) + 1))  # twice the low bot's wins: 2, 1 (a tie) or 0
+    width = max(size, 1)
+    key = np.concatenate([np.zeros(0, np.int64), *((g * width + a) * width + b for g, a, b, _ in parts)])
+    twice_won = np.concatenate([np.zeros(0, np.int64), *(won for *_, won in parts)])
+    # Per (group, pair): its comparisons and twice the low bot's wins, in group order then pair order.
+    rows, row_of = np.unique(key, return_inverse=True)
+    row_won = np.bincount(row_of, twice_won, len(rows)).astype(np.int64)
+    row_count = np.bincount(row_of, None, len(rows)).astype(np.int64)
+    row_group, row_pair = rows // (width * width), rows % (width * width)
+    # Groups with the same rows are one kind, numbered by first appearance (the loop's order).
+    bounds = np.searchsorted(row_group, np.arange(groups + 1))
+    table = np.stack((row_pair, row_won, row_count), axis=1)
+    kinds: dict[bytes, int] = {}
+    kind_of_group = [kinds.setdefault(table[bounds[g]:bounds[g + 1]].tobytes(), len(kinds)) for g in range(groups)]
+    members = np.bincount(np.asarray(kind_of_group, dtype=np.intp), None, len(kinds)).astype(np.intp)
+    ends = np.cumsum(members)
+    starts = ends - members
+    first_of_kind = np.unique(kind_of_group, return_index=True)[1]  # a group of each kind, by kind number
+    lengths = bounds[first_of_kind + 1] - bounds[first_of_kind]
+    entry_rows = np.repeat(bounds[first_of_kind] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+    kind_of = np.repeat(np.arange(len(kinds)), lengths)
+    pairs, pair_of_row = np.unique(row_pair, return_inverse=True)
+    pair_of = pair_of_row[entry_rows]
+    half_wins, compared = row_won[entry_rows].astype(float), row_count[entry_rows].astype(float)
+    first, second = pairs // width, pairs % width
+    point = fit_vector(size, first, second, np.bincount(pair_of_row, row_won, len(pairs)) / 2,
+                       np.bincount(pair_of_row, row_count, len(pairs)).astype(float))
+    poisson = np.asarray(_POISSON, dtype=np.int64)
+    fitted = np.empty((resamples, size))
+    for resample in range(resamples):
+        totals = np.concatenate(([0], np.cumsum(poisson[np.frombuffer(rng.randbytes(2 * groups), np.uint16)])))
+        weight = (totals[ends] - totals[starts])[kind_of]
+        fitted[resample] = fit_vector(size, first, second, np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
+                                      np.bincount(pair_of, weight * compared, len(pairs)), start=point,
+                                      tolerance=RESAMPLE_TOLERANCE)
+    low = np.empty((resamples, size), dtype=np.int64)
+    high = np.empty((resamples, size), dtype=np.int64)
+    for resample, stat in enumerate(-fitted):
+        ordered = np.sort(stat)
+        low[resample] = np.searchsorted(ordered, stat, side="left") + 1
+        high[resample] = np.searchsorted(ordered, stat, side="right")
+    return point.tolist(), (fitted.T.tolist(), low.T.tolist(), high.T.tolist())
 
 
 def _poisson_table(bits: int = 16) -> list[int]:

@@ -12,7 +12,9 @@ orders exactly as mean place does when no places are tied (a tie is half a win e
 counts a tie for second as second for both; the full likelihood weighs a first place apart from a second and can
 differ more);
 and the cost of an iteration is one pass over the distinct pairs that met, linear in the matches, whatever the
-number of bots.
+number of bots. Over :data:`VECTOR_PAIRS` distinct pairs that pass is numpy's (:func:`fit_vector`: the same steps on arrays, equal to
+the loop's to rounding: a field of a thousand bots has tens of thousands of pairs); below it, a loop in plain Python
+costs less than importing numpy.
 
 A bot that never lost (or never won) has no finite maximum, so every bot also plays one virtual win and one
 virtual loss against a phantom of strength 1 (a small prior that fixes the scale too): a bot's strength is then
@@ -25,12 +27,15 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 PRIOR = 1.0
 """Virtual wins (and as many losses) of every bot against the phantom of strength 1."""
 TOLERANCE = 1e-9
 """The iteration stops when no log strength moves by more than this."""
 MAX_ITERATIONS = 2000
+VECTOR_PAIRS = 2000
+"""From this many distinct pairs on, the fit's iterations run on numpy arrays (:func:`fit_vector`)."""
 
 Pair = tuple[int, int]
 """Two bot ids, the smaller first."""
@@ -71,7 +76,18 @@ def fit_indexed(size: int, first: Sequence[int], second: Sequence[int], wins: Se
                 n: Sequence[float], start: Sequence[float] | None = None, tolerance: float = TOLERANCE,
                 max_iterations: int = MAX_ITERATIONS) -> list[float]:
     """:func:`fit` on bots 0..size-1 and pairs as parallel lists (first[k] vs second[k], n[k] comparisons of
-    which first[k] won wins[k]): the form the bootstrap calls once per resample."""
+    which first[k] won wins[k]): the form the bootstrap calls once per resample. On :data:`VECTOR_PAIRS` pairs
+    or more it is :func:`fit_vector`'s."""
+    if len(first) >= VECTOR_PAIRS:
+        fitted: list[float] = fit_vector(size, first, second, wins, n, start, tolerance, max_iterations).tolist()
+        return fitted
+    return fit_loop(size, first, second, wins, n, start, tolerance, max_iterations)
+
+
+def fit_loop(size: int, first: Sequence[int], second: Sequence[int], wins: Sequence[float],
+             n: Sequence[float], start: Sequence[float] | None = None, tolerance: float = TOLERANCE,
+             max_iterations: int = MAX_ITERATIONS) -> list[float]:
+    """:func:`fit_indexed` in plain Python, whatever the size."""
     won = [PRIOR] * size
     met = [0.0] * size
     for a, b, w, count in zip(first, second, wins, n):
@@ -124,6 +140,64 @@ def _mm_step(theta: Sequence[float], won: Sequence[float], met: Sequence[float],
     # would creep there over thousands of them. Move it at once towards its best value for the rest.
     scale = _best_scale([g for g, played in zip(updated, met) if played])
     return [math.log(g * scale) if played else old for g, played, old in zip(updated, met, theta)]
+
+
+def fit_vector(size: int, first: Sequence[int] | Any, second: Sequence[int] | Any, wins: Sequence[float] | Any,
+               n: Sequence[float] | Any, start: Sequence[float] | Any | None = None, tolerance: float = TOLERANCE,
+               max_iterations: int = MAX_ITERATIONS) -> Any:
+    """:func:`fit_loop`'s iteration, step for step, on numpy arrays (lists or arrays in, an array out): what a
+    field of many pairs needs, each step being a handful of passes in C over the pairs."""
+    import numpy as np
+
+    a = np.asarray(first, dtype=np.intp)
+    b = np.asarray(second, dtype=np.intp)
+    count = np.asarray(n, dtype=float)
+    won_by_first = np.asarray(wins, dtype=float)
+    if len(a) and bool((a[1:] < a[:-1]).any()):  # the steps below want the pairs in order of their first bot
+        order = np.argsort(a, kind="stable")
+        a, b, count, won_by_first = a[order], b[order], count[order], won_by_first[order]
+    won = PRIOR + np.bincount(a, won_by_first, size) + np.bincount(b, count - won_by_first, size)
+    played = (np.bincount(a, count, size) + np.bincount(b, count, size)) > 0
+    theta = np.zeros(size) if start is None or len(start) == 0 else np.array(start, dtype=float)
+    # With the pairs in order of their first bot, its side of a step is a repeat and a sum over runs: cheaper
+    # in numpy than the gather and the weighted count the second bot's side needs.
+    firsts, runs = np.unique(a, return_counts=True)
+    run_starts = np.cumsum(runs) - runs
+
+    def step(theta: Any) -> Any:
+        strength = np.exp(theta)
+        share = count / (np.repeat(strength[firsts], runs) + strength[b])
+        denominator = 2 * PRIOR / (strength + 1.0) + np.bincount(b, share, size)
+        if len(share):
+            denominator[firsts] += np.add.reduceat(share, run_starts)
+        updated = won / denominator
+        kept = updated[played]
+        slope = float((2 * kept / (1 + kept) ** 2).sum())
+        scale = math.exp(float(((1 - kept) / (1 + kept)).sum()) / slope) if slope else 1.0
+        return np.where(played, np.log(updated * scale), theta)
+
+    iterations = 0
+    while iterations < max_iterations:
+        once = step(theta)
+        twice = step(once)
+        iterations += 3
+        r = once - theta
+        v = twice - 2 * once + theta
+        r_norm = math.sqrt(float(r @ r))
+        if r_norm <= tolerance:
+            theta = twice
+            break
+        v_norm = math.sqrt(float(v @ v))
+        alpha = min(-r_norm / v_norm, -1.0) if v_norm else -1.0
+        jump = theta - 2 * alpha * r + alpha * alpha * v
+        if float(np.abs(jump).max(initial=0.0)) > _FAR:
+            jump = twice
+        updated = step(jump)
+        moved = float(np.abs(updated - theta).max(initial=0.0))
+        theta = updated
+        if moved <= tolerance:
+            break
+    return theta
 
 
 def _best_scale(strength: Sequence[float]) -> float:

@@ -154,3 +154,30 @@ def test_the_stop_rules_test_calls_equal_bots_equal_and_a_clear_gap_apart() -> N
     stored = PairTest.stored({"repeats": 10, "stop": {"confidence": 0.95, "max_matches": 60, "margin": 0.3}})
     assert stored is not None and math.isclose(stored.z, test.z) and (stored.looks, stored.margin) == (10, 0.3)
     assert PairTest.stored({"repeats": 3}) is None
+
+
+def test_the_numpy_bootstrap_draws_and_fits_the_same_resamples_as_the_plain_loop() -> None:
+    # A field with what the array path must get right: ties (a shared place), groups of one kind (copies), a
+    # 5-seat match beside 3-seat ones, a bot not asked for (its comparisons left out), one asked for without
+    # results, and ids not in order. The same seed must give the same resamples, so equal numbers to rounding.
+    rng = random.Random(7)
+    results = ladder_results(120, gap=0.4, copies=2, seed=3)
+    results = [GroupPlace(result.group, [40, 12, 31, 7][result.bot], result.place, result.match) for result in results]
+    for group in range(120, 160):
+        seated = rng.sample([40, 12, 31, 7, 99, 5], 5 if group % 8 == 0 else 3)
+        places = [1 + min(rank, len(seated) - 2) for rank in range(len(seated))]  # the last two share a place
+        rng.shuffle(places)
+        results.extend(GroupPlace(group, bot, place, 1000 + group) for bot, place in zip(seated, places))
+    asked = [31, 7, 40, 12, 5, 77]  # 99 left out; 77 has no results
+    loop = confidence(results, asked, resamples=60, seed=5, vector=False)
+    arrays = confidence(results, asked, resamples=60, seed=5, vector=True)
+    assert loop.order() == arrays.order() and loop.order()[-1] == 77
+    for mine, theirs in zip(loop.bots, arrays.bots):
+        assert (mine.bot, mine.rank_low, mine.rank_high, mine.matches) == (
+            theirs.bot, theirs.rank_low, theirs.rank_high, theirs.matches)
+        assert math.isnan(mine.strength) or math.isclose(mine.strength, theirs.strength, abs_tol=1e-9)
+    assert any(line.rank_low < line.rank_high for line in loop.bots[:-1])  # resampling that moves ranks at all
+    for a in asked:
+        for b in asked:
+            if a != b:
+                assert math.isclose(loop.p_above[(a, b)], arrays.p_above[(a, b)], abs_tol=1e-12), (a, b)

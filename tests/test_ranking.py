@@ -6,7 +6,7 @@ import itertools
 import math
 import random
 
-from arena.ranking import fit, pair_counts, strengths
+from arena.ranking import fit, fit_loop, fit_vector, pair_counts, strengths
 
 
 def plackett_luce(rng: random.Random, bots: tuple[int, ...], truth: list[float]) -> list[tuple[int, int]]:
@@ -68,3 +68,23 @@ def test_the_fit_is_deterministic_whatever_the_order_of_matches() -> None:
     pairs = pair_counts(matches)
     warm = fit([0, 1, 2, 3, 9], pairs, start={bot: value + 0.3 for bot, value in once.items()})
     assert all(math.isclose(once[bot], warm[bot], abs_tol=1e-7) for bot in once) and warm[9] == 0.0
+
+
+def test_the_numpy_fit_takes_the_loops_steps() -> None:
+    # What fit_indexed runs past VECTOR_PAIRS pairs must end where the plain loop does, cold and warm, with a bot
+    # in no pair kept at its start, whatever order the pairs come in.
+    rng = random.Random(11)
+    truth = [rng.gauss(0, 1) for _ in range(40)]
+    matches = [plackett_luce(rng, tuple(rng.sample(range(38), 4)), truth) for _ in range(300)]
+    pairs = pair_counts(matches)
+    order = list(pairs)
+    rng.shuffle(order)
+    first, second = [a for a, _ in order], [b for _, b in order]
+    wins, n = [pairs[p][0] for p in order], [float(pairs[p][1]) for p in order]
+    start = [0.1 * (bot % 3) for bot in range(40)]
+    for begin in (None, start):
+        loop = fit_loop(40, first, second, wins, n, begin)
+        vector = fit_vector(40, first, second, wins, n, begin).tolist()
+        assert all(math.isclose(x, y, abs_tol=1e-9) for x, y in zip(loop, vector))
+        assert loop[38:] == vector[38:] == ([0.0, 0.0] if begin is None else begin[38:])
+        assert max(loop) - min(loop[:38]) > 1.0  # a fit that moved

@@ -120,16 +120,18 @@ def spread(tally: Tally, active: Sequence[int], weights: Mapping[int, float] | N
     purpose) and each active bot's matches against its fair share."""
     weights = weights or {}
     target = targets(tally, list(active), weights)
-    full = sorted(bot for bot in active if weights.get(bot, 1.0) >= 1.0)
-    counts = [tally.meetings.get((a, b), 0) for i, a in enumerate(full) for b in full[i + 1:]]
-    least, most = (min(counts), max(counts)) if counts else (0, 0)
+    full = {bot for bot in active if weights.get(bot, 1.0) >= 1.0}
+    pairs = len(full) * (len(full) - 1) // 2
+    # Over the pairs that met, not every pair of the field: linear in the groups scheduled, not in bots squared.
+    met = [count for (a, b), count in tally.meetings.items() if a in full and b in full and count]
+    least, most = (min(met) if len(met) == pairs else 0, max(met)) if met else (0, 0)
     shares = []
     for bot in sorted(active):
         fair = target(bot)
         matches = tally.played.get(bot, 0)
         shares.append(BotShare(bot, matches, fair, matches / fair if fair >= tally.players else None,
                                weights.get(bot, 1.0)))
-    return Spread(len(counts), least, most, least / most if most else None, tuple(shares))
+    return Spread(pairs, least, most, least / most if most else None, tuple(shares))
 
 
 def closeness_of(p_above: Mapping[tuple[int, int], float], bots: Iterable[int]) -> dict[tuple[int, int], float]:

@@ -1,0 +1,236 @@
+"""Scale benchmark: how standings, a league batch's scheduling, the schedule itself and the site grow with the field.
+
+For each size (bots x matches per bot) a real SQLite store is written into arena's schema (the tournament and its
+bots through the Store API, the finished matches, their seats and a rating row per seat by bulk inserts: nothing
+is played). The schedule is arena's balanced random design at 4 seats, cut to the size; the places come from a
+Plackett-Luce model of known log strengths (Gumbel noise on a seeded normal skill per bot), every draw from one
+seeded ``random.Random``. On each store it times, in CPU seconds of this process:
+
+- ``standings``: what ``arena standings --json`` computes: the store's standings (its fit included), the seats
+  read for the bootstrap, :func:`arena.confidence.confidence` (rank intervals from 400 resamples), and the shared
+  ranks, P(above next) and chains of ties of the table; plus how well the fit orders the known truth (Spearman);
+- ``league``: one league batch's scheduling with every bot active (the tally read from the store once, then
+  ``choose_groups`` for ``groups_per_batch`` groups, the spread the league shows, and the closeness the matchmaker
+  would read from a 100-resample confidence, with its P(above) for the pairs a batch looks at);
+- ``site`` (up to ``--site-max-matches``, measured as it is): a full build, its pages and the largest page.
+
+Then, once: the balanced random design and ``arena run --dry-run`` (its summary, reading every bot's manifest)
+at ``--schedule-bots`` bots (default 10,000). Prints ONE JSON object.
+
+    python bench/scale.py                      # 100, 1,000, 10,000 bots x 10, 100 matches each, and 1,000 x 400
+    python bench/scale.py --quick              # 100 bots x 10 and 100, 1,000 x 10; the schedule at 1,000 bots
+    python bench/scale.py --sizes 1000x400 --no-site     # one size: 1,000 bots, 100,000 matches
+
+This is a measurement, not a test: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import resource
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from arena.cli_results import standings_with_confidence
+from arena.confidence import confidence
+from arena.ratings import RatingConfig
+from arena.run.league import tally_from_store
+from arena.run.matchmaking import choose_groups, closeness_of, pair, spread
+from arena.schedule import make_schedule
+from arena.store import Store
+
+PLAYERS = 4
+GROUPS_PER_BATCH = 8
+"""A league's batch: ``groups_per_batch`` defaults to its workers; 8 is a large machine's."""
+SIZES = "100x10,100x100,1000x10,1000x100,1000x400,10000x10,10000x100"
+QUICK_SIZES = "100x10,100x100,1000x10"
+T = TypeVar("T")
+
+
+def cpu() -> float:
+    """CPU seconds of this process and its finished children (a site build's workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(work: Callable[[], T]) -> tuple[T, float]:
+    started = cpu()
+    value = work()
+    return value, cpu() - started
+
+
+def fill(path: Path, bots: int, per_bot: int, seed: int) -> tuple[Store, int, list[float]]:
+    """A store at ``path`` with one finished tournament of ``bots`` bots, each in about ``per_bot`` matches; the
+    store, the tournament's id and each bot's true log strength (by slot)."""
+    rng = random.Random(seed)
+    matches = bots * per_bot // PLAYERS // PLAYERS * PLAYERS  # whole groups of PLAYERS rotations
+    rounds = -(-matches // (bots * PLAYERS))  # the balanced random design plays PLAYERS matches per bot and round
+    schedule = make_schedule(bots, PLAYERS, rounds, seed)[:matches]
+    config = {"name": "scale", "players": PLAYERS, "seed": seed, "repeats": rounds, "format": "balanced-random",
+              "rules": {"threshold": 100}, "limits": {"move_ms": 1000}, "sandbox_limits": {"memory_mb": 512},
+              "sandbox": "process", "rating": RatingConfig().__dict__}
+    entrants = [{"name": f"bot-{i}", "directory": f"/bots/bot-{i}", "files_hash": f"{i:064x}",
+                 "command": ["python3", "bot.py"], "language": "python"} for i in range(bots)]
+    store = Store(path)
+    tid = store.create_tournament("scale", config, "0" * 64, entrants, ())
+    ids = [int(row["id"]) for row in store.bots(tid)]
+    truth = [rng.gauss(0, 1) for _ in range(bots)]
+    match_rows, seat_rows, rating_rows = [], [], []
+    for match in schedule:
+        match_id = match.index + 1
+        keyed = [truth[slot] - math.log(-math.log(rng.random() or 1e-300)) for slot in match.bots]
+        ranked = sorted(range(PLAYERS), key=lambda seat: -keyed[seat])
+        places = [0] * PLAYERS
+        for place, seat in enumerate(ranked, 1):
+            places[seat] = place
+        rounds_played = rng.randint(4, 14)
+        match_rows.append((match_id, tid, match.index, match.group, match.rotation, match.seed, rounds_played,
+                           rounds_played * 6 * PLAYERS, "last_standing", 0.5, "2026-12-02T00:00:00Z"))
+        for seat, slot in enumerate(match.bots):
+            seat_rows.append((match_id, seat, ids[slot], places[seat], rng.randint(0, 120), rounds_played,
+                              rounds_played * 6, rng.randint(0, 120), rng.randint(0, 4), rng.randint(0, 2), 10000))
+            rating_rows.append((tid, ids[slot], match.index, 25.0 + truth[slot], 8.0 / (1 + match.index / bots)))
+    with store.atomic() as db:
+        db.executemany("INSERT INTO matches (id, tournament_id, idx, grp, rotation, seed, status, attempts, rounds, "
+                       "turns, termination, duration_s, finished_at) VALUES (?, ?, ?, ?, ?, ?, 'done', 1, ?, ?, ?, ?, ?)",
+                       match_rows)
+        db.executemany("INSERT INTO seats (match_id, seat, bot_id, place, score, rounds, turns, points, declares_ok, "
+                       "declares_failed, bank_left_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", seat_rows)
+        db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)", rating_rows)
+        db.execute("UPDATE tournaments SET finished_at = '2026-12-02T00:00:00Z' WHERE id = ?", (tid,))
+    return store, tid, truth
+
+
+def spearman(order: Sequence[int], truth: Sequence[float]) -> float:
+    """Rank correlation of a standings order (slots, best first) with the true strengths."""
+    true_rank = {slot: rank for rank, slot in enumerate(sorted(range(len(truth)), key=lambda s: -truth[s]))}
+    n = len(order)
+    return 1 - 6 * sum((rank - true_rank[slot]) ** 2 for rank, slot in enumerate(order)) / (n * (n * n - 1))
+
+
+def standings(store: Store, tid: int, truth: Sequence[float]) -> dict[str, Any]:
+    """``arena standings --json``'s work, step by step, in CPU seconds."""
+    table, read = timed(lambda: store.standings(tid))
+    seats, seat_read = timed(lambda: store.seat_results(tid))
+    sure, boot = timed(lambda: confidence(seats, [line.bot_id for line in table]))
+    lines, shown = timed(lambda: standings_with_confidence(table, sure))
+    slot = {int(row["id"]): int(row["slot"]) for row in store.bots(tid)}
+    widths = [high - low + 1 for low, high in (line["rank_interval_95"] for line in lines)]
+    return {"cpu_s": round(read + seat_read + boot + shown, 2), "store_standings_s": round(read, 2),
+            "seat_results_s": round(seat_read, 2), "confidence_s": round(boot, 2), "table_s": round(shown, 3),
+            "spearman_with_truth": round(spearman([slot[line.bot_id] for line in table], truth), 4),
+            "rank_interval_width_median": sorted(widths)[len(widths) // 2],
+            "bots_sharing_rank_1": sum(line["shared_rank"] == "1=" for line in lines)}
+
+
+def league_batch(store: Store, tid: int, seed: int) -> dict[str, Any]:
+    """One league batch's scheduling with every bot of the store active, in CPU milliseconds."""
+    active = [int(row["id"]) for row in store.bots(tid)]
+    tally, read = timed(lambda: tally_from_store(store, tid, PLAYERS))
+    rng = random.Random(seed)
+    _, choose = timed(lambda: choose_groups(tally, active, GROUPS_PER_BATCH, rng))
+    _, spread_cost = timed(lambda: spread(tally, active))
+    seats = store.seat_results(tid)
+    sure, sure_cost = timed(lambda: confidence(seats, sorted(active), resamples=100, seed=seed))
+    # The pairs a batch's matchmaker weighs: each group's pool (48 bots) against the seats chosen so far.
+    looked = [pair(a, b) for a, b in zip(rng.choices(active, k=GROUPS_PER_BATCH * 48 * PLAYERS),
+                                         rng.choices(active, k=GROUPS_PER_BATCH * 48 * PLAYERS)) if a != b]
+    _, lookups = timed(lambda: [1.0 - abs(2.0 * sure.p_above[key] - 1.0) for key in looked])
+    report: dict[str, Any] = {
+        "tally_from_store_ms": round(read * 1000, 1), "choose_groups_ms": round(choose * 1000, 2),
+        "spread_ms": round(spread_cost * 1000, 1), "closeness_confidence_ms": round(sure_cost * 1000, 1),
+        "closeness_lookups_ms": round(lookups * 1000, 2), "lookups": len(looked)}
+    if len(active) <= 200:  # every pair, as the league asks today up to CLOSENESS_BOTS: quadratic
+        _, every = timed(lambda: closeness_of(sure.p_above, active))
+        report["closeness_every_pair_ms"] = round(every * 1000, 1)
+    return report
+
+
+def site(store: Store, out: Path, workers: int | None) -> dict[str, Any]:
+    """A full site build of the store (as the site is), its pages and the largest."""
+    from arena.site.render import build_site
+
+    started = time.perf_counter()
+    report, used = timed(lambda: build_site(store, out, workers=workers, full=True))
+    sizes = sorted(((path.stat().st_size, str(path.relative_to(out))) for path in out.rglob("*") if path.is_file()),
+                   reverse=True)
+    return {"build_cpu_s": round(used, 1), "build_wall_s": round(time.perf_counter() - started, 1),
+            "pages": report.pages, "files": len(sizes), "mb": round(sum(size for size, _ in sizes) / 2**20, 1),
+            "largest_kb": [[round(size / 1024, 1), name] for size, name in sizes[:3]]}
+
+
+def schedule_and_dry_run(bots: int, root: Path, seed: int) -> dict[str, Any]:
+    """The balanced random design and ``arena run --dry-run``'s summary over ``bots`` bot directories."""
+    from arena.config import load_config
+    from arena.run.tournament import dry_run
+
+    rounds = 4
+    made, design = timed(lambda: make_schedule(bots, PLAYERS, rounds, seed))
+    source = Path(__file__).resolve().parent.parent / "sample_bots" / "random" / "bot.py"
+    entries = []
+    for number in range(bots):
+        directory = root / f"b{number}"
+        directory.mkdir(parents=True)
+        (directory / "bot.py").symlink_to(source)
+        (directory / "bot.yaml").write_text(f"name: b{number}\ncommand: python3 bot.py\nlanguage: python\n")
+        entries.append(f"b{number}")
+    config_file = root / "scale.yaml"
+    config_file.write_text(json.dumps({"name": "scale", "bots": entries, "players": PLAYERS, "repeats": rounds,
+                                       "seed": seed}))
+    config, load = timed(lambda: load_config(config_file))
+    summary, dry = timed(lambda: dry_run(config))  # type: ignore[arg-type]
+    return {"bots": bots, "matches": len(made), "make_schedule_s": round(design, 2),
+            "load_config_s": round(load, 2), "dry_run_s": round(dry, 2),
+            "dry_run_matches": summary["matches"],
+            "dry_run_matches_per_bot": sorted(set(summary["matches_per_bot"].values()))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=None, help=f"BOTSxMATCHES_PER_BOT, comma-separated (default {SIZES}).")
+    parser.add_argument("--quick", action="store_true", help=f"Sizes {QUICK_SIZES}; the schedule at 1,000 bots.")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--site-max-matches", type=int, default=25_000,
+                        help="Build the site only for stores of at most this many matches (0: never).")
+    parser.add_argument("--no-site", action="store_true")
+    parser.add_argument("--workers", type=int, default=None, help="Site build processes (default: the CPUs).")
+    parser.add_argument("--schedule-bots", type=int, default=None,
+                        help="Bots for the design and the dry run (default 10,000; 1,000 with --quick; 0: skip).")
+    args = parser.parse_args(argv)
+    sizes = [tuple(int(x) for x in size.split("x")) for size in
+             (args.sizes or (QUICK_SIZES if args.quick else SIZES)).split(",")]
+    schedule_bots = args.schedule_bots if args.schedule_bots is not None else 1000 if args.quick else 10_000
+    cases = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for number, (bots, per_bot) in enumerate(sizes):
+            started = time.perf_counter()
+            store, tid, truth = fill(Path(scratch) / f"{number}.db", bots, per_bot, args.seed)
+            matches = store.status_counts(tid).get("done", 0)
+            case: dict[str, Any] = {"bots": bots, "matches_per_bot": per_bot, "matches": matches,
+                                    "fill_s": round(time.perf_counter() - started, 1),
+                                    "store_mb": round(os.path.getsize(store.path) / 2**20, 1)}
+            case["standings"] = standings(store, tid, truth)
+            case["league"] = league_batch(store, tid, args.seed)
+            if not args.no_site and matches <= args.site_max_matches:
+                case["site"] = site(store, Path(scratch) / f"site-{number}", args.workers)
+            cases.append(case)
+            store.close()
+            print(json.dumps(case), flush=True, file=__import__("sys").stderr)  # progress, for long runs
+        scheduled = (schedule_and_dry_run(schedule_bots, Path(scratch) / "dry", args.seed)
+                     if schedule_bots else None)
+    print(json.dumps({"cases": cases, "schedule": scheduled, "players": PLAYERS,
+                      "groups_per_batch": GROUPS_PER_BATCH, "load_average": round(os.getloadavg()[0], 2),
+                      "python": platform.python_version(), "sqlite": sqlite3.sqlite_version}))
+
+
+if __name__ == "__main__":
+    main()
