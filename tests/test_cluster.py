@@ -4,6 +4,7 @@ mid-match, a worker of another arena version, and TLS with certificates made her
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -23,7 +24,9 @@ from arena.manifest import load_bot
 from arena.run.tournament import run_tournament
 from arena.store import Store
 
-pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+# Found, not imported: importing Dask costs every test worker half a CPU second while it collects.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                reason="the cluster extra is not installed (pip install 'arena[cluster]')")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
