@@ -36,14 +36,18 @@ json_like = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.binary(max_size=300) | json_like.map(lambda v: repr(v).encode()))
-def test_reply_parsers_only_raise_invalid_reply(line):
-    for parse in (parse_move, parse_ready):
-        try:
-            parse(line)
-        except InvalidReplyError as error:
-            assert str(error)
+@pytest.mark.parametrize("examples", [100, pytest.param(300, marks=pytest.mark.slow)])  # 400 in a whole run
+def test_reply_parsers_only_raise_invalid_reply(examples):
+    @settings(max_examples=examples, deadline=None)
+    @given(st.binary(max_size=300) | json_like.map(lambda v: repr(v).encode()))
+    def check(line):
+        for parse in (parse_move, parse_ready):
+            try:
+                parse(line)
+            except InvalidReplyError as error:
+                assert str(error)
+
+    check()
 
 
 replies = st.lists(

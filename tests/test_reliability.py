@@ -280,9 +280,10 @@ def read_only(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(view)], check=False)
 
 
-def test_read_commands_work_on_a_read_only_store(read_only: Path, tmp_path: Path) -> None:
-    config = write_config(tmp_path, repeats=1)
-    assert arena("run", config, "--db", read_only / "a.db", "--no-site").returncode == 0
+def test_read_commands_work_on_a_read_only_store(read_only: Path, small_reference: tuple[Path, Path],
+                                                tmp_path: Path) -> None:
+    config, reference_db = small_reference
+    shutil.copy(reference_db, read_only / "a.db")  # a finished run's store (its logs stay where it wrote them)
     db = tmp_path / "ro" / "a.db"
     runner = CliRunner()
     for command in (["standings"], ["matches"], ["show", "1"], ["site", "build", "--out", str(tmp_path / "site")]):

@@ -140,10 +140,10 @@ class Server:
             time.sleep(0.3)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("league")
-    leaky = make_bot(root / "house", "leaky", code=LEAKY)
+def serving(root: Path, playing: bool) -> Iterator[Server]:
+    """A server on this module's config; ``playing``: its league has two house bots and plays from the start, else
+    one (greedy, the leaky bot's directory being greedy's too), so it plays nothing until an author's bot enters."""
+    leaky = make_bot(root / "house", "leaky", code=LEAKY) if playing else SAMPLES / "greedy"
     config = root / "league.yaml"
     config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", leaky=leaky))
     running = Server(root, config, root / "results" / "arena.db", free_port())
@@ -156,12 +156,30 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from serving(tmp_path_factory.mktemp("league"), playing=True)
+
+
+@pytest.fixture(scope="module")
 def tokens(server: Server) -> dict[str, str]:
     """Authors added with the CLI while the server runs."""
     return {name: server.add_author(name) for name in ("alice", "bob", "carol", "dave")}
 
 
-def test_uploads_without_a_valid_token_get_401(server: Server, tokens: dict[str, str]) -> None:
+@pytest.fixture(scope="module")
+def quiet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose league plays nothing, for the fast tests of what the server refuses: a league playing beside
+    them would spend a core on matches that they never look at."""
+    yield from serving(tmp_path_factory.mktemp("quiet"), playing=False)
+
+
+@pytest.fixture(scope="module")
+def quiet_tokens(quiet: Server) -> dict[str, str]:
+    return {name: quiet.add_author(name) for name in ("alice", "bob", "dave")}
+
+
+def test_uploads_without_a_valid_token_get_401(quiet: Server, quiet_tokens: dict[str, str]) -> None:
+    server, tokens = quiet, quiet_tokens
     body = pack(SAMPLES / "random")
     for token in (None, "not-a-token", tokens["alice"][:-1]):
         reply = server.upload(token, body)
@@ -318,7 +336,8 @@ def symlink_tar() -> bytes:
 
 
 def test_hostile_archives_are_refused_and_write_nothing_outside_scratch(
-        server: Server, tokens: dict[str, str]) -> None:
+        quiet: Server, quiet_tokens: dict[str, str]) -> None:
+    server, tokens = quiet, quiet_tokens
     manifest = b"name: hostile\ncommand: python3 bot.py\n"
     cases = {
         "zip slip": (hostile_zip([("bot.yaml", manifest), ("../../../../escaped.py", b"pwned")]), "'..'"),
@@ -405,9 +424,10 @@ def csrf_of(page: httpx.Response) -> str:
     return page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
 
 
-def test_a_login_flood_logs_no_one_else_out_and_is_refused_with_429(server: Server, tokens: dict[str, str]) -> None:
+def test_a_login_flood_logs_no_one_else_out_and_is_refused_with_429(quiet: Server, quiet_tokens: dict[str, str]) -> None:
     """The review's L1: one author's loop of logins once evicted every other session. Each client says its address
     with X-Forwarded-For, which the server trusts from loopback (a proxy on the host) as uvicorn does."""
+    server, tokens = quiet, quiet_tokens
     victim = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.1"})
     flood = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.2"})
     guesser = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.3"})

@@ -176,14 +176,15 @@ def test_changed_config_or_bot_is_refused_unless_fresh(tmp_path):
     path = write_config(tmp_path, bots=[str(SAMPLES / "random"), str(bot)], repeats=1)
     db = tmp_path / "a.db"
     runner = CliRunner()
-    assert runner.invoke(main, ["run", str(path), "--db", str(db)]).exit_code == 0
+    once = ["--workers", "1", "--no-site"]  # what is refused is the store's business: one worker, no site to build
+    assert runner.invoke(main, ["run", str(path), "--db", str(db), *once]).exit_code == 0
     (bot / "bot.py").write_text((bot / "bot.py").read_text() + "\n# changed\n")
     refused = runner.invoke(main, ["run", str(path), "--db", str(db)])
     assert refused.exit_code == 2 and "changed" in refused.stderr and "--fresh" in refused.stderr
     write_config(tmp_path, bots=[str(SAMPLES / "random"), str(bot)], repeats=1, seed=99)
     refused = runner.invoke(main, ["run", str(path), "--db", str(db)])
     assert refused.exit_code == 2 and "different config" in refused.stderr
-    assert runner.invoke(main, ["run", str(path), "--db", str(db), "--fresh"]).exit_code == 0
+    assert runner.invoke(main, ["run", str(path), "--db", str(db), "--fresh", *once]).exit_code == 0
 
 
 @pytest.mark.slow

@@ -13,8 +13,10 @@ they share no filesystem with the runner:
   than the runner's own for the config's backend, is refused with a message naming it, and no match is ever
   submitted to it. The same check runs again inside every match task, so a race cannot slip past it.
 - **Faults.** A worker that dies mid-match loses its task; Dask runs it again elsewhere and the runner receives
-  one result, stored once. Losing the scheduler stops the run with :class:`ClusterError`; the matches stored so
-  far count and the same command resumes. Ctrl-C cancels what is in flight.
+  one result, stored once. Losing the scheduler ends a play with :class:`SchedulerLost`, and arena/run/players.py's
+  :class:`~arena.run.players.DaskCluster` connects again and plays what is left (a runner for a while, then it
+  stops with :class:`ClusterError`: the matches stored so far count and the same command resumes; the league
+  for as long as it runs). Ctrl-C cancels what is in flight.
 
 Dask is imported only here (arena/run/players.py's :class:`DaskCluster` plays through :class:`Connection`), and
 only once a cluster plays: ``arena --help`` and a run on the local pool never load it.
@@ -61,6 +63,11 @@ CHECKED_GUARANTEES = ("filesystem", "network", "proc_and_signals", "scratch_cap"
 
 class ClusterError(RuntimeError):
     """The cluster cannot play the matches (scheduler unreachable or lost, no fit worker): a failure, exit 1."""
+
+
+class SchedulerLost(ClusterError):
+    """The scheduler cannot be reached, or the connection to it was lost: connecting again may succeed
+    (arena/run/players.py's :class:`~arena.run.players.DaskCluster` does, for a while)."""
 
 
 class WorkerUnfit(RuntimeError):
@@ -308,7 +315,7 @@ def connect(address: str, security: Any = None) -> tuple[Any, Any]:
     try:
         return distributed.Client(address, security=security, timeout=CONNECT_TIMEOUT_S), None
     except (OSError, TimeoutError, ValueError, TypeError) as error:
-        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+        raise SchedulerLost(f"cannot reach the Dask scheduler at {address}: {error}") from None
 
 
 @dataclass
@@ -319,11 +326,14 @@ class ClusterStats:
     workers: int = 0
     per_worker: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     refused: dict[str, str] = field(default_factory=dict)
+    reconnects: int = 0
+    """How many times the connection to the scheduler was lost mid-play (each time a new one is sought)."""
 
     def to_dict(self) -> dict[str, Any]:
         """As ``arena run --json`` and the league server's ``/api/league`` show it."""
         return {"address": self.address, "workers": self.workers,
-                "matches_per_worker": dict(sorted(self.per_worker.items())), "refused": dict(self.refused)}
+                "matches_per_worker": dict(sorted(self.per_worker.items())), "refused": dict(self.refused),
+                "reconnects": self.reconnects}
 
 
 def say(message: str) -> None:
@@ -429,7 +439,7 @@ class _Runner:
 
     def check_scheduler(self) -> None:
         if self.client.status not in ("running", "connecting"):
-            raise ClusterError(f"lost the Dask scheduler at {self.stats.address} (client {self.client.status})")
+            raise SchedulerLost(f"lost the Dask scheduler at {self.stats.address} (client {self.client.status})")
 
     def settle(self, future: Any) -> Iterator[JobResult]:
         job, _ = self.inflight.pop(future)
@@ -443,7 +453,7 @@ class _Runner:
             return
         if future.status == "cancelled":
             if self.client.status != "running":
-                raise ClusterError(f"lost the Dask scheduler at {self.stats.address}: the connection to it closed")
+                raise SchedulerLost(f"lost the Dask scheduler at {self.stats.address}: the connection to it closed")
             self.submit(job)  # cancelled by the scheduler (not by us): play it again
             return
         error = future.exception()
@@ -501,7 +511,7 @@ class Connection:
             # Only the scheduler cancels futures behind our back, when the connection to it is gone.
             why = "the connection to it closed" if isinstance(error, CancelledError) else str(error)
             logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its reconnect tracebacks add nothing
-            raise ClusterError(f"lost the Dask scheduler at {self.address}: {why}") from None
+            raise SchedulerLost(f"lost the Dask scheduler at {self.address}: {why}") from None
         finally:
             runner.cancel()
 

@@ -22,9 +22,10 @@ differs is that its bots and matches are not fixed up front. Each batch:
 
 Everything the loop needs is in the store, so a restart (even after ``kill -9``) resumes: the pending matches of
 the last batch are played first, then scheduling goes on where it stopped. A league that loses its Dask scheduler
-connects again and plays on; the interrupted batch's matches stay pending and are played first. Any other error
-(a full disk included) pauses the league, says why without the server's paths, and tries again after a delay that
-doubles up to :data:`RETRY_S`' second value: a league never needs a restart to go on.
+connects again and plays on (arena/run/players.py's :class:`~arena.run.players.DaskCluster` does, with no limit on
+how long it tries); the interrupted batch's matches not yet stored are played first. Any other error (a full disk
+included) pauses the league, says why without the server's paths, and tries again after a delay that doubles up to
+:data:`RETRY_S`' second value: a league never needs a restart to go on.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from arena.config import LeagueConfig
 from arena.manifest import BotSpec, ManifestError, load_bot
 from arena.registry import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run import loop
-from arena.run.cluster import ClusterError, ClusterStats
+from arena.run.cluster import ClusterStats
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import RunningRatings
 from arena.run.matchmaking import Tally, choose_groups, closeness_of, spread, throttle_weights
@@ -58,9 +59,6 @@ log = logging.getLogger("arena.league")
 
 IDLE_POLL_S = 1.0
 """How often an idle league (fewer active bots than seats) looks for new versions."""
-RECONNECT_S = (1.0, 30.0)
-"""A league that lost its Dask scheduler (or cannot reach it yet) tries again after the first delay, doubling up to
-the second: a scheduler restarted, or started after the server, is found within half a minute."""
 RETRY_S = (1.0, 60.0)
 """A league stopped by an error (a full disk, a store it cannot use, too many open files) tries again after the
 first delay, doubling up to the second; a full disk is looked at again at least every :data:`DISK_POLL_S`."""
@@ -110,8 +108,6 @@ class LeagueState:
     errors: int = 0
     """How many times an error paused the league (it tried again each time)."""
     cluster: ClusterStats | None = None
-    reconnects: int = 0
-    """How many times the league lost its Dask scheduler and connected again."""
     spread: dict[str, Any] | None = None
     """How evenly the active bots meet (arena/run/matchmaking.py's :class:`~arena.run.matchmaking.Spread`)."""
     throttled: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
@@ -123,7 +119,7 @@ class LeagueState:
                 "active": list(self.active),
                 "last_batch": None if self.last_batch is None else dataclasses.asdict(self.last_batch),
                 "error": self.error, "errors": self.errors, "spread": self.spread, "throttled": self.throttled,
-                "cluster": None if cluster is None else {**cluster.to_dict(), "reconnects": self.reconnects}}
+                "cluster": None if cluster is None else cluster.to_dict()}
 
 
 _PATH = re.compile(r"(?<![\w.~])/[^\s'\":,;()\[\]]*")
@@ -396,37 +392,21 @@ class League:
         """Schedule, play, rate and publish until ``stop`` is set; the matches in flight are then killed. An error
         pauses the league, not the web server: the state says why, and it tries again (see the module docstring)."""
         self._stop = stop
-        player = self._player = player_for(self.config.cluster, self.config.workers,
-                                           notify=lambda message: log.warning("%s", message))
+        player = self._player = player_for(self.config.cluster, self.config.workers, notify=self._cluster_says,
+                                           patience=None)
         self.state.cluster = player.stats
-        delay, longest = RECONNECT_S
         retry = RETRY_S[0]
         store: Store | None = None
         try:
             with played(player):
                 while not stop.is_set():
                     self.state.state = f"connecting to {self.config.cluster}" if self._connecting() else "running"
-                    connections = player.connections if isinstance(player, DaskCluster) else 0
                     batches = self.state.batches
                     try:
                         if store is None:
                             store = Store(self.db)
                         loop.run(store, self, player, stop=stop)
                         return
-                    except ClusterError as error:
-                        assert isinstance(player, DaskCluster)
-                        player.reset()
-                        if player.connections > connections:  # it was connected: lost it mid-play
-                            # The batch's matches not yet stored stay pending in the store: the next run plays them.
-                            log.warning("league %s: %s; connecting again", self.config.name, error)
-                            self.state.reconnects += 1
-                            self.state.state = f"{error}: connecting again"
-                            delay = RECONNECT_S[0]
-                            continue
-                        self.state.state = f"{error}: trying again in {delay:.0f} s"
-                        log.warning("league %s: %s; trying again in %.0f s", self.config.name, error, delay)
-                        stop.wait(delay)
-                        delay = min(2 * delay, longest)
                     except Exception as error:  # noqa: BLE001 - any error pauses the league; the loop goes on
                         if self.state.batches > batches:
                             retry = RETRY_S[0]  # it had played again since the last error
@@ -440,6 +420,12 @@ class League:
             self.state.state = "stopped"
             if store is not None:
                 store.close()
+
+    def _cluster_says(self, message: str) -> None:
+        """What the cluster player reports (a refused worker, a lost scheduler, when it tries next) is the state
+        until the next match is played (the batch's matches not yet stored stay pending meanwhile)."""
+        log.warning("league %s: %s", self.config.name, message)
+        self.state.state = message
 
     def _paused(self, error: Exception, retry: float) -> float:
         """Say why the league pauses; how long to wait before trying again."""

@@ -15,17 +15,25 @@ import multiprocessing.pool
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing import resource_tracker
 from typing import Protocol
 
 from arena import procfs
-from arena.run.cluster import ClusterStats, Connection
+from arena.run.cluster import ClusterError, ClusterStats, Connection, SchedulerLost, say
 from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_job, worker_started
 
 TICK_S = 0.5
 """How often a waiting player calls its ``tick``: a league's stop is seen within this."""
+RECONNECT_S = (1.0, 30.0)
+"""A Dask scheduler that cannot be reached is tried again after the first delay, doubling up to the second (each
+try waits up to arena/run/cluster.py's ``CONNECT_TIMEOUT_S`` for an answer): a scheduler restarted, or started
+after the runner, is found within half a minute."""
+RECONNECT_PATIENCE_S = 120.0
+"""How long a runner (``arena run``, ``arena test``) goes without a connection to its scheduler before it stops
+with a resumable failure; the league server never does."""
 STOP_GRACE_S = 10.0
 """A pool worker still alive this long after a stop began is killed (a backstop: SIGTERM kills them at once)."""
 
@@ -112,30 +120,54 @@ class LocalPool:
 
 class DaskCluster:
     """Batches on a Dask cluster (arena/run/cluster.py): bots sent by content, workers checked, a bounded window of
-    matches in flight. The connection opens at the first batch and stays for the next; :meth:`reset` drops it
-    after it was lost, and the next batch connects again."""
+    matches in flight. The connection opens at the first batch and stays for the next ones.
 
-    def __init__(self, address: str, notify: Callable[[str], None] | None = None) -> None:
+    A scheduler that cannot be reached, or is lost mid-batch, is tried again after :data:`RECONNECT_S`' first delay,
+    doubling up to its second (ticking meanwhile, so a stop is seen and a lease renewed), and the batch goes on with
+    the jobs not yet yielded: each job's result is still yielded once. After ``patience`` seconds without a
+    connection it gives up with :class:`~arena.run.cluster.ClusterError` (``None``: never, as the league server
+    does). Each attempt and loss is told to ``notify``."""
+
+    def __init__(self, address: str, notify: Callable[[str], None] | None = None,
+                 patience: float | None = RECONNECT_PATIENCE_S) -> None:
         self.address = address
         self.stats: ClusterStats | None = ClusterStats(address)
         self.notify = notify
-        self.connections = 0
-        """How many times a connection was made (the league counts its reconnects from this)."""
+        self.patience = patience
         self._connection: Connection | None = None
 
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
-        if not jobs:
-            return
-        if self._connection is None:
-            self._connection = Connection(self.address)
-            self.connections += 1
+        left = {job.index: job for job in jobs}
         assert self.stats is not None
-        played = self._connection.play(list(jobs), self.stats, tick=tick,
-                                       **({} if self.notify is None else {"notify": self.notify}))
-        try:
-            yield from played
-        finally:
-            played.close()  # cancels what is still in flight
+        notify = say if self.notify is None else self.notify
+        delay = RECONNECT_S[0]
+        since: float | None = None  # when the scheduler was first missed (a loss, or the first failed try)
+        while left:
+            tried = time.monotonic()
+            try:
+                if self._connection is None:
+                    self._connection = Connection(self.address)
+                played = self._connection.play(list(left.values()), self.stats, notify, tick)
+                try:
+                    for result in played:
+                        del left[result.index]
+                        yield result
+                finally:
+                    played.close()  # cancels what is still in flight
+            except SchedulerLost as error:
+                lost = self._connection is not None
+                self.reset()
+                if lost:  # it was connected: connect again at once, then back off as from a first try
+                    self.stats.reconnects += 1
+                    delay, since = RECONNECT_S[0], time.monotonic()
+                    notify(f"{error}: connecting again")
+                    continue
+                since = tried if since is None else since
+                if self.patience is not None and time.monotonic() - since >= self.patience:
+                    raise ClusterError(f"{error} (tried for {self.patience:.0f} s)") from None
+                notify(f"{error}: trying again in {delay:.0f} s")
+                _waited(delay, tick)
+                delay = min(2 * delay, RECONNECT_S[1])
 
     @property
     def connected(self) -> bool:
@@ -150,9 +182,19 @@ class DaskCluster:
         self.reset()
 
 
-def player_for(cluster: str | None, workers: int, notify: Callable[[str], None] | None = None) -> Player:
-    """The local pool of ``workers`` processes, or the Dask cluster at ``cluster`` (``local:N``, ``tcp://...``)."""
-    return LocalPool(workers) if cluster is None else DaskCluster(cluster, notify)
+def _waited(seconds: float, tick: Tick) -> None:
+    """Sleep ``seconds``, ticking at least every :data:`TICK_S` (a tick that raises ends the wait)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        tick()
+        time.sleep(min(TICK_S, left))
+
+
+def player_for(cluster: str | None, workers: int, notify: Callable[[str], None] | None = None,
+               patience: float | None = RECONNECT_PATIENCE_S) -> Player:
+    """The local pool of ``workers`` processes, or the Dask cluster at ``cluster`` (``local:N``, ``tcp://...``)
+    that gives up after ``patience`` seconds without a connection to its scheduler (``None``: never)."""
+    return LocalPool(workers) if cluster is None else DaskCluster(cluster, notify, patience)
 
 
 @contextmanager
