@@ -19,7 +19,6 @@ from arena.cli_common import (
     open_store,
 )
 from arena.confidence import Confidence, PairTest, confidence
-from arena.matchlog import LogError, find_log, load
 from arena.stderr import error_view
 from arena.store import Standing, Store, StoredMatch
 from arena.thinktime import Tally, by_seat, thoughts
@@ -173,6 +172,8 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
 
 def match_think(store: Store, match_: StoredMatch) -> list[Tally] | None:
     """Each seat's think times, from the match's log; None without a readable log."""
+    from arena.matchlog import LogError, find_log, load  # the log reader only for the match shown
+
     stored = None if match_.result is None else match_.result.log_path
     path = find_log(stored, store.path.parent, match_.tournament, match_.idx)
     if path is None:
