@@ -270,6 +270,10 @@ def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None
         assert data.match_href("t", match.id) not in after and data.match_data_href("t", match.id) not in after
         assert data.match_log_href("t", match.id) not in after
     assert report.removed == 3 * len(gone)  # each a page, a data file and its event log to download
+    kept = snap.matches[0]
+    log = data.match_log(snap, kept)[0]
+    assert log is not None  # the event log to download is the runner's file, linked (one file system here)
+    assert (out / data.match_log_href("t", kept.id)).stat().st_ino == log.path.stat().st_ino
     _same_as_a_full_build(store, out, tmp_path / "full")
 
 

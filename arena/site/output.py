@@ -11,10 +11,12 @@ old, and the next build, finding their keys or their times not the manifest's, m
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import pickle
+import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -22,7 +24,17 @@ from pathlib import Path
 
 MANIFEST = ".arena-site.json"
 FORMAT = 1
-Content = str | bytes
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A file of the site that is another file as it is (a match's event log, offered for download): a hard link
+    to it where the two are on one file system (no copy of megabytes of logs), else a copy."""
+
+    source: str
+
+
+Content = str | bytes | Linked
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,15 @@ def write_file(out: Path, relative: str, content: Content) -> tuple[str, int, in
     target = os.path.join(out, relative)
     directory, name = os.path.split(target)
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    if isinstance(content, Linked):
+        try:
+            _link_new(temporary, content.source)
+        except FileNotFoundError:
+            os.makedirs(directory, exist_ok=True)
+            _link_new(temporary, content.source)
+        os.replace(temporary, target)
+        status = os.stat(target)
+        return relative, status.st_size, status.st_mtime_ns
     data = content if isinstance(content, bytes) else content.encode("utf-8")
     try:
         _write_new(temporary, data)
@@ -70,6 +91,17 @@ def write_file(out: Path, relative: str, content: Content) -> tuple[str, int, in
     os.replace(temporary, target)
     status = os.stat(target)
     return relative, status.st_size, status.st_mtime_ns
+
+
+def _link_new(path: str, source: str) -> None:
+    if os.path.lexists(path):
+        os.unlink(path)  # a temporary file a stopped build left
+    try:
+        os.link(source, path)
+    except OSError as error:
+        if error.errno == errno.ENOENT and not os.path.isdir(os.path.dirname(path)):
+            raise FileNotFoundError(path) from error
+        shutil.copyfile(source, path)  # another file system, or one without hard links
 
 
 def _write_new(path: str, data: bytes) -> None:

@@ -332,12 +332,12 @@ def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = 
     return files
 
 
-def log_download(log: LoadedLog, stderr: bool) -> bytes:
-    """A match's event log as the site offers it: the file as it is, or without what the bots wrote on stderr
-    (a fault record's ``stderr_tail``) for a site that does not show it (the league server's public one)."""
-    raw = log.path.read_bytes()
+def log_download(log: LoadedLog, stderr: bool) -> output.Content:
+    """A match's event log as the site offers it: the file as it is (linked, not copied, where it can be), or
+    without what the bots wrote on stderr (a fault record's ``stderr_tail``) for a site that does not show it (the
+    league server's public one)."""
     if stderr or b'"stderr_tail"' not in log.text:
-        return raw
+        return output.Linked(os.fspath(log.path))
     lines = []
     for line in log.text.splitlines(keepends=True):
         if line.startswith(b'{"t":"fault"'):

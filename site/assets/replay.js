@@ -336,7 +336,8 @@
     slider.value = String(current);
     what.textContent = s.text;
     var moved = events[current];
-    thinkLine.textContent = moved.think === undefined ? "" : names[moved.seat] + " thought " + ms(moved.think) +
+    // A line on every step (a no-break space where no move was made), so that the table below never moves.
+    thinkLine.textContent = moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
       (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
     floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
     if (!s.floor.length) floor.textContent = "–";
