@@ -334,8 +334,9 @@ def test_without_a_cluster_dask_is_not_imported():
 
 
 def test_a_cluster_player_tries_its_scheduler_again_ticking_until_its_patience_ends(monkeypatch, tmp_path):
-    """Nothing listens at the address: the player says when it tries next, ticks while it waits (a runner's lease
-    and stop), backs off, and gives up once its patience is spent; a tick that raises (a stop) ends the wait."""
+    """Nothing listens at the address: the player says when it tries next and waits twice as long each time,
+    ticking while it waits (a runner's lease and stop: a tick that raises ends it), and gives up once its patience
+    is spent. Counted in tries, not timed: the waits are recorded, not slept."""
     import socket
 
     from arena.protocol import Limits
@@ -345,33 +346,40 @@ def test_a_cluster_player_tries_its_scheduler_again_ticking_until_its_patience_e
     from arena.run.jobs import MatchJob
     from arena.sandbox import SandboxLimits
 
-    monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 0.2)
-    monkeypatch.setattr(players, "RECONNECT_S", (0.3, 0.6))
-    with socket.socket() as probe:  # a loopback port that was free a moment ago: connections to it are refused
-        probe.bind(("127.0.0.1", 0))
-        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
-    bot = load_bot(SAMPLES / "greedy")
-    job = MatchJob(0, 1, (bot, bot), Rules(), Limits(), SandboxLimits(), "process", str(tmp_path / "0.jsonl.gz"), 0)
-    said: list[str] = []
-    ticks: list[float] = []
-    player = players.DaskCluster(address, said.append, patience=1.0)
-    started = time.monotonic()
-    with pytest.raises(dask_cluster.ClusterError, match=r"cannot reach the Dask scheduler at .*\(tried for 1 s\)"):
-        list(player.play([job], lambda: ticks.append(time.monotonic())))
-    assert time.monotonic() - started >= 1.0 and not player.connected and player.stats.reconnects == 0
-    assert said and all(message.startswith(f"cannot reach the Dask scheduler at {address}") and
-                        "trying again in" in message for message in said)
-    assert len(ticks) >= len(said)  # at least once in each wait between tries
-
     class Stop(Exception):
         pass
 
     def stop() -> None:
         raise Stop
 
+    with pytest.raises(Stop):
+        players._waited(60.0, stop)  # the real wait ticks first: a stop ends it at once
+    waits: list[float] = []
+
+    def waited(seconds: float, tick) -> None:
+        waits.append(seconds)
+        tick()
+
+    monkeypatch.setattr(players, "_waited", waited)
+    monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 0.05)
+    with socket.socket() as probe:  # a loopback port that was free a moment ago: connections to it are refused
+        probe.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    bot = load_bot(SAMPLES / "greedy")
+    job = MatchJob(0, 1, (bot, bot), Rules(), Limits(), SandboxLimits(), "process", str(tmp_path / "0.jsonl.gz"), 0)
+    said: list[str] = []
     forever = players.DaskCluster(address, said.append, patience=None)
     with pytest.raises(Stop):
-        list(forever.play([job], stop))
+        list(forever.play([job], lambda: stop() if len(waits) == 6 else None))
+    assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0] and not forever.connected and forever.stats.reconnects == 0
+    assert [message.rsplit(": ", 1)[1] for message in said] == [f"trying again in {wait:.0f} s" for wait in waits]
+    assert all(message.startswith(f"cannot reach the Dask scheduler at {address}") for message in said)
+
+    said.clear()
+    impatient = players.DaskCluster(address, said.append, patience=0.0)
+    with pytest.raises(dask_cluster.ClusterError, match=r"cannot reach the Dask scheduler at .*\(tried for 0 s\)"):
+        list(impatient.play([job], lambda: None))
+    assert said == [] and not impatient.connected
 
 
 @pytest.mark.slow
