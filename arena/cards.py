@@ -27,6 +27,11 @@ SUIT: dict[Card, str] = {card: card[1] for card in DECK}
 VALUE: dict[Card, int] = {card: min(RANK[card], 10) for card in DECK}
 """Points a card counts in hand (clause 1): Ace 1, number cards their number, T J Q K 10."""
 
+_CARDS: dict[str, Card] = {card: card for card in DECK}
+"""Each card's one string object: parsed cards are the deck's own, so that finding a card in a hand or the deck
+(list searches, on every move) meets it by identity rather than comparing characters."""
+_value = VALUE.__getitem__
+
 
 def parse_card(token: object) -> Card:
     """Return ``token`` as a card, or raise ``ValueError`` naming the bad token.
@@ -38,11 +43,13 @@ def parse_card(token: object) -> Card:
     ...
     ValueError: not a card: '10H' (expected rank A23456789TJQK then suit CDHS, e.g. 'TH')
     """
-    if isinstance(token, str) and token in RANK:
-        return token
+    if isinstance(token, str):
+        card = _CARDS.get(token)
+        if card is not None:
+            return card
     raise ValueError(f"not a card: {token!r} (expected rank {RANKS} then suit {SUITS}, e.g. 'TH')")
 
 
 def hand_total(hand: Iterable[Card]) -> int:
     """The total a hand counts (clause 1)."""
-    return sum(VALUE[card] for card in hand)
+    return sum(map(_value, hand))

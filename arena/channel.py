@@ -57,6 +57,10 @@ class State(Enum):
     CLOSED = "closed"
     """Killed (a fault, or the end of the match); nothing more goes either way."""
 
+    # Members are singletons: hashing by identity is the same mapping as Enum's hash of the name, without a Python
+    # call (three state changes a turn each look up TRANSITIONS).
+    __hash__ = object.__hash__
+
 
 TRANSITIONS: dict[State, frozenset[State]] = {
     State.STARTING: frozenset({State.ANSWERED, State.FINISHED, State.CLOSED}),
@@ -102,21 +106,19 @@ class Poller:
                 pass
 
     def want_write(self, fd: int, channel: BotChannel, want: bool) -> None:
-        if want and fd not in self._writing:
+        if want is (fd in self._writing):
+            return  # as it is: the usual case, every flush of a bot that reads its input
+        if want:
             self._epoll.register(fd, select.EPOLLOUT)
             self._owners[fd] = channel
             self._writing.add(fd)
-        elif not want and fd in self._writing:
+        else:
             self.unregister(fd)
 
     def wait(self, timeout_s: float) -> list[tuple[BotChannel, int, bool]]:
         """The ready descriptors as ``(channel, fd, writable)``, waiting at most ``timeout_s``."""
-        ready = []
-        for fd, mask in self._epoll.poll(timeout_s):
-            channel = self._owners.get(fd)
-            if channel is not None:
-                ready.append((channel, fd, fd in self._writing))
-        return ready
+        owners, writing = self._owners, self._writing
+        return [(owners[fd], fd, fd in writing) for fd, _ in self._epoll.poll(timeout_s) if fd in owners]
 
     def close(self) -> None:
         self._epoll.close()
@@ -137,6 +139,7 @@ class BotChannel:
         self.partial = bytearray()
         """The start of a line that has no newline yet."""
         self._outbuf = bytearray()
+        self._batch_bytes = caps.batch_bytes
         self._stderr = StderrKeeper(caps.stderr_bytes)
         self._reply: bytes | None = None
         self._poller = poller
@@ -182,38 +185,45 @@ class BotChannel:
 
     # -- writing ------------------------------------------------------------------------------------------------
 
-    def ask(self, data: bytes) -> None:
+    def ask(self, data: bytes, at_ms: int | None = None) -> None:
         """Send a turn: the bot's next line is its move."""
         self._to(State.AWAITING_MOVE)
-        self.send(data, urgent=True)
+        self.send(data, urgent=True, at_ms=at_ms)
 
     def send(self, data: bytes, urgent: bool = False, at_ms: int | None = None) -> None:
         """Queue one encoded message; it goes now if ``urgent`` (it wants a reply) or the batch is full.
         ``at_ms`` is the time to log it at, when the caller already read the clock (for one event, every seat)."""
         if self._log is not None:
             self._log.write_sent(self.seat, self._now_ms() if at_ms is None else at_ms, data)
-        self._outbuf += data
-        if urgent or len(self._outbuf) > self._caps.batch_bytes:
+        outbuf = self._outbuf
+        outbuf += data
+        if urgent or len(outbuf) > self._batch_bytes:
             self.flush()
 
     def flush(self) -> None:
-        if self.state is State.CLOSED or not self._outbuf:
+        outbuf = self._outbuf
+        if self.state is State.CLOSED or not outbuf:
             return
-        fd = self.process.write_fd()
+        process = self.process
+        fd = process.write_fd()
         if fd is None:
             return
         try:
-            with memoryview(self._outbuf) as view:  # released before the buffer is trimmed
-                written = self.process.write(view)
+            # The buffer itself: a backend's write hands it to os.write, which holds it only during the call.
+            written = process.write(outbuf)
         except (BrokenPipeError, ConnectionResetError):
             self._ended(Reason.CRASH_CLOSED_STDIN, "closed its stdin")
             return
-        del self._outbuf[:written]
-        if len(self._outbuf) > self._caps.pending_bytes:
-            self._on_fault(self, Reason.TIMEOUT_NOT_READING,
-                           f"not reading its input ({len(self._outbuf)} bytes waiting)", None, None)
+        if written == len(outbuf):
+            outbuf.clear()  # all of it went (the usual case): nobody waits to write to this bot
+            self._poller.want_write(fd, self, False)
             return
-        self._poller.want_write(fd, self, bool(self._outbuf))
+        del outbuf[:written]
+        if len(outbuf) > self._caps.pending_bytes:
+            self._on_fault(self, Reason.TIMEOUT_NOT_READING,
+                           f"not reading its input ({len(outbuf)} bytes waiting)", None, None)
+            return
+        self._poller.want_write(fd, self, True)
 
     def close_stdin(self) -> None:
         fd = self.process.write_fd()
@@ -253,6 +263,13 @@ class BotChannel:
         if self.state is State.FINISHED:
             return  # after match_end nothing a bot says matters
         cap = self._caps.line_bytes
+        if not self.partial and data.find(b"\n") == len(data) - 1 and len(data) <= cap and data[-2:-1] != b"\r":
+            # One whole line in one chunk (every well-behaved reply): the loop below without its cases.
+            line = data[:-1]
+            if self._log is not None:
+                self._log.write_received(self.seat, self._now_ms(), line)
+            self._line(line)
+            return
         start = 0
         while True:
             newline = data.find(b"\n", start)
@@ -284,7 +301,8 @@ class BotChannel:
 
     def _line(self, line: bytes) -> bool:
         """One complete line from the bot; False when it was a fault (stop reading this chunk)."""
-        if self.waiting:
+        state = self.state
+        if state is State.AWAITING_MOVE or state is State.STARTING:
             self._reply = line
             self._to(State.ANSWERED)
             return True

@@ -247,6 +247,11 @@ class Match:
         self.events: list[dict[str, Any]] = []
         self.hands: list[list[Card]] = [[] for _ in range(players)]
         self.deck: list[Card] = []
+        """The cards left to draw, in deal version 1's draw order. Replace it, never change it in place, from outside:
+        the draw keeps a set of it."""
+        self._in_deck: set[Card] = set()
+        self._in_deck_of: list[Card] | None = None
+        """The list :attr:`_in_deck` holds the cards of (the draw builds it again when :attr:`deck` is another)."""
         self.floor: tuple[Card, ...] = ()
         self.dead: list[Card] = []
         self.turn: Seat = random.Random(seed).randrange(players)
@@ -351,9 +356,10 @@ class Match:
                                or count > 2 and discard_kind(discard, self.rules) is not None):
             raise IllegalMoveError(f"{' '.join(discard)} is not a set that may be thrown (clause 3)",
                                    Reason.ILLEGAL_NOT_A_SET)
-        if move.take != DECK_TAKE and move.take not in self.floor:
+        take = move.take
+        if take != DECK_TAKE and take not in self.floor:
             raise IllegalMoveError(
-                f"take {move.take} is not on the floor {' '.join(self.floor)} (take 'deck' or a floor card)",
+                f"take {take} is not on the floor {' '.join(self.floor)} (take 'deck' or a floor card)",
                 Reason.ILLEGAL_TAKE_NOT_ON_FLOOR,
             )
 
@@ -369,19 +375,22 @@ class Match:
             self._end_round(seat)
             return
         hand = self.hands[seat]
-        for card in move.discard:
+        discard, take = move.discard, move.take
+        for card in discard:
             hand.remove(card)
-        event: dict[str, Any] = {"type": "play", "seat": seat, "discard": list(move.discard), "take": move.take}
-        if move.take == DECK_TAKE:
+        event: dict[str, Any]
+        if take == DECK_TAKE:
             drawn = self._draw(seat)
-            event["drew"] = drawn
+            event = {"type": "play", "seat": seat, "discard": list(discard), "take": take, "drew": drawn}
         else:
-            drawn = move.take
+            drawn = take
+            event = {"type": "play", "seat": seat, "discard": list(discard), "take": take}
         hand.append(drawn)
+        dead = self.dead
         for card in self.floor:
             if card != drawn:
-                self.dead.append(card)
-        self.floor = move.discard
+                dead.append(card)
+        self.floor = discard
         taken = self.turns_taken
         taken[seat] += 1
         self.events.append(event)
@@ -463,20 +472,28 @@ class Match:
         rng = self._draw_rngs.get(seat)
         if rng is None:
             rng = self._draw_rngs[seat] = seeded(f"{self.seed}/round/{self.round}/seat/{seat}")
+        # Candidates are looked up in a set of the deck: most miss, and a miss in the list compares every card.
+        in_deck = self._in_deck
+        if self._in_deck_of is not deck:
+            in_deck = self._in_deck = set(deck)
+            self._in_deck_of = deck
         # Exactly one block per draw, so that a seat's n-th draw reads the same numbers in every rotation.
         block = candidates = rng.getrandbits(_CANDIDATE_BITS * _CANDIDATES)
         while candidates:  # once the bits left are all zero, every candidate left is card 0: tried once below
             card = _CANDIDATE_CARD[candidates & _CANDIDATE_MASK]
-            if card is not None and card in deck:
+            if card is not None and card in in_deck:
                 deck.remove(card)
+                in_deck.remove(card)
                 return card
             candidates >>= _CANDIDATE_BITS
-        if DECK[0] in deck:
+        if DECK[0] in in_deck:
             deck.remove(DECK[0])
+            in_deck.remove(DECK[0])
             return DECK[0]
         # Rare (a deck of a few cards): a uniform choice keyed by the block, so rotations still share it.
         drawn = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}/{block}").choice(sorted(deck))
         deck.remove(drawn)
+        in_deck.remove(drawn)
         return drawn
 
     def _reshuffle(self) -> None:

@@ -74,9 +74,12 @@ def turn(view: SeatView, time_left_ms: int, bank_left_ms: int) -> dict[str, Any]
     }
 
 
+_QUOTE_OPEN, _QUOTED, _QUOTE_CLOSE = '["', '","', '"]'
+
+
 def _cards(cards: Sequence[str]) -> str:
     # Cards are two plain characters each (arena.cards): nothing in them needs escaping.
-    return '["' + '","'.join(cards) + '"]' if cards else "[]"
+    return _QUOTE_OPEN + _QUOTED.join(cards) + _QUOTE_CLOSE if cards else "[]"
 
 
 def _ints(values: Sequence[int]) -> str:
@@ -87,13 +90,22 @@ def turn_line(match: Match, seat: int, time_left_ms: int, bank_left_ms: int) -> 
     """``encode(turn(match.view(seat), time_left_ms, bank_left_ms))``, byte for byte, built without the view, the
     dict or the JSON encoder: it is sent every turn."""
     live = match.seats_in_play
+    players = match.players
+    flags = _LIVE.get((players, live))
+    if flags is None:
+        flags = _LIVE[players, live] = ",".join("true" if s in live else "false" for s in range(players))
     hand = match.hands[seat]
+    floor = match.floor
     may = "true" if seat == match.turn and match.may_declare() else "false"
-    return (f'{{"type":"turn","round":{match.round},"hand":{_cards(hand)},"floor":{_cards(match.floor)},'
+    return (f'{{"type":"turn","round":{match.round},"hand":{_QUOTE_OPEN + _QUOTED.join(hand) + _QUOTE_CLOSE if hand else "[]"},'
+            f'"floor":{_QUOTE_OPEN + _QUOTED.join(floor) + _QUOTE_CLOSE if floor else "[]"},'
             f'"may_declare":{may},"deck_size":{len(match.deck)},'
-            f'"hand_sizes":{_ints([len(h) for h in match.hands])},"scores":{_ints(match.scores)},'
-            f'"live":[{",".join("true" if s in live else "false" for s in range(match.players))}],'
-            f'"time_left_ms":{time_left_ms},"bank_ms":{bank_left_ms}}}\n').encode()
+            f'"hand_sizes":[{",".join(map(str, map(len, match.hands)))}],"scores":[{",".join(map(str, match.scores))}],'
+            f'"live":[{flags}],"time_left_ms":{time_left_ms},"bank_ms":{bank_left_ms}}}\n').encode()
+
+
+_LIVE: dict[tuple[int, tuple[int, ...]], str] = {}
+"""The ``live`` flags of a turn message, by the number of seats and the seats in play: a few per match."""
 
 
 def play_fields(event: dict[str, Any]) -> tuple[bytes, bytes]:

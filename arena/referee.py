@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from time import monotonic
 
 from arena import protocol
 from arena.channel import BotChannel, Caps, Poller, State, shown
@@ -178,11 +179,20 @@ class Referee:
         channel = self.channels[seat]
         bank_ms = self.banks[seat]
         budget_ms = self.limits.move_ms + bank_ms
-        sent = time.monotonic()
-        channel.ask(protocol.turn_line(self.match, seat, budget_ms, bank_ms))
+        sent = monotonic()
+        channel.ask(protocol.turn_line(self.match, seat, budget_ms, bank_ms), int((sent - self.started) * 1000))
         if channel.state is not State.AWAITING_MOVE:
             return  # it faulted (or the match ended) on the way
-        self._pump(sent + budget_ms / 1000, lambda: not channel.waiting)
+        # _pump(deadline, lambda: not channel.waiting) without the calls: this wait is every turn's.
+        deadline = sent + budget_ms / 1000
+        wait = self.poller.wait
+        while channel.state is State.AWAITING_MOVE:
+            remaining = deadline - monotonic()
+            if remaining <= 0:
+                break
+            for ready, fd, writable in wait(remaining):
+                if ready.live:
+                    ready.on_ready(fd, writable)
         if channel.state is State.AWAITING_MOVE:
             self._fault(channel, Reason.TIMEOUT_MOVE, f"no move within {budget_ms} ms ({self.limits.move_ms} ms "
                                                       f"per move + {bank_ms} ms left in the bank)",
@@ -190,7 +200,7 @@ class Referee:
             return
         if channel.state is not State.ANSWERED:
             return
-        elapsed_ms = int((time.monotonic() - sent) * 1000)
+        elapsed_ms = int((monotonic() - sent) * 1000)
         self.banks[seat] -= max(0, elapsed_ms - self.limits.move_ms)
         line = channel.take_reply()
         try:
@@ -227,7 +237,8 @@ class Referee:
                                            + told_mover[len(protocol.PLAYED):-1] + b"}\n")
                 else:
                     self.log.write({"t": "event", "event": event})
-        self._log_events()
+        if self._logged_events != len(events):
+            self._log_events()
 
     def _say_goodbye(self) -> None:
         """Deliver the last messages, close stdin, and give the bots a moment to exit on their own."""
