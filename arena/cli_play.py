@@ -27,7 +27,7 @@ from arena.cli_common import (
     require_extra,
     sandbox_choice,
 )
-from arena.cli_results import print_standings, print_stderr, standings_with_confidence, stop_test
+from arena.cli_results import print_standings, print_stderr, stop_test
 from arena.confidence import confidence
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.matchlog import LogError, describe, find_log, load, verify
@@ -43,7 +43,7 @@ from arena.run.loop import Progress, RunReport
 from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
 from arena.site import live as live_site
-from arena.store import Store, disk_full
+from arena.store import Store, disk_full, standings_with_confidence
 from arena.yamlfile import load_yaml
 
 

@@ -20,7 +20,7 @@ from arena.cli_common import (
 )
 from arena.confidence import Confidence, PairTest, confidence
 from arena.stderr import error_view
-from arena.store import Standing, Store, StoredMatch
+from arena.store import Standing, Store, StoredMatch, standings_with_confidence
 from arena.thinktime import Tally, by_seat, thoughts
 
 
@@ -60,23 +60,6 @@ def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Conf
                    f"{line.rating.conservative:>7.2f} {line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} "
                    f"{line.matches:>7} {line.wins:>5} {place:>5} "
                    f"{per_round:>6} {line.declares_ok:>4}/{line.declares_failed:<4}{extra}  {faults}")
-
-
-def standings_with_confidence(table: list[Standing], sure: Confidence, test: PairTest | None = None
-                              ) -> list[dict[str, Any]]:
-    """The standings as JSON, each line with its shared rank label, 95% rank interval, P(above the next) and the
-    positions its chain of ties spans (``tied``, first and last; the same for a bot not tied)."""
-    order = [line.bot_id for line in table]
-    labels, above = sure.shared_ranks(order, test), sure.p_above_next(order)
-    spans = sure.tie_groups(order, test)
-    found = []
-    for rank, line in enumerate(table, 1):
-        interval = sure.line(line.bot_id)
-        p_next = above[line.bot_id]
-        found.append(line.to_dict(rank) | {
-            "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
-            "p_above_next": None if p_next is None else round(p_next, 3), "tied": list(spans[line.bot_id])})
-    return found
 
 
 def stop_test(store: Store, name: str) -> PairTest | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from arena import procfs
-from arena.confidence import GroupPlace
+from arena.confidence import Confidence, GroupPlace, PairTest
 from arena.ranking import strengths
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
@@ -963,3 +963,20 @@ def _seat_result(row: tuple[Any, ...]) -> SeatResult:
         stats=SeatStats(rounds, turns, points, declares_ok, declares_failed),
         fault=fault, stderr_tail=stderr_tail or "",
         bank_left_ms=bank_left_ms or 0)  # rows stored before 0002_fault_reasons did not keep it
+
+
+def standings_with_confidence(table: list[Standing], sure: Confidence, test: PairTest | None = None
+                              ) -> list[dict[str, Any]]:
+    """The standings as JSON, each line with its shared rank label, 95% rank interval, P(above the next) and the
+    positions its chain of ties spans (``tied``, first and last; the same for a bot not tied)."""
+    order = [line.bot_id for line in table]
+    labels, above = sure.shared_ranks(order, test), sure.p_above_next(order)
+    spans = sure.tie_groups(order, test)
+    found = []
+    for rank, line in enumerate(table, 1):
+        interval = sure.line(line.bot_id)
+        p_next = above[line.bot_id]
+        found.append(line.to_dict(rank) | {
+            "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
+            "p_above_next": None if p_next is None else round(p_next, 3), "tied": list(spans[line.bot_id])})
+    return found

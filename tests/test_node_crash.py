@@ -121,13 +121,8 @@ def league(tmp_path: Path) -> Iterator[Server]:
     config = tmp_path / "league.yaml"
     config.write_text(f"league:\n  name: ladder\n  bots: [\"registry:*\", {SAMPLES / 'greedy'}]\n  players: 2\n"
                       "  seed: 5\n  workers: 1\n  rules: {threshold: 40}\n")
-    running = Server(tmp_path, config, tmp_path / "results" / "arena.db", free_port())
-    running.start()
-    try:
+    with Server(tmp_path, config, tmp_path / "results" / "arena.db", free_port()).running() as running:
         yield running
-    finally:
-        if running.process is not None and running.process.poll() is None:
-            running.stop()
 
 
 def test_the_authors_page_on_the_server_shows_the_type_error_and_its_line(league: Server, tmp_path: Path) -> None:

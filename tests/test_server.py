@@ -8,6 +8,7 @@ refusals (no token, hostile archives), which need no league match; the tests tha
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -120,6 +121,16 @@ class Server:
         self.process.send_signal(sig)
         self.process.wait(timeout=60)
 
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Server]:
+        """Started, and stopped at the end unless the test stopped it (or it died) already."""
+        self.start()
+        try:
+            yield self
+        finally:
+            if self.process is not None and self.process.poll() is None:
+                self.stop()
+
     def add_author(self, name: str) -> str:
         return arena("author", "add", name, "--db", str(self.db)).stdout.strip()
 
@@ -146,13 +157,8 @@ def serving(root: Path, playing: bool) -> Iterator[Server]:
     leaky = make_bot(root / "house", "leaky", code=LEAKY) if playing else SAMPLES / "greedy"
     config = root / "league.yaml"
     config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", leaky=leaky))
-    running = Server(root, config, root / "results" / "arena.db", free_port())
-    running.start()
-    try:
+    with Server(root, config, root / "results" / "arena.db", free_port()).running() as running:
         yield running
-    finally:
-        if running.process is not None and running.process.poll() is None:
-            running.stop()
 
 
 @pytest.fixture(scope="module")

@@ -44,12 +44,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("browser-league")
     config = root / "league.yaml"
     config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", random=SAMPLES / "random"))
-    running = Server(root, config, root / "results" / "arena.db", free_port())
-    running.start()
-    try:
+    with Server(root, config, root / "results" / "arena.db", free_port()).running() as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

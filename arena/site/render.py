@@ -33,7 +33,7 @@ from arena.matchlog import load as load_log
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
 from arena.stderr import error_view
-from arena.store import Store
+from arena.store import Store, standings_with_confidence
 from arena.thinktime import Tally
 
 SITE_DIR = data_dir("site")
@@ -527,7 +527,6 @@ def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
 def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
     """The tournament's results to download (:data:`arena.site.data.DOWNLOADS`), from what ``arena standings
     --json`` and ``arena matches --json`` give."""
-    from arena.cli_results import standings_with_confidence  # the CLI's own: the same JSON
     standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
     return [(data.results_href(snap.slug, "results.json"),
              json.dumps(data.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
