@@ -49,12 +49,12 @@ with open(counter, "a+") as handle:
     handle.write(str(seed))
 names = sys.argv[1:]
 done = subprocess.run([sys.executable, "-m", "arena", "match", *("sample:" + n for n in names), "--seed", str(seed),
-                       "--threshold", "%(threshold)d", "--json", "--log", str(counter.with_name(f"m{seed}.jsonl.gz"))],
+                       "--threshold", "THRESHOLD", "--json", "--log", str(counter.with_name(f"m{seed}.jsonl.gz"))],
                       capture_output=True, text=True, check=True)
 players = json.loads(done.stdout)["players"]
 print(json.dumps({"ranks": [p["place"] - 1 for p in players], "errors": [int(p["fault"] is not None) for p in players],
                   "test_data": {}, "player_data": [{} for _ in players]}))
-''' % {"threshold": THRESHOLD}
+'''.replace("THRESHOLD", str(THRESHOLD))
 
 
 def children_cpu() -> float:
