@@ -115,7 +115,7 @@ MEASURE = """() => {
 
 # Tables that fit a 320 px screen whole; the others (the head-to-head matrix, a bot's opponents, "Scores per round"
 # of many seats) may scroll in their box, their first column kept in view.
-FIT_ON_A_PHONE = {"table.matches", "table.matches.found", "table.faults", "table.result", "table.home",
+FIT_ON_A_PHONE = {"table.matches.listing", "table.matches.listing.found", "table.faults", "table.result", "table.home",
                   "table.standings", "table.hands", "table.rounds", "table.faultreasons", "table.faultrounds",
                   "table.seats", "table.finaltable", "table.settings"}
 
@@ -168,7 +168,8 @@ def test_screenshots(site: Path, browser: Browser, width: int, dark: bool) -> No
             page.goto(pages(site)["tournament"])
             page.get_by_text("Show all columns").click()
             page.locator("table.standings").evaluate("t => t.parentElement.scrollLeft = 400")
-            page.locator("table.standings").screenshot(path=str(SHOTS / f"standings-scrolled-{width}.png"))
+            page.locator("table.standings tbody").scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"standings-scrolled-{width}.png"))
 
 
 def test_the_standings_fit_every_desktop_width(site: Path, browser: Browser) -> None:  # noqa: F811
@@ -267,3 +268,18 @@ def test_every_seat_and_the_player_to_move_are_on_the_screen(site: Path, browser
         assert bar is not None and 0 <= bar["y"] < height / 3
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "replay-4-seats-390.png"))
+
+
+def test_a_mouse_click_on_a_wide_screen_selects_rather_than_steps(site: Path, browser: Browser) -> None:  # noqa: F811
+    """The tap zones are for touch and phones: on a desktop a click on the table (to select a card's text, say)
+    leaves the step as it was, while a tap on a touch screen of any width steps."""
+    with opened(browser, 1280) as page:
+        page.goto(pages(site)["match"])
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
+        step = _step(page)
+        felt = page.locator(".felt")
+        felt.click(position={"x": 900, "y": 40})
+        felt.click(position={"x": 100, "y": 40})
+        felt.click(position={"x": 900, "y": 40})
+        page.keyboard.press("ArrowRight")  # an event after the clicks: had they stepped, it would show
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 1} /"))

@@ -467,8 +467,11 @@
   });
   // Tap zones: a tap on the left half of the table steps back, on the right half forward, so that a phone's thumb
   // steps the replay where it looks rather than reaching for the bar (a drag that selected text is not a tap).
+  // A mouse on a wide screen has the buttons at hand (and clicks to select text): taps are for touch and phones.
+  var narrow = window.matchMedia("(max-width: 40rem)");
   root.querySelector(".felt").addEventListener("click", function (event) {
     if (event.target.closest("a, button, input, select, summary") || window.getSelection().toString()) return;
+    if (event.pointerType === "mouse" && !narrow.matches) return;
     var box = event.currentTarget.getBoundingClientRect();
     show(current + (event.clientX < box.left + box.width / 2 ? -1 : 1));
   });
