@@ -44,10 +44,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def opened(browser: Browser, width: int, dark: bool = False) -> Iterator[Page]:  # noqa: F811 - the fixture
-    """A page of ``width`` CSS px: below 1000 a phone (touch, mobile viewport), else a desktop."""
+def opened(browser: Browser, width: int, dark: bool = False,  # noqa: F811 - the fixture
+           height: int | None = None) -> Iterator[Page]:
+    """A page of ``width`` CSS px: below 1000 a phone (touch, mobile viewport; upright unless ``height`` says
+    otherwise), else a desktop."""
     phone = width < 1000
-    context = browser.new_context(viewport={"width": width, "height": 844 if phone else 900}, is_mobile=phone,
+    size = {"width": width, "height": height or (844 if phone else 900)}
+    context = browser.new_context(viewport=size, is_mobile=phone,
                                   has_touch=phone, color_scheme="dark" if dark else "light")
     page = context.new_page()
     errors: list[str] = []
@@ -198,9 +201,10 @@ def _seat_to_move(page: Page) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("width", (320, 390))
-def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser, width: int) -> None:  # noqa: F811
-    with opened(browser, width) as page:
+@pytest.mark.parametrize(("width", "height"), [(320, 844), (390, 844), (844, 390)], ids=("320", "390", "on-its-side"))
+def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser, width: int,  # noqa: F811
+                                                    height: int) -> None:
+    with opened(browser, width, height=height) as page:
         page.goto(pages(site)["match"])
         expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
         bar = page.locator(".replaybar")
@@ -219,7 +223,7 @@ def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser
         page.evaluate(f"window.scrollBy(0, {replay['y'] + replay['height'] - 300})")
         page.wait_for_function("document.querySelector('.replaybar').getBoundingClientRect().top < 1")
         box = bar.bounding_box()
-        assert box is not None and -1 <= box["y"] and box["y"] + box["height"] <= 844
+        assert box is not None and -1 <= box["y"] and box["y"] + box["height"] <= height
         step = _step(page)
         page.locator(".replaybar [data-go=next]").tap()
         expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 1} /"))
