@@ -157,7 +157,7 @@
     });
     count.textContent = hits.length + " of " + total + " matches";
     found.textContent = "";
-    var table = el("table", {"class": "matches found"});
+    var table = el("table", {"class": "matches listing found"});
     var words = [f.bot, f.vs && "against " + f.vs, f.fault && "fault " + f.fault, f.result].filter(Boolean);
     table.appendChild(el("caption", {}, "Matches found: " + words.join(", ") + " (" + hits.length + ")"));
     var head = el("tr");
