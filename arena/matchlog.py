@@ -31,6 +31,13 @@ _PLAIN_ASCII = re.compile(rb"[^\x20-\x7f]")
 """A byte that json.dumps would escape (a control character) or that is not ASCII."""
 
 
+_QUOTED: dict[bytes, bytes] = {}
+"""Printable ASCII lines received, escaped as JSON string contents: a bot sends the same few hundred lines over and
+over (as :data:`arena.protocol._MOVES` counts on), and a dictionary hit costs less than the escaping's tests."""
+_QUOTED_CACHED = 4096
+_QUOTED_LINE_MAX = 512
+"""Longer lines are escaped each time: the cache holds at most 2 MiB of a hostile bot's unique lines."""
+
 _FLUSH_AT = 1 << 18
 """Bytes of records held before they go to gzip, whose write has a per-call cost worth avoiding on every message."""
 
@@ -83,13 +90,28 @@ class MatchLog:
         if len(buffer) > _FLUSH_AT:
             self.flush()
 
+    def write_told(self, at_ms: int, sent: list[tuple[int, bytes]], then: bytes) -> None:
+        """Messages sent at one time, ``(seat, line)`` each, as :meth:`write_sent` logs them, and an encoded record
+        ``then`` (or ``b""``): one append for an event told to every seat."""
+        buffer = self._buffer
+        buffer += b"".join([b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line[:-1])
+                            for seat, line in sent]) + then
+        if len(buffer) > _FLUSH_AT:
+            self.flush()
+
     def write_received(self, seat: int, at_ms: int, line: bytes) -> None:
         """A line a bot sent (without its newline): anything at all, so it goes in as a JSON string."""
-        if _PLAIN_ASCII.search(line) is None:
+        quoted = _QUOTED.get(line)
+        if quoted is None and _PLAIN_ASCII.search(line) is None:
             # Printable ASCII (every well-behaved reply) needs only quotes and backslashes escaped: the same bytes
             # json.dumps writes, without decoding and encoding.
-            self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n'
-                         % (seat, at_ms, line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')))
+            quoted = line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+            if len(line) <= _QUOTED_LINE_MAX:
+                if len(_QUOTED) >= _QUOTED_CACHED:
+                    _QUOTED.clear()
+                _QUOTED[bytes(line)] = quoted
+        if quoted is not None:
+            self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n' % (seat, at_ms, quoted))
         else:
             text = line.decode("utf-8", errors="backslashreplace")
             self.write({"t": "recv", "seat": seat, "at": at_ms, "line": text})

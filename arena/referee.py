@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic
+from typing import Any
 
 from arena import protocol
 from arena.channel import BotChannel, Caps, Poller, State, shown
@@ -219,26 +220,41 @@ class Referee:
     def _tell_events(self) -> None:
         """Send every seat what it may know of the engine events since the last call."""
         events = self.match.events
+        log = self.log
         while self._told < len(events):
             event = events[self._told]
             self._told += 1
-            told = protocol.tell(event, self.match)
-            at_ms = self._now_ms()
-            for channel, message in zip(self.channels, told):
+            at_ms = int((monotonic() - self.started) * 1000)
+            logging = log is not None and self._logged_events == self._told - 1
+            if logging:
+                self._logged_events += 1
+            if event["type"] == "play":
+                self._tell_play(event, at_ms, logging)
+                continue
+            for channel, message in zip(self.channels, protocol.tell(event, self.match)):
                 if message is not None and channel.live:
                     channel.send(message, at_ms=at_ms)
-            if self.log is not None and self._logged_events == self._told - 1:
-                self._logged_events += 1
-                if event["type"] == "play":
-                    # The mover was told every field of the event (its draw too): log those bytes as the event.
-                    told_mover = told[event["seat"]]
-                    assert told_mover is not None
-                    self.log.write_encoded(b'{"t":"event","event":{"type":"play"'
-                                           + told_mover[len(protocol.PLAYED):-1] + b"}\n")
-                else:
-                    self.log.write({"t": "event", "event": event})
+            if logging:
+                assert log is not None
+                log.write({"t": "event", "event": event})
         if self._logged_events != len(events):
             self._log_events()
+
+    def _tell_play(self, event: dict[str, Any], at_ms: int, logging: bool) -> None:
+        """A move, told to every seat (the mover's message has its draw too; protocol.tell's bytes): every turn's,
+        so each seat's message is queued without a call per seat, and the sends and the event logged at once."""
+        common, drew = protocol.play_fields(event)
+        others = protocol.PLAYED + common + b"}\n"
+        mover = protocol.PLAYED + common + drew + b"}\n" if drew else others
+        seat = event["seat"]
+        told = [(channel, mover if channel.seat == seat else others) for channel in self.channels if channel.live]
+        if self.log is not None:
+            # The mover was told every field of the event (its draw too): those bytes are the event's record.
+            self.log.write_told(at_ms, [(channel.seat, message) for channel, message in told],
+                                b'{"t":"event","event":{"type":"play"' + mover[len(protocol.PLAYED):-1] + b"}\n"
+                                if logging else b"")
+        for channel, message in told:
+            channel.queue(message)
 
     def _say_goodbye(self) -> None:
         """Deliver the last messages, close stdin, and give the bots a moment to exit on their own."""
