@@ -38,6 +38,10 @@ _QUOTED_CACHED = 4096
 _QUOTED_LINE_MAX = 512
 """Longer lines are escaped each time: the cache holds at most 2 MiB of a hostile bot's unique lines."""
 
+_TOLD: dict[int, bytes] = {}
+"""By the number of seats: :meth:`MatchLog.write_sent`'s records for every seat at once, to be filled with the time
+and each message."""
+
 _FLUSH_AT = 1 << 18
 """Bytes of records held before they go to gzip, whose write has a per-call cost worth avoiding on every message."""
 
@@ -90,12 +94,22 @@ class MatchLog:
         if len(buffer) > _FLUSH_AT:
             self.flush()
 
-    def write_told(self, at_ms: int, sent: list[tuple[int, bytes]], then: bytes) -> None:
-        """Messages sent at one time, ``(seat, line)`` each, as :meth:`write_sent` logs them, and an encoded record
-        ``then`` (or ``b""``): one append for an event told to every seat."""
+    def write_told(self, at_ms: int, told: list[bytes | None], then: bytes) -> None:
+        """The messages sent at one time, by seat (None: nothing to that seat), each without its newline, as
+        :meth:`write_sent` logs them; then ``then``, an encoded record or ``b""``. One append for a move, which
+        every seat is told, every turn."""
         buffer = self._buffer
-        buffer += b"".join([b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, line[:-1])
-                            for seat, line in sent]) + then
+        if None in told:
+            buffer += b"".join([b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, message)
+                                for seat, message in enumerate(told) if message is not None]) + then
+        else:
+            template = _TOLD.get(len(told))
+            if template is None:
+                template = _TOLD[len(told)] = b"".join(b'{"t":"send","seat":%d,"at":%%d,"msg":%%s}\n' % seat
+                                                       for seat in range(len(told)))
+            fields: list[int | bytes | None] = [at_ms] * (2 * len(told))
+            fields[1::2] = told
+            buffer += template % tuple(fields) + then
         if len(buffer) > _FLUSH_AT:
             self.flush()
 

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import attrgetter
 from pathlib import Path
 from time import monotonic
 from typing import Any
@@ -30,6 +31,8 @@ from arena.rules import Rules
 from arena.sandbox import Exit, Sandbox, SandboxError, SandboxLimits
 
 LOGGER = logging.getLogger(__name__)
+
+_LIVE = attrgetter("live")
 
 EXIT_GRACE_S = 1.0
 """How long bots get to exit by themselves after ``match_end`` before they are killed."""
@@ -244,17 +247,23 @@ class Referee:
         """A move, told to every seat (the mover's message has its draw too; protocol.tell's bytes): every turn's,
         so each seat's message is queued without a call per seat, and the sends and the event logged at once."""
         common, drew = protocol.play_fields(event)
-        others = protocol.PLAYED + common + b"}\n"
-        mover = protocol.PLAYED + common + drew + b"}\n" if drew else others
+        others = protocol.PLAYED + common + b"}"  # each message without its newline, as the log holds it
+        mover = protocol.PLAYED + common + drew + b"}" if drew else others
         seat = event["seat"]
-        told = [(channel, mover if channel.seat == seat else others) for channel in self.channels if channel.live]
+        channels = self.channels
+        told: list[bytes | None] = [others] * len(channels)
+        told[seat] = mover
+        if not all(map(_LIVE, channels)):
+            told = [message if channel.live else None for channel, message in zip(channels, told)]
         if self.log is not None:
             # The mover was told every field of the event (its draw too): those bytes are the event's record.
-            self.log.write_told(at_ms, [(channel.seat, message) for channel, message in told],
-                                b'{"t":"event","event":{"type":"play"' + mover[len(protocol.PLAYED):-1] + b"}\n"
-                                if logging else b"")
-        for channel, message in told:
-            channel.queue(message)
+            self.log.write_told(at_ms, told, b'{"t":"event","event":{"type":"play"' + mover[len(protocol.PLAYED):]
+                                + b"}\n" if logging else b"")
+        others_line = others + b"\n"
+        mover_line = mover + b"\n" if drew else others_line
+        for channel, message in zip(channels, told):
+            if message is not None:
+                channel.queue(mover_line if message is mover else others_line)
 
     def _say_goodbye(self) -> None:
         """Deliver the last messages, close stdin, and give the bots a moment to exit on their own."""
