@@ -30,6 +30,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import os
 import platform
 import random
 import re
@@ -162,7 +163,9 @@ def counted(arguments: list[str], out: Path) -> tuple[int, dict[str, Any]]:
     """Instructions of this file run as ``--child`` with ``arguments`` under callgrind, and what it printed."""
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__, "--child",
                *arguments]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # A fixed hash seed: the layout of sets and dictionaries, and so a few hundred instructions a turn, else vary.
+    done = subprocess.run(command, capture_output=True, text=True, check=False,
+                          env=os.environ | {"PYTHONHASHSEED": "0"})
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(arguments)} failed under valgrind ({done.returncode}): {done.stderr[-2000:]}")
     totals = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
