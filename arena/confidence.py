@@ -23,22 +23,21 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import mul, sub
 from statistics import NormalDist
 from typing import Any, Literal
 
-from arena.ranking import Pair, fit_loop, fit_vector, pair_counts
+from arena.ranking import VECTOR_SEATS, Pair, VectorPairs, fit_loop, pair_counts, seat_comparisons
 
 LEVEL = 0.95
 RESAMPLES = 400
 """Enough for stable 2.5% and 97.5% quantiles of a handful of ranks."""
 MARGIN = 0.15
 """The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 35-65% may be equal."""
-VECTOR_SEATS = 1000
 VECTOR_BOTS = 24
-"""From this many results (250 matches of four seats), or this many bots ranked, on, the bootstrap runs on numpy
-arrays; below both the plain loop costs less than importing numpy."""
+"""From this many bots ranked, or :data:`~arena.ranking.VECTOR_SEATS` results (250 matches of four seats), on, the
+bootstrap runs on numpy arrays; below both the plain loop costs less than importing numpy."""
 RESAMPLE_TOLERANCE = 1e-3
 """A resample's fit starts from the full data's and stops once no log strength moves by a thousandth in a step:
 a hundredth of the spread between resamples even with thousands of matches."""
@@ -57,6 +56,30 @@ class GroupPlace:
     place: int
     match: int
     """The match (any id unique within the tournament): its seats are one ranking for the fit."""
+
+
+@dataclass(frozen=True)
+class SeatColumns:
+    """Outcomes as parallel columns, one entry a seat (each match's seats together): what a store reads in one
+    query for both the fit and its bootstrap, without an object per seat (a field of a thousand bots has hundreds
+    of thousands of them)."""
+
+    group: Sequence[int]
+    bot: Sequence[int]
+    place: Sequence[int]
+    match: Sequence[int]
+
+    @classmethod
+    def of(cls, results: Iterable[GroupPlace]) -> SeatColumns:
+        results = results if isinstance(results, Sequence) else list(results)
+        return cls([result.group for result in results], [result.bot for result in results],
+                   [result.place for result in results], [result.match for result in results])
+
+    def results(self) -> list[GroupPlace]:
+        return list(map(GroupPlace, self.group, self.bot, self.place, self.match))
+
+    def __len__(self) -> int:
+        return len(self.bot)
 
 
 @dataclass(frozen=True)
@@ -183,27 +206,39 @@ class Confidence:
         return None
 
 
-def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None, resamples: int = RESAMPLES,
-               level: float = LEVEL, seed: int = 0, vector: bool | None = None) -> Confidence:
+def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] | None = None,
+               resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0, vector: bool | None = None,
+               point: Mapping[int, float] | None = None) -> Confidence:
     """Bootstrap the fitted strengths over whole groups. ``bots`` lists every bot to rank (default: those in
     ``results``); a bot without results ranks last with an interval covering every rank from its neighbours'.
-    ``vector`` (default: from :data:`VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does the work on numpy
-    arrays: the same resamples from the same seed, fitted alike, so the same numbers to rounding."""
-    results = results if isinstance(results, Sequence) else list(results)
+    ``vector`` (default: from :data:`~arena.ranking.VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does
+    the work on numpy arrays: the same resamples from the same seed, fitted alike, so the same numbers to
+    rounding. ``point`` is the full data's fit of these results and bots if the caller has it already (the
+    store's standings do: :meth:`arena.store.Store.standings_and_confidence`), which is then not fitted again."""
+    if not isinstance(results, SeatColumns):
+        results = results if isinstance(results, Sequence) else list(results)
     place_sum: dict[int, int] = defaultdict(int)
     matches: dict[int, int] = defaultdict(int)
-    for result in results:
-        place_sum[result.bot] += result.place
-        matches[result.bot] += 1
+    for bot, place in (zip(results.bot, results.place) if isinstance(results, SeatColumns)
+                       else ((result.bot, result.place) for result in results)):
+        place_sum[bot] += place
+        matches[bot] += 1
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
     if vector is None:
         vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
     rng = random.Random(seed)
-    point, (sampled, lows, highs) = (_bootstrap_arrays if vector else _bootstrap_loop)(
-        results, index, resamples if measured else 0, rng)
-    estimate = dict(zip(measured, point))
+    given = [point[bot] for bot in measured] if point is not None and all(bot in point for bot in measured) else None
+    if vector:
+        point_fit, (sampled, lows, highs) = _bootstrap_arrays(
+            results if isinstance(results, SeatColumns) else SeatColumns.of(results), index,
+            resamples if measured else 0, rng, given)
+    else:
+        point_fit, (sampled, lows, highs) = _bootstrap_loop(
+            results.results() if isinstance(results, SeatColumns) else results, index,
+            resamples if measured else 0, rng, given)
+    estimate = dict(zip(measured, point_fit))
     samples, low_ranks, high_ranks = dict(zip(measured, sampled)), dict(zip(measured, lows)), dict(zip(measured, highs))
     mean_place = {bot: place_sum[bot] / matches[bot] for bot in measured}
     position = {bot: i for i, bot in reversed(list(enumerate(ids)))}
@@ -251,8 +286,9 @@ Resampled = tuple[list[list[float]], list[list[int]], list[list[int]]]
 
 
 def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                    rng: random.Random) -> tuple[list[float], Resampled]:
-    """The full data's fit and the resamples' (bots by their ``index``), in plain Python."""
+                    rng: random.Random, point: list[float] | None = None) -> tuple[list[float], Resampled]:
+    """The full data's fit (unless given: ``point``) and the resamples' (bots by their ``index``), in plain
+    Python."""
     seats: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     for result in results:
         seats[result.group][result.match].append((result.bot, result.place))
@@ -283,8 +319,9 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
     first = [index[a] for a, _ in columns]
     second = [index[b] for _, b in columns]
     size = len(index)
-    point = fit_loop(size, first, second, [everything[pair][0] for pair in columns],
-                     [float(everything[pair][1]) for pair in columns])
+    if point is None:
+        point = fit_loop(size, first, second, [everything[pair][0] for pair in columns],
+                         [float(everything[pair][1]) for pair in columns])
     samples: list[list[float]] = [[] for _ in range(size)]
     low_ranks: list[list[int]] = [[] for _ in range(size)]
     high_ranks: list[list[int]] = [[] for _ in range(size)]
@@ -306,36 +343,25 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
     return point, (samples, low_ranks, high_ranks)
 
 
-def _bootstrap_arrays(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                      rng: random.Random) -> tuple[list[float], Resampled]:
+def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples: int, rng: random.Random,
+                      point: list[float] | None = None) -> tuple[list[float], Resampled]:
     """:func:`_bootstrap_loop` on numpy arrays: the same kinds of groups in the same order, the same weights drawn
     from the same stream, fitted by :func:`~arena.ranking.fit_vector` (the loop's fit to rounding)."""
     import numpy as np
 
     size, count = len(index), len(results)
-    group = np.fromiter((result.group for result in results), np.int64, count)
-    match = np.fromiter((result.match for result in results), np.int64, count)
-    bot = np.fromiter((index.get(result.bot, -1) for result in results), np.int64, count)
-    place = np.fromiter((result.place for result in results), np.int64, count)
+    group = np.asarray(results.group, np.int64)
+    match = np.asarray(results.match, np.int64)
+    bot = np.fromiter(map(index.get, results.bot, repeat(-1)), np.int64, count)
+    place = np.asarray(results.place, np.int64)
     _, group = np.unique(group, return_inverse=True)  # a group's position among the groups in id order
     groups = int(group.max(initial=-1)) + 1
     # A match's seats together, in their given order: pair_counts compares each seat with the later ones.
     order = np.lexsort((np.arange(count), match, group))
     group, match, bot, place = group[order], match[order], bot[order], place[order]
-    parts: list[tuple[Any, ...]] = []
-    for offset in range(1, count):
-        same = match[:-offset] == match[offset:]
-        if not same.any():
-            break
-        x, y, px, py = bot[:-offset], bot[offset:], place[:-offset], place[offset:]
-        keep = same & (x >= 0) & (y >= 0) & (x != y)  # only the bots asked for, never a bot with itself
-        x, y, px, py = x[keep], y[keep], px[keep], py[keep]
-        low_place, high_place = np.where(x < y, px, py), np.where(x < y, py, px)
-        parts.append((group[:-offset][keep], np.minimum(x, y), np.maximum(x, y),
-                      np.sign(high_place - low_place) + 1))  # twice the low bot's wins: 2, 1 (a tie) or 0
+    seat, low, high, twice_won = seat_comparisons(match, bot, place)
     width = max(size, 1)
-    key = np.concatenate([np.zeros(0, np.int64), *((g * width + a) * width + b for g, a, b, _ in parts)])
-    twice_won = np.concatenate([np.zeros(0, np.int64), *(won for *_, won in parts)])
+    key = (group[seat] * width + low) * width + high
     # Per (group, pair): its comparisons and twice the low bot's wins, in group order then pair order.
     rows, row_of = np.unique(key, return_inverse=True)
     row_won = np.bincount(row_of, twice_won, len(rows)).astype(np.int64)
@@ -356,24 +382,25 @@ def _bootstrap_arrays(results: Sequence[GroupPlace], index: Mapping[int, int], r
     pairs, pair_of_row = np.unique(row_pair, return_inverse=True)
     pair_of = pair_of_row[entry_rows]
     half_wins, compared = row_won[entry_rows].astype(float), row_count[entry_rows].astype(float)
-    first, second = pairs // width, pairs % width
-    point = fit_vector(size, first, second, np.bincount(pair_of_row, row_won, len(pairs)) / 2,
-                       np.bincount(pair_of_row, row_count, len(pairs)).astype(float))
+    met = VectorPairs(size, pairs // width, pairs % width)  # sorted once for every fit
+    full = (np.asarray(point) if point is not None
+            else met.fit(np.bincount(pair_of_row, row_won, len(pairs)) / 2,
+                         np.bincount(pair_of_row, row_count, len(pairs)).astype(float)))
     poisson = np.asarray(_POISSON, dtype=np.int64)
     fitted = np.empty((resamples, size))
     for resample in range(resamples):
         totals = np.concatenate(([0], np.cumsum(poisson[np.frombuffer(rng.randbytes(2 * groups), np.uint16)])))
         weight = (totals[ends] - totals[starts])[kind_of]
-        fitted[resample] = fit_vector(size, first, second, np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
-                                      np.bincount(pair_of, weight * compared, len(pairs)), start=point,
-                                      tolerance=RESAMPLE_TOLERANCE)
+        fitted[resample] = met.fit(np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
+                                   np.bincount(pair_of, weight * compared, len(pairs)), start=full,
+                                   tolerance=RESAMPLE_TOLERANCE)
     low = np.empty((resamples, size), dtype=np.int64)
     high = np.empty((resamples, size), dtype=np.int64)
     for resample, stat in enumerate(-fitted):
         ordered = np.sort(stat)
         low[resample] = np.searchsorted(ordered, stat, side="left") + 1
         high[resample] = np.searchsorted(ordered, stat, side="right")
-    return point.tolist(), (fitted.T.tolist(), low.T.tolist(), high.T.tolist())
+    return full.tolist(), (fitted.T.tolist(), low.T.tolist(), high.T.tolist())
 
 
 def _poisson_table(bits: int = 16) -> list[int]:

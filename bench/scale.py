@@ -6,8 +6,8 @@ is played). The schedule is arena's balanced random design at 4 seats, cut to th
 Plackett-Luce model of known log strengths (Gumbel noise on a seeded normal skill per bot), every draw from one
 seeded ``random.Random``. On each store it times, in CPU seconds of this process:
 
-- ``standings``: what ``arena standings --json`` computes: the store's standings (its fit included), the seats
-  read for the bootstrap, :func:`arena.confidence.confidence` (rank intervals from 400 resamples), and the shared
+- ``standings``: what ``arena standings --json`` computes: the seats read once, the store's standings (its fit
+  included), :func:`arena.confidence.confidence` from that fit (rank intervals from 400 resamples), and the shared
   ranks, P(above next) and chains of ties of the table; plus how well the fit orders the known truth (Spearman);
 - ``league``: one league batch's scheduling with every bot active (the tally read from the store once, then
   ``choose_groups`` for ``groups_per_batch`` groups, the spread the league shows, and the closeness the matchmaker
@@ -40,13 +40,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.cli_results import standings_with_confidence
 from arena.confidence import confidence
 from arena.ratings import RatingConfig
 from arena.run.league import tally_from_store
 from arena.run.matchmaking import choose_groups, closeness_of, pair, spread
 from arena.schedule import make_schedule
-from arena.store import Store
+from arena.store import Store, standings_with_confidence
 
 PLAYERS = 4
 GROUPS_PER_BATCH = 8
@@ -118,15 +117,17 @@ def spearman(order: Sequence[int], truth: Sequence[float]) -> float:
 
 
 def standings(store: Store, tid: int, truth: Sequence[float]) -> dict[str, Any]:
-    """``arena standings --json``'s work, step by step, in CPU seconds."""
-    table, read = timed(lambda: store.standings(tid))
-    seats, seat_read = timed(lambda: store.seat_results(tid))
-    sure, boot = timed(lambda: confidence(seats, [line.bot_id for line in table]))
+    """``arena standings --json``'s work (:meth:`Store.standings_and_confidence`, then the table), step by step,
+    in CPU seconds."""
+    seats, seat_read = timed(lambda: store.seat_columns(tid))
+    table, read = timed(lambda: store.standings(tid, seats=seats))
+    point = {line.bot_id: line.strength for line in table if line.strength is not None}
+    sure, boot = timed(lambda: confidence(seats, [line.bot_id for line in table], point=point))
     lines, shown = timed(lambda: standings_with_confidence(table, sure))
     slot = {int(row["id"]): int(row["slot"]) for row in store.bots(tid)}
     widths = [high - low + 1 for low, high in (line["rank_interval_95"] for line in lines)]
     return {"cpu_s": round(read + seat_read + boot + shown, 2), "store_standings_s": round(read, 2),
-            "seat_results_s": round(seat_read, 2), "confidence_s": round(boot, 2), "table_s": round(shown, 3),
+            "seat_columns_s": round(seat_read, 2), "confidence_s": round(boot, 2), "table_s": round(shown, 3),
             "spearman_with_truth": round(spearman([slot[line.bot_id] for line in table], truth), 4),
             "rank_interval_width_median": sorted(widths)[len(widths) // 2],
             "bots_sharing_rank_1": sum(line["shared_rank"] == "1=" for line in lines)}
