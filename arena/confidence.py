@@ -19,7 +19,7 @@ import math
 import random
 import statistics
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -219,10 +219,11 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
         results = results if isinstance(results, Sequence) else list(results)
     place_sum: dict[int, int] = defaultdict(int)
     matches: dict[int, int] = defaultdict(int)
-    for bot, place in (zip(results.bot, results.place) if isinstance(results, SeatColumns)
-                       else ((result.bot, result.place) for result in results)):
-        place_sum[bot] += place
-        matches[bot] += 1
+    # Counted by (bot, place) first: Counter's loop is C's, and a field of a thousand bots has 400,000 seats.
+    for (bot, place), times in Counter(zip(results.bot, results.place) if isinstance(results, SeatColumns)
+                                       else ((result.bot, result.place) for result in results)).items():
+        place_sum[bot] += place * times
+        matches[bot] += times
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
@@ -273,6 +274,11 @@ class PAbove(Mapping[tuple[int, int], float]):
             else:  # nothing is known of an unmeasured bot: measured ones rank above it, but not with confidence
                 self.known[key] = 0.5
         return self.known[key]
+
+    def __contains__(self, key: object) -> bool:
+        """Whether the pair is one of two bots ranked, without working its P(above) out."""
+        return (isinstance(key, tuple) and len(key) == 2 and key[0] != key[1] and key[0] in self._known_ids
+                and key[1] in self._known_ids)
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
         return ((a, b) for a in self.ids for b in self.ids if a != b)
@@ -380,7 +386,11 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
     entry_rows = np.repeat(bounds[first_of_kind] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     kind_of = np.repeat(np.arange(len(kinds)), lengths)
     pairs, pair_of_row = np.unique(row_pair, return_inverse=True)
-    pair_of = pair_of_row[entry_rows]
+    # The entries in order of their pair, so that a resample sums each pair's over a run: whole numbers, so the
+    # same sums as in any order.
+    by_pair = np.argsort(pair_of_row[entry_rows], kind="stable")
+    entry_rows, kind_of = entry_rows[by_pair], kind_of[by_pair]
+    pair_starts = np.searchsorted(pair_of_row[entry_rows], np.arange(len(pairs)))
     half_wins, compared = row_won[entry_rows].astype(float), row_count[entry_rows].astype(float)
     met = VectorPairs(size, pairs // width, pairs % width)  # sorted once for every fit
     full = (np.asarray(point) if point is not None
@@ -391,8 +401,8 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
     for resample in range(resamples):
         totals = np.concatenate(([0], np.cumsum(poisson[np.frombuffer(rng.randbytes(2 * groups), np.uint16)])))
         weight = (totals[ends] - totals[starts])[kind_of]
-        fitted[resample] = met.fit(np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
-                                   np.bincount(pair_of, weight * compared, len(pairs)), start=full,
+        fitted[resample] = met.fit(np.add.reduceat(weight * half_wins, pair_starts) / 2,
+                                   np.add.reduceat(weight * compared, pair_starts), start=full,
                                    tolerance=RESAMPLE_TOLERANCE)
     low = np.empty((resamples, size), dtype=np.int64)
     high = np.empty((resamples, size), dtype=np.int64)

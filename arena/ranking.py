@@ -236,8 +236,14 @@ class VectorPairs:
         won_by_first = np.asarray(wins, dtype=float)
         if self.order is not None:
             count, won_by_first = count[self.order], won_by_first[self.order]
-        won = PRIOR + np.bincount(a, won_by_first, size) + np.bincount(b, count - won_by_first, size)
-        played = (np.bincount(a, count, size) + np.bincount(b, count, size)) > 0
+        # Sums of whole and half comparisons, exact in any order: the first bot's side summed over its runs.
+        won_first, met_first = np.zeros(size), np.zeros(size)
+        if len(a):
+            won_first[firsts] = np.add.reduceat(won_by_first, run_starts)
+            met_first[firsts] = np.add.reduceat(count, run_starts)
+        met_second = np.bincount(b, count, size)
+        won = PRIOR + won_first + (met_second - np.bincount(b, won_by_first, size))
+        played = (met_first + met_second) > 0
         theta = np.zeros(size) if start is None or len(start) == 0 else np.array(start, dtype=float)
 
         def step(theta: Any) -> Any:

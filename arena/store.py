@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import sqlite3
 import time
@@ -882,10 +883,12 @@ class Store:
         """Every seat of every finished match as (group, bot, place, match): what arena/confidence.py resamples."""
         return self.seat_columns(tid).results()
 
-    def seat_columns(self, tid: int) -> SeatColumns:
-        """:meth:`seat_results` as columns, without an object per seat: what the fit and the bootstrap read."""
+    def seat_columns(self, tid: int, before_group: int | None = None) -> SeatColumns:
+        """:meth:`seat_results` as columns, without an object per seat: what the fit and the bootstrap read; with
+        ``before_group``, only the seats of the groups numbered below it."""
         rows = self._tuples("SELECT m.grp, s.bot_id, s.place, m.id FROM matches m JOIN seats s ON s.match_id = m.id "
-                            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))
+                            "WHERE m.tournament_id = ? AND m.status = 'done' AND m.grp < ? ORDER BY m.idx, s.seat",
+                            (tid, math.inf if before_group is None else before_group))
         group, bot, place, match = zip(*rows) if rows else ((), (), (), ())
         return SeatColumns(group, bot, place, match)
 

@@ -10,8 +10,9 @@ seeded ``random.Random``. On each store it times, in CPU seconds of this process
   included), :func:`arena.confidence.confidence` from that fit (rank intervals from 400 resamples), and the shared
   ranks, P(above next) and chains of ties of the table; plus how well the fit orders the known truth (Spearman);
 - ``league``: one league batch's scheduling with every bot active (the tally read from the store once, then
-  ``choose_groups`` for ``groups_per_batch`` groups, the spread the league shows, and the closeness the matchmaker
-  would read from a 100-resample confidence, with its P(above) for the pairs a batch looks at);
+  ``choose_groups`` for ``groups_per_batch`` groups, the spread the league shows, the 100-resample confidence the
+  matchmaker's closeness comes from, recomputed at checkpoints, and a batch chosen with that closeness, the P(above)
+  of each pair it looks at worked out then);
 - ``site`` (up to ``--site-max-matches``, measured as it is): a full build, its pages and the largest page.
 
 Then, once: the balanced random design and ``arena run --dry-run`` (its summary, reading every bot's manifest)
@@ -42,8 +43,8 @@ from typing import Any, TypeVar
 
 from arena.confidence import confidence
 from arena.ratings import RatingConfig
-from arena.run.league import tally_from_store
-from arena.run.matchmaking import choose_groups, closeness_of, pair, spread
+from arena.run.league import closeness_checkpoint, tally_from_store
+from arena.run.matchmaking import choose_groups, closeness_of, spread
 from arena.schedule import make_schedule
 from arena.store import Store, standings_with_confidence
 
@@ -134,26 +135,23 @@ def standings(store: Store, tid: int, truth: Sequence[float]) -> dict[str, Any]:
 
 
 def league_batch(store: Store, tid: int, seed: int) -> dict[str, Any]:
-    """One league batch's scheduling with every bot of the store active, in CPU milliseconds."""
+    """One league batch's scheduling with every bot of the store active, in CPU milliseconds: as the league does
+    it (arena/run/league.py), the closeness from a 100-resample confidence of the groups before its checkpoint."""
     active = [int(row["id"]) for row in store.bots(tid)]
     tally, read = timed(lambda: tally_from_store(store, tid, PLAYERS))
     rng = random.Random(seed)
     _, choose = timed(lambda: choose_groups(tally, active, GROUPS_PER_BATCH, rng))
     _, spread_cost = timed(lambda: spread(tally, active))
-    seats = store.seat_results(tid)
-    sure, sure_cost = timed(lambda: confidence(seats, sorted(active), resamples=100, seed=seed))
-    # The pairs a batch's matchmaker weighs: each group's pool (48 bots) against the seats chosen so far.
-    looked = [pair(a, b) for a, b in zip(rng.choices(active, k=GROUPS_PER_BATCH * 48 * PLAYERS),
-                                         rng.choices(active, k=GROUPS_PER_BATCH * 48 * PLAYERS)) if a != b]
-    _, lookups = timed(lambda: [1.0 - abs(2.0 * sure.p_above[key] - 1.0) for key in looked])
-    report: dict[str, Any] = {
-        "tally_from_store_ms": round(read * 1000, 1), "choose_groups_ms": round(choose * 1000, 2),
-        "spread_ms": round(spread_cost * 1000, 1), "closeness_confidence_ms": round(sure_cost * 1000, 1),
-        "closeness_lookups_ms": round(lookups * 1000, 2), "lookups": len(looked)}
-    if len(active) <= 200:  # every pair, as the league asks today up to CLOSENESS_BOTS: quadratic
-        _, every = timed(lambda: closeness_of(sure.p_above, active))
-        report["closeness_every_pair_ms"] = round(every * 1000, 1)
-    return report
+    upto = closeness_checkpoint(store.schedule_end(tid)[1])
+    sure, sure_cost = timed(lambda: confidence(store.seat_columns(tid, before_group=upto), sorted(active),
+                                               resamples=100, seed=upto))
+    close = closeness_of(sure.p_above, active)
+    # The next batch with the closeness: its look-ups are what each pair's P(above) costs when first asked.
+    _, with_closeness = timed(lambda: choose_groups(tally, active, GROUPS_PER_BATCH, rng, close))
+    return {"tally_from_store_ms": round(read * 1000, 1), "choose_groups_ms": round(choose * 1000, 2),
+            "spread_ms": round(spread_cost * 1000, 1), "closeness_confidence_ms": round(sure_cost * 1000, 1),
+            "choose_groups_with_closeness_ms": round(with_closeness * 1000, 2),
+            "closeness_pairs_worked_out": len(close.known)}
 
 
 def site(store: Store, out: Path, workers: int | None) -> dict[str, Any]:

@@ -225,3 +225,7 @@ def test_the_stores_standings_and_confidence_come_from_one_read_and_one_fit(tmp_
     assert [(line.rank_low, line.rank_high) for line in sure.bots] == [(line.rank_low, line.rank_high)
                                                                          for line in alone.bots]
     assert sure.p_above_next() == alone.p_above_next()
+    # What the league's matchmaker reads: the seats of the groups before a checkpoint.
+    seats = store.seat_results(tid)
+    assert 0 < len(store.seat_columns(tid, before_group=3)) < len(seats)
+    assert store.seat_columns(tid, before_group=3).results() == [seat for seat in seats if seat.group < 3]
