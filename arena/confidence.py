@@ -386,11 +386,7 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
     entry_rows = np.repeat(bounds[first_of_kind] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     kind_of = np.repeat(np.arange(len(kinds)), lengths)
     pairs, pair_of_row = np.unique(row_pair, return_inverse=True)
-    # The entries in order of their pair, so that a resample sums each pair's over a run: whole numbers, so the
-    # same sums as in any order.
-    by_pair = np.argsort(pair_of_row[entry_rows], kind="stable")
-    entry_rows, kind_of = entry_rows[by_pair], kind_of[by_pair]
-    pair_starts = np.searchsorted(pair_of_row[entry_rows], np.arange(len(pairs)))
+    pair_of = pair_of_row[entry_rows]
     half_wins, compared = row_won[entry_rows].astype(float), row_count[entry_rows].astype(float)
     met = VectorPairs(size, pairs // width, pairs % width)  # sorted once for every fit
     full = (np.asarray(point) if point is not None
@@ -401,8 +397,8 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
     for resample in range(resamples):
         totals = np.concatenate(([0], np.cumsum(poisson[np.frombuffer(rng.randbytes(2 * groups), np.uint16)])))
         weight = (totals[ends] - totals[starts])[kind_of]
-        fitted[resample] = met.fit(np.add.reduceat(weight * half_wins, pair_starts) / 2,
-                                   np.add.reduceat(weight * compared, pair_starts), start=full,
+        fitted[resample] = met.fit(np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
+                                   np.bincount(pair_of, weight * compared, len(pairs)), start=full,
                                    tolerance=RESAMPLE_TOLERANCE)
     low = np.empty((resamples, size), dtype=np.int64)
     high = np.empty((resamples, size), dtype=np.int64)

@@ -236,7 +236,8 @@ class VectorPairs:
         won_by_first = np.asarray(wins, dtype=float)
         if self.order is not None:
             count, won_by_first = count[self.order], won_by_first[self.order]
-        # Sums of whole and half comparisons, exact in any order: the first bot's side summed over its runs.
+        # The first bot's side summed over its runs: the same sums as bincount's for whole and half comparisons
+        # (what arena counts), which floating point adds exactly in any order.
         won_first, met_first = np.zeros(size), np.zeros(size)
         if len(a):
             won_first[firsts] = np.add.reduceat(won_by_first, run_starts)

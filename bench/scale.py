@@ -8,7 +8,8 @@ seeded ``random.Random``. On each store it times, in CPU seconds of this process
 
 - ``standings``: what ``arena standings --json`` computes: the seats read once, the store's standings (its fit
   included), :func:`arena.confidence.confidence` from that fit (rank intervals from 400 resamples), and the shared
-  ranks, P(above next) and chains of ties of the table; plus how well the fit orders the known truth (Spearman);
+  ranks, P(above next) and chains of ties of the table; plus how well the fit orders the known truth (Spearman,
+  beside mean place's) and the share of bots whose 95% rank interval holds its true rank;
 - ``league``: one league batch's scheduling with every bot active (the tally read from the store once, then
   ``choose_groups`` for ``groups_per_batch`` groups, the spread the league shows, the 100-resample confidence the
   matchmaker's closeness comes from, recomputed at checkpoints, and a batch chosen with that closeness, the P(above)
@@ -127,9 +128,15 @@ def standings(store: Store, tid: int, truth: Sequence[float]) -> dict[str, Any]:
     lines, shown = timed(lambda: standings_with_confidence(table, sure))
     slot = {int(row["id"]): int(row["slot"]) for row in store.bots(tid)}
     widths = [high - low + 1 for low, high in (line["rank_interval_95"] for line in lines)]
+    true_rank = {s: rank for rank, s in enumerate(sorted(range(len(truth)), key=lambda s: -truth[s]), 1)}
+    by_place = sorted(table, key=lambda line: line.mean_place or 0.0)
     return {"cpu_s": round(read + seat_read + boot + shown, 2), "store_standings_s": round(read, 2),
             "seat_columns_s": round(seat_read, 2), "confidence_s": round(boot, 2), "table_s": round(shown, 3),
             "spearman_with_truth": round(spearman([slot[line.bot_id] for line in table], truth), 4),
+            "spearman_of_mean_place": round(spearman([slot[line.bot_id] for line in by_place], truth), 4),
+            "intervals_holding_true_rank": round(sum(
+                low <= true_rank[slot[line.bot_id]] <= high
+                for line, (low, high) in zip(table, (line["rank_interval_95"] for line in lines))) / len(table), 4),
             "rank_interval_width_median": sorted(widths)[len(widths) // 2],
             "bots_sharing_rank_1": sum(line["shared_rank"] == "1=" for line in lines)}
 
