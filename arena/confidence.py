@@ -230,24 +230,24 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
     if vector is None:
         vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
     rng = random.Random(seed)
+    tail = (1 - level) / 2
     given = [point[bot] for bot in measured] if point is not None and all(bot in point for bot in measured) else None
     if vector:
         point_fit, (sampled, lows, highs) = _bootstrap_arrays(
             results if isinstance(results, SeatColumns) else SeatColumns.of(results), index,
-            resamples if measured else 0, rng, given)
+            resamples if measured else 0, rng, tail, given)
     else:
         point_fit, (sampled, lows, highs) = _bootstrap_loop(
             results.results() if isinstance(results, SeatColumns) else results, index,
-            resamples if measured else 0, rng, given)
+            resamples if measured else 0, rng, tail, given)
     estimate = dict(zip(measured, point_fit))
     samples, low_ranks, high_ranks = dict(zip(measured, sampled)), dict(zip(measured, lows)), dict(zip(measured, highs))
     mean_place = {bot: place_sum[bot] / matches[bot] for bot in measured}
     position = {bot: i for i, bot in reversed(list(enumerate(ids)))}
     order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], position[bot]))
     unmeasured = [bot for bot in ids if bot not in estimate]
-    tail = (1 - level) / 2
-    lines = [BotConfidence(bot, mean_place[bot], matches[bot], _quantile(low_ranks[bot], tail),
-                           _quantile(high_ranks[bot], 1 - tail), estimate[bot]) for bot in order]
+    lines = [BotConfidence(bot, mean_place[bot], matches[bot], low_ranks[bot], high_ranks[bot], estimate[bot])
+             for bot in order]
     lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
     return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
 
@@ -287,12 +287,14 @@ class PAbove(Mapping[tuple[int, int], float]):
         return len(self.ids) * (len(self.ids) - 1)
 
 
-Resampled = tuple[list[list[float]], list[list[int]], list[list[int]]]
-"""By bot index: its fitted strength, best rank and worst rank in every resample."""
+Resampled = tuple[list[list[float]], list[int], list[int]]
+"""By bot index: its fitted strength in every resample, and the ends of its rank interval: the ``tail`` quantile of
+its best rank over the resamples and the ``1 - tail`` quantile of its worst (:func:`_quantile`)."""
 
 
 def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                    rng: random.Random, point: list[float] | None = None) -> tuple[list[float], Resampled]:
+                    rng: random.Random, tail: float, point: list[float] | None = None
+                    ) -> tuple[list[float], Resampled]:
     """The full data's fit (unless given: ``point``) and the resamples' (bots by their ``index``), in plain
     Python."""
     seats: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
@@ -346,11 +348,12 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
             # Rank 1 + the bots strictly stronger; with ties, the worst rank is counted for the upper end.
             low_ranks[i].append(bisect_left(ordered, -fitted) + 1)
             high_ranks[i].append(bisect_right(ordered, -fitted))
-    return point, (samples, low_ranks, high_ranks)
+    return point, (samples, [_quantile(ranks, tail) for ranks in low_ranks],
+                   [_quantile(ranks, 1 - tail) for ranks in high_ranks])
 
 
 def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples: int, rng: random.Random,
-                      point: list[float] | None = None) -> tuple[list[float], Resampled]:
+                      tail: float, point: list[float] | None = None) -> tuple[list[float], Resampled]:
     """:func:`_bootstrap_loop` on numpy arrays: the same kinds of groups in the same order, the same weights drawn
     from the same stream, fitted by :func:`~arena.ranking.fit_vector` (the loop's fit to rounding)."""
     import numpy as np
@@ -406,7 +409,12 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
         ordered = np.sort(stat)
         low[resample] = np.searchsorted(ordered, stat, side="left") + 1
         high[resample] = np.searchsorted(ordered, stat, side="right")
-    return full.tolist(), (fitted.T.tolist(), low.T.tolist(), high.T.tolist())
+    if not resamples:  # no bot measured
+        return full.tolist(), ([], [], [])
+    low.sort(axis=0)
+    high.sort(axis=0)
+    return full.tolist(), (fitted.T.tolist(), low[_quantile_position(resamples, tail)].tolist(),
+                           high[_quantile_position(resamples, 1 - tail)].tolist())
 
 
 def _poisson_table(bits: int = 16) -> list[int]:
@@ -434,6 +442,10 @@ def _poisson_weights(rng: random.Random, n: int) -> list[int]:
 
 def _quantile(values: list[int], q: float) -> int:
     """The ``q`` quantile of ``values`` by nearest rank, taken outwards (an interval must not come out short)."""
-    ordered = sorted(values)
-    outside = max(0, math.ceil(min(q, 1 - q) * len(ordered)) - 1)
-    return ordered[outside] if q < 0.5 else ordered[len(ordered) - 1 - outside]
+    return sorted(values)[_quantile_position(len(values), q)]
+
+
+def _quantile_position(count: int, q: float) -> int:
+    """Where :func:`_quantile` takes the ``q`` quantile of ``count`` values in order."""
+    outside = max(0, math.ceil(min(q, 1 - q) * count) - 1)
+    return outside if q < 0.5 else count - 1 - outside
