@@ -801,7 +801,7 @@ class Store:
                 f"SELECT s.bot_id, s.fault_kind, count(*) {done} AND s.fault_kind IS NOT NULL AND s.fault_kind != '' "
                 "GROUP BY s.bot_id, s.fault_kind ORDER BY s.bot_id, s.fault_kind", (tid,)):
             table[bot_id].faults[fault_kind] = count
-        seats = seats or self.seat_columns(tid)
+        seats = self.seat_columns(tid) if seats is None else seats
         played = [bot_id for bot_id, line in table.items() if line.matches]
         for bot_id, value in fit_seats(seats.match, seats.bot, seats.place, played).items():
             table[bot_id].strength = value
