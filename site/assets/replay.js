@@ -18,7 +18,10 @@
   // the match in it): a page without JavaScript is spared their bytes, a few kilobytes on each of 10,000 pages.
   root.innerHTML = [
     "<h2>Replay</h2>",
-    "<p class=\"counter\"><output data-counter aria-live=\"polite\">Step 1 / 1</output></p>",
+    "<p class=\"counter\"><span data-counter>Step 1 / 1</span></p>",
+    // What a screen reader says at each step: the counter and the move in words, in one polite live region (the
+    // counter alone told a listener the step number and never the move).
+    "<p class=\"sr\" data-announce aria-live=\"polite\" aria-atomic=\"true\"></p>",
     "<div class=\"controls\" role=\"group\" aria-label=\"Replay controls\">",
     "<button type=\"button\" data-go=\"first\" title=\"First step (Home)\">« First</button>",
     "<button type=\"button\" data-go=\"prevround\" title=\"Back to the start or the end of a round (Page Up)\">◀◀ Round</button>",
@@ -36,7 +39,7 @@
     "<p class=\"think\" data-think></p>",
     "<div class=\"felt\">",
     "<p class=\"floorline\"><span class=\"label\">Floor</span> <span data-floor class=\"cards\"></span> <span class=\"label deck\" data-deck></span></p>",
-    "<div class=\"scroll\">",
+    "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"Hands\">",
     "<table class=\"hands\">",
     "<caption>Every hand at this step (spectators see all cards; each bot sees only its own)</caption>",
     "<colgroup><col class=\"c-seat\"><col class=\"c-bot\"><col class=\"c-hand\"><col class=\"c-total\"><col class=\"c-points\"><col class=\"c-score\"><col class=\"c-last\"></colgroup>",
@@ -280,6 +283,7 @@
   var counter = root.querySelector("[data-counter]");
   var slider = root.querySelector("[data-slider]");
   var what = root.querySelector("[data-what]");
+  var announce = root.querySelector("[data-announce]");
   var thinkLine = root.querySelector("[data-think]");
   var floor = root.querySelector("[data-floor]");
   var deck = root.querySelector("[data-deck]");
@@ -333,8 +337,11 @@
     current = Math.max(0, Math.min(last, index));
     var s = steps[current];
     counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
+    var spoken = "Step " + (current + 1) + " of " + steps.length + (s.round ? ", round " + s.round : "");
     slider.value = String(current);
+    slider.setAttribute("aria-valuetext", spoken);
     what.textContent = s.text;
+    announce.textContent = spoken + ": " + s.text;
     var moved = events[current];
     // A line on every step (a no-break space where no move was made), so that the table below never moves.
     thinkLine.textContent = moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
@@ -474,6 +481,9 @@
   if (rounds) {
     var wrap = document.createElement("div");
     wrap.className = "scroll";
+    wrap.tabIndex = 0;
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "Scores per round");
     wrap.innerHTML = "<table class=\"rounds\"><caption>Points each round (+) and the running score; lower is " +
       "better. \u2605 marks the declarer, in red when the declaration failed. A round's number opens the replay at " +
       "its end.</caption><thead><tr><th scope=\"col\" class=\"num\">Round</th><th scope=\"col\">Ended</th></tr>" +
