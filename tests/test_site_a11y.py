@@ -132,9 +132,18 @@ def test_the_replay_says_each_move_to_a_screen_reader(built: tuple[Store, Path, 
             spoken.append(said.inner_text())
         # A move is said in words, with its cards: not only a step number.
         assert any(" throws " in line for line in spoken), spoken
+        # The step's text box has a fixed height: a line longer than it scrolls, and is then a tab stop.
+        what = page.locator("[data-what]")
+        assert what.get_attribute("tabindex") is None
+        page.add_style_tag(content="[data-what] { height: 1em !important; }")
+        page.keyboard.press("ArrowRight")
+        expect(what).to_have_attribute("tabindex", "0")
+        page.add_style_tag(content="[data-what] { height: 30em !important; }")
+        page.keyboard.press("ArrowRight")
+        expect(what).not_to_have_attribute("tabindex", "0")
 
 
-def test_chart_values_are_a_table_and_its_labels_tab_stops(built: tuple[Store, Path, Path],
+def test_chart_values_are_a_table_its_labels_tab_stops_and_head_to_head_said(built: tuple[Store, Path, Path],
                                                             browser: Browser) -> None:  # noqa: F811
     _, site, _ = built
     with opened(browser, 1280, "light") as page:
@@ -158,6 +167,9 @@ def test_chart_values_are_a_table_and_its_labels_tab_stops(built: tuple[Store, P
             title = labels.nth(i).locator("title").text_content() or ""
             name, value = re.match(r"(\S+): (-?[\d.]+) after match", title).groups()  # type: ignore[union-attr]
             assert last[heads.index(name)] == value, (name, value, heads, last)
+        # A head-to-head cell's link says what it shows, the pair first (an aria-label used to hide its numbers).
+        name = re.compile(r"^flaky against planner: \d+% \d+–\d+–\d+ \(above, tied, below\) in \d+ matches$")
+        expect(page.get_by_role("link", name=name)).to_have_count(1)
         # The bot page's chart: μ with its band, as a table too.
         goto(page, site, "t/league/bots/flaky/index.html")
         page.locator("details.chartdata summary").click()
@@ -174,18 +186,18 @@ def test_keyboard_skips_to_the_content_and_reaches_every_scroll_region(built: tu
             page.goto("about:blank")  # a page opened afresh: not the same one with another #step
             goto(page, site, address)
             page.keyboard.press("Tab")
-            skip = page.get_by_role("link", name="Skip to the main content")
+            skip = page.get_by_role("link", name="Skip to content")
             expect(skip, address).to_be_focused()
             expect(skip).to_be_in_viewport()
             page.keyboard.press("Enter")
             expect(page.locator("main")).to_be_focused()
-            # Whatever scrolls sideways or down inside the page is a tab stop with a name (axe checks the tab stop).
+            # Whatever scrolls sideways or down inside the page is a tab stop of its own (axe is content with a
+            # link inside, which need not bring the rest of the box into view).
             unreachable = page.evaluate("""() => [...document.querySelectorAll('body *')].filter(e => {
                 const s = getComputedStyle(e);
                 const scrolls = (e.scrollWidth > e.clientWidth + 1 && /auto|scroll/.test(s.overflowX))
                     || (e.scrollHeight > e.clientHeight + 1 && /auto|scroll/.test(s.overflowY));
-                return scrolls && e.offsetParent !== null && !(e.tabIndex >= 0 && (e.getAttribute('aria-label')
-                    || e.tagName === 'PRE' || e.tagName === 'FIGURE'));
+                return scrolls && e.offsetParent !== null && e.tabIndex < 0;
             }).map(e => e.outerHTML.slice(0, 120))""")
             assert unreachable == [], (address, unreachable)
         # A paged list's two pagers are two landmarks, told apart by their labels.

@@ -310,6 +310,14 @@
     row.appendChild(td);
     return td;
   }
+  // The step's text and its think time have boxes of a fixed height (the table below must not jump), which scroll
+  // when a long line overflows them: then, and only then, they are tab stops, so the keyboard can scroll them.
+  function reachable(box) {
+    var style = getComputedStyle(box);
+    if ((box.scrollHeight > box.clientHeight + 1 && /auto|scroll/.test(style.overflowY)) ||
+        (box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(style.overflowX))) box.tabIndex = 0;
+    else box.removeAttribute("tabindex");
+  }
   function lastMove(td, move) {
     if (!move) { td.textContent = "–"; return; }
     if (move.declared) { td.textContent = "declared"; return; }
@@ -346,6 +354,8 @@
     // A line on every step (a no-break space where no move was made), so that the table below never moves.
     thinkLine.textContent = moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
       (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
+    reachable(what);
+    reachable(thinkLine);
     floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
     if (!s.floor.length) floor.textContent = "–";
     deck.textContent = s.deck === null ? "" : "deck " + s.deck;
