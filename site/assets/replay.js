@@ -21,7 +21,10 @@
   root.innerHTML = [
     "<h2>Replay</h2>",
     "<div class=\"replaybar\">",
-    "<p class=\"counter\"><output data-counter aria-live=\"polite\">Step 1 / 1</output></p>",
+    "<p class=\"counter\"><span data-counter>Step 1 / 1</span></p>",
+    // What a screen reader says at each step: the counter and the move in words, in one polite live region (the
+    // counter alone told a listener the step number and never the move).
+    "<p class=\"sr\" data-announce aria-live=\"polite\" aria-atomic=\"true\"></p>",
     "<div class=\"controls\" role=\"group\" aria-label=\"Replay controls\">",
     "<button type=\"button\" data-go=\"first\" title=\"First step (Home)\">« <span class=\"w\">First</span></button>",
     "<button type=\"button\" data-go=\"prevround\" title=\"Back to the start or the end of a round (Page Up)\">◀◀ <span class=\"w\">Round</span></button>",
@@ -40,7 +43,7 @@
     "<p class=\"think\" data-think></p>",
     "<div class=\"felt\">",
     "<p class=\"floorline\"><span class=\"label\">Floor</span> <span data-floor class=\"cards\"></span> <span class=\"label deck\" data-deck></span></p>",
-    "<div class=\"scroll\">",
+    "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"Hands\">",
     "<table class=\"hands\">",
     "<caption>Every hand at this step (spectators see all cards; each bot sees only its own)</caption>",
     "<colgroup><col class=\"c-seat\"><col class=\"c-bot\"><col class=\"c-hand\"><col class=\"c-total\"><col class=\"c-points\"><col class=\"c-score\"><col class=\"c-last\"></colgroup>",
@@ -285,6 +288,7 @@
   var counter = root.querySelector("[data-counter]");
   var slider = root.querySelector("[data-slider]");
   var what = root.querySelector("[data-what]");
+  var announce = root.querySelector("[data-announce]");
   var thinkLine = root.querySelector("[data-think]");
   var floor = root.querySelector("[data-floor]");
   var deck = root.querySelector("[data-deck]");
@@ -310,6 +314,14 @@
     td.textContent = text;
     row.appendChild(td);
     return td;
+  }
+  // The step's text and its think time have boxes of a fixed height (the table below must not jump), which scroll
+  // when a long line overflows them: then, and only then, they are tab stops, so the keyboard can scroll them.
+  function reachable(box) {
+    var style = getComputedStyle(box);
+    if ((box.scrollHeight > box.clientHeight + 1 && /auto|scroll/.test(style.overflowY)) ||
+        (box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(style.overflowX))) box.tabIndex = 0;
+    else box.removeAttribute("tabindex");
   }
   function lastMove(td, move) {
     if (!move) { td.textContent = "–"; return; }
@@ -338,12 +350,17 @@
     current = Math.max(0, Math.min(last, index));
     var s = steps[current];
     counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
+    var spoken = "Step " + (current + 1) + " of " + steps.length + (s.round ? ", round " + s.round : "");
     slider.value = String(current);
+    slider.setAttribute("aria-valuetext", spoken);
     what.textContent = s.text;
+    announce.textContent = spoken + ": " + s.text;
     var moved = events[current];
     // A line on every step (a no-break space where no move was made), so that the table below never moves.
     thinkLine.textContent = moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
       (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
+    reachable(what);
+    reachable(thinkLine);
     floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
     if (!s.floor.length) floor.textContent = "–";
     deck.textContent = s.deck === null ? "" : "deck " + s.deck;
@@ -490,6 +507,9 @@
     var wrap = document.createElement("div");
     wrap.className = "scroll";
     wrap.style.setProperty("--seats", String(names.length));  // the phone layout's columns (style.css)
+    wrap.tabIndex = 0;
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "Scores per round");
     wrap.innerHTML = "<table class=\"rounds\"><caption>Points each round (+) and the running score; lower is " +
       "better. \u2605 marks the declarer, in red when the declaration failed. A round's number opens the replay at " +
       "its end.</caption><thead><tr><th scope=\"col\" class=\"num\">Round</th><th scope=\"col\">Ended</th></tr>" +

@@ -169,7 +169,7 @@
     var body = table.appendChild(el("tbody"));
     hits.slice(0, limit).forEach(function (m) { body.appendChild(row(m)); });
     if (!hits.length) body.appendChild(el("tr")).appendChild(el("td", {colspan: fixed ? 4 : 3}, "No matches."));
-    var scroll = el("div", {"class": "scroll"});
+    var scroll = el("div", {"class": "scroll", tabindex: "0", role: "region", "aria-label": "Matches found"});
     scroll.appendChild(table);
     found.appendChild(scroll);
     if (hits.length > limit) {
