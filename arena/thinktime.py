@@ -217,24 +217,60 @@ def by_seat(found: Iterable[Thought], seats: int, match_id: int | None = None) -
     return tallies
 
 
-def compact(found: Iterable[Thought], bank_ms: int | None = None) -> str:
-    """The moves' think times for a replay's data file: one a move event (those :func:`thoughts` found a step
-    for), space-separated in the replay's order, so that no step is spelled out; ``/N`` after a time when the
-    seat's bank is then N ms, not what it was (``bank_ms``, the match's bank, at first): most moves leave it alone.
+LOW_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+HIGH_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+BANK_MARK = "~"
 
-    >>> compact([Thought(0, 12, 11000, 10000, 3), Thought(1, 1500, 11000, 10000, 4), Thought(0, None, 10500, 9500),
-    ...          Thought(1, 20, 10500, 9500, 6)], 10000)
-    '12 1500/9500 20'
+
+def number_code(value: int) -> str:
+    """A whole number >= 0 in as few characters as the replay's data file can hold unescaped, with no separator
+    needed: its last digit in base 36 (``0-9a-z``), the digits before it in base 26 (``A-Z``), so that where an
+    upper-case letter ends a number is plain. Under 36 is one character (most moves of most bots), under 936 two.
+
+    >>> [number_code(n) for n in (0, 7, 35, 36, 40, 935, 1200, 10000)]
+    ['0', '7', 'z', 'B0', 'B4', 'Zz', 'BHc', 'KRs']
+    """
+    high, low = divmod(value, 36)
+    code = LOW_DIGITS[low]
+    while high:
+        high, digit = divmod(high, 26)
+        code = HIGH_DIGITS[digit] + code
+    return code
+
+
+def predicted_bank(bank_ms: int | None, think_ms: int, move_ms: int | None) -> int | None:
+    """The bank after a move of ``think_ms`` when it was ``bank_ms`` before, as the referee counts it (what a move
+    thinks beyond ``move_ms``, its own time, comes out of the bank); None when either is unknown. replay.js makes the
+    same prediction, so the data file says a bank only where the log's differs (:func:`compact`)."""
+    if bank_ms is None or move_ms is None:
+        return None
+    return max(0, bank_ms - max(0, think_ms - move_ms))
+
+
+def compact(found: Iterable[Thought], bank_ms: int | None = None, move_ms: int | None = None) -> str:
+    """The moves' think times for a replay's data file: one a move event (those :func:`thoughts` found a step
+    for), in the replay's order, each a :func:`number_code` (no separators: a long match has hundreds of moves and
+    there are 10,000 match pages). The seat's bank after the move is what :func:`predicted_bank` makes of its bank
+    before (``bank_ms``, the match's bank, at first) and the move's own time ``move_ms``; where the log's is not
+    that (the referee's clock and the log's stamps disagree by a millisecond, or the limits are not known), the
+    move's code is followed by ``~`` and the bank's code.
+
+    >>> found = [Thought(0, 12, 11000, 10000, 3), Thought(1, 1500, 11000, 10000, 4), Thought(0, None, 10500, 9500),
+    ...          Thought(1, 20, 10500, 9500, 6), Thought(1, 1003, 10499, 9499, 9)]
+    >>> compact(found, 10000, 1000)
+    'cBPokBBv~KDs'
+    >>> compact(found[:2])
+    'c~KRsBPo~KDw'
     """
     banks: dict[int, int | None] = {}
     said = []
     for thought in found:
-        if thought.step is None:
+        if thought.step is None or thought.think_ms is None:
             continue
         left = thought.bank_left_ms
-        if banks.get(thought.seat, bank_ms) == left:
-            said.append(str(thought.think_ms))
-        else:
-            said.append(f"{thought.think_ms}/{left}")
+        code = number_code(thought.think_ms)
+        if predicted_bank(banks.get(thought.seat, bank_ms), thought.think_ms, move_ms) != left:
+            code += BANK_MARK + number_code(left)
+        said.append(code)
         banks[thought.seat] = left
-    return " ".join(said)
+    return "".join(said)

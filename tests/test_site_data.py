@@ -186,7 +186,7 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert page.log_found and page.replay_data is not None and page.data_href == f"t/t/matches/{match.id}.js"
     data_file = json.loads(page.replay_data)
     assert data_file["names"] == [p.bot for p in page.players]
-    assert set(data_file) == {"names", "events", "faults", "think", "bank"}
+    assert set(data_file) == {"names", "events", "faults", "think", "bank", "move"}
     assert data_file["think"] == ""  # these logs hold no messages: no turn was timed
     # The forfeit's reason and round, for the replay's last step; and the forfeit's step, for the page's fault box.
     assert data_file["faults"] == {"1": [CRASH.reason.value, CRASH.round]}
@@ -214,9 +214,17 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert not replay.grid_readable(broken, data_file["names"])
     # The page's one walk over the events (replay.match_moves) finds out the same as grid_readable, and spells every
     # turn out when the grid cannot be read back.
-    assert data_file["events"] == replay.compact_events(log.events, grid=True)
-    assert replay.match_moves(broken, data_file["names"], str)[1] == replay.compact_events(broken)
-    assert replay.match_moves(log.events, ["a\nb", *data_file["names"][1:]], str)[1] == " ".join(full)
+    assert data_file["events"] == replay.compact_events(log.events, grid=True, names=data_file["names"])
+    assert replay.match_moves(broken, data_file["names"], str)[1] == replay.compact_events(broken, names=data_file["names"])
+    odd = ["a\nb", *data_file["names"][1:]]
+    spelt = replay.match_moves(log.events, odd, str)[1]
+    assert spelt == replay.compact_events(log.events, names=odd) and len(spelt.split(" ")) == len(full) and "=" not in spelt
+    # The deals' hands are the page's grid lines (replay.read_deal), but for a name a grid line cannot hold.
+    deals = [e for e in log.events if e["type"] == "round_start"]
+    assert [token.split(":")[2] for token in tokens if token[0] == "s"] == [
+        "=" + "".join(str(seat) for seat, hand in enumerate(e["hands"]) if hand) for e in deals]
+    assert [replay.read_deal(replay.dealt_line(e, data_file["names"]), token.split(":")[2][1:], len(odd))
+            for e, token in zip(deals, (t for t in tokens if t[0] == "s"))] == [e["hands"] for e in deals]
     ends = [e for e in log.events if e["type"] == "round_end"]
     # replay.js makes "Scores per round" from the round ends of the data file: each spells out its round, how it
     # ended, its declarer, the hands, points, scores and the seats out.

@@ -1434,9 +1434,10 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     if log is not None:
         thought = thoughts(log.text, events)
         limits = log.header.get("limits")
-        bank = limits.get("bank_ms") if isinstance(limits, dict) else None
-        shown: dict[str, Any] = {"names": names, "events": compact_events, "think": compact(thought, bank),
-                                 "bank": bank}
+        bank, move = (limits.get("bank_ms"), limits.get("move_ms")) if isinstance(limits, dict) else (None, None)
+        bank, move = (value if type(value) is int else None for value in (bank, move))
+        shown: dict[str, Any] = {"names": names, "events": compact_events, "think": compact(thought, bank, move),
+                                 "bank": bank, "move": move}
         if faults:  # the replay's last step says why each forfeited seat left: the reason code and its round
             shown["faults"] = {str(seat): [fault.reason.value, fault.round] for seat, fault in faults.items()}
         replay_data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
