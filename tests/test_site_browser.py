@@ -823,6 +823,23 @@ def test_a_fault_opens_the_replay_at_its_forfeit(fault_site: Path, page: Page, w
 
 
 @pytest.mark.parametrize("width", [1280, 390])
+def test_the_latest_faults_tables_open_the_replay_at_the_forfeit(fault_site: Path, page: Page, width: int) -> None:
+    """The tables of the latest faults, on the tournament's page and on a bot's, link each fault to its replay
+    step (matches/N.html#step=K), as the bot's faults page does."""
+    page.set_viewport_size({"width": width, "height": 900})
+    snap, rows = _faulted(fault_site, "three")
+    row = rows[0]  # the latest: the first row of both tables
+    bot = next(b for b in snap.bots if b.name == row.player.name)
+    assert row.step is not None
+    for href in (data.tournament_href(snap.slug), data.bot_href(snap.slug, bot.slug)):
+        page.goto(url(fault_site / href))
+        page.locator("table.faults tbody tr").first.get_by_role("link", name=f"#{row.match_id}").click()
+        _at_step(page, row.step)
+        assert to_path(page.url).name == f"{row.match_id}.html" and page.evaluate("location.hash") == f"#step={row.step}"
+        expect(page.locator("[data-what]")).to_have_text(re.compile(rf"^{re.escape(bot.name)} \(seat 1\) forfeits"))
+
+
+@pytest.mark.parametrize("width", [1280, 390])
 def test_the_last_step_marks_the_winner_and_each_seats_fate(fault_site: Path, page: Page, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 900})
     snap, rows = _faulted(fault_site, "three")
