@@ -12,6 +12,7 @@ import json
 import re
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,7 +219,8 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert replay.match_moves(broken, data_file["names"], str)[1] == replay.compact_events(broken, names=data_file["names"])
     odd = ["a\nb", *data_file["names"][1:]]
     spelt = replay.match_moves(log.events, odd, str)[1]
-    assert spelt == replay.compact_events(log.events, names=odd) and len(spelt.split(" ")) == len(full) and "=" not in spelt
+    assert spelt == replay.compact_events(log.events, names=odd) and len(spelt.split(" ")) == len(full)
+    assert not [token for token in spelt.split(" ") if token[0] == "s" and ":=" in token]
     # The deals' hands are the page's grid lines (replay.read_deal), but for a name a grid line cannot hold.
     deals = [e for e in log.events if e["type"] == "round_start"]
     assert [token.split(":")[2] for token in tokens if token[0] == "s"] == [
@@ -227,12 +229,17 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
             for e, token in zip(deals, (t for t in tokens if t[0] == "s"))] == [e["hands"] for e in deals]
     ends = [e for e in log.events if e["type"] == "round_end"]
     # replay.js makes "Scores per round" from the round ends of the data file: each spells out its round, how it
-    # ended, its declarer, the hands, points, scores and the seats out.
-    assert [token for token in tokens if token[0] == "e"] == [
-        f"e{e['round']}:{ {'declared': 'd', 'failed_declaration': 'f'}.get(e['reason'], 't')}:"
-        f"{'' if e['declarer'] is None else e['declarer']}:{'|'.join(''.join(h) for h in e['hands'])}:"
-        f"{','.join(map(str, e['points']))}:{','.join(map(str, e['scores']))}:{','.join(map(str, e['eliminated']))}"
-        for e in ends]
+    # ended, its declarer, points, scores and the seats out; its hands are "=", those the deal and the plays left.
+    def end(e: dict[str, Any], hands: str) -> str:
+        return (f"e{e['round']}:{ {'declared': 'd', 'failed_declaration': 'f'}.get(e['reason'], 't')}:"
+                f"{'' if e['declarer'] is None else e['declarer']}:{hands}:"
+                f"{','.join(map(str, e['points']))}:{','.join(map(str, e['scores']))}:"
+                f"{','.join(map(str, e['eliminated']))}")
+    assert [token for token in tokens if token[0] == "e"] == [end(e, "=") for e in ends]
+    # A round end whose hands are not what the plays left spells them out.
+    odd_end = dict(ends[0], hands=[[*ends[0]["hands"][0], "AS"], *ends[0]["hands"][1:]])
+    assert end(odd_end, "|".join("".join(h) for h in odd_end["hands"])) in replay.compact_events(
+        [odd_end if e is ends[0] else e for e in log.events], grid=True, names=data_file["names"]).split(" ")
     # the stored result agrees with the log
     assert [p.result.score for p in page.players if p.result] == log.events[-1]["scores"]
     assert [p.result.place for p in page.standings if p.result] == sorted(p.result.place for p in page.players

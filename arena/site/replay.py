@@ -195,7 +195,8 @@ def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
     lines: list[tuple[int, str]] = []
     grid = _Grid(None, names)
     tokens: list[str] = []
-    token = _Tokens(names).token
+    said = _Tokens(names)
+    token = said.token
     run: list[str] = []
     for index, event in enumerate(events):
         kind = event.get("type")
@@ -203,6 +204,8 @@ def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
             digit = grid.turn(event, kind)
             if digit is not None and dealt and readable:
                 run.append(digit)
+                if kind == "play":
+                    said.play(event)
             else:
                 readable = False
             continue
@@ -307,12 +310,15 @@ def compact_events(events: Sequence[dict[str, Any]], grid: bool = False, names: 
     't12 f0 t12'
     """
     tokens: list[str] = []
-    token = _Tokens(names).token
+    said = _Tokens(names)
+    token = said.token
     run: list[str] = []
     for event in events:
         kind = event.get("type")
         if grid and (kind == "play" or kind == "declare"):
             run.append(str(event["seat"]))
+            if kind == "play":
+                said.play(event)
             continue
         if run:
             tokens.append("t" + "".join(run))
@@ -353,17 +359,52 @@ def _seat(value: Any) -> str:
 class _Tokens:
     """Makes the events' tokens in order (:func:`_compact`), with what a token may leave to replay.js: a deal's hands
     when its grid's :func:`dealt_line` gives them back (``=`` and the digits of the seats with cards: ``names``
-    known and fit for it), a deal's scores when they are the last round end's (or, before any, zeros: empty)."""
+    known and fit for it), a deal's scores when they are the last round end's (or, before any, zeros: empty), a
+    round end's hands when they are those replay.js holds by then (``=``): the deal's, each play's cards thrown
+    taken out and the card taken put at the end, a forfeited seat's none (:meth:`play`, as replay.js does)."""
 
     def __init__(self, names: Sequence[str] | None) -> None:
         self.names = names if names is not None and _names_readable(names) else None
         self.scores: list[int] | None = None if names is None else [0] * len(names)
+        self.hands: list[list[str]] | None = None
+        """The hands as replay.js holds them, as far as they are known."""
 
     def token(self, event: dict[str, Any]) -> str:
         token = _compact(event, self)
-        if token[0] == "e":
+        kind = token[0]
+        if kind == "e":
             self.scores = event["scores"]
+        if kind == "s" or kind == "e":
+            self.hands = [list(hand) for hand in event["hands"]]
+        elif kind == "p":
+            self.play(event)
+        elif kind == "f" and self.hands is not None:
+            if 0 <= event["seat"] < len(self.hands):
+                self.hands[event["seat"]] = []
+            else:
+                self.hands = None
         return token
+
+    def play(self, event: dict[str, Any]) -> None:
+        """A play replay.js reads (its token, or its grid cell) applied to the hands."""
+        hands, seat = self.hands, event["seat"]
+        if hands is None:
+            return
+        if not 0 <= seat < len(hands):
+            self.hands = None
+            return
+        hand = hands[seat]
+        for card in event["discard"]:
+            if card in hand:
+                hand.remove(card)
+        taken = event.get("drew") if event.get("take") == "deck" else event.get("take")
+        if taken:
+            hand.append(taken)
+
+    def end_hands(self, event: dict[str, Any]) -> str:
+        """A round end's hands, as its token has them."""
+        hands = _hands(event["hands"])
+        return "=" if self.hands is not None and self.hands == event["hands"] else hands
 
     def deal(self, event: dict[str, Any]) -> tuple[str, str]:
         """A deal's hands and scores, as its token has them."""
@@ -394,7 +435,8 @@ def _compact(event: dict[str, Any], tokens: _Tokens | None = None) -> str:
         if kind == "round_end":
             reason = END_REASONS.get(event["reason"], "t")
             declarer = "" if event["declarer"] is None else _seat(event["declarer"])
-            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{_hands(event['hands'])}"
+            hands = _hands(event["hands"]) if tokens is None else tokens.end_hands(event)
+            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{hands}"
                     f":{_ints(event['points'])}:{_ints(event['scores'])}:{_ints(event['eliminated'])}")
         if kind == "match_end":
             return f"x{_ints(event['places'])}:{_ints(event['scores'])}"

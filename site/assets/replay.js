@@ -70,7 +70,7 @@
   // A deal's hands may be its grid's first line (arena/site/replay.py, dealt_line and read_deal): "=" and the
   // digits of the seats with cards, whose parts of the line (" · " between them) end with their cards; the
   // grid follows its round's summary, whose data-e is the deal's event. A deal's scores left out are the last
-  // round end's (zeros before any).
+  // round end's (zeros before any). A round end's hands "=" are those the replay holds by then.
   var deals = {};
   document.querySelectorAll("[data-moves] summary[data-e] + pre").forEach(function (pre) {
     deals[pre.previousElementSibling.getAttribute("data-e")] = pre.textContent.split("\n")[0];
@@ -101,7 +101,7 @@
       case "e": lastScores = ints(f[5]);
         return { type: "round_end", round: Number(f[0]),
                  reason: f[1] === "d" ? "declared" : f[1] === "f" ? "failed_declaration" : "turn_cap",
-                 declarer: seatOf(f[2]), hands: f[3].split("|").map(cardList), points: ints(f[4]),
+                 declarer: seatOf(f[2]), hands: f[3] === "=" ? null : f[3].split("|").map(cardList), points: ints(f[4]),
                  scores: lastScores.slice(), eliminated: ints(f[6]) };
       case "x": return { type: "match_end", places: ints(f[0]), scores: ints(f[1]) };
       case "m": return { type: "match_start" };
@@ -272,6 +272,8 @@
         break;
       case "round_end":
         roundEnds.push(index);
+        // "=": the hands as the deal and the plays since left them (arena/site/replay.py, _Tokens).
+        if (!e.hands) e.hands = copy(state.hands);
         state.hands = copy(e.hands);
         state.scores = e.scores.slice();
         state.points = e.points.slice();
