@@ -125,8 +125,6 @@ def dealt_line(dealt: dict[str, Any], names: Sequence[str]) -> str:
                                   for seat, hand in enumerate(dealt.get("hands", [])) if seat < len(names) and hand)
 
 
-DEAL_CARDS = re.compile(r"(?: [A2-9TJQK][CDHS])+\Z")
-"""The cards at the end of a seat's part of :func:`dealt_line` (replay.js uses the same expression)."""
 
 
 def read_deal(line: str, seats: str, count: int) -> list[list[str]]:
@@ -134,13 +132,18 @@ def read_deal(line: str, seats: str, count: int) -> list[list[str]]:
     between them) are the hands of ``seats`` (their digits) in order, each the card codes that end its part; the
     other seats have none. A data file refers to the line only when this gives the deal's hands back exactly.
 
-    >>> read_deal("dealt: a 5C TH · c 2D AS", "02", 3)
-    [['5C', 'TH'], [], ['2D', 'AS']]
+    >>> read_deal("dealt: a 5C TH · c 2D AS", "02", 3), read_deal("dealt: b AS 5C · 7H", "01", 2)
+    ([['5C', 'TH'], [], ['2D', 'AS']], [['AS', '5C'], []])
     """
     hands: list[list[str]] = [[] for _ in range(count)]
     for seat, part in zip(seats, line[len("dealt: "):].split(" · ")):
-        found = DEAL_CARDS.search(part)
-        hands[int(seat)] = found.group(0).split(" ")[1:] if found else []
+        # What replay.js's /(?: [A2-9TJQK][CDHS])+$/ finds, without a regular expression (this runs for every
+        # deal of every match page): the words that end the part and are card codes, each after a space.
+        words = part.split(" ")
+        start = len(words)
+        while start > 1 and words[start - 1] in CARD_SET:
+            start -= 1
+        hands[int(seat)] = words[start:]
     return hands
 
 
