@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import random
 import re
 from itertools import pairwise
 from pathlib import Path
@@ -616,3 +617,22 @@ def test_listing_pages_break_between_deals_and_name_the_index(snap: data.Snapsho
     assert bot_page.matches.index_href == "t/t/matches/index.js" and bot_page.matches.bots == pages[0].bots
     other = bot_page.opponents[0]
     assert other.matches_href == f"t/t/matches/index.html?bot={snap.bots[0].name}&vs={other.bot}"
+
+
+def test_a_deal_refers_to_its_grid_line_only_when_that_line_gives_its_hands_back() -> None:
+    """A deal's token leaves its hands to the page's deal line (replay.read_deal, as replay.js reads it) without
+    checking each line when every name is one word (a card code and the empty name included); other names are
+    checked, and a name whose last word is a card code spells the hands out."""
+    rng = random.Random(3)
+    cards = sorted(replay.CARD_SET)
+    for names in (["AS", "", "bot-7"], ["5C", "x"], ["a b", "c 5C", "d · e"], ["plain", "TH 2C"]):
+        for _ in range(50):
+            hands = [rng.sample(cards, rng.randint(0, 5)) for _ in names]
+            deal = {"type": "round_start", "round": 1, "starter": 0, "hands": hands, "floor": ["2D"],
+                    "scores": [0] * len(names)}
+            field = replay.compact_events([deal], names=names).split(":")[2]
+            seats = "".join(str(seat) for seat, hand in enumerate(hands) if hand)
+            exact = replay.read_deal(replay.dealt_line(deal, names), seats, len(names)) == hands
+            assert field == ("=" + seats if exact else "|".join("".join(hand) for hand in hands))
+            if names[-1] == "TH 2C" and hands[-1]:
+                assert not exact

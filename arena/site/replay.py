@@ -368,6 +368,9 @@ class _Tokens:
 
     def __init__(self, names: Sequence[str] | None) -> None:
         self.names = names if names is not None and _names_readable(names) else None
+        self.plain = self.names is not None and not any(" " in name or "·" in name for name in self.names)
+        """Names of one word: a deal line then always gives its hands back (a name is its part's first word, the
+        card codes the others), so that the check of each deal is left out (it runs for every deal of every page)."""
         self.scores: list[int] | None = None if names is None else [0] * len(names)
         self.hands: list[list[str]] | None = None
         """The hands as replay.js holds them, as far as they are known."""
@@ -414,7 +417,7 @@ class _Tokens:
         hands, scores = _hands(event["hands"]), _ints(event["scores"])
         if self.names is not None and len(event["hands"]) == len(self.names):
             seats = "".join(SEAT_DIGITS[seat] for seat, hand in enumerate(event["hands"]) if hand)
-            if read_deal(dealt_line(event, self.names), seats, len(self.names)) == event["hands"]:
+            if self.plain or read_deal(dealt_line(event, self.names), seats, len(self.names)) == event["hands"]:
                 hands = "=" + seats
         return hands, "" if event["scores"] == self.scores else scores
 
