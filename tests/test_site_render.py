@@ -464,3 +464,26 @@ def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, ren
             found = re.search(r'data-index="([^"]+)"', page.read_text(encoding="utf-8"))
             assert found is not None, page
             assert (page.parent / found.group(1)).resolve() == (out / data.match_index_href(snap.slug)).resolve()
+
+
+def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables of faults link each to its replay step, read from the match's log: a rebuild takes the steps the
+    last build kept (render.STEPS_FILE, with each log's size and time) rather than read hundreds of logs again."""
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    render.build_site(store, out)
+    snap = data.snapshot(store, "t")
+    faulted = {snap.stamps[position].id for position, _ in snap.faulted}
+    kept = json.loads((out / "t" / "t" / render.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
+    assert faulted and {int(match) for match in kept} == faulted
+    read: list[int] = []
+    real = data.match_log
+
+    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.LoadedLog | None, Path | None]:
+        read.append(match.id)
+        return real(snap, match)
+
+    monkeypatch.setattr(data, "match_log", counted)
+    before = _files(out)
+    assert render.build_site(store, out).written == 0 and _files(out) == before
+    assert not set(read) & faulted
