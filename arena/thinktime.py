@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MESSAGES = re.compile(
     rb'\{"t":"(?:send","seat":(\d+),"at":(\d+),"msg":\{"type":"turn",[^\n]*"time_left_ms":(\d+),"bank_ms":(\d+)\}\}'
@@ -27,9 +27,9 @@ them: one scan of the log's text finds them without parsing the thousands of oth
 MOVE_EVENTS = ("play", "declare")
 
 
-@dataclass(frozen=True)
-class Thought:
-    """One turn of one seat."""
+class Thought(NamedTuple):
+    """One turn of one seat. A named tuple rather than a frozen dataclass: a site build makes one for each of
+    millions of turns (10,000 matches of hundreds), and a tuple is made several times faster."""
 
     seat: int
     think_ms: int | None
@@ -58,25 +58,24 @@ def thoughts(wire: bytes, events: Sequence[dict[str, Any]] = ()) -> list[Thought
     """Every turn in ``wire`` (a log's text, or its message lines), in order, each with its move's replay step
     when ``events`` (the log's engine events) are given and agree on who moved."""
     moves = [index for index, event in enumerate(events) if event.get("type") in MOVE_EVENTS]
-    pending: dict[int, tuple[int, int, int]] = {}
-    found: list[tuple[int, int, int | None, int, int]] = []  # (order, seat, think, budget, bank)
-    for hit in MESSAGES.finditer(wire):
-        if hit.group(1) is not None:
-            seat = int(hit.group(1))
-            pending[seat] = (len(found), int(hit.group(2)), int(hit.group(3)))
-            found.append((len(found), seat, None, int(hit.group(3)), int(hit.group(4))))
+    pending: dict[int, list[Any]] = {}
+    found: list[list[Any]] = []  # [seat, think, budget, bank, sent at], the think filled in by the reply
+    # findall: the hits as tuples of their groups, made in C (a long match has a thousand of them).
+    for seat, sent, budget, bank, replier, received in MESSAGES.findall(wire):
+        if seat:
+            turn: list[Any] = [int(seat), None, int(budget), int(bank), int(sent)]
+            pending[int(seat)] = turn
+            found.append(turn)
         else:
-            asked = pending.pop(int(hit.group(5)), None)
+            asked = pending.pop(int(replier), None)
             if asked is not None:
-                order, sent, _ = asked
-                _, seat, _, budget, bank = found[order]
-                found[order] = (order, seat, max(0, int(hit.group(6)) - sent), budget, bank)
+                asked[1] = max(0, int(received) - asked[4])
     result = []
-    answered = 0
-    for _, seat, think, budget, bank in found:
+    answered, count = 0, len(moves)
+    for seat, think, budget, bank, _ in found:
         step = None
         # A reply that was not a legal move (the seat forfeited) has no move event: the next one is another seat's.
-        if think is not None and answered < len(moves) and events[moves[answered]].get("seat") == seat:
+        if think is not None and answered < count and events[moves[answered]].get("seat") == seat:
             step = moves[answered] + 1
             answered += 1
         result.append(Thought(seat, think, budget, bank, step))
@@ -197,8 +196,12 @@ def _lowness(mark: Mark) -> tuple[int, int, int]:
 
 
 def _step_order(mark: Mark) -> int:
+    return _order(mark.step)
+
+
+def _order(step: int | None) -> int:
     # A move with a step (one to link to) before one without (a reply that was not a move) when they tie.
-    return (1 << 30) if mark.step is None else mark.step
+    return (1 << 30) if step is None else step
 
 
 def _mark(mark: Mark | None) -> dict[str, Any] | None:
@@ -209,32 +212,86 @@ def _mark(mark: Mark | None) -> dict[str, Any] | None:
 
 
 def by_seat(found: Iterable[Thought], seats: int, match_id: int | None = None) -> list[Tally]:
-    """The turns of one match summed per seat."""
+    """The turns of one match summed per seat: the same tallies as :meth:`Tally.add` of each turn in order, made
+    with a Mark for the two moves worth one rather than for every move (a site build sums millions of them)."""
     tallies = [Tally(matches=set() if match_id is None else {match_id}) for _ in range(seats)]
+    answered: list[list[Thought]] = [[] for _ in range(seats)]
+    times: list[list[int]] = [[] for _ in range(seats)]
     for thought in found:
         if 0 <= thought.seat < seats:
-            tallies[thought.seat].add(thought, match_id)
+            if thought.think_ms is None:
+                tallies[thought.seat].unanswered += 1
+            else:
+                answered[thought.seat].append(thought)
+                times[thought.seat].append(thought.think_ms)
+    for tally, moves, ms in zip(tallies, answered, times):
+        if not moves:
+            continue
+        tally.counts.update(ms)
+        # min() keeps the first of equals, as add() does: the match is the same, so the step decides.
+        for chosen in (min(moves, key=lambda t: (t.budget_ms - (t.think_ms or 0), _order(t.step))),
+                       min(moves, key=lambda t: (t.bank_left_ms, _order(t.step)))):
+            tally._consider(Mark(chosen.think_ms or 0, chosen.budget_ms, chosen.bank_left_ms, match_id, chosen.step))
     return tallies
 
 
-def compact(found: Iterable[Thought], bank_ms: int | None = None) -> str:
-    """The moves' think times for a replay's data file: one a move event (those :func:`thoughts` found a step
-    for), space-separated in the replay's order, so that no step is spelled out; ``/N`` after a time when the
-    seat's bank is then N ms, not what it was (``bank_ms``, the match's bank, at first): most moves leave it alone.
+LOW_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+HIGH_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+BANK_MARK = "~"
 
-    >>> compact([Thought(0, 12, 11000, 10000, 3), Thought(1, 1500, 11000, 10000, 4), Thought(0, None, 10500, 9500),
-    ...          Thought(1, 20, 10500, 9500, 6)], 10000)
-    '12 1500/9500 20'
+
+def number_code(value: int) -> str:
+    """A whole number >= 0 in as few characters as the replay's data file can hold unescaped, with no separator
+    needed: its last digit in base 36 (``0-9a-z``), the digits before it in base 26 (``A-Z``), so that where an
+    upper-case letter ends a number is plain. Under 36 is one character (most moves of most bots), under 936 two.
+
+    >>> [number_code(n) for n in (0, 7, 35, 36, 40, 935, 1200, 10000)]
+    ['0', '7', 'z', 'B0', 'B4', 'Zz', 'BHc', 'KRs']
+    """
+    high, low = divmod(value, 36)
+    code = LOW_DIGITS[low]
+    while high:
+        high, digit = divmod(high, 26)
+        code = HIGH_DIGITS[digit] + code
+    return code
+
+
+def predicted_bank(bank_ms: int | None, think_ms: int, move_ms: int | None) -> int | None:
+    """The bank after a move of ``think_ms`` when it was ``bank_ms`` before, as the referee counts it (what a move
+    thinks beyond ``move_ms``, its own time, comes out of the bank); None when either is unknown. replay.js makes the
+    same prediction, so the data file says a bank only where the log's differs (:func:`compact`)."""
+    if bank_ms is None or move_ms is None:
+        return None
+    return max(0, bank_ms - max(0, think_ms - move_ms))
+
+
+def compact(found: Iterable[Thought], bank_ms: int | None = None, move_ms: int | None = None) -> str:
+    """The moves' think times for a replay's data file: one a move event (those :func:`thoughts` found a step
+    for), in the replay's order, each a :func:`number_code` (no separators: a long match has hundreds of moves and
+    there are 10,000 match pages). The seat's bank after the move is what :func:`predicted_bank` makes of its bank
+    before (``bank_ms``, the match's bank, at first) and the move's own time ``move_ms``; where the log's is not
+    that (the referee's clock and the log's stamps disagree by a millisecond, or the limits are not known), the
+    move's code is followed by ``~`` and the bank's code.
+
+    >>> found = [Thought(0, 12, 11000, 10000, 3), Thought(1, 1500, 11000, 10000, 4), Thought(0, None, 10500, 9500),
+    ...          Thought(1, 20, 10500, 9500, 6), Thought(1, 1003, 10499, 9499, 9)]
+    >>> compact(found, 10000, 1000)
+    'cBPokBBv~KDs'
+    >>> compact(found[:2])
+    'c~KRsBPo~KDw'
     """
     banks: dict[int, int | None] = {}
     said = []
     for thought in found:
-        if thought.step is None:
+        think = thought.think_ms
+        if thought.step is None or think is None:
             continue
         left = thought.bank_left_ms
-        if banks.get(thought.seat, bank_ms) == left:
-            said.append(str(thought.think_ms))
-        else:
-            said.append(f"{thought.think_ms}/{left}")
+        # number_code and predicted_bank inline: this runs for every move of every match page.
+        code = LOW_DIGITS[think] if think < 36 else number_code(think)
+        before = banks.get(thought.seat, bank_ms)
+        if before is None or move_ms is None or max(0, before - max(0, think - move_ms)) != left:
+            code += BANK_MARK + number_code(left)
+        said.append(code)
         banks[thought.seat] = left
-    return " ".join(said)
+    return "".join(said)

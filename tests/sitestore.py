@@ -28,8 +28,32 @@ CRASH = Fault(Reason.CRASH_EXIT, "exited with status 1", 2, exit_status=1)
 STDERR = "Traceback (most recent call last):\n  File \"bot.py\", line 1\nRuntimeError: <script>alert('stderr')</script>\n"
 
 
+THINK_MS = (0, 3, 17, 40, 999, 1000, 1001, 1350, 2500)
+"""The think times of :func:`fill_store`'s timed turns: around the move's own time of 1,000 ms, and beyond it."""
+
+
+def write_turns(log: MatchLog, events: Sequence[dict[str, object]], players: int, rng: random.Random) -> None:
+    """A turn sent and its reply received for every move of ``events``, as the referee logs them, with think times
+    of :data:`THINK_MS`: what a move thinks beyond 1,000 ms comes out of its seat's bank of 10,000 ms, which the
+    referee (its own clock) now and then counts a millisecond longer than the log's stamps say."""
+    banks, now = [10_000] * players, 0
+    for event in events:
+        seat = event.get("seat")
+        if event.get("type") not in ("play", "declare") or not isinstance(seat, int):
+            continue
+        budget = 1000 + banks[seat]
+        think = min(budget, rng.choice(THINK_MS))
+        log.write_sent(seat, now, b'{"type":"turn","time_left_ms":%d,"bank_ms":%d}\n' % (budget, banks[seat]))
+        now += think
+        log.write_received(seat, now, b'{"type":"declare"}')
+        banks[seat] = max(0, banks[seat] - max(0, think + (rng.random() < 0.3) - 1000))
+
+
 def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "beta", "gamma"), players: int = 2,
-               repeats: int = 2, seed: int = 5, logs: bool = True, limit: int | None = None) -> int:
+               repeats: int = 2, seed: int = 5, logs: bool = True, limit: int | None = None,
+               think: bool = False) -> int:
+    """A tournament of real engine matches in ``store``, with a log each when ``logs`` (with every move's turn and
+    reply, think times, when ``think``: :func:`write_turns`); returns its id."""
     schedule = make_schedule(len(bots), players, repeats, seed)
     if limit is not None:
         schedule = schedule[:limit]
@@ -63,6 +87,8 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
             for seat in range(players):
                 log.write_message("send", seat, 0, b'{"type":"hello","seat":%d}' % seat)
                 log.write_message("recv", seat, 1, b'{"type":"ready"}\n')
+            if think:
+                write_turns(log, match.events, players, random.Random(scheduled.seed))
             for event in match.events:
                 log.write({"t": "event", "event": event})
             if faulty:

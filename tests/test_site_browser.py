@@ -341,6 +341,39 @@ def test_replay_says_each_moves_think_time_and_the_bank_left(site: Path, page: P
     expect(page.locator("[data-think]")).to_contain_text(" thought ")
 
 
+def test_every_moves_think_time_reads_as_the_log_has_it(page: Page, tmp_path: Path) -> None:
+    """replay.js decodes the data file's think times (arena/thinktime.py, compact: a few letters a move, a bank only
+    where the referee's is not the one predicted) into the text it showed from the plain numbers before, on every
+    step of a match whose bots draw on their banks, a referee's count a millisecond off the log's included."""
+    from arena import thinktime
+    from arena.site.render import build_site
+    from tests.sitestore import fill_store
+
+    store = Store(tmp_path / "arena.db")
+    fill_store(store, name="timed", bots=("alpha", "beta", "gamma"), players=3, repeats=1, think=True)
+    build_site(store, tmp_path / "site", workers=1)
+    snap = data.snapshot(store, "timed")
+    match = snap.matches[0]
+    log, _ = data.match_log(snap, match)
+    assert log is not None
+    names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
+    found = [t for t in thinktime.thoughts(log.text, log.events) if t.step is not None]
+    expected = {t.step: f"{names[t.seat]} thought {t.think_ms:,} ms; its time bank: {t.bank_left_ms:,} ms left."
+                for t in found}
+    data_file = (tmp_path / "site" / data.match_data_href(snap.slug, match.id)).read_text(encoding="utf-8")
+    assert "~" in data_file  # a bank the replay could not predict
+    assert len({t.bank_left_ms for t in found}) > 3 and max(t.think_ms or 0 for t in found) > 1000
+    page.goto(url(tmp_path / "site" / data.match_href(snap.slug, match.id)) + "#step=1")
+    _at_step(page, 1)
+    shown = {}
+    for step in range(1, len(log.events) + 1):
+        if step > 1:
+            page.keyboard.press("ArrowRight")
+            _at_step(page, step)
+        shown[step] = page.locator("[data-think]").inner_text().strip()
+    assert shown == {step: expected.get(step, "") for step in shown}
+
+
 def test_replay_navigation(site: Path, page: Page) -> None:
     page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     kinds = _kinds(site, page)
@@ -787,6 +820,23 @@ def test_a_fault_opens_the_replay_at_its_forfeit(fault_site: Path, page: Page, w
     page.goto(url(fault_site / data.match_href(snap.slug, row.match_id)))
     page.get_by_role("link", name="see it in the replay").click()
     _at_step(page, row.step)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_latest_faults_tables_open_the_replay_at_the_forfeit(fault_site: Path, page: Page, width: int) -> None:
+    """The tables of the latest faults, on the tournament's page and on a bot's, link each fault to its replay
+    step (matches/N.html#step=K), as the bot's faults page does."""
+    page.set_viewport_size({"width": width, "height": 900})
+    snap, rows = _faulted(fault_site, "three")
+    row = rows[0]  # the latest: the first row of both tables
+    bot = next(b for b in snap.bots if b.name == row.player.name)
+    assert row.step is not None
+    for href in (data.tournament_href(snap.slug), data.bot_href(snap.slug, bot.slug)):
+        page.goto(url(fault_site / href))
+        page.locator("table.faults tbody tr").first.get_by_role("link", name=f"#{row.match_id}").click()
+        _at_step(page, row.step)
+        assert to_path(page.url).name == f"{row.match_id}.html" and page.evaluate("location.hash") == f"#step={row.step}"
+        expect(page.locator("[data-what]")).to_have_text(re.compile(rf"^{re.escape(bot.name)} \(seat 1\) forfeits"))
 
 
 @pytest.mark.parametrize("width", [1280, 390])

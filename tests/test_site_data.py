@@ -9,9 +9,11 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import random
 import re
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,7 +188,7 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert page.log_found and page.replay_data is not None and page.data_href == f"t/t/matches/{match.id}.js"
     data_file = json.loads(page.replay_data)
     assert data_file["names"] == [p.bot for p in page.players]
-    assert set(data_file) == {"names", "events", "faults", "think", "bank"}
+    assert set(data_file) == {"names", "events", "faults", "think", "bank", "move"}
     assert data_file["think"] == ""  # these logs hold no messages: no turn was timed
     # The forfeit's reason and round, for the replay's last step; and the forfeit's step, for the page's fault box.
     assert data_file["faults"] == {"1": [CRASH.reason.value, CRASH.round]}
@@ -214,17 +216,31 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert not replay.grid_readable(broken, data_file["names"])
     # The page's one walk over the events (replay.match_moves) finds out the same as grid_readable, and spells every
     # turn out when the grid cannot be read back.
-    assert data_file["events"] == replay.compact_events(log.events, grid=True)
-    assert replay.match_moves(broken, data_file["names"], str)[1] == replay.compact_events(broken)
-    assert replay.match_moves(log.events, ["a\nb", *data_file["names"][1:]], str)[1] == " ".join(full)
+    assert data_file["events"] == replay.compact_events(log.events, grid=True, names=data_file["names"])
+    assert replay.match_moves(broken, data_file["names"], str)[1] == replay.compact_events(broken, names=data_file["names"])
+    odd = ["a\nb", *data_file["names"][1:]]
+    spelt = replay.match_moves(log.events, odd, str)[1]
+    assert spelt == replay.compact_events(log.events, names=odd) and len(spelt.split(" ")) == len(full)
+    assert not [token for token in spelt.split(" ") if token[0] == "s" and ":=" in token]
+    # The deals' hands are the page's grid lines (replay.read_deal), but for a name a grid line cannot hold.
+    deals = [e for e in log.events if e["type"] == "round_start"]
+    assert [token.split(":")[2] for token in tokens if token[0] == "s"] == [
+        "=" + "".join(str(seat) for seat, hand in enumerate(e["hands"]) if hand) for e in deals]
+    assert [replay.read_deal(replay.dealt_line(e, data_file["names"]), token.split(":")[2][1:], len(odd))
+            for e, token in zip(deals, (t for t in tokens if t[0] == "s"))] == [e["hands"] for e in deals]
     ends = [e for e in log.events if e["type"] == "round_end"]
     # replay.js makes "Scores per round" from the round ends of the data file: each spells out its round, how it
-    # ended, its declarer, the hands, points, scores and the seats out.
-    assert [token for token in tokens if token[0] == "e"] == [
-        f"e{e['round']}:{ {'declared': 'd', 'failed_declaration': 'f'}.get(e['reason'], 't')}:"
-        f"{'' if e['declarer'] is None else e['declarer']}:{'|'.join(''.join(h) for h in e['hands'])}:"
-        f"{','.join(map(str, e['points']))}:{','.join(map(str, e['scores']))}:{','.join(map(str, e['eliminated']))}"
-        for e in ends]
+    # ended, its declarer, points, scores and the seats out; its hands are "=", those the deal and the plays left.
+    def end(e: dict[str, Any], hands: str) -> str:
+        return (f"e{e['round']}:{ {'declared': 'd', 'failed_declaration': 'f'}.get(e['reason'], 't')}:"
+                f"{'' if e['declarer'] is None else e['declarer']}:{hands}:"
+                f"{','.join(map(str, e['points']))}:{','.join(map(str, e['scores']))}:"
+                f"{','.join(map(str, e['eliminated']))}")
+    assert [token for token in tokens if token[0] == "e"] == [end(e, "=") for e in ends]
+    # A round end whose hands are not what the plays left spells them out.
+    odd_end = dict(ends[0], hands=[[*ends[0]["hands"][0], "AS"], *ends[0]["hands"][1:]])
+    assert end(odd_end, "|".join("".join(h) for h in odd_end["hands"])) in replay.compact_events(
+        [odd_end if e is ends[0] else e for e in log.events], grid=True, names=data_file["names"]).split(" ")
     # the stored result agrees with the log
     assert [p.result.score for p in page.players if p.result] == log.events[-1]["scores"]
     assert [p.result.place for p in page.standings if p.result] == sorted(p.result.place for p in page.players
@@ -601,3 +617,22 @@ def test_listing_pages_break_between_deals_and_name_the_index(snap: data.Snapsho
     assert bot_page.matches.index_href == "t/t/matches/index.js" and bot_page.matches.bots == pages[0].bots
     other = bot_page.opponents[0]
     assert other.matches_href == f"t/t/matches/index.html?bot={snap.bots[0].name}&vs={other.bot}"
+
+
+def test_a_deal_refers_to_its_grid_line_only_when_that_line_gives_its_hands_back() -> None:
+    """A deal's token leaves its hands to the page's deal line (replay.read_deal, as replay.js reads it) without
+    checking each line when every name is one word (a card code and the empty name included); other names are
+    checked, and a name whose last word is a card code spells the hands out."""
+    rng = random.Random(3)
+    cards = sorted(replay.CARD_SET)
+    for names in (["AS", "", "bot-7"], ["5C", "x"], ["a b", "c 5C", "d · e"], ["plain", "TH 2C"]):
+        for _ in range(50):
+            hands = [rng.sample(cards, rng.randint(0, 5)) for _ in names]
+            deal = {"type": "round_start", "round": 1, "starter": 0, "hands": hands, "floor": ["2D"],
+                    "scores": [0] * len(names)}
+            field = replay.compact_events([deal], names=names).split(":")[2]
+            seats = "".join(str(seat) for seat, hand in enumerate(hands) if hand)
+            exact = replay.read_deal(replay.dealt_line(deal, names), seats, len(names)) == hands
+            assert field == ("=" + seats if exact else "|".join("".join(hand) for hand in hands))
+            if names[-1] == "TH 2C" and hands[-1]:
+                assert not exact

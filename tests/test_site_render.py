@@ -392,6 +392,16 @@ def test_a_version_that_left_the_league_is_marked_in_the_standings(tmp_path: Pat
     assert re.search(r">beta</a> <span class=\"unit left\">\(left the league\)", html)
 
 
+def _fault_table_links(html: str) -> list[tuple[int, str]]:
+    """The (match id, replay step) each row of a page's table of faults links to (a link without a step fails)."""
+    table = html[html.index('<table class="faults">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<th scope="row"><a href="([^"]*)">#(\d+)</a>', table)
+    found = [re.fullmatch(r"(?:\.\./)*t/[^/]+/matches/(\d+)\.html#step=(\d+)", href) for href, _ in rows]
+    assert all(found) and rows, rows
+    return sorted((int(hit.group(1)), hit.group(2)) for hit in found if hit)
+
+
 def test_faults_pages_forfeits_and_the_wording_of_the_standings(
         built: tuple[Store, Path, render.BuildReport]) -> None:
     """Every fault reachable from its bot's faults page, each linked to its replay step; a match with a forfeit
@@ -415,8 +425,17 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
         assert f"×{len(faults)}</strong>" in html and "crash.exit" in html and "Faults by the round" in html
         # Reachable from the bot's page and from the tournament's.
         faults_link = f'href="faults.html">Every fault of {bot.name} ({len(faults)})</a>'
-        assert faults_link in (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        bot_html = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        assert faults_link in bot_html
         assert f'bots/{bot.slug}/faults.html">{bot.name} ({len(faults)})</a>' in tournament
+        # The bot page's table of its latest faults links each to its step too.
+        assert _fault_table_links(bot_html) == sorted(
+            (m.id, dict(steps)[str(m.id)]) for m, _ in faults[-data.FAULTS_SHOWN:])
+    # So does the tournament page's table of the latest faults (every fault here: fewer than it shows).
+    everyone = [m for m in snap.matches for _, _, p in data.seated(m) if p and p.fault]
+    assert 0 < len(everyone) <= data.FAULTS_SHOWN
+    linked = _fault_table_links(tournament)
+    assert sorted(linked) == sorted((m.id, str(data.forfeit_steps(data.match_log(snap, m)[0])[1])) for m in everyone)
     forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in data.seated(m)))
     clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in data.seated(m)))
     html = (out / data.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")
@@ -445,3 +464,26 @@ def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, ren
             found = re.search(r'data-index="([^"]+)"', page.read_text(encoding="utf-8"))
             assert found is not None, page
             assert (page.parent / found.group(1)).resolve() == (out / data.match_index_href(snap.slug)).resolve()
+
+
+def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables of faults link each to its replay step, read from the match's log: a rebuild takes the steps the
+    last build kept (render.STEPS_FILE, with each log's size and time) rather than read hundreds of logs again."""
+    store = make_store(tmp_path)
+    out = tmp_path / "site"
+    render.build_site(store, out)
+    snap = data.snapshot(store, "t")
+    faulted = {snap.stamps[position].id for position, _ in snap.faulted}
+    kept = json.loads((out / "t" / "t" / render.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
+    assert faulted and {int(match) for match in kept} == faulted
+    read: list[int] = []
+    real = data.match_log
+
+    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.LoadedLog | None, Path | None]:
+        read.append(match.id)
+        return real(snap, match)
+
+    monkeypatch.setattr(data, "match_log", counted)
+    before = _files(out)
+    assert render.build_site(store, out).written == 0 and _files(out) == before
+    assert not set(read) & faulted

@@ -56,8 +56,10 @@ def test_each_turn_has_its_time_its_bank_and_its_step(tmp_path: Path) -> None:
     assert [(t.seat, t.think_ms, t.bank_left_ms, t.step) for t in found] == [
         (0, 7, 2000, 3), (1, 0, 2000, 4), (0, 1500, 1500, 5), (1, 1, 2000, 8), (0, 2, 1500, None),
         (1, None, 0, None)]
-    # The replay's data: a time a move event; the bank only where it changed.
-    assert thinktime.compact(found, 2000) == "7 0 1500/1500 1"
+    # The replay's data: a time a move event (1500 is "BPo": 1 * 26 + 15 in A-Z, then 24 in base 36); the bank only
+    # where it is not what the move's own time and the bank before make it (here, a move's time of 900 ms).
+    assert thinktime.compact(found, 2000, 1000) == "70BPo1"
+    assert thinktime.compact(found, 2000, 900) == "70BPo~BPo1"
     seats = thinktime.by_seat(found, 2, match_id=9)
     a, b = seats[0].to_dict(), seats[1].to_dict()
     assert (a["moves"], a["unanswered"], a["max_ms"], a["p95_ms"], b["unanswered"]) == (3, 0, 1500, 1500, 1)

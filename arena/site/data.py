@@ -358,6 +358,9 @@ class Snapshot:
     """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
     page_cache: list[int] | None = field(init=False, repr=False, default=None)
     """The page of the list of all matches each match is on (:func:`listing_page`)."""
+    forfeit_cache: dict[int, dict[int, int]] = field(init=False, repr=False, default_factory=dict)
+    """Each match's :func:`forfeit_steps` by match id, once its log was read: a fault is in the tables of the
+    tournament page, its bot's page and its bot's faults page."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
     tournament's results to download."""
@@ -604,7 +607,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
                steps: bool = False) -> list[FaultRow]:
     """The latest ``limit`` faults (None: all) of the tournament (or of one bot), latest match first: only their
     matches are read (how many faults of each kind there are is in the standings); with ``steps``, their logs too,
-    for the replay step of each forfeit."""
+    for the replay step of each forfeit (each log once a snapshot: :attr:`Snapshot.forfeit_cache`), so that every
+    table of faults links each to its step."""
     positions: list[int] = []
     for position, seat_bot in reversed(snap.faulted):
         if bot_id in (None, seat_bot) and (not positions or positions[-1] != position):
@@ -613,7 +617,9 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
                 break  # a match with a fault gives at least one row
     found = []
     for match in snap.matches.fetch(positions):
-        where = forfeit_steps(match_log(snap, match)[0]) if steps else {}
+        if steps and match.id not in snap.forfeit_cache:
+            snap.forfeit_cache[match.id] = forfeit_steps(match_log(snap, match)[0])
+        where = snap.forfeit_cache[match.id] if steps else {}
         for seat, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.id), snap.bot_link(seat_bot)[1], result,
@@ -793,7 +799,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
     limits = {**config.get("limits", {}), **config.get("sandbox_limits", {})}
     settings = {key: value for key, value in config.items()
                 if key not in ("rules", "limits", "sandbox_limits", "bots", "name")}
-    faults = fault_rows(snap)
+    faults = fault_rows(snap, steps=True)
     counts = fault_counts(snap)
     statuses = Counter(m.status for m in snap.stamps)
     return TournamentPage(
@@ -1220,7 +1226,7 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally |
         below, _ = snap.head_to_head.get((other.bot_id, bot_id), (0, 0))
         name, href = snap.bot_link(other.bot_id)
         opponents.append(Opponent(name, href, above, below, shared, filtered_href(snap, bot.name, name)))
-    faults = fault_rows(snap, bot_id)
+    faults = fault_rows(snap, bot_id, steps=True)
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
                    [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
@@ -1434,9 +1440,10 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
     if log is not None:
         thought = thoughts(log.text, events)
         limits = log.header.get("limits")
-        bank = limits.get("bank_ms") if isinstance(limits, dict) else None
-        shown: dict[str, Any] = {"names": names, "events": compact_events, "think": compact(thought, bank),
-                                 "bank": bank}
+        bank, move = (limits.get("bank_ms"), limits.get("move_ms")) if isinstance(limits, dict) else (None, None)
+        bank, move = (value if type(value) is int else None for value in (bank, move))
+        shown: dict[str, Any] = {"names": names, "events": compact_events, "think": compact(thought, bank, move),
+                                 "bank": bank, "move": move}
         if faults:  # the replay's last step says why each forfeited seat left: the reason code and its round
             shown["faults"] = {str(seat): [fault.reason.value, fault.round] for seat, fault in faults.items()}
         replay_data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))

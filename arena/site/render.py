@@ -33,7 +33,7 @@ from arena.matchlog import load as load_log
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
 from arena.stderr import error_view
-from arena.store import Store, standings_with_confidence
+from arena.store import MatchStamp, Store, standings_with_confidence
 from arena.thinktime import Tally
 
 SITE_DIR = data_dir("site")
@@ -494,11 +494,13 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
             # pages while its workers make the match pages.
             made: list[tuple[int, Tally]] = []
+            kept_steps(snap, manifest, version)
             corrupt += write_matches(snap, manifest, version, workers, parallel_from,
                                      partial(write_pages, snap, manifest, version, None, False) if full else None,
                                      progress, made)
             think = bots_think(snap, manifest, version, made)
             write_pages(snap, manifest, version, think, True if full else None)
+            keep_steps(snap, manifest, version)
         manifest.put(("index.html",), output.key(version, home),
                      partial(_page_file, "index.html", partial(render_home, home)))
         removed = manifest.sweep(["assets", *built])
@@ -590,6 +592,51 @@ def _kept_think(manifest: output.Manifest, path: str, version: str) -> dict[int,
         return {int(bot_id): Tally.from_state(state) for bot_id, state in kept["bots"].items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return {}
+
+
+STEPS_FILE = "steps.json"
+"""In a tournament's directory of the site: the replay step of each forfeit (:func:`arena.site.data.forfeit_steps`)
+of its faulted matches, with where their logs were and their size and time, so that a rebuild's tables of faults
+(the tournament's, each bot's) read the logs of new faults only: at 10,000 matches, hundreds of logs a build."""
+
+
+def _log_source(snap: data.Snapshot, stamp: MatchStamp) -> list[Any] | None:
+    found = locate_log(stamp.log_path, snap.store_dir, snap.name, stamp.idx)
+    return None if found is None else [os.fspath(found[0]), found[1].st_size, found[1].st_mtime_ns]
+
+
+def kept_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+    """Put the forfeit steps the last build kept (:data:`STEPS_FILE`) in ``snap``'s cache, those of the matches
+    whose logs are still the ones read (and if that build was of this code and the file is what it wrote)."""
+    path = f"t/{snap.slug}/{STEPS_FILE}"
+    entry = manifest.old.get(path)
+    if entry is None or not manifest.fresh(path, entry.key):
+        return
+    try:
+        kept = json.loads((manifest.out / path).read_text(encoding="utf-8"))
+        if kept.get("format") != 1 or kept.get("version") != version:
+            return
+        stamps = {stamp.id: stamp for stamp in snap.stamps}
+        for match_id, (source, steps) in kept["matches"].items():
+            stamp = stamps.get(int(match_id))
+            if stamp is not None and source == _log_source(snap, stamp):
+                snap.forfeit_cache[stamp.id] = {int(seat): int(step) for seat, step in steps.items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return
+
+
+def keep_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+    """Keep the forfeit steps of ``snap``'s faulted matches that this build knows (:data:`STEPS_FILE`)."""
+    path = f"t/{snap.slug}/{STEPS_FILE}"
+    matches = {}
+    for position in sorted({position for position, _ in snap.faulted}):
+        stamp = snap.stamps[position]
+        steps = snap.forfeit_cache.get(stamp.id)
+        source = None if steps is None else _log_source(snap, stamp)
+        if steps is not None and source is not None:
+            matches[str(stamp.id)] = [source, {str(seat): step for seat, step in sorted(steps.items())}]
+    text = json.dumps({"format": 1, "version": version, "matches": matches}, separators=(",", ":"))
+    manifest.put((path,), output.key(text), partial(_text_file, path, text))
 
 
 def _text_file(path: str, text: str) -> list[tuple[str, output.Content]]:

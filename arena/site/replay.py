@@ -100,9 +100,7 @@ class _Grid:
             return "", 0
         names = self.names
         # The deal is a line of its own: five cards a seat would make every column three times the width of a turn.
-        text = [] if self.dealt is None else ["dealt: " + " · ".join(
-            f"{names[seat]} {' '.join(map(str, hand))}" for seat, hand in enumerate(self.dealt.get("hands", []))
-            if seat < len(names) and hand)]
+        text = [] if self.dealt is None else [dealt_line(self.dealt, names)]
         text.append("\t".join(names).rstrip("\t"))
         if self.notes:
             notes = self.notes
@@ -114,6 +112,39 @@ class _Grid:
 
 
 SEAT_DIGITS = "0123456789"
+
+
+def dealt_line(dealt: dict[str, Any], names: Sequence[str]) -> str:
+    """A grid's first line: the deal, each seat with cards, its name and its cards. replay.js reads a deal's hands
+    back from it (:func:`read_deal`) when they can be, so that the data file need not hold them again.
+
+    >>> dealt_line({"hands": [["5C", "TH"], [], ["2D", "AS"]]}, ["a", "b", "c"])
+    'dealt: a 5C TH · c 2D AS'
+    """
+    return "dealt: " + " · ".join(f"{names[seat]} {' '.join(map(str, hand))}"
+                                  for seat, hand in enumerate(dealt.get("hands", [])) if seat < len(names) and hand)
+
+
+
+
+def read_deal(line: str, seats: str, count: int) -> list[list[str]]:
+    """The ``count`` hands of a deal as replay.js reads them from its :func:`dealt_line`: the line's parts (`` · ``
+    between them) are the hands of ``seats`` (their digits) in order, each the card codes that end its part; the
+    other seats have none. A data file refers to the line only when this gives the deal's hands back exactly.
+
+    >>> read_deal("dealt: a 5C TH · c 2D AS", "02", 3), read_deal("dealt: b AS 5C · 7H", "01", 2)
+    ([['5C', 'TH'], [], ['2D', 'AS']], [['AS', '5C'], []])
+    """
+    hands: list[list[str]] = [[] for _ in range(count)]
+    for seat, part in zip(seats, line[len("dealt: "):].split(" · ")):
+        # What replay.js's /(?: [A2-9TJQK][CDHS])+$/ finds, without a regular expression (this runs for every
+        # deal of every match page): the words that end the part and are card codes, each after a space.
+        words = part.split(" ")
+        start = len(words)
+        while start > 1 and words[start - 1] in CARD_SET:
+            start -= 1
+        hands[int(seat)] = words[start:]
+    return hands
 
 
 def _play_cell(event: dict[str, Any]) -> str | None:
@@ -159,7 +190,7 @@ def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
     >>> blocks
     [MoveBlock(lines=((0, 'Round 1'),), grid='dealt: a 5C · b TH\\na\\tb\\n5C +KS\\t★', tab=8)]
     >>> compact
-    's1:0:5C|TH:2D:0,0 t01'
+    's1:0:=01:2D: t01'
     """
     readable = _names_readable(names)
     dealt = False
@@ -167,6 +198,8 @@ def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
     lines: list[tuple[int, str]] = []
     grid = _Grid(None, names)
     tokens: list[str] = []
+    said = _Tokens(names)
+    token = said.token
     run: list[str] = []
     for index, event in enumerate(events):
         kind = event.get("type")
@@ -174,13 +207,15 @@ def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
             digit = grid.turn(event, kind)
             if digit is not None and dealt and readable:
                 run.append(digit)
+                if kind == "play":
+                    said.play(event)
             else:
                 readable = False
             continue
         if run:
             tokens.append("t" + "".join(run))
             run = []
-        tokens.append(_compact(event))
+        tokens.append(token(event))
         if kind == "reshuffle":
             grid.reshuffle(event)
             continue
@@ -194,7 +229,7 @@ def match_moves(events: Sequence[dict[str, Any]], names: Sequence[str],
         tokens.append("t" + "".join(run))
     if lines or grid.turns:
         blocks.append(MoveBlock(tuple(lines), *grid.text()))
-    return blocks, " ".join(tokens) if readable else compact_events(events)
+    return blocks, " ".join(tokens) if readable else compact_events(events, names=names)
 
 
 def turn_grid(dealt: dict[str, Any] | None, turns: Sequence[dict[str, Any]], names: Sequence[str]) -> tuple[str, int]:
@@ -251,7 +286,7 @@ def _all_cards(codes: Sequence[Any]) -> bool:
         return False
 
 
-def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
+def compact_events(events: Sequence[dict[str, Any]], grid: bool = False, names: Sequence[str] | None = None) -> str:
     """The engine events as replay.js reads them: one space-separated token per event, about a seventh of the
     bytes of the events' JSON. ``p0:QDQH:d2H`` seat 0 threw Q♦ Q♥ and drew 2♥ (``fQH``: took Q♥ from the floor),
     ``c0`` seat 0 declared, ``s1:0:2S3C|AH9H:AD:0,0`` round 1 dealt with seat 0 to start (hands, floor, scores),
@@ -261,8 +296,15 @@ def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
     is a ``?``: the log is the engine's, but a page must never break on it.
 
     With ``grid`` (the match is :func:`grid_readable`), a run of turns is one token of their seats, ``t0120``:
-    replay.js takes each turn's cards from the next cell of the page's grids.
+    replay.js takes each turn's cards from the next cell of the page's grids. With the players' ``names``, a deal
+    whose grid's first line gives its hands back (:func:`read_deal`) has ``=`` and the digits of the seats dealt
+    cards in their place (``s2:1:=01:AD:``); a deal's scores are left out when they are the last round end's (or
+    zeros, before any): the page holds the hands, and the scores are the round end's.
 
+    >>> deal = {"type": "round_start", "round": 1, "starter": 0, "hands": [["5C"], ["TH"]], "floor": ["2D"],
+    ...         "scores": [0, 0]}
+    >>> compact_events([deal]), compact_events([deal], names=["a", "b"])
+    ('s1:0:5C|TH:2D:0,0', 's1:0:=01:2D:')
     >>> turns = [{"type": "play", "seat": 1, "discard": ["QD", "QH"], "take": "deck", "drew": "2H"},
     ...          {"type": "declare", "seat": 2}]
     >>> compact_events(turns + [{"type": "play", "seat": 0, "discard": ["<b>"]}])
@@ -271,16 +313,20 @@ def compact_events(events: Sequence[dict[str, Any]], grid: bool = False) -> str:
     't12 f0 t12'
     """
     tokens: list[str] = []
+    said = _Tokens(names)
+    token = said.token
     run: list[str] = []
     for event in events:
         kind = event.get("type")
         if grid and (kind == "play" or kind == "declare"):
             run.append(str(event["seat"]))
+            if kind == "play":
+                said.play(event)
             continue
         if run:
             tokens.append("t" + "".join(run))
             run = []
-        tokens.append(_compact(event))
+        tokens.append(token(event))
     if run:
         tokens.append("t" + "".join(run))
     return " ".join(tokens)
@@ -313,7 +359,70 @@ def _seat(value: Any) -> str:
     return str(value)
 
 
-def _compact(event: dict[str, Any]) -> str:
+class _Tokens:
+    """Makes the events' tokens in order (:func:`_compact`), with what a token may leave to replay.js: a deal's hands
+    when its grid's :func:`dealt_line` gives them back (``=`` and the digits of the seats with cards: ``names``
+    known and fit for it), a deal's scores when they are the last round end's (or, before any, zeros: empty), a
+    round end's hands when they are those replay.js holds by then (``=``): the deal's, each play's cards thrown
+    taken out and the card taken put at the end, a forfeited seat's none (:meth:`play`, as replay.js does)."""
+
+    def __init__(self, names: Sequence[str] | None) -> None:
+        self.names = names if names is not None and _names_readable(names) else None
+        self.plain = self.names is not None and not any(" " in name or "·" in name for name in self.names)
+        """Names of one word: a deal line then always gives its hands back (a name is its part's first word, the
+        card codes the others), so that the check of each deal is left out (it runs for every deal of every page)."""
+        self.scores: list[int] | None = None if names is None else [0] * len(names)
+        self.hands: list[list[str]] | None = None
+        """The hands as replay.js holds them, as far as they are known."""
+
+    def token(self, event: dict[str, Any]) -> str:
+        token = _compact(event, self)
+        kind = token[0]
+        if kind == "e":
+            self.scores = event["scores"]
+        if kind == "s" or kind == "e":
+            self.hands = [list(hand) for hand in event["hands"]]
+        elif kind == "p":
+            self.play(event)
+        elif kind == "f" and self.hands is not None:
+            if 0 <= event["seat"] < len(self.hands):
+                self.hands[event["seat"]] = []
+            else:
+                self.hands = None
+        return token
+
+    def play(self, event: dict[str, Any]) -> None:
+        """A play replay.js reads (its token, or its grid cell) applied to the hands."""
+        hands, seat = self.hands, event["seat"]
+        if hands is None:
+            return
+        if not 0 <= seat < len(hands):
+            self.hands = None
+            return
+        hand = hands[seat]
+        for card in event["discard"]:
+            if card in hand:
+                hand.remove(card)
+        taken = event.get("drew") if event.get("take") == "deck" else event.get("take")
+        if taken:
+            hand.append(taken)
+
+    def end_hands(self, event: dict[str, Any]) -> str:
+        """A round end's hands, as its token has them."""
+        hands = _hands(event["hands"])
+        return "=" if self.hands is not None and self.hands == event["hands"] else hands
+
+    def deal(self, event: dict[str, Any]) -> tuple[str, str]:
+        """A deal's hands and scores, as its token has them."""
+        hands, scores = _hands(event["hands"]), _ints(event["scores"])
+        if self.names is not None and len(event["hands"]) == len(self.names):
+            seats = "".join(SEAT_DIGITS[seat] for seat, hand in enumerate(event["hands"]) if hand)
+            if self.plain or read_deal(dealt_line(event, self.names), seats, len(self.names)) == event["hands"]:
+                hands = "=" + seats
+        return hands, "" if event["scores"] == self.scores else scores
+
+
+def _compact(event: dict[str, Any], tokens: _Tokens | None = None) -> str:
     kind = event.get("type")
     try:
         if kind == "play":
@@ -327,12 +436,13 @@ def _compact(event: dict[str, Any]) -> str:
         if kind == "forfeit":
             return f"f{_seat(event['seat'])}"
         if kind == "round_start":
-            return (f"s{_seat(event['round'])}:{_seat(event['starter'])}:{_hands(event['hands'])}"
-                    f":{_cards(event['floor'])}:{_ints(event['scores'])}")
+            hands, scores = (_hands(event["hands"]), _ints(event["scores"])) if tokens is None else tokens.deal(event)
+            return f"s{_seat(event['round'])}:{_seat(event['starter'])}:{hands}:{_cards(event['floor'])}:{scores}"
         if kind == "round_end":
             reason = END_REASONS.get(event["reason"], "t")
             declarer = "" if event["declarer"] is None else _seat(event["declarer"])
-            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{_hands(event['hands'])}"
+            hands = _hands(event["hands"]) if tokens is None else tokens.end_hands(event)
+            return (f"e{_seat(event['round'])}:{reason}:{declarer}:{hands}"
                     f":{_ints(event['points'])}:{_ints(event['scores'])}:{_ints(event['eliminated'])}")
         if kind == "match_end":
             return f"x{_ints(event['places'])}:{_ints(event['scores'])}"

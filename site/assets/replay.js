@@ -75,8 +75,26 @@
   function ints(text) { return text ? text.split(",").map(Number) : []; }
   function seatOf(text) { return text === "" ? null : Number(text); }
 
-  // One token per event (see compact_events): back into the engine's events.
-  function decode(token) {
+  // A deal's hands may be its grid's first line (arena/site/replay.py, dealt_line and read_deal): "=" and the
+  // digits of the seats with cards, whose parts of the line (" · " between them) end with their cards; the
+  // grid follows its round's summary, whose data-e is the deal's event. A deal's scores left out are the last
+  // round end's (zeros before any). A round end's hands "=" are those the replay holds by then.
+  var deals = {};
+  document.querySelectorAll("[data-moves] summary[data-e] + pre").forEach(function (pre) {
+    deals[pre.previousElementSibling.getAttribute("data-e")] = pre.textContent.split("\n")[0];
+  });
+  function dealt(index, seats) {
+    var parts = (deals[index] || "").slice("dealt: ".length).split(" \u00b7 "), hands = names.map(function () { return []; });
+    seats.split("").forEach(function (seat, i) {
+      var found = (parts[i] || "").match(/(?: [A2-9TJQK][CDHS])+$/);
+      hands[Number(seat)] = found ? found[0].slice(1).split(" ") : [];
+    });
+    return hands;
+  }
+  var lastScores = names.map(function () { return 0; });
+
+  // One token per event (see compact_events): back into the engine's events (index: the event's).
+  function decode(token, index) {
     var kind = token[0], f = token.slice(1).split(":");
     switch (kind) {
       case "p":
@@ -86,11 +104,13 @@
       case "r": return { type: "reshuffle", deck_size: Number(f[0]) };
       case "f": return { type: "forfeit", seat: Number(f[0]) };
       case "s": return { type: "round_start", round: Number(f[0]), starter: Number(f[1]),
-                         hands: f[2].split("|").map(cardList), floor: cardList(f[3]), scores: ints(f[4]) };
-      case "e": return { type: "round_end", round: Number(f[0]),
-                         reason: f[1] === "d" ? "declared" : f[1] === "f" ? "failed_declaration" : "turn_cap",
-                         declarer: seatOf(f[2]), hands: f[3].split("|").map(cardList), points: ints(f[4]),
-                         scores: ints(f[5]), eliminated: ints(f[6]) };
+                         hands: f[2][0] === "=" ? dealt(index, f[2].slice(1)) : f[2].split("|").map(cardList),
+                         floor: cardList(f[3]), scores: f[4] ? ints(f[4]) : lastScores.slice() };
+      case "e": lastScores = ints(f[5]);
+        return { type: "round_end", round: Number(f[0]),
+                 reason: f[1] === "d" ? "declared" : f[1] === "f" ? "failed_declaration" : "turn_cap",
+                 declarer: seatOf(f[2]), hands: f[3] === "=" ? null : f[3].split("|").map(cardList), points: ints(f[4]),
+                 scores: lastScores.slice(), eliminated: ints(f[6]) };
       case "x": return { type: "match_end", places: ints(f[0]), scores: ints(f[1]) };
       case "m": return { type: "match_start" };
       default: return { type: "?" };
@@ -115,19 +135,34 @@
   }
   var events = [];
   (data.events ? data.events.split(" ") : []).forEach(function (token) {
-    if (token[0] !== "t") { events.push(decode(token)); return; }
+    if (token[0] !== "t") { events.push(decode(token, events.length)); return; }
     for (var i = 1; i < token.length; i++) events.push(turn(Number(token[i])));
   });
-  // Each move's think time and the mover's bank after it (arena/thinktime.py, compact): a time a move event, with
-  // "/N" when that seat's bank became N ms (it starts at the match's bank).
-  var thinks = data.think ? data.think.split(" ") : [], banks = names.map(function () { return data.bank; });
+  // Each move's think time and the mover's bank after it (arena/thinktime.py, compact): a number a move event, its
+  // last digit in base 36 (0-9a-z), the digits before it in base 26 (A-Z); after it, ~ and the bank, where that is
+  // not what the bank before (the match's, at first) less the time beyond the move's own (data.move) makes it.
+  var thinks = [], code = data.think || "", at = 0;
+  function number() {
+    var n = 0, c;
+    while (at < code.length) {
+      c = code.charCodeAt(at++);
+      if (c >= 65 && c <= 90) n = n * 26 + c - 65;
+      else return n * 36 + (c <= 57 ? c - 48 : c - 87);
+    }
+    return n;
+  }
+  while (at < code.length) {
+    var time = number();
+    thinks.push([time, code[at] === "~" ? (at++, number()) : null]);
+  }
+  var banks = names.map(function () { return typeof data.bank === "number" ? data.bank : null; });
   var thought = 0;
   events.forEach(function (e) {
     if ((e.type !== "play" && e.type !== "declare") || thought >= thinks.length) return;
-    var f = thinks[thought++].split("/");
-    if (f.length > 1) banks[e.seat] = Number(f[1]);
-    e.think = Number(f[0]);
-    e.bank = banks[e.seat];
+    var t = thinks[thought++], before = banks[e.seat];
+    e.think = t[0];
+    e.bank = banks[e.seat] = t[1] !== null ? t[1]
+      : before !== null && typeof data.move === "number" ? Math.max(0, before - Math.max(0, t[0] - data.move)) : null;
   });
   function ms(n) { return n.toLocaleString("en") + " ms"; }
 
@@ -245,6 +280,8 @@
         break;
       case "round_end":
         roundEnds.push(index);
+        // "=": the hands as the deal and the plays since left them (arena/site/replay.py, _Tokens).
+        if (!e.hands) e.hands = copy(state.hands);
         state.hands = copy(e.hands);
         state.scores = e.scores.slice();
         state.points = e.points.slice();
