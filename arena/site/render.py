@@ -41,7 +41,7 @@ TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -251,6 +251,17 @@ def render_tournament(page: data.TournamentPage) -> str:
     return _render("tournament.html", data.tournament_href(page.slug), page=page)
 
 
+def render_standings(page: data.StandingsPage) -> str:
+    return _render("standings.html", page.path, page=page)
+
+
+def standings_index_js(snap: data.Snapshot) -> str:
+    """A big field's standings index (:func:`arena.site.data.standings_index`) as a script for filter.js, escaped
+    as the match index is."""
+    text = json.dumps(data.standings_index(snap), ensure_ascii=False, separators=(",", ":"))
+    return f"window.arenaStandings = {script_json(text)};\n"
+
+
 def render_match_list(page: data.MatchListPage) -> str:
     return _render("matches.html", page.path, page=page)
 
@@ -360,6 +371,11 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
         page = data.tournament_page(snap)
         yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
         yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
+        if page.standings_index is not None:
+            yield page.standings_index, data.standings_index(snap), partial(standings_index_js, snap)
+            for n in range(2, len(data.standings_pages(snap)) + 1):
+                standings = data.standings_page(snap, n)
+                yield standings.path, standings, partial(render_standings, standings)
         for listing in data.match_listings(snap):
             yield listing.path, listing.inputs, partial(_render_listing, listing)
     for bot in snap.bots:
