@@ -17,9 +17,11 @@ only when those are slugs: anything else a store may hold gets a name built from
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
+import pickle
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -374,6 +376,8 @@ class Snapshot:
     """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
     page_cache: list[int] | None = field(init=False, repr=False, default=None)
     """The page of the list of all matches each match is on (:func:`listing_page`)."""
+    context_cache: str | None = field(init=False, repr=False, default=None)
+    """:func:`context`, made once."""
     played_cache: dict[int, list[int]] | None = field(init=False, repr=False, default=None)
     """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -406,10 +410,14 @@ def stamp_keys(snap: Snapshot) -> list[tuple[Any, ...]]:
     return snap.key_cache
 
 
-def context(snap: Snapshot) -> tuple[Any, ...]:
+def context(snap: Snapshot) -> str:
     """What every page of a tournament is made from besides its matches: its names, its bots' names and links, and
-    the rules (a seat's elimination round is read against the threshold)."""
-    return (snap.slug, snap.name, snap.config.get("rules"), tuple((bot.id, bot.name, bot.slug) for bot in snap.bots))
+    the rules (a seat's elimination round is read against the threshold); as a digest made once, since it is part
+    of the key of every listing page (thousands of pages of a thousand bots' names each, in a big league)."""
+    if snap.context_cache is None:
+        whole = (snap.slug, snap.name, snap.config.get("rules"), [(bot.id, bot.name, bot.slug) for bot in snap.bots])
+        snap.context_cache = hashlib.sha1(pickle.dumps(whole, protocol=5)).hexdigest()
+    return snap.context_cache
 
 
 def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
