@@ -52,6 +52,9 @@ every pair, every bot's rating line); a bigger one shows the top this many there
 pages of :data:`STANDINGS_PER_PAGE`, and each bot's results against every opponent on the bot's own page, so that
 no page grows with the square of the field (at a thousand bots the whole matrix was 42 MB)."""
 STANDINGS_PER_PAGE = 100
+TOP_CHART_POINTS = 60
+"""A big field's rating chart on the tournament page: at most this many points per line of its top's, so that the
+chart (a point and its tooltip each) stays a few hundred kilobytes however long the tournament."""
 
 
 # -- links ----------------------------------------------------------------------------------------------------------
@@ -376,6 +379,8 @@ class Snapshot:
     """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
     page_cache: list[int] | None = field(init=False, repr=False, default=None)
     """The page of the list of all matches each match is on (:func:`listing_page`)."""
+    seats_cache: int | None = field(init=False, repr=False, default=None)
+    """:func:`seats_of`, found once."""
     context_cache: str | None = field(init=False, repr=False, default=None)
     """:func:`context`, made once."""
     played_cache: dict[int, list[int]] | None = field(init=False, repr=False, default=None)
@@ -876,8 +881,9 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
     order = [line.bot_id for line in snap.standings]
     big = big_field(snap)
     top = order[:SMALL_FIELD] if big else order
+    points = TOP_CHART_POINTS if big else CHART_POINTS
     history = [Series(snap.bot_by_id[bot_id].name,
-                      downsample([(idx, r.conservative) for idx, r in snap.history.get(bot_id, [])]))
+                      downsample([(idx, r.conservative) for idx, r in snap.history.get(bot_id, [])], points))
                for bot_id in top]
     config = snap.config
     limits = {**config.get("limits", {}), **config.get("sandbox_limits", {})}
@@ -1314,6 +1320,13 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
             for n in range(1, count + 1)]
 
 
+def seats_of(snap: Snapshot) -> int:
+    """The most seats a match of the tournament has, found once (every bot's page has a row per seat)."""
+    if snap.seats_cache is None:
+        snap.seats_cache = max((len(m.bot_ids) for m in snap.stamps), default=0)
+    return snap.seats_cache
+
+
 def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally | None = None) -> BotPage:
     """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`) and its ``think`` times."""
     bot = snap.bot_by_id[bot_id]
@@ -1322,7 +1335,7 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally |
     points = snap.history.get(bot_id, [])
     series = Series(bot.name, downsample([(idx, r.mu) for idx, r in points]),
                     downsample([(idx, r.mu - 3 * r.sigma, r.mu + 3 * r.sigma) for idx, r in points]))
-    players = max((len(m.bot_ids) for m in snap.stamps), default=0)
+    players = seats_of(snap)
     seats = []
     for seat in range(players):
         played, wins, place_sum = snap.seat_totals.get((bot_id, seat), (0, 0, 0))
@@ -1520,6 +1533,17 @@ class MatchPage:
     def forfeits(self) -> bool:
         """Whether a seat forfeited (the result's caption then gives rule 8.6)."""
         return any(p.result is not None and p.result.fault is not None for p in self.players)
+
+    @property
+    def faulty(self) -> list[MatchPlayer]:
+        """The seats that faulted, in seat order (a section each). Here rather than as a chain of the template's
+        filters: that chain was a tenth of a match page's rendering, on every one of a league's 100,000."""
+        return [p for p in self.players if p.result is not None and p.result.fault is not None]
+
+    @property
+    def talkers(self) -> list[MatchPlayer]:
+        """The seats without a fault that wrote on stderr, in seat order."""
+        return [p for p in self.players if p.result is not None and p.result.fault is None and p.result.stderr_tail]
 
 
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:

@@ -74,14 +74,21 @@ def relative(href: str, page: str) -> str:
 
     >>> relative("t/a/bots/b/index.html", "t/a/bots/c/matches-2.html"), relative("t/a/matches/4.html", "t/a/x.html")
     ('../b/index.html', 'matches/4.html')
-    >>> relative("index.html", "t/a/matches/page-2.html")
-    '../../../index.html'
+    >>> relative("index.html", "t/a/matches/page-2.html"), relative("t/ab/x.html", "t/a/y.html")
+    ('../../../index.html', '../ab/x.html')
+    >>> relative("t/a/index.html", "index.html"), relative("t/a/m/b.html", "t/a/m/c/d.html")
+    ('t/a/index.html', '../b.html')
     """
-    here, there = page.split("/")[:-1], href.split("/")
+    here = page[:page.rfind("/") + 1]  # its directory, with the slash
+    if href.startswith(here):
+        return href[len(here):]  # this directory or below: most links of a listing (string slices, not splits)
     common = 0
-    while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
-        common += 1
-    return "../" * (len(here) - common) + "/".join(there[common:])
+    while True:
+        end = here.find("/", common) + 1
+        if not end or href[common:end] != here[common:end]:
+            break
+        common = end
+    return "../" * here.count("/", common) + href[common:]
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -396,21 +403,21 @@ def _render_listing(listing: data.Listing) -> str:
     return render_match_list(listing.make())
 
 
-_worker: tuple[data.Snapshot, Path] | None = None
+_worker: tuple[data.Snapshot, Path, bool] | None = None
 
 
-def _start_worker(snap: bytes, out: Path) -> None:
+def _start_worker(snap: bytes, out: Path, staged: bool) -> None:
     global _worker
-    _worker = (pickle.loads(snap), out)  # sent once per worker, not once per chunk
+    _worker = (pickle.loads(snap), out, staged)  # sent once per worker, not once per chunk
 
 
 def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str],
                                                                        int, list[tuple[int, Tally]]]:
     assert _worker is not None
-    snap, out = _worker
+    snap, out, staged = _worker
     corrupt: list[str] = []
     think: list[tuple[int, Tally]] = []
-    written = [(stale[path], *output.write_file(out, path, content))
+    written = [(stale[path], *output.write_file(out, path, content, staged))
                for position, stale in chunk for path, content in match_files(snap, position, corrupt, think)
                if path in stale]
     snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
@@ -445,7 +452,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         for done, (position, keys) in enumerate(stale, 1):
             for path, content in match_files(snap, position, corrupt, think):
                 if path in keys:
-                    manifest.record(keys[path], *output.write_file(manifest.out, path, content))
+                    manifest.record(keys[path], *output.write_file(manifest.out, path, content, manifest.staged))
             if progress is not None:
                 progress(snap.name, done, len(stale))
         if meanwhile is not None:
@@ -458,7 +465,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
                                   shared_wins=Counter(), match_list=[]))
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
-                                                   (needed, manifest.out)) as pool:
+                                                   (needed, manifest.out, manifest.staged)) as pool:
         results = pool.imap_unordered(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
@@ -495,7 +502,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
     old = output.Manifest.load(out)
     full = full or not old.old
     root = _stage(out, built) if full else out
-    manifest = output.Manifest(root, {} if full else old.old)
+    manifest = output.Manifest(root, {} if full else old.old, staged=full)
     mine = ("assets/", "index.html", *built)
     for path, entry in old.old.items():
         if not path.startswith(mine):
