@@ -36,8 +36,8 @@ def test_the_standings_filter_finds_bots_on_every_page(big: tuple[data.Snapshot,
     rows = page.locator("#standings-table tbody tr:visible th a")
     expect(rows).to_have_count(len(here))
     assert rows.all_inner_texts() == here
-    expect(page.locator("[data-filter-count]")).to_have_text(f"{len(here)} of {data.STANDINGS_PER_PAGE} on this page")
-    found = page.locator("[data-filter-found] li")
+    expect(page.locator("[data-rows-count]")).to_have_text(f"{len(here)} of {data.STANDINGS_PER_PAGE} on this page")
+    found = page.locator("[data-rows-found] li")
     expect(found).to_have_count(len(there))
     first = there[0]
     item = found.filter(has_text=first).first

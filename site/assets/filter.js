@@ -1,4 +1,4 @@
-// Filtering a table's rows by name (form[data-filter], its value the table's id): a row whose heading does not hold
+// Filtering a table's rows by name (form[data-rows], its value the table's id): a row whose heading does not hold
 // the typed text is hidden. On a big field's standings (the form's data-index: the standings index, loaded when
 // first typed in) the bots found on the other pages are listed under the form too, each with its rank, its page and
 // the standings page it is on. Without JavaScript the form stays hidden and the table is all there is.
@@ -13,14 +13,14 @@
     return node;
   }
 
-  Array.prototype.forEach.call(document.querySelectorAll("form[data-filter]"), function (form) {
-    var table = document.getElementById(form.getAttribute("data-filter"));
-    var input = form.querySelector("[data-filter-input]");
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-rows]"), function (form) {
+    var table = document.getElementById(form.getAttribute("data-rows"));
+    var input = form.querySelector("[data-rows-input]");
     if (!table || !input) return;
-    var count = form.querySelector("[data-filter-count]");
+    var count = form.querySelector("[data-rows-count]");
     var indexSrc = form.getAttribute("data-index");
     var found = indexSrc ? form.nextElementSibling : null;
-    if (found && !found.hasAttribute("data-filter-found")) found = null;
+    if (found && !found.hasAttribute("data-rows-found")) found = null;
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
     var names = rows.map(function (row) {
       var th = row.querySelector("th");
