@@ -169,9 +169,9 @@ class BotChannel:
 
     def take_reply(self) -> bytes:
         """The reply that arrived; the bot is idle again."""
-        assert self._reply is not None
+        assert self._reply is not None and self.state is State.ANSWERED, f"seat {self.seat}: {self.state.name}"
         line, self._reply = self._reply, None
-        self._to(State.IDLE)
+        self.state = State.IDLE  # _to(State.IDLE) without the call: the one change TRANSITIONS allows from ANSWERED
         return line
 
     def finish(self) -> None:
@@ -187,8 +187,16 @@ class BotChannel:
 
     def ask(self, data: bytes, at_ms: int | None = None) -> None:
         """Send a turn: the bot's next line is its move."""
-        self._to(State.AWAITING_MOVE)
+        assert self.state is State.IDLE, f"seat {self.seat}: {self.state.name} -> AWAITING_MOVE"
+        self.state = State.AWAITING_MOVE  # _to's change without the call (IDLE -> AWAITING_MOVE is in TRANSITIONS)
         self.send(data, urgent=True, at_ms=at_ms)
+
+    def queue(self, data: bytes) -> None:
+        """:meth:`send` for a message that wants no reply and that the caller logged."""
+        outbuf = self._outbuf
+        outbuf += data
+        if len(outbuf) > self._batch_bytes:
+            self.flush()
 
     def send(self, data: bytes, urgent: bool = False, at_ms: int | None = None) -> None:
         """Queue one encoded message; it goes now if ``urgent`` (it wants a reply) or the batch is full.
@@ -304,7 +312,7 @@ class BotChannel:
         state = self.state
         if state is State.AWAITING_MOVE or state is State.STARTING:
             self._reply = line
-            self._to(State.ANSWERED)
+            self.state = State.ANSWERED  # _to's change without the call: TRANSITIONS allows it from both
             return True
         if self.state is State.ANSWERED:
             # Two lines for one request: when the first is no reply at all (debug text, say), that is what the

@@ -28,7 +28,6 @@ from arena.cli_common import (
     sandbox_choice,
 )
 from arena.cli_results import print_standings, print_stderr, stop_test
-from arena.confidence import confidence
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.matchlog import LogError, describe, find_log, load, verify
 from arena.protocol import Limits
@@ -312,8 +311,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             if full is None:
                 raise
             site_error = f"site not built: {full}"
-    table = list(report.standings)
-    sure = confidence(store.seat_results(report.tid), [line.bot_id for line in table])
+    table, sure = store.standings_and_confidence(report.tid)
     test = stop_test(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,

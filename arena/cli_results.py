@@ -18,7 +18,7 @@ from arena.cli_common import (
     json_option,
     open_store,
 )
-from arena.confidence import Confidence, PairTest, confidence
+from arena.confidence import Confidence, PairTest
 from arena.stderr import error_view
 from arena.store import Standing, Store, StoredMatch, standings_with_confidence
 from arena.thinktime import Tally, by_seat, thoughts
@@ -77,8 +77,7 @@ def standings(name: str | None, db_path: Path, as_json: bool) -> None:
     match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md)."""
     store = open_store(db_path)
     row = find_tournament(store, name)
-    table = store.standings(row["id"])
-    sure = confidence(store.seat_results(row["id"]), [line.bot_id for line in table])
+    table, sure = store.standings_and_confidence(row["id"])
     test = PairTest.stored(json.loads(row["config"]))
     if as_json:
         emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure, test)})

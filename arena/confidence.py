@@ -19,26 +19,25 @@ import math
 import random
 import statistics
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import mul, sub
 from statistics import NormalDist
 from typing import Any, Literal
 
-from arena.ranking import Pair, fit_loop, fit_vector, pair_counts
+from arena.ranking import VECTOR_SEATS, Pair, VectorPairs, fit_loop, pair_counts, seat_comparisons
 
 LEVEL = 0.95
 RESAMPLES = 400
 """Enough for stable 2.5% and 97.5% quantiles of a handful of ranks."""
 MARGIN = 0.15
 """The stop rule's default margin (:class:`PairTest`): bots within a head-to-head share of 35-65% may be equal."""
-VECTOR_SEATS = 1000
 VECTOR_BOTS = 24
-"""From this many results (250 matches of four seats), or this many bots ranked, on, the bootstrap runs on numpy
-arrays; below both the plain loop costs less than importing numpy."""
+"""From this many bots ranked, or :data:`~arena.ranking.VECTOR_SEATS` results (250 matches of four seats), on, the
+bootstrap runs on numpy arrays; below both the plain loop costs less than importing numpy."""
 RESAMPLE_TOLERANCE = 1e-3
 """A resample's fit starts from the full data's and stops once no log strength moves by a thousandth in a step:
 a hundredth of the spread between resamples even with thousands of matches."""
@@ -57,6 +56,30 @@ class GroupPlace:
     place: int
     match: int
     """The match (any id unique within the tournament): its seats are one ranking for the fit."""
+
+
+@dataclass(frozen=True)
+class SeatColumns:
+    """Outcomes as parallel columns, one entry a seat (each match's seats together): what a store reads in one
+    query for both the fit and its bootstrap, without an object per seat (a field of a thousand bots has hundreds
+    of thousands of them)."""
+
+    group: Sequence[int]
+    bot: Sequence[int]
+    place: Sequence[int]
+    match: Sequence[int]
+
+    @classmethod
+    def of(cls, results: Iterable[GroupPlace]) -> SeatColumns:
+        results = results if isinstance(results, Sequence) else list(results)
+        return cls([result.group for result in results], [result.bot for result in results],
+                   [result.place for result in results], [result.match for result in results])
+
+    def results(self) -> list[GroupPlace]:
+        return list(map(GroupPlace, self.group, self.bot, self.place, self.match))
+
+    def __len__(self) -> int:
+        return len(self.bot)
 
 
 @dataclass(frozen=True)
@@ -183,35 +206,48 @@ class Confidence:
         return None
 
 
-def confidence(results: Iterable[GroupPlace], bots: Sequence[int] | None = None, resamples: int = RESAMPLES,
-               level: float = LEVEL, seed: int = 0, vector: bool | None = None) -> Confidence:
+def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] | None = None,
+               resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0, vector: bool | None = None,
+               point: Mapping[int, float] | None = None) -> Confidence:
     """Bootstrap the fitted strengths over whole groups. ``bots`` lists every bot to rank (default: those in
     ``results``); a bot without results ranks last with an interval covering every rank from its neighbours'.
-    ``vector`` (default: from :data:`VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does the work on numpy
-    arrays: the same resamples from the same seed, fitted alike, so the same numbers to rounding."""
-    results = results if isinstance(results, Sequence) else list(results)
+    ``vector`` (default: from :data:`~arena.ranking.VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does
+    the work on numpy arrays: the same resamples from the same seed, fitted alike, so the same numbers to
+    rounding. ``point`` is the full data's fit of these results and bots if the caller has it already (the
+    store's standings do: :meth:`arena.store.Store.standings_and_confidence`), which is then not fitted again."""
+    if not isinstance(results, SeatColumns):
+        results = results if isinstance(results, Sequence) else list(results)
     place_sum: dict[int, int] = defaultdict(int)
     matches: dict[int, int] = defaultdict(int)
-    for result in results:
-        place_sum[result.bot] += result.place
-        matches[result.bot] += 1
+    # Counted by (bot, place) first: Counter's loop is C's, and a field of a thousand bots has 400,000 seats.
+    for (bot, place), times in Counter(zip(results.bot, results.place) if isinstance(results, SeatColumns)
+                                       else ((result.bot, result.place) for result in results)).items():
+        place_sum[bot] += place * times
+        matches[bot] += times
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
     if vector is None:
         vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
     rng = random.Random(seed)
-    point, (sampled, lows, highs) = (_bootstrap_arrays if vector else _bootstrap_loop)(
-        results, index, resamples if measured else 0, rng)
-    estimate = dict(zip(measured, point))
+    tail = (1 - level) / 2
+    given = [point[bot] for bot in measured] if point is not None and all(bot in point for bot in measured) else None
+    if vector:
+        point_fit, (sampled, lows, highs) = _bootstrap_arrays(
+            results if isinstance(results, SeatColumns) else SeatColumns.of(results), index,
+            resamples if measured else 0, rng, tail, given)
+    else:
+        point_fit, (sampled, lows, highs) = _bootstrap_loop(
+            results.results() if isinstance(results, SeatColumns) else results, index,
+            resamples if measured else 0, rng, tail, given)
+    estimate = dict(zip(measured, point_fit))
     samples, low_ranks, high_ranks = dict(zip(measured, sampled)), dict(zip(measured, lows)), dict(zip(measured, highs))
     mean_place = {bot: place_sum[bot] / matches[bot] for bot in measured}
     position = {bot: i for i, bot in reversed(list(enumerate(ids)))}
     order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], position[bot]))
     unmeasured = [bot for bot in ids if bot not in estimate]
-    tail = (1 - level) / 2
-    lines = [BotConfidence(bot, mean_place[bot], matches[bot], _quantile(low_ranks[bot], tail),
-                           _quantile(high_ranks[bot], 1 - tail), estimate[bot]) for bot in order]
+    lines = [BotConfidence(bot, mean_place[bot], matches[bot], low_ranks[bot], high_ranks[bot], estimate[bot])
+             for bot in order]
     lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
     return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
 
@@ -239,6 +275,11 @@ class PAbove(Mapping[tuple[int, int], float]):
                 self.known[key] = 0.5
         return self.known[key]
 
+    def __contains__(self, key: object) -> bool:
+        """Whether the pair is one of two bots ranked, without working its P(above) out."""
+        return (isinstance(key, tuple) and len(key) == 2 and key[0] != key[1] and key[0] in self._known_ids
+                and key[1] in self._known_ids)
+
     def __iter__(self) -> Iterator[tuple[int, int]]:
         return ((a, b) for a in self.ids for b in self.ids if a != b)
 
@@ -246,13 +287,16 @@ class PAbove(Mapping[tuple[int, int], float]):
         return len(self.ids) * (len(self.ids) - 1)
 
 
-Resampled = tuple[list[list[float]], list[list[int]], list[list[int]]]
-"""By bot index: its fitted strength, best rank and worst rank in every resample."""
+Resampled = tuple[list[list[float]], list[int], list[int]]
+"""By bot index: its fitted strength in every resample, and the ends of its rank interval: the ``tail`` quantile of
+its best rank over the resamples and the ``1 - tail`` quantile of its worst (:func:`_quantile`)."""
 
 
 def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                    rng: random.Random) -> tuple[list[float], Resampled]:
-    """The full data's fit and the resamples' (bots by their ``index``), in plain Python."""
+                    rng: random.Random, tail: float, point: list[float] | None = None
+                    ) -> tuple[list[float], Resampled]:
+    """The full data's fit (unless given: ``point``) and the resamples' (bots by their ``index``), in plain
+    Python."""
     seats: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
     for result in results:
         seats[result.group][result.match].append((result.bot, result.place))
@@ -283,8 +327,9 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
     first = [index[a] for a, _ in columns]
     second = [index[b] for _, b in columns]
     size = len(index)
-    point = fit_loop(size, first, second, [everything[pair][0] for pair in columns],
-                     [float(everything[pair][1]) for pair in columns])
+    if point is None:
+        point = fit_loop(size, first, second, [everything[pair][0] for pair in columns],
+                         [float(everything[pair][1]) for pair in columns])
     samples: list[list[float]] = [[] for _ in range(size)]
     low_ranks: list[list[int]] = [[] for _ in range(size)]
     high_ranks: list[list[int]] = [[] for _ in range(size)]
@@ -303,39 +348,29 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
             # Rank 1 + the bots strictly stronger; with ties, the worst rank is counted for the upper end.
             low_ranks[i].append(bisect_left(ordered, -fitted) + 1)
             high_ranks[i].append(bisect_right(ordered, -fitted))
-    return point, (samples, low_ranks, high_ranks)
+    return point, (samples, [_quantile(ranks, tail) for ranks in low_ranks],
+                   [_quantile(ranks, 1 - tail) for ranks in high_ranks])
 
 
-def _bootstrap_arrays(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                      rng: random.Random) -> tuple[list[float], Resampled]:
+def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples: int, rng: random.Random,
+                      tail: float, point: list[float] | None = None) -> tuple[list[float], Resampled]:
     """:func:`_bootstrap_loop` on numpy arrays: the same kinds of groups in the same order, the same weights drawn
     from the same stream, fitted by :func:`~arena.ranking.fit_vector` (the loop's fit to rounding)."""
     import numpy as np
 
     size, count = len(index), len(results)
-    group = np.fromiter((result.group for result in results), np.int64, count)
-    match = np.fromiter((result.match for result in results), np.int64, count)
-    bot = np.fromiter((index.get(result.bot, -1) for result in results), np.int64, count)
-    place = np.fromiter((result.place for result in results), np.int64, count)
+    group = np.asarray(results.group, np.int64)
+    match = np.asarray(results.match, np.int64)
+    bot = np.fromiter(map(index.get, results.bot, repeat(-1)), np.int64, count)
+    place = np.asarray(results.place, np.int64)
     _, group = np.unique(group, return_inverse=True)  # a group's position among the groups in id order
     groups = int(group.max(initial=-1)) + 1
     # A match's seats together, in their given order: pair_counts compares each seat with the later ones.
     order = np.lexsort((np.arange(count), match, group))
     group, match, bot, place = group[order], match[order], bot[order], place[order]
-    parts: list[tuple[Any, ...]] = []
-    for offset in range(1, count):
-        same = match[:-offset] == match[offset:]
-        if not same.any():
-            break
-        x, y, px, py = bot[:-offset], bot[offset:], place[:-offset], place[offset:]
-        keep = same & (x >= 0) & (y >= 0) & (x != y)  # only the bots asked for, never a bot with itself
-        x, y, px, py = x[keep], y[keep], px[keep], py[keep]
-        low_place, high_place = np.where(x < y, px, py), np.where(x < y, py, px)
-        parts.append((group[:-offset][keep], np.minimum(x, y), np.maximum(x, y),
-                      np.sign(high_place - low_place) + 1))  # twice the low bot's wins: 2, 1 (a tie) or 0
+    seat, low, high, twice_won = seat_comparisons(match, bot, place)
     width = max(size, 1)
-    key = np.concatenate([np.zeros(0, np.int64), *((g * width + a) * width + b for g, a, b, _ in parts)])
-    twice_won = np.concatenate([np.zeros(0, np.int64), *(won for *_, won in parts)])
+    key = (group[seat] * width + low) * width + high
     # Per (group, pair): its comparisons and twice the low bot's wins, in group order then pair order.
     rows, row_of = np.unique(key, return_inverse=True)
     row_won = np.bincount(row_of, twice_won, len(rows)).astype(np.int64)
@@ -356,24 +391,30 @@ def _bootstrap_arrays(results: Sequence[GroupPlace], index: Mapping[int, int], r
     pairs, pair_of_row = np.unique(row_pair, return_inverse=True)
     pair_of = pair_of_row[entry_rows]
     half_wins, compared = row_won[entry_rows].astype(float), row_count[entry_rows].astype(float)
-    first, second = pairs // width, pairs % width
-    point = fit_vector(size, first, second, np.bincount(pair_of_row, row_won, len(pairs)) / 2,
-                       np.bincount(pair_of_row, row_count, len(pairs)).astype(float))
+    met = VectorPairs(size, pairs // width, pairs % width)  # sorted once for every fit
+    full = (np.asarray(point) if point is not None
+            else met.fit(np.bincount(pair_of_row, row_won, len(pairs)) / 2,
+                         np.bincount(pair_of_row, row_count, len(pairs)).astype(float)))
     poisson = np.asarray(_POISSON, dtype=np.int64)
     fitted = np.empty((resamples, size))
     for resample in range(resamples):
         totals = np.concatenate(([0], np.cumsum(poisson[np.frombuffer(rng.randbytes(2 * groups), np.uint16)])))
         weight = (totals[ends] - totals[starts])[kind_of]
-        fitted[resample] = fit_vector(size, first, second, np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
-                                      np.bincount(pair_of, weight * compared, len(pairs)), start=point,
-                                      tolerance=RESAMPLE_TOLERANCE)
+        fitted[resample] = met.fit(np.bincount(pair_of, weight * half_wins, len(pairs)) / 2,
+                                   np.bincount(pair_of, weight * compared, len(pairs)), start=full,
+                                   tolerance=RESAMPLE_TOLERANCE)
     low = np.empty((resamples, size), dtype=np.int64)
     high = np.empty((resamples, size), dtype=np.int64)
     for resample, stat in enumerate(-fitted):
         ordered = np.sort(stat)
         low[resample] = np.searchsorted(ordered, stat, side="left") + 1
         high[resample] = np.searchsorted(ordered, stat, side="right")
-    return point.tolist(), (fitted.T.tolist(), low.T.tolist(), high.T.tolist())
+    if not resamples:  # no bot measured
+        return full.tolist(), ([], [], [])
+    low.sort(axis=0)
+    high.sort(axis=0)
+    return full.tolist(), (fitted.T.tolist(), low[_quantile_position(resamples, tail)].tolist(),
+                           high[_quantile_position(resamples, 1 - tail)].tolist())
 
 
 def _poisson_table(bits: int = 16) -> list[int]:
@@ -401,6 +442,10 @@ def _poisson_weights(rng: random.Random, n: int) -> list[int]:
 
 def _quantile(values: list[int], q: float) -> int:
     """The ``q`` quantile of ``values`` by nearest rank, taken outwards (an interval must not come out short)."""
-    ordered = sorted(values)
-    outside = max(0, math.ceil(min(q, 1 - q) * len(ordered)) - 1)
-    return ordered[outside] if q < 0.5 else ordered[len(ordered) - 1 - outside]
+    return sorted(values)[_quantile_position(len(values), q)]
+
+
+def _quantile_position(count: int, q: float) -> int:
+    """Where :func:`_quantile` takes the ``q`` quantile of ``count`` values in order."""
+    outside = max(0, math.ceil(min(q, 1 - q) * count) - 1)
+    return outside if q < 0.5 else count - 1 - outside

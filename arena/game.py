@@ -218,6 +218,12 @@ def competition_places(keys: Sequence[tuple[int, ...]]) -> list[int]:
     return places
 
 
+_SETS: dict[Rules, dict[tuple[Card, ...], bool]] = {}
+"""Whether a discard of three or more cards is a set that may be thrown, by rules and cards as sent (a pure function
+of both, asked on every such move): one :func:`~arena.rules.discard_kind` a distinct set instead of one a move."""
+_SETS_CACHED = 1 << 16
+
+
 class Match:
     """One match of Least Score among ``players`` seats, dealt from ``seed``.
 
@@ -235,6 +241,7 @@ class Match:
         self.players = players
         self.seed = seed
         self.rules = rules
+        self._sets = _SETS.setdefault(rules, {})
         self.scores = [0] * players
         self.eliminated: list[list[Seat]] = []
         """Seats eliminated by score, one list per round in which any were, in order."""
@@ -353,7 +360,7 @@ class Match:
         # without its parsing: these are cards of the hand); most moves are one or two cards.
         count = len(discard)
         if count != 1 and not (count == 2 and RANK[discard[0]] == RANK[discard[1]] and discard[0] != discard[1]
-                               or count > 2 and discard_kind(discard, self.rules) is not None):
+                               or count > 2 and self._is_set(discard)):
             raise IllegalMoveError(f"{' '.join(discard)} is not a set that may be thrown (clause 3)",
                                    Reason.ILLEGAL_NOT_A_SET)
         take = move.take
@@ -363,19 +370,37 @@ class Match:
                 Reason.ILLEGAL_TAKE_NOT_ON_FLOOR,
             )
 
+    def _is_set(self, discard: tuple[Card, ...]) -> bool:
+        """Whether three or more cards of the hand are a set that may be thrown (clause 3)."""
+        known = self._sets.get(discard)
+        if known is None:
+            if len(self._sets) >= _SETS_CACHED:
+                self._sets.clear()
+            known = self._sets[discard] = discard_kind(discard, self.rules) is not None
+        return known
+
     # -- changing the position ----------------------------------------------------------------------------------
 
     def apply(self, move: Move) -> None:
         """Check and play ``move`` for the seat to move (raises :class:`IllegalMoveError`)."""
-        self.check(move)
         seat = self.turn
-        self._turns_total[seat] += 1
-        if isinstance(move, Declare):
-            self.events.append({"type": "declare", "seat": seat})
-            self._end_round(seat)
-            return
+        if type(move) is not Play or self.outcome is not None:
+            self.check(move)
+            if isinstance(move, Declare):
+                self._turns_total[seat] += 1
+                self.events.append({"type": "declare", "seat": seat})
+                self._end_round(seat)
+                return
         hand = self.hands[seat]
         discard, take = move.discard, move.take
+        # check()'s rules for the usual play, one card or a pair of the hand, without the call; anything else (a
+        # longer set, or a move to refuse) is check()'s.
+        count = len(discard)
+        if not (count == 1 and discard[0] in hand
+                or count == 2 and discard[0] in hand and discard[1] in hand and discard[0] != discard[1]
+                and RANK[discard[0]] == RANK[discard[1]]) or take != DECK_TAKE and take not in self.floor:
+            self.check(move)
+        self._turns_total[seat] += 1
         for card in discard:
             hand.remove(card)
         event: dict[str, Any]
@@ -505,13 +530,14 @@ class Match:
 
     def _end_round(self, declarer: Seat | None) -> None:
         live = self.live
-        totals = [hand_total(self.hands[seat]) for seat in live]
+        every_total = [hand_total(hand) for hand in self.hands]
+        totals = [every_total[seat] for seat in live]
         index = None if declarer is None else live.index(declarer)
         points = score_round(totals, index, self.rules)
         if declarer is None:
             reason = RoundEnd.TURN_CAP
         elif _declaration_succeeds(
-            hand_total(self.hands[declarer]), min(t for s, t in zip(live, totals) if s != declarer), self.rules
+            every_total[declarer], min(t for s, t in zip(live, totals) if s != declarer), self.rules
         ):
             # Judged by the rule, not by the declarer's points: with penalty 0 a failed tie also scores 0.
             reason = RoundEnd.DECLARED
@@ -535,7 +561,7 @@ class Match:
                 "reason": reason.value,
                 "declarer": declarer,
                 "hands": [list(hand) for hand in self.hands],
-                "totals": [hand_total(hand) for hand in self.hands],
+                "totals": every_total,
                 "points": round_points,
                 "scores": list(self.scores),
                 "eliminated": out,

@@ -31,6 +31,17 @@ _PLAIN_ASCII = re.compile(rb"[^\x20-\x7f]")
 """A byte that json.dumps would escape (a control character) or that is not ASCII."""
 
 
+_QUOTED: dict[bytes, bytes] = {}
+"""Printable ASCII lines received, escaped as JSON string contents: a bot sends the same few hundred lines over and
+over (as :data:`arena.protocol._MOVES` counts on), and a dictionary hit costs less than the escaping's tests."""
+_QUOTED_CACHED = 4096
+_QUOTED_LINE_MAX = 512
+"""Longer lines are escaped each time: the cache holds at most 2 MiB of a hostile bot's unique lines."""
+
+_TOLD: dict[int, bytes] = {}
+"""By the number of seats: :meth:`MatchLog.write_sent`'s records for every seat at once, to be filled with the time
+and each message."""
+
 _FLUSH_AT = 1 << 18
 """Bytes of records held before they go to gzip, whose write has a per-call cost worth avoiding on every message."""
 
@@ -83,13 +94,38 @@ class MatchLog:
         if len(buffer) > _FLUSH_AT:
             self.flush()
 
+    def write_told(self, at_ms: int, told: list[bytes | None], then: bytes) -> None:
+        """The messages sent at one time, by seat (None: nothing to that seat), each without its newline, as
+        :meth:`write_sent` logs them; then ``then``, an encoded record or ``b""``. One append for a move, which
+        every seat is told, every turn."""
+        buffer = self._buffer
+        if None in told:
+            buffer += b"".join([b'{"t":"send","seat":%d,"at":%d,"msg":%s}\n' % (seat, at_ms, message)
+                                for seat, message in enumerate(told) if message is not None]) + then
+        else:
+            template = _TOLD.get(len(told))
+            if template is None:
+                template = _TOLD[len(told)] = b"".join(b'{"t":"send","seat":%d,"at":%%d,"msg":%%s}\n' % seat
+                                                       for seat in range(len(told)))
+            fields: list[int | bytes | None] = [at_ms] * (2 * len(told))
+            fields[1::2] = told
+            buffer += template % tuple(fields) + then
+        if len(buffer) > _FLUSH_AT:
+            self.flush()
+
     def write_received(self, seat: int, at_ms: int, line: bytes) -> None:
         """A line a bot sent (without its newline): anything at all, so it goes in as a JSON string."""
-        if _PLAIN_ASCII.search(line) is None:
+        quoted = _QUOTED.get(line)
+        if quoted is None and _PLAIN_ASCII.search(line) is None:
             # Printable ASCII (every well-behaved reply) needs only quotes and backslashes escaped: the same bytes
             # json.dumps writes, without decoding and encoding.
-            self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n'
-                         % (seat, at_ms, line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')))
+            quoted = line.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+            if len(line) <= _QUOTED_LINE_MAX:
+                if len(_QUOTED) >= _QUOTED_CACHED:
+                    _QUOTED.clear()
+                _QUOTED[bytes(line)] = quoted
+        if quoted is not None:
+            self._append(b'{"t":"recv","seat":%d,"at":%d,"line":"%s"}\n' % (seat, at_ms, quoted))
         else:
             text = line.decode("utf-8", errors="backslashreplace")
             self.write({"t": "recv", "seat": seat, "at": at_ms, "line": text})

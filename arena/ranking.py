@@ -36,6 +36,9 @@ TOLERANCE = 1e-9
 MAX_ITERATIONS = 2000
 VECTOR_PAIRS = 2000
 """From this many distinct pairs on, the fit's iterations run on numpy arrays (:func:`fit_vector`)."""
+VECTOR_SEATS = 1000
+"""From this many seats (250 matches of four seats) on, they are counted into pairs on numpy arrays
+(:func:`pair_arrays`); below, the plain loop costs less than importing numpy."""
 
 Pair = tuple[int, int]
 """Two bot ids, the smaller first."""
@@ -56,6 +59,61 @@ def pair_counts(matches: Iterable[Sequence[tuple[int, int]]]) -> dict[Pair, tupl
                 entry[0] += 1.0 if low_place < high_place else 0.5 if low_place == high_place else 0.0
                 entry[1] += 1
     return {pair: (wins, int(n)) for pair, (wins, n) in counts.items()}
+
+
+def seat_comparisons(match: Any, bot: Any, place: Any) -> tuple[Any, Any, Any, Any]:
+    """:func:`pair_counts`' comparisons, one by one, on numpy arrays: seats as parallel arrays (each match's seats
+    together, in their order; ``bot`` an index from 0, -1 for a seat to leave out) in, and for every two seats of
+    a match, an earlier with a later one, never a bot with itself: the earlier seat's position, the lower and the
+    higher bot, and twice the lower bot's wins (2, 1 for a tie, 0)."""
+    import numpy as np
+
+    parts: list[tuple[Any, ...]] = []
+    for offset in range(1, len(match)):  # seat i against seat i + offset of the same match, for every i at once
+        same = match[:-offset] == match[offset:]
+        if not same.any():
+            break
+        x, y, px, py = bot[:-offset], bot[offset:], place[:-offset], place[offset:]
+        keep = same & (x >= 0) & (y >= 0) & (x != y)
+        x, y, px, py = x[keep], y[keep], px[keep], py[keep]
+        low_place, high_place = np.where(x < y, px, py), np.where(x < y, py, px)
+        parts.append((np.flatnonzero(keep), np.minimum(x, y), np.maximum(x, y), np.sign(high_place - low_place) + 1))
+    empty = np.zeros(0, np.int64)
+    seat, low, high, twice_won = (np.concatenate([empty, *(part[column] for part in parts)]) for column in range(4))
+    return seat, low, high, twice_won
+
+
+def pair_arrays(match: Any, bot: Any, place: Any, size: int) -> tuple[Any, Any, Any, Any]:
+    """:func:`pair_counts` on numpy arrays (seats as :func:`seat_comparisons` takes them, bots 0..size-1): each
+    pair that met as (first, second, first's wins, comparisons), arrays in order of (first, second)."""
+    import numpy as np
+
+    _, low, high, twice_won = seat_comparisons(match, bot, place)
+    width = max(size, 1)
+    pairs, pair_of = np.unique(low * width + high, return_inverse=True)
+    return (pairs // width, pairs % width, np.bincount(pair_of, twice_won, len(pairs)) / 2,
+            np.bincount(pair_of, None, len(pairs)).astype(np.int64))
+
+
+def fit_seats(match: Sequence[int], bot: Sequence[int], place: Sequence[int], bots: Sequence[int],
+              start: Mapping[int, float] | None = None) -> dict[int, float]:
+    """:func:`strengths` of seats given as parallel columns (each match's seats together, as a store reads them),
+    ``start`` as :func:`fit`'s: from :data:`VECTOR_SEATS` seats on the comparisons are counted on numpy arrays, a
+    pass in C where :func:`pair_counts` takes a few microseconds a seat."""
+    if len(match) < VECTOR_SEATS:
+        seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        ranked = set(bots)  # a seat of any other bot is left out, as the arrays' -1 is
+        for match_id, bot_id, bot_place in zip(match, bot, place):
+            if bot_id in ranked:
+                seats[match_id].append((bot_id, bot_place))
+        return fit(bots, pair_counts(seats.values()), start)
+    import numpy as np
+
+    index = {bot_id: i for i, bot_id in enumerate(bots)}
+    first, second, wins, n = pair_arrays(np.asarray(match, np.int64), np.fromiter(
+        (index.get(bot_id, -1) for bot_id in bot), np.int64, len(bot)), np.asarray(place, np.int64), len(bots))
+    return dict(zip(bots, fit_indexed(len(bots), first.tolist(), second.tolist(), wins.tolist(), n.astype(float).tolist(),
+                                      [start.get(bot_id, 0.0) for bot_id in bots] if start else None)))
 
 
 def fit(bots: Sequence[int], pairs: Mapping[Pair, tuple[float, int]],
@@ -147,57 +205,82 @@ def fit_vector(size: int, first: Sequence[int] | Any, second: Sequence[int] | An
                max_iterations: int = MAX_ITERATIONS) -> Any:
     """:func:`fit_loop`'s iteration, step for step, on numpy arrays (lists or arrays in, an array out): what a
     field of many pairs needs, each step being a handful of passes in C over the pairs."""
-    import numpy as np
+    return VectorPairs(size, first, second).fit(wins, n, start, tolerance, max_iterations)
 
-    a = np.asarray(first, dtype=np.intp)
-    b = np.asarray(second, dtype=np.intp)
-    count = np.asarray(n, dtype=float)
-    won_by_first = np.asarray(wins, dtype=float)
-    if len(a) and bool((a[1:] < a[:-1]).any()):  # the steps below want the pairs in order of their first bot
-        order = np.argsort(a, kind="stable")
-        a, b, count, won_by_first = a[order], b[order], count[order], won_by_first[order]
-    won = PRIOR + np.bincount(a, won_by_first, size) + np.bincount(b, count - won_by_first, size)
-    played = (np.bincount(a, count, size) + np.bincount(b, count, size)) > 0
-    theta = np.zeros(size) if start is None or len(start) == 0 else np.array(start, dtype=float)
-    # With the pairs in order of their first bot, its side of a step is a repeat and a sum over runs: cheaper
-    # in numpy than the gather and the weighted count the second bot's side needs.
-    firsts, runs = np.unique(a, return_counts=True)
-    run_starts = np.cumsum(runs) - runs
 
-    def step(theta: Any) -> Any:
-        strength = np.exp(theta)
-        share = count / (np.repeat(strength[firsts], runs) + strength[b])
-        denominator = 2 * PRIOR / (strength + 1.0) + np.bincount(b, share, size)
-        if len(share):
-            denominator[firsts] += np.add.reduceat(share, run_starts)
-        updated = won / denominator
-        kept = updated[played]
-        slope = float((2 * kept / (1 + kept) ** 2).sum())
-        scale = math.exp(float(((1 - kept) / (1 + kept)).sum()) / slope) if slope else 1.0
-        return np.where(played, np.log(updated * scale), theta)
+class VectorPairs:
+    """The pairs of :func:`fit_vector`, sorted and indexed once: a bootstrap fits the same pairs with other
+    counts hundreds of times, and sorting them again for each fit would cost as much as a few of its steps."""
 
-    iterations = 0
-    while iterations < max_iterations:
-        once = step(theta)
-        twice = step(once)
-        iterations += 3
-        r = once - theta
-        v = twice - 2 * once + theta
-        r_norm = math.sqrt(float(r @ r))
-        if r_norm <= tolerance:
-            theta = twice
-            break
-        v_norm = math.sqrt(float(v @ v))
-        alpha = min(-r_norm / v_norm, -1.0) if v_norm else -1.0
-        jump = theta - 2 * alpha * r + alpha * alpha * v
-        if float(np.abs(jump).max(initial=0.0)) > _FAR:
-            jump = twice
-        updated = step(jump)
-        moved = float(np.abs(updated - theta).max(initial=0.0))
-        theta = updated
-        if moved <= tolerance:
-            break
-    return theta
+    def __init__(self, size: int, first: Sequence[int] | Any, second: Sequence[int] | Any) -> None:
+        import numpy as np
+
+        self.size = size
+        a = np.asarray(first, dtype=np.intp)
+        b = np.asarray(second, dtype=np.intp)
+        # The steps want the pairs in order of their first bot.
+        self.order = np.argsort(a, kind="stable") if len(a) and bool((a[1:] < a[:-1]).any()) else None
+        self.a, self.b = (a, b) if self.order is None else (a[self.order], b[self.order])
+        # With the pairs in order of their first bot, its side of a step is a repeat and a sum over runs: cheaper
+        # in numpy than the gather and the weighted count the second bot's side needs.
+        self.firsts, self.runs = np.unique(self.a, return_counts=True)
+        self.run_starts = np.cumsum(self.runs) - self.runs
+
+    def fit(self, wins: Sequence[float] | Any, n: Sequence[float] | Any, start: Sequence[float] | Any | None = None,
+            tolerance: float = TOLERANCE, max_iterations: int = MAX_ITERATIONS) -> Any:
+        """:func:`fit_vector` of these pairs with these counts (in the order the pairs were given)."""
+        import numpy as np
+
+        size, a, b, firsts, runs, run_starts = self.size, self.a, self.b, self.firsts, self.runs, self.run_starts
+        count = np.asarray(n, dtype=float)
+        won_by_first = np.asarray(wins, dtype=float)
+        if self.order is not None:
+            count, won_by_first = count[self.order], won_by_first[self.order]
+        # The first bot's side summed over its runs: the same sums as bincount's for whole and half comparisons
+        # (what arena counts), which floating point adds exactly in any order.
+        won_first, met_first = np.zeros(size), np.zeros(size)
+        if len(a):
+            won_first[firsts] = np.add.reduceat(won_by_first, run_starts)
+            met_first[firsts] = np.add.reduceat(count, run_starts)
+        met_second = np.bincount(b, count, size)
+        won = PRIOR + won_first + (met_second - np.bincount(b, won_by_first, size))
+        played = (met_first + met_second) > 0
+        theta = np.zeros(size) if start is None or len(start) == 0 else np.array(start, dtype=float)
+
+        def step(theta: Any) -> Any:
+            strength = np.exp(theta)
+            share = count / (np.repeat(strength[firsts], runs) + strength[b])
+            denominator = 2 * PRIOR / (strength + 1.0) + np.bincount(b, share, size)
+            if len(share):
+                denominator[firsts] += np.add.reduceat(share, run_starts)
+            updated = won / denominator
+            kept = updated[played]
+            slope = float((2 * kept / (1 + kept) ** 2).sum())
+            scale = math.exp(float(((1 - kept) / (1 + kept)).sum()) / slope) if slope else 1.0
+            return np.where(played, np.log(updated * scale), theta)
+
+        iterations = 0
+        while iterations < max_iterations:
+            once = step(theta)
+            twice = step(once)
+            iterations += 3
+            r = once - theta
+            v = twice - 2 * once + theta
+            r_norm = math.sqrt(float(r @ r))
+            if r_norm <= tolerance:
+                theta = twice
+                break
+            v_norm = math.sqrt(float(v @ v))
+            alpha = min(-r_norm / v_norm, -1.0) if v_norm else -1.0
+            jump = theta - 2 * alpha * r + alpha * alpha * v
+            if float(np.abs(jump).max(initial=0.0)) > _FAR:
+                jump = twice
+            updated = step(jump)
+            moved = float(np.abs(updated - theta).max(initial=0.0))
+            theta = updated
+            if moved <= tolerance:
+                break
+        return theta
 
 
 def _best_scale(strength: Sequence[float]) -> float:

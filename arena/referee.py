@@ -15,8 +15,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import attrgetter
 from pathlib import Path
 from time import monotonic
+from typing import Any
 
 from arena import protocol
 from arena.channel import BotChannel, Caps, Poller, State, shown
@@ -29,6 +31,8 @@ from arena.rules import Rules
 from arena.sandbox import Exit, Sandbox, SandboxError, SandboxLimits
 
 LOGGER = logging.getLogger(__name__)
+
+_LIVE = attrgetter("live")
 
 EXIT_GRACE_S = 1.0
 """How long bots get to exit by themselves after ``match_end`` before they are killed."""
@@ -219,26 +223,47 @@ class Referee:
     def _tell_events(self) -> None:
         """Send every seat what it may know of the engine events since the last call."""
         events = self.match.events
+        log = self.log
         while self._told < len(events):
             event = events[self._told]
             self._told += 1
-            told = protocol.tell(event, self.match)
-            at_ms = self._now_ms()
-            for channel, message in zip(self.channels, told):
+            at_ms = int((monotonic() - self.started) * 1000)
+            logging = log is not None and self._logged_events == self._told - 1
+            if logging:
+                self._logged_events += 1
+            if event["type"] == "play":
+                self._tell_play(event, at_ms, logging)
+                continue
+            for channel, message in zip(self.channels, protocol.tell(event, self.match)):
                 if message is not None and channel.live:
                     channel.send(message, at_ms=at_ms)
-            if self.log is not None and self._logged_events == self._told - 1:
-                self._logged_events += 1
-                if event["type"] == "play":
-                    # The mover was told every field of the event (its draw too): log those bytes as the event.
-                    told_mover = told[event["seat"]]
-                    assert told_mover is not None
-                    self.log.write_encoded(b'{"t":"event","event":{"type":"play"'
-                                           + told_mover[len(protocol.PLAYED):-1] + b"}\n")
-                else:
-                    self.log.write({"t": "event", "event": event})
+            if logging:
+                assert log is not None
+                log.write({"t": "event", "event": event})
         if self._logged_events != len(events):
             self._log_events()
+
+    def _tell_play(self, event: dict[str, Any], at_ms: int, logging: bool) -> None:
+        """A move, told to every seat (the mover's message has its draw too; protocol.tell's bytes): every turn's,
+        so each seat's message is queued without a call per seat, and the sends and the event logged at once."""
+        common, drew = protocol.play_fields(event)
+        others = protocol.PLAYED + common + b"}"  # each message without its newline, as the log holds it
+        mover = protocol.PLAYED + common + drew + b"}" if drew else others
+        seat = event["seat"]
+        channels = self.channels
+        told: list[bytes | None] = [others] * len(channels)
+        told[seat] = mover
+        if not all(map(_LIVE, channels)):
+            told = [message if channel.live else None for channel, message in zip(channels, told)]
+        if self.log is not None:
+            # The mover was told every field of the event (its draw too): those bytes are the event's record.
+            self.log.write_told(at_ms, told, b'{"t":"event","event":{"type":"play"' + mover[len(protocol.PLAYED):]
+                                + b"}\n" if logging else b"")
+        others_line = others + b"\n"
+        mover_line = mover + b"\n" if drew else others_line
+        for channel, message in zip(channels, told):
+            if message is not None:
+                channel.queue(mover_line if message is mover else others_line)
 
     def _say_goodbye(self) -> None:
         """Deliver the last messages, close stdin, and give the bots a moment to exit on their own."""

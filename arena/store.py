@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import sqlite3
 import time
@@ -28,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from arena import procfs
-from arena.confidence import Confidence, GroupPlace, PairTest
-from arena.ranking import strengths
+from arena.confidence import RESAMPLES, Confidence, GroupPlace, PairTest, SeatColumns, confidence
+from arena.ranking import fit_seats
 from arena.ratings import RatedMatch, Rating
 from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.rules import Rules
@@ -757,9 +758,12 @@ class Store:
                 for idx, seats in sorted(grouped.items())]
 
     def final_ratings(self, tid: int) -> dict[int, Rating]:
+        # Per bot, its latest rating by two seeks in the primary key, not a look at every rating row (one a seat):
+        # CROSS JOIN keeps SQLite from choosing to walk the ratings first.
         rows = self.db.execute(
-            "SELECT r.bot_id, r.mu, r.sigma FROM ratings r WHERE r.tournament_id = ? AND r.match_idx = "
-            "(SELECT max(match_idx) FROM ratings q WHERE q.tournament_id = r.tournament_id AND q.bot_id = r.bot_id)",
+            "SELECT r.bot_id, r.mu, r.sigma FROM bots b CROSS JOIN ratings r ON r.tournament_id = b.tournament_id "
+            "AND r.bot_id = b.id AND r.match_idx = (SELECT max(match_idx) FROM ratings q "
+            "WHERE q.tournament_id = b.tournament_id AND q.bot_id = b.id) WHERE b.tournament_id = ?",
             (tid,)).fetchall()
         return {row["bot_id"]: Rating(row["mu"], row["sigma"]) for row in rows}
 
@@ -775,35 +779,42 @@ class Store:
         rating = json.loads(self.db.execute("SELECT config FROM tournaments WHERE id = ?", (tid,)).fetchone()[0])
         return Rating(float(rating["rating"]["mu"]), float(rating["rating"]["sigma"]))
 
-    def standings(self, tid: int, initial: Rating | None = None) -> list[Standing]:
+    def standings(self, tid: int, initial: Rating | None = None, seats: SeatColumns | None = None
+                  ) -> list[Standing]:
         """Every bot with its rating and totals, best first: by the Plackett-Luce strength fitted to every match's
         places (arena/ranking.py; docs/RATINGS.md says why), then mean place, then mu - 3 sigma, then name; bots
-        yet to play last. They are shown at ``initial`` (default: the tournament's own prior)."""
+        yet to play last. They are shown at ``initial`` (default: the tournament's own prior). ``seats`` is
+        :meth:`seat_columns` if the caller has read it already."""
         initial = initial or self.initial_rating(tid)
         ratings = self.final_ratings(tid)
         table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial),
                                      active=is_active(row)) for row in self.bots(tid)}
-        seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for match_id, bot_id, place, points, rounds, declares_ok, declares_failed, fault_kind in self._tuples(
-                "SELECT m.id, s.bot_id, s.place, s.points, s.rounds, s.declares_ok, s.declares_failed, s.fault_kind "
-                "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'",
-                (tid,)):
+        # The totals summed by SQLite, in C: a loop in Python over a large field's seats cost seconds.
+        done = "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'"
+        for bot_id, *totals in self._tuples(
+                "SELECT s.bot_id, count(*), sum(s.place = 1), sum(s.place), sum(s.points), sum(s.rounds), "
+                f"sum(s.declares_ok), sum(s.declares_failed) {done} GROUP BY s.bot_id", (tid,)):
             line = table[bot_id]
-            line.matches += 1
-            line.wins += place == 1
-            line.place_sum += place
-            line.points += points
-            line.rounds += rounds
-            line.declares_ok += declares_ok
-            line.declares_failed += declares_failed
-            if fault_kind:
-                line.faults[fault_kind] += 1
-            seats[match_id].append((bot_id, place))
+            (line.matches, line.wins, line.place_sum, line.points, line.rounds, line.declares_ok,
+             line.declares_failed) = totals
+        for bot_id, fault_kind, count in self._tuples(
+                f"SELECT s.bot_id, s.fault_kind, count(*) {done} AND s.fault_kind IS NOT NULL AND s.fault_kind != '' "
+                "GROUP BY s.bot_id, s.fault_kind ORDER BY s.bot_id, s.fault_kind", (tid,)):
+            table[bot_id].faults[fault_kind] = count
+        seats = self.seat_columns(tid) if seats is None else seats
         played = [bot_id for bot_id, line in table.items() if line.matches]
-        for bot_id, value in strengths(seats.values(), played).items():
+        for bot_id, value in fit_seats(seats.match, seats.bot, seats.place, played).items():
             table[bot_id].strength = value
         return sorted(table.values(), key=lambda s: (s.strength is None, -(s.strength or 0.0), s.mean_place or 0.0,
                                                      -s.rating.conservative, s.name))
+
+    def standings_and_confidence(self, tid: int, resamples: int = RESAMPLES) -> tuple[list[Standing], Confidence]:
+        """:meth:`standings` and its confidence (rank intervals, P(above) of any two bots: arena/confidence.py),
+        from one read of the seats and one fit: the confidence's resamples start from the standings' fit."""
+        seats = self.seat_columns(tid)
+        table = self.standings(tid, seats=seats)
+        return table, confidence(seats, [line.bot_id for line in table], resamples, point={
+            line.bot_id: line.strength for line in table if line.strength is not None})
 
     def head_to_head(self, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
         """(a, b) -> (matches where a placed above b, matches they shared)."""
@@ -870,9 +881,16 @@ class Store:
 
     def seat_results(self, tid: int) -> list[GroupPlace]:
         """Every seat of every finished match as (group, bot, place, match): what arena/confidence.py resamples."""
-        return [GroupPlace(*row) for row in self._tuples(
-            "SELECT m.grp, s.bot_id, s.place, m.id FROM matches m JOIN seats s ON s.match_id = m.id "
-            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
+        return self.seat_columns(tid).results()
+
+    def seat_columns(self, tid: int, before_group: int | None = None) -> SeatColumns:
+        """:meth:`seat_results` as columns, without an object per seat: what the fit and the bootstrap read; with
+        ``before_group``, only the seats of the groups numbered below it."""
+        rows = self._tuples("SELECT m.grp, s.bot_id, s.place, m.id FROM matches m JOIN seats s ON s.match_id = m.id "
+                            "WHERE m.tournament_id = ? AND m.status = 'done' AND m.grp < ? ORDER BY m.idx, s.seat",
+                            (tid, math.inf if before_group is None else before_group))
+        group, bot, place, match = zip(*rows) if rows else ((), (), (), ())
+        return SeatColumns(group, bot, place, match)
 
     def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None]]:
         """Every seat of every finished match as (match, bot, place, score, fault reason), in schedule and seat

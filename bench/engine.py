@@ -2,7 +2,8 @@
 
 Seats alternate between a random-legal policy and a greedy policy (the seat pattern shifts by one every match, so
 both sit in every seat). The engine's own cost is timed apart from the policies': only the ``Match.apply`` calls
-count as engine time per turn, and ``legal_discards`` is timed per call on its own. Prints ONE JSON object.
+count as engine time per turn (and, without a clock read per call, the same moves replayed), and
+``legal_discards`` is timed per call on its own. Prints ONE JSON object.
 
     python bench/engine.py --matches 200 --players 3 --seed 1
 
@@ -74,11 +75,14 @@ def run(matches: int, players: int, seed: int, rules: Rules) -> dict[str, object
     turns = rounds = 0
     terminations: Counter[str] = Counter()
     wins: Counter[str] = Counter()
+    played: list[tuple[int, list[Move]]] = []
     started = time.perf_counter()
     for number in range(matches):
-        match = Match(players, master.randrange(2**32), rules)
+        match_seed = master.randrange(2**32)
+        match = Match(players, match_seed, rules)
         rng = random.Random(master.randrange(2**32))
         seat_policy = [POLICIES[(seat + number) % len(POLICIES)] for seat in range(players)]
+        moves: list[Move] = []
         while match.outcome is None:
             seat = match.turn
             move = seat_policy[seat](match.view(seat), rules, rng, discards)
@@ -86,7 +90,9 @@ def run(matches: int, players: int, seed: int, rules: Rules) -> dict[str, object
             match.apply(move)
             apply_seconds += time.perf_counter() - before
             apply_cpu += time.process_time() - cpu_before
+            moves.append(move)
             turns += 1
+        played.append((match_seed, moves))
         rounds += match.round
         terminations[match.outcome.termination.value] += 1
         for seat, place in enumerate(match.outcome.places):
@@ -112,11 +118,31 @@ def run(matches: int, players: int, seed: int, rules: Rules) -> dict[str, object
         # The same calls in CPU time: what a busy machine's waits for a core do not inflate (compare other code
         # with PYTHONPATH=its-checkout, in one run, interleaved).
         "engine_cpu_us_per_turn": round(apply_cpu / turns * 1e6, 2),
+        # The same moves replayed with no clock read between them (two clock reads cost about as much as a move):
+        # the CPU time of Match.apply alone, best of REPLAYS runs.
+        "engine_replay_cpu_us_per_apply": round(replay_cpu(played, players, rules) / turns * 1e6, 2),
         "legal_discards_us_per_call": round(discards.seconds / max(discards.calls, 1) * 1e6, 2),
         "legal_discards_calls": discards.calls,
         "terminations": dict(sorted(terminations.items())),
         "first_places_by_policy": dict(sorted(wins.items())),
     }
+
+
+REPLAYS = 5
+
+
+def replay_cpu(played: list[tuple[int, list[Move]]], players: int, rules: Rules) -> float:
+    """CPU seconds to apply every recorded move again (``Match()`` excluded), the best of :data:`REPLAYS` runs."""
+    best = float("inf")
+    for _ in range(REPLAYS):
+        matches = [Match(players, seed, rules) for seed, _ in played]
+        before = time.process_time()
+        for match, (_, moves) in zip(matches, played):
+            apply = match.apply
+            for move in moves:
+                apply(move)
+        best = min(best, time.process_time() - before)
+    return best
 
 
 def main() -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import Counter
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.confidence import BotConfidence, Confidence, GroupPlace, PAbove, confidence
+from arena.confidence import BotConfidence, Confidence, GroupPlace, PAbove, SeatColumns, confidence
 from arena.run.loop import Progress
 from tests.sitestore import make_store
 
@@ -181,3 +182,50 @@ def test_the_numpy_bootstrap_draws_and_fits_the_same_resamples_as_the_plain_loop
         for b in asked:
             if a != b:
                 assert math.isclose(loop.p_above[(a, b)], arrays.p_above[(a, b)], abs_tol=1e-12), (a, b)
+
+
+def test_seat_columns_and_a_given_fit_give_the_same_confidence() -> None:
+    # What the store hands over (columns, and its own fit of the same seats) must change nothing, on either path.
+    results = ladder_results(300, gap=0.3, copies=3, seed=4)
+    for vector in (False, True):
+        alone = confidence(results, seed=2, resamples=50, vector=vector)
+        point = {line.bot: line.strength for line in alone.bots}
+        given = confidence(SeatColumns.of(results), seed=2, resamples=50, vector=vector, point=point)
+        assert alone == given, vector
+    # A fit that does not cover the bots measured is not used: the full data's is fitted again.
+    partial = confidence(results, seed=2, resamples=50, point={0: 5.0})
+    assert partial.line(0).strength == confidence(results, seed=2, resamples=50).line(0).strength != 5.0
+
+
+def test_the_stores_standings_and_confidence_come_from_one_read_and_one_fit(tmp_path: Path) -> None:
+    store = make_store(tmp_path, bots=("a", "b", "c", "d", "e"), players=3, repeats=3)  # every 5th match faulted
+    tid = 1
+    table, sure = store.standings_and_confidence(tid)
+    # The totals SQLite sums are those of the stored matches recounted seat by seat, the ratings the latest.
+    recount: dict[str, Counter[str]] = {}
+    faults: dict[str, Counter[str]] = {}
+    for stored in store.matches(tid):
+        assert stored.result is not None
+        for seat in stored.result.players:
+            counts = recount.setdefault(seat.name, Counter())
+            counts.update(matches=1, wins=seat.place == 1, place_sum=seat.place, points=seat.stats.points,
+                          rounds=seat.stats.rounds, ok=seat.stats.declares_ok, failed=seat.stats.declares_failed)
+            faults.setdefault(seat.name, Counter()).update([seat.fault.kind.value] if seat.fault else [])
+    history = store.rating_history(tid)
+    assert sum(faults.values(), Counter()).total() > 0
+    for line in table:
+        counts = recount[line.name]
+        assert (line.matches, line.wins, line.place_sum, line.points, line.rounds, line.declares_ok,
+                line.declares_failed) == tuple(counts[key] for key in ("matches", "wins", "place_sum", "points",
+                                                                        "rounds", "ok", "failed"))
+        assert line.faults == faults[line.name] and line.rating == history[line.bot_id][-1][1]
+    # The confidence is the one of the stored seats: the same order, intervals and P(above).
+    alone = confidence(store.seat_results(tid), [line.bot_id for line in table])
+    assert sure.order() == alone.order() == [line.bot_id for line in table]
+    assert [(line.rank_low, line.rank_high) for line in sure.bots] == [(line.rank_low, line.rank_high)
+                                                                         for line in alone.bots]
+    assert sure.p_above_next() == alone.p_above_next()
+    # What the league's matchmaker reads: the seats of the groups before a checkpoint.
+    seats = store.seat_results(tid)
+    assert 0 < len(store.seat_columns(tid, before_group=3)) < len(seats)
+    assert store.seat_columns(tid, before_group=3).results() == [seat for seat in seats if seat.group < 3]

@@ -695,3 +695,18 @@ def test_replay_rejects_a_move_by_the_wrong_seat() -> None:
     wrong = (match.turn + 1) % 3
     with pytest.raises(IllegalMoveError, match="turn"):
         replay(3, 4, Rules(), [(wrong, Play((match.hands[wrong][0],), DECK_TAKE))])
+
+
+def test_a_set_of_three_is_judged_by_the_rules_of_its_match() -> None:
+    # Sets of three or more cards are judged once per rules and cards (a cache): the same cards stay legal under
+    # one match's rules and illegal under another's, in whatever order the matches come.
+    for rules, legal in ((Rules(), True), (Rules(sequence_lengths=(5,)), False), (Rules(), True)):
+        match = Match(3, 4, rules)
+        match.hands[match.turn] = ["7H", "8S", "9H", "2C", "KD"]
+        move = Play(("7H", "8S", "9H"), DECK_TAKE)
+        if legal:
+            match.apply(move)
+            assert match.floor == ("7H", "8S", "9H")
+        else:
+            with pytest.raises(IllegalMoveError, match="not a set"):
+                match.apply(move)

@@ -20,7 +20,7 @@ from arena.config import ConfigError, LeagueConfig
 from arena.registry import Registry
 from arena.results import MatchResult, SeatResult, SeatStats, Termination
 from arena.rules import Rules
-from arena.run.league import League, LeagueError, public_error, tally_from_store
+from arena.run.league import League, LeagueError, closeness_checkpoint, public_error, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (
     AuthorError,
@@ -40,6 +40,15 @@ __all__ = ["tiny_disk"]  # a fixture, used by name
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 HOUSE = tuple(str(SAMPLES / name) for name in ("greedy", "random", "planner", "js-greedy"))
+
+
+def test_the_matchmakers_confidence_is_recomputed_less_often_as_the_league_grows() -> None:
+    # Every 10 groups up to a thousand (as before), then every 100, every 1,000: a recomputation costs about
+    # linearly in the matches, so it must come once in a growth of the data by a few per cent at most.
+    assert [closeness_checkpoint(first) for first in (0, 9, 10, 999, 1000, 1099, 1100, 25_123)] == [
+        0, 0, 10, 990, 1000, 1000, 1100, 25_000]
+    assert len({closeness_checkpoint(first) for first in range(100_000)}) == 100 + 90 + 90
+    assert all(closeness_checkpoint(first) <= first for first in range(0, 100_000, 7))
 
 
 def test_the_store_keeps_only_a_hash_of_a_token(tmp_path: Path) -> None:

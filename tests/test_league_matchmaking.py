@@ -91,6 +91,38 @@ def test_closeness_is_one_for_a_toss_up_and_zero_when_settled() -> None:
     assert pair(3, 1) == (1, 3)
 
 
+class CountingPAbove(dict[tuple[int, int], float]):
+    """P(above) of a field of a thousand bots, counting the pairs asked for (as the bootstrap's would cost) and
+    the pairs looked for."""
+
+    def __init__(self, bots: int) -> None:
+        super().__init__()
+        self.bots, self.asked, self.tested = bots, 0, 0
+
+    def __getitem__(self, key: tuple[int, int]) -> float:
+        a, b = key
+        if a == b or not (0 <= a < self.bots and 0 <= b < self.bots):
+            raise KeyError(key)
+        self.asked += 1
+        return 0.5 if abs(a - b) < 50 else 1.0 if a < b else 0.0
+
+    def __contains__(self, key: object) -> bool:
+        self.tested += 1
+        return isinstance(key, tuple) and all(0 <= bot < self.bots for bot in key) and key[0] != key[1]
+
+
+def test_closeness_over_a_large_field_costs_only_the_pairs_looked_at() -> None:
+    p_above = CountingPAbove(1000)
+    close = closeness_of(p_above, range(1000))
+    assert p_above.asked == 0  # half a million pairs: none worked out until asked
+    assert close[(3, 40)] == 1.0 and close[(3, 700)] == 0.0 and close.get((40, 3), -1.0) == -1.0
+    assert close.get((3, 5000), -1.0) == -1.0 and p_above.asked == 2
+    assert close[(3, 40)] == 1.0 and p_above.asked == 2  # each worked out once
+    tally = Tally(4)
+    choose_groups(tally, list(range(1000)), 8, random.Random(1), close)
+    assert 0 < p_above.asked <= p_above.tested <= 8 * 48 * 4 * 4  # per group, its pool against the seats chosen
+
+
 def test_a_slow_bot_is_scheduled_for_its_share_of_worker_time() -> None:
     # Bot 4's matches take 100 times the others': it gets 1/100 of a share, so it costs about one share of time.
     weights = throttle_weights({0: (30, 30.0), 1: (30, 33.0), 2: (30, 27.0), 3: (30, 30.0), 4: (30, 3000.0)})

@@ -6,7 +6,11 @@ import itertools
 import math
 import random
 
-from arena.ranking import fit, fit_loop, fit_vector, pair_counts, strengths
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.ranking import VECTOR_SEATS, fit, fit_loop, fit_seats, fit_vector, pair_arrays, pair_counts, strengths
 
 
 def plackett_luce(rng: random.Random, bots: tuple[int, ...], truth: list[float]) -> list[tuple[int, int]]:
@@ -88,3 +92,36 @@ def test_the_numpy_fit_takes_the_loops_steps() -> None:
         assert all(math.isclose(x, y, abs_tol=1e-9) for x, y in zip(loop, vector))
         assert loop[38:] == vector[38:] == ([0.0, 0.0] if begin is None else begin[38:])
         assert max(loop) - min(loop[:38]) > 1.0  # a fit that moved
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 4)), min_size=1, max_size=5), max_size=40))
+def test_the_numpy_pair_count_is_the_loops(matches: list[list[tuple[int, int]]]) -> None:
+    # Any seats at all: shared places, one-seat matches, a bot seated twice in a match (compared with no one as
+    # itself), matches of different sizes.
+    match = np.array([number for number, seats in enumerate(matches) for _ in seats], np.int64)
+    bot = np.array([seat for seats in matches for seat, _ in seats], np.int64)
+    place = np.array([place for seats in matches for _, place in seats], np.int64)
+    first, second, wins, n = pair_arrays(match, bot, place, 7)
+    assert {(int(a), int(b)): (float(w), int(c)) for a, b, w, c in zip(first, second, wins, n)} == pair_counts(matches)
+    assert list(zip(first.tolist(), second.tolist())) == sorted(pair_counts(matches))
+
+
+def test_the_store_fit_of_seat_columns_is_the_fit_of_the_matches() -> None:
+    # Below VECTOR_SEATS seats the loop counts the pairs, from it numpy does: both must fit what strengths() does,
+    # a bot not ranked (7) being left out of every comparison, a ranked one without seats (9) kept at 0.
+    rng = random.Random(5)
+    truth = [rng.gauss(0, 1) for _ in range(8)]
+    for count in (40, VECTOR_SEATS // 4 + 50):
+        matches = [plackett_luce(rng, tuple(rng.sample(range(8), 4)), truth) for _ in range(count)]
+        match = [number for number, seats in enumerate(matches) for _ in seats]
+        bot = [seat for seats in matches for seat, _ in seats]
+        place = [place for seats in matches for _, place in seats]
+        ranked = [0, 1, 2, 3, 4, 5, 6, 9]
+        fitted = fit_seats(match, bot, place, ranked)
+        expected = strengths([[(b, p) for b, p in seats if b != 7] for seats in matches], ranked)
+        assert (len(bot) >= VECTOR_SEATS) == (count > 40)
+        assert fitted.keys() == expected.keys() and fitted[9] == 0.0
+        assert all(math.isclose(fitted[b], expected[b], abs_tol=1e-9) for b in ranked), count
+        warm = fit_seats(match, bot, place, ranked, start={b: value + 0.2 for b, value in fitted.items()})
+        assert all(math.isclose(fitted[b], warm[b], abs_tol=1e-7) for b in range(7)) and warm[9] == 0.2

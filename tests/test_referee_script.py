@@ -304,3 +304,30 @@ def test_every_log_record_is_compact_json_as_the_writer_always_wrote_it(tmp_path
     assert {"header", "send", "recv", "event", "fault", "result"} <= kinds
     for line in raw:
         assert line == json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def test_each_move_is_logged_as_sent_to_every_live_seat_and_to_no_faulted_one(tmp_path):
+    # The moves told to every seat are logged in one write (MatchLog.write_told): before a fault to all three
+    # seats, after it to the two left, each record the bytes that seat was sent and the mover's with its draw.
+    second = (first_turn(3) + 1) % 3  # faults on its first turn, after the first mover's move
+    bots = [ScriptedBot() for _ in range(3)]
+    bots[second] = ScriptedBot(Step("hello", READY), Step("round_start"), Step("played"), Step("turn", b"nonsense\n"))
+    play(*bots, log=tmp_path / "m.jsonl.gz")
+    records = [json.loads(line) for line in gzip.decompress((tmp_path / "m.jsonl.gz").read_bytes()).splitlines()]
+    faulted = next(i for i, record in enumerate(records) if record["t"] == "fault")
+    told_seats: dict[bool, set[tuple[int, ...]]] = {False: set(), True: set()}
+    for i, record in enumerate(records):
+        if record["t"] != "event" or record["event"]["type"] != "play":
+            continue
+        event, sends = record["event"], []
+        for earlier in reversed(records[:i]):
+            if earlier["t"] != "send" or earlier["msg"]["type"] != "played":
+                break
+            sends.insert(0, earlier)
+        told_seats[i > faulted].add(tuple(send["seat"] for send in sends))
+        for send in sends:
+            expected = dict(event, type="played")
+            if send["seat"] != event["seat"]:
+                expected.pop("drew", None)
+            assert send["msg"] == expected
+    assert told_seats == {False: {(0, 1, 2)}, True: {tuple(seat for seat in range(3) if seat != second)}}

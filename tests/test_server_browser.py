@@ -135,3 +135,35 @@ def test_a_build_that_fails_shows_its_log_on_the_upload_page(server: Server, pag
     build_log = page.locator("#check details").filter(has_text="build log")
     expect(build_log).to_have_attribute("open", "")  # a failed build's log is shown without a click
     expect(build_log.locator("pre")).to_contain_text("undeclared_thing")
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_servers_pages_have_no_serious_axe_violation(server: Server, page: Page, width: int) -> None:
+    """The live standings (reloaded by a script a user can pause, not a meta refresh: axe rates that critical), the
+    upload form, the login and an author's own page, light and dark (the dark scheme by the colour rules alone)."""
+    from tests.axecheck import problems
+
+    page.set_viewport_size({"width": width, "height": 844})
+    token = server.add_author(f"axe-author-{width}")
+    found: dict[str, list[str]] = {}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        rules = ["color-contrast", "link-in-text-block"] if scheme == "dark" else None
+        page.goto(f"{server.url}/")
+        pause = page.locator("[data-live-pause]")
+        if pause.get_attribute("aria-pressed") != "true":
+            pause.click()  # kept for the session: no reload under axe
+        expect(pause).to_have_attribute("aria-pressed", "true")
+        found[f"live standings, {scheme}"] = problems(page, rules)
+        page.goto(f"{server.url}/upload")
+        found[f"upload, {scheme}"] = problems(page, rules)
+        page.goto(f"{server.url}/me/login")
+        found[f"login, {scheme}"] = problems(page, rules)
+        if scheme == "light":
+            page.get_by_label("API token").fill(token)
+            page.get_by_role("button", name="Log in").click()
+            expect(page).to_have_url(f"{server.url}/me")
+        page.goto(f"{server.url}/me")
+        found[f"author page, {scheme}"] = problems(page, rules)
+    failing = {name: lines for name, lines in found.items() if lines}
+    assert not failing, "\n".join(f"{name} ({width} px):\n  " + "\n  ".join(lines) for name, lines in failing.items())

@@ -91,7 +91,8 @@ def _play(job: MatchJob) -> JobResult:
                     broken.close()
                 except SandboxError:
                     pass  # it is broken: that is why it goes
-            time.sleep(min(0.2 * attempt, 1.0))
+            if attempt <= job.retries:  # a pause lets a passing outage pass; none after the last attempt
+                time.sleep(min(0.2 * attempt, 1.0))
     return JobResult(job.index, job.retries + 1, None, error)
 
 

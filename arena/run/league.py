@@ -49,7 +49,7 @@ from arena.run import loop
 from arena.run.cluster import ClusterStats
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import RunningRatings
-from arena.run.matchmaking import Tally, choose_groups, closeness_of, spread, throttle_weights
+from arena.run.matchmaking import Closeness, Tally, choose_groups, closeness_of, spread, throttle_weights
 from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
 from arena.run.players import DaskCluster, Player, played, player_for
 from arena.schedule import ScheduledMatch, rotations
@@ -63,17 +63,26 @@ RETRY_S = (1.0, 60.0)
 """A league stopped by an error (a full disk, a store it cannot use, too many open files) tries again after the
 first delay, doubling up to the second; a full disk is looked at again at least every :data:`DISK_POLL_S`."""
 DISK_POLL_S = 10.0
-CLOSENESS_BOTS = 64
-"""Up to this many active bots, the matchmaker weighs pairs by the standings' P(above) (a bootstrap whose cost
-grows with the square of the field); over it, it keeps the pairs even only."""
 CLOSENESS_EVERY = 10
-"""The confidence the matchmaker reads is that of the groups before the last multiple of this many groups:
-recomputed once in so many groups, and the same after a restart."""
+"""The confidence the matchmaker reads is that of the groups before the last multiple of this many groups (of a
+larger power of ten once the league is past a thousand groups: :func:`closeness_checkpoint`): recomputed once in
+so many groups, and the same after a restart."""
 SPREAD_EVERY_S = 5.0
 """How often the pair-meeting spread shown by ``/api/league`` is recomputed (its cost grows with the pairs that have
 met, about 0.1 s at 1,000 bots: bench/scale.py)."""
 PUBLISH_EVERY_S = 5.0
 """The public site lags the store by at most this (or four times a publish's own cost, if that is more)."""
+
+
+def closeness_checkpoint(first: int) -> int:
+    """The group before which the matchmaker's confidence is taken, for a batch from group ``first``: the last
+    multiple of :data:`CLOSENESS_EVERY`, or past a thousand groups of the power of ten a hundredth or less of
+    ``first``. A recomputation costs about linearly in the matches (2 s at 100,000 of 1,000 bots: bench/scale.py),
+    so it comes once in a growth of the data by 1-10%, not once in every few batches."""
+    step = CLOSENESS_EVERY
+    while step * 100 <= first:
+        step *= 10
+    return first // step * step
 
 
 class LeagueError(ValueError):
@@ -187,7 +196,7 @@ class League:
         self._publish_cost = 0.0
         self._played = self._failed = 0
         self._tally: Tally | None = None
-        self._closeness: tuple[int, dict[tuple[int, int], float]] = (-1, {})
+        self._closeness: tuple[int, Closeness] = (-1, closeness_of({}, ()))
         self._weights: dict[int, float] = {}
         self._timing: dict[int, tuple[int, float]] = {}
         """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
@@ -349,14 +358,12 @@ class League:
             self._spread_at = time.monotonic()
         return len(matches)
 
-    def closeness(self, store: Store, tid: int, active: list[int], first: int) -> dict[tuple[int, int], float]:
+    def closeness(self, store: Store, tid: int, active: list[int], first: int) -> Closeness:
         """How uncertain each pair's order is (arena/run/matchmaking.py's ``closeness``), from the standings'
-        confidence over the groups before the last multiple of :data:`CLOSENESS_EVERY`; empty over a large field."""
-        if len(active) > CLOSENESS_BOTS:
-            return {}
-        upto = first // CLOSENESS_EVERY * CLOSENESS_EVERY
-        if self._closeness[0] != upto or not set(active) <= {bot for pair in self._closeness[1] for bot in pair}:
-            seats = [seat for seat in store.seat_results(tid) if seat.group < upto]
+        confidence over the groups before :func:`closeness_checkpoint`; each pair's worked out when looked up."""
+        upto = closeness_checkpoint(first)
+        if self._closeness[0] != upto or not set(active) <= self._closeness[1].bots:
+            seats = store.seat_columns(tid, before_group=upto)
             sure = confidence(seats, sorted(active), resamples=100, seed=upto)
             self._closeness = (upto, closeness_of(sure.p_above, active))
         return self._closeness[1]

@@ -22,15 +22,16 @@ each batch's groups. The rule, in the order of what it guarantees:
    matches take ``r`` times the median ``1/r``), so a bot that spends its whole clock costs the league about its
    share of worker time, not every worker's time.
 
-Cost: a sort of the active bots per batch and, per group, ``POOL x players^2`` look-ups: 1,000 bots stay well
-within the 50 ms a batch the league allows itself (bench/league.py measures it).
+Cost: a sort of the active bots per batch and, per group, ``POOL x players^2`` look-ups (of closeness too, each
+pair's worked out when first looked up: :class:`Closeness`): 1,000 bots stay well within the 50 ms a batch the
+league allows itself (bench/league.py and bench/scale.py measure it).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 SHARE_CAP = 1.15
@@ -134,11 +135,36 @@ def spread(tally: Tally, active: Sequence[int], weights: Mapping[int, float] | N
     return Spread(pairs, least, most, least / most if most else None, tuple(shares))
 
 
-def closeness_of(p_above: Mapping[tuple[int, int], float], bots: Iterable[int]) -> dict[tuple[int, int], float]:
-    """``1 - |2 P(a above b) - 1|`` for every pair of ``bots`` that ``p_above`` knows."""
-    ids = sorted(bots)
-    return {(a, b): 1.0 - abs(2.0 * p_above[(a, b)] - 1.0)
-            for i, a in enumerate(ids) for b in ids[i + 1:] if (a, b) in p_above}
+def closeness_of(p_above: Mapping[tuple[int, int], float], bots: Iterable[int]) -> Closeness:
+    """``1 - |2 P(a above b) - 1|`` for every pair ``(low id, high id)`` of ``bots`` that ``p_above`` knows."""
+    return Closeness(p_above, bots)
+
+
+class Closeness(Mapping[tuple[int, int], float]):
+    """:func:`closeness_of`'s values, each worked out when first looked up: a batch looks at a few thousand pairs
+    at most (``POOL x players^2`` a group), a field of a thousand bots has half a million, and P(above) of each is
+    a pass over the bootstrap's resamples."""
+
+    def __init__(self, p_above: Mapping[tuple[int, int], float], bots: Iterable[int]) -> None:
+        self.p_above = p_above
+        self.bots = frozenset(bots)
+        self.known: dict[tuple[int, int], float] = {}
+
+    def __getitem__(self, key: tuple[int, int]) -> float:
+        found = self.known.get(key)
+        if found is None:
+            a, b = key
+            if not (a < b and a in self.bots and b in self.bots and key in self.p_above):
+                raise KeyError(key)
+            found = self.known[key] = 1.0 - abs(2.0 * self.p_above[key] - 1.0)
+        return found
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        ids = sorted(self.bots)
+        return ((a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if (a, b) in self.p_above)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def targets(tally: Tally, bots: Sequence[int], weights: Mapping[int, float]) -> Callable[[int], float]:
@@ -157,7 +183,7 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
     players = tally.players
     if len(active) < players:
         return []
-    closeness = closeness or {}
+    closeness = {} if closeness is None else closeness  # not `or`: a lazy mapping would count its pairs
     weights = weights or {}
     for bot in active:
         tally.enter(bot)

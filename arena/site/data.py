@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import quote_plus
 
-from arena.confidence import Confidence, PairTest, confidence
+from arena.confidence import Confidence, PairTest
 from arena.matchlog import LoadedLog, LogError, find_log, load
 from arena.narrate import narrate
 from arena.ratings import Rating
@@ -451,14 +451,14 @@ def snapshot(store: Store, name: str, stderr: bool = True) -> Snapshot:
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
     marks = store.match_stamps(tid)
-    table = store.standings(tid)
+    table, sure = store.standings_and_confidence(tid)
     position = {mark.idx: i for i, mark in enumerate(marks)}
     return Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=Matches(store.path, tid, marks, stderr, store),
         stamps=marks, standings=table, head_to_head=store.head_to_head(tid),
         history=store.rating_history(tid), store_dir=store.path.parent,
-        sure=confidence(store.seat_results(tid), [line.bot_id for line in table]),
+        sure=sure,
         shared_wins=store.shared_wins(tid), seat_totals=store.seat_totals(tid),
         faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position],
         match_list=store.match_list(tid))

@@ -139,7 +139,7 @@ def move_list(blocks: Sequence[replay.MoveBlock]) -> Markup:
     ...                  replay.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
     <div class="moves" data-moves style="tab-size:8">
     <p data-e="0">a &lt;b&gt; starts</p>
-    <details><summary data-e="1">Round 1</summary><pre>x</pre><p data-e="3">ends</p></details>
+    <details><summary data-e="1">Round 1</summary><pre tabindex=0>x</pre><p data-e="3">ends</p></details>
     </div>
     """
     def said(lines: Sequence[tuple[int, str]]) -> str:
@@ -154,7 +154,7 @@ def move_list(blocks: Sequence[replay.MoveBlock]) -> Markup:
             continue
         head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
         summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
-        parts.append(f"<details>{summary}<pre>{escape(block.grid)}</pre>{said(rest)}</details>")
+        parts.append(f"<details>{summary}<pre tabindex=0>{escape(block.grid)}</pre>{said(rest)}</details>")
     parts.append("</div>")
     return Markup("\n".join(parts))
 
@@ -245,7 +245,7 @@ def environment() -> Environment:
                        relative=relative, stderr_excerpt=error_view)
     env.filters.update(probability=probability, share=share)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
-                       listing_row=listing_row)
+                       chart_values=svg.chart_values, listing_row=listing_row)
     return env
 
 

@@ -12,9 +12,12 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
-from arena.site.data import Series
+from arena.site.data import Series, downsample
 
 PALETTE_SIZE = 10
+TABLE_ROWS = 40
+"""At most this many rows in a chart's table of values (:func:`chart_values`): the values at evenly spaced matches,
+enough to read a trend from without a screen reader going through the 300 points a line may have."""
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -113,8 +116,11 @@ def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str 
     def py(y: float) -> float:
         return top + (y_high - min(max(y, y_low), y_high)) / (y_high - y_low) * (height - top - bottom)
 
-    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{title}">',
-             f"<title>{title}</title>", '<g class="axis">']
+    # A group, not an image: an image's children are hidden from assistive technology, and the end labels are
+    # focusable. The axes and the points are left out of what a screen reader reads (the chart's table of values,
+    # chart_values, says the same in rows); each end label's title (its accessible name) says its line's last value.
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="group" aria-label="{title}">',
+             f"<title>{title}</title>", '<g class="axis" aria-hidden="true">']
     for tick in y_ticks:
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" class="grid"/>'
                      f'<text x="{left - 6}" y="{py(tick) + 4:.1f}" text-anchor="end">{_fmt(tick)}</text>')
@@ -144,17 +150,47 @@ def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str 
             last_x, last_y = s.points[-1]
             parts.append(f'<polyline class="line" points="{" ".join(coords)}"/>')
             # A point per value, its value as a tooltip on hover (the lines are thin targets).
-            parts.append("".join(f'<circle class="pt" cx="{px(x):.1f}" cy="{py(y):.1f}" r="4"><title>{name}: '
-                                 f'{y:.2f} after match {x:.0f}</title></circle>' for x, y in s.points))
+            parts.append('<g aria-hidden="true">' + "".join(
+                f'<circle class="pt" cx="{px(x):.1f}" cy="{py(y):.1f}" r="4"><title>{name}: {y:.2f} after match '
+                f'{x:.0f}</title></circle>' for x, y in s.points) + "</g>")
             parts.append(f'<circle class="dot" cx="{px(last_x):.1f}" cy="{py(last_y):.1f}" r="3"/>')
             if end_labels:
+                # The label's text in the page's ink (the palette's light colours are under 4.5:1 on the panel),
+                # and a stroke of its line's colour before it to tie the two.
                 off = " (off scale)" if i in far else ""
-                parts.append(f'<text class="end" x="{width - right + 8}" y="{label_at[i] + 4:.1f}" tabindex="0">'
-                             f'{name} {_fmt(last_y)}{off}<title>{name}: {last_y:.2f} after match {last_x:.0f}'
-                             f'{off}</title></text>')
+                said = f"{name}: {last_y:.2f} after match {last_x:.0f}{off}"
+                at = label_at[i]
+                parts.append(f'<line class="key" x1="{width - right + 6}" x2="{width - right + 16}" y1="{at:.1f}" '
+                             f'y2="{at:.1f}"/><text class="end" x="{width - right + 20}" y="{at + 4:.1f}" '
+                             f'tabindex="0">{name} {_fmt(last_y)}{off}<title>{said}</title></text>')
         parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def chart_values(series: Sequence[Series], limit: int = TABLE_ROWS) -> list[tuple[float, list[str]]]:
+    """A chart's values as rows of a table: at most ``limit`` matches, evenly spaced over those the chart has a
+    point at (the first and the last always in), each with every line's value there (the latest at or before it:
+    a rating holds while its bot sits out; "–" before a line's first point), its band after it as a range.
+
+    >>> rows = chart_values([Series("a", ((1, 2.0), (3, 2.5))), Series("b", ((2, 1.0),), ((2, 0.5, 1.5),))])
+    >>> [(x, values) for x, values in rows]
+    [(1, ['2.00', '–']), (2, ['2.00', '1.00 (0.50 to 1.50)']), (3, ['2.50', '1.00 (0.50 to 1.50)'])]
+    """
+    xs = sorted({x for s in series for x, _ in s.points})
+    chosen = downsample(xs, limit)
+    rows = []
+    for x in chosen:
+        values = []
+        for s in series:
+            before = [y for px, y in s.points if px <= x]
+            bands = [(lo, hi) for bx, lo, hi in s.band if bx <= x]
+            value = "–" if not before else f"{before[-1]:.2f}"
+            if bands and before:
+                value += f" ({bands[-1][0]:.2f} to {bands[-1][1]:.2f})"
+            values.append(value)
+        rows.append((x, values))
+    return rows
 
 
 BAR_PAD = 4

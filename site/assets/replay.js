@@ -16,27 +16,34 @@
   if (!root || !data) return;
   // The replay's controls exist only where the script runs, so the script makes them (fixed markup, no text from
   // the match in it): a page without JavaScript is spared their bytes, a few kilobytes on each of 10,000 pages.
+  // On a phone the buttons show only their symbols (the words stay, for screen readers): the whole bar is one line.
+  var PLAY = "▶ <span class=\"w\">Play</span>", PAUSE = "❚❚ <span class=\"w\">Pause</span>";
   root.innerHTML = [
     "<h2>Replay</h2>",
-    "<p class=\"counter\"><output data-counter aria-live=\"polite\">Step 1 / 1</output></p>",
+    "<div class=\"replaybar\">",
+    "<p class=\"counter\"><span data-counter>Step 1 / 1</span></p>",
+    // What a screen reader says at each step: the counter and the move in words, in one polite live region (the
+    // counter alone told a listener the step number and never the move).
+    "<p class=\"sr\" data-announce aria-live=\"polite\" aria-atomic=\"true\"></p>",
     "<div class=\"controls\" role=\"group\" aria-label=\"Replay controls\">",
-    "<button type=\"button\" data-go=\"first\" title=\"First step (Home)\">« First</button>",
-    "<button type=\"button\" data-go=\"prevround\" title=\"Back to the start or the end of a round (Page Up)\">◀◀ Round</button>",
-    "<button type=\"button\" data-go=\"prev\" title=\"Previous step (←)\">◀ Back</button>",
-    "<button type=\"button\" data-play aria-pressed=\"false\" title=\"Play or pause (Space)\">▶ Play</button>",
-    "<button type=\"button\" data-go=\"next\" title=\"Next step (→)\">Forward ▶</button>",
-    "<button type=\"button\" data-go=\"nextround\" title=\"On to the end of this round, or the next deal (Page Down)\">Round ▶▶</button>",
-    "<button type=\"button\" data-go=\"last\" title=\"Last step (End)\">Last »</button>",
+    "<button type=\"button\" data-go=\"first\" title=\"First step (Home)\">« <span class=\"w\">First</span></button>",
+    "<button type=\"button\" data-go=\"prevround\" title=\"Back to the start or the end of a round (Page Up)\">◀◀ <span class=\"w\">Round</span></button>",
+    "<button type=\"button\" data-go=\"prev\" title=\"Previous step (←)\">◀ <span class=\"w\">Back</span></button>",
+    "<button type=\"button\" data-play aria-pressed=\"false\" title=\"Play or pause (Space)\">" + PLAY + "</button>",
+    "<button type=\"button\" data-go=\"next\" title=\"Next step (→)\"><span class=\"w\">Forward</span> ▶</button>",
+    "<button type=\"button\" data-go=\"nextround\" title=\"On to the end of this round, or the next deal (Page Down)\"><span class=\"w\">Round</span> ▶▶</button>",
+    "<button type=\"button\" data-go=\"last\" title=\"Last step (End)\"><span class=\"w\">Last</span> »</button>",
     "<label class=\"speed\">Speed <select data-speed>",
     "<option value=\"1600\">0.5×</option><option value=\"800\" selected>1×</option><option value=\"400\">2×</option><option value=\"150\">5×</option>",
     "</select></label>",
     "</div>",
     "<input type=\"range\" class=\"slider\" data-slider min=\"0\" max=\"0\" value=\"0\" aria-label=\"Step\">",
+    "</div>",
     "<p class=\"what\" data-what></p>",
     "<p class=\"think\" data-think></p>",
     "<div class=\"felt\">",
     "<p class=\"floorline\"><span class=\"label\">Floor</span> <span data-floor class=\"cards\"></span> <span class=\"label deck\" data-deck></span></p>",
-    "<div class=\"scroll\">",
+    "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"Hands\">",
     "<table class=\"hands\">",
     "<caption>Every hand at this step (spectators see all cards; each bot sees only its own)</caption>",
     "<colgroup><col class=\"c-seat\"><col class=\"c-bot\"><col class=\"c-hand\"><col class=\"c-total\"><col class=\"c-points\"><col class=\"c-score\"><col class=\"c-last\"></colgroup>",
@@ -47,6 +54,7 @@
     "<p class=\"note handkey\"><span class=\"key actor\">highlighted row</span> just moved \u00b7 <b>\u25b6</b> before a seat: to move next \u00b7 <span class=\"card new\">card</span> the card just taken</p>",
     "<div class=\"final\" data-final hidden></div>",
     "</div>",
+    "<p class=\"note taps\">Tap the left half of the table to step back, the right half to step forward.</p>",
     "<p class=\"note keys\">Keys: ← and → step, Page Up and Page Down stop at each deal and each round's end, Home and End jump, Space plays. A link to this moment: the page's address (<code>#step=N</code>).</p>"
   ].join("\n");
   var names = data.names;
@@ -280,6 +288,7 @@
   var counter = root.querySelector("[data-counter]");
   var slider = root.querySelector("[data-slider]");
   var what = root.querySelector("[data-what]");
+  var announce = root.querySelector("[data-announce]");
   var thinkLine = root.querySelector("[data-think]");
   var floor = root.querySelector("[data-floor]");
   var deck = root.querySelector("[data-deck]");
@@ -305,6 +314,14 @@
     td.textContent = text;
     row.appendChild(td);
     return td;
+  }
+  // The step's text and its think time have boxes of a fixed height (the table below must not jump), which scroll
+  // when a long line overflows them: then, and only then, they are tab stops, so the keyboard can scroll them.
+  function reachable(box) {
+    var style = getComputedStyle(box);
+    if ((box.scrollHeight > box.clientHeight + 1 && /auto|scroll/.test(style.overflowY)) ||
+        (box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(style.overflowX))) box.tabIndex = 0;
+    else box.removeAttribute("tabindex");
   }
   function lastMove(td, move) {
     if (!move) { td.textContent = "–"; return; }
@@ -333,12 +350,17 @@
     current = Math.max(0, Math.min(last, index));
     var s = steps[current];
     counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
+    var spoken = "Step " + (current + 1) + " of " + steps.length + (s.round ? ", round " + s.round : "");
     slider.value = String(current);
+    slider.setAttribute("aria-valuetext", spoken);
     what.textContent = s.text;
+    announce.textContent = spoken + ": " + s.text;
     var moved = events[current];
     // A line on every step (a no-break space where no move was made), so that the table below never moves.
     thinkLine.textContent = moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
       (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
+    reachable(what);
+    reachable(thinkLine);
     floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
     if (!s.floor.length) floor.textContent = "–";
     deck.textContent = s.deck === null ? "" : "deck " + s.deck;
@@ -416,14 +438,14 @@
   function pause() {
     if (timer !== null) clearInterval(timer);
     timer = null;
-    playButton.textContent = "▶ Play";
+    playButton.innerHTML = PLAY;
     playButton.setAttribute("aria-pressed", "false");
   }
   function play() {
     if (current === last) show(0);
     pause();
     timer = setInterval(function () { show(current + 1); }, parseInt(speed.value, 10));
-    playButton.textContent = "❚❚ Pause";
+    playButton.innerHTML = PAUSE;
     playButton.setAttribute("aria-pressed", "true");
   }
   function toggle() { if (timer === null) play(); else pause(); }
@@ -460,6 +482,16 @@
       show(moves[event.key]);
     }
   });
+  // Tap zones: a tap on the left half of the table steps back, on the right half forward, so that a phone's thumb
+  // steps the replay where it looks rather than reaching for the bar (a drag that selected text is not a tap).
+  // A mouse on a wide screen has the buttons at hand (and clicks to select text): taps are for touch and phones.
+  var narrow = window.matchMedia("(max-width: 40rem)");
+  root.querySelector(".felt").addEventListener("click", function (event) {
+    if (event.target.closest("a, button, input, select, summary") || window.getSelection().toString()) return;
+    if (event.pointerType === "mouse" && !narrow.matches) return;
+    var box = event.currentTarget.getBoundingClientRect();
+    show(current + (event.clientX < box.left + box.width / 2 ? -1 : 1));
+  });
   // A link to a step (a round of the score table, or one pasted into the address bar) moves the replay there.
   window.addEventListener("hashchange", function () {
     var step = stepFromHash();
@@ -474,6 +506,10 @@
   if (rounds) {
     var wrap = document.createElement("div");
     wrap.className = "scroll";
+    wrap.style.setProperty("--seats", String(names.length));  // the phone layout's columns (style.css)
+    wrap.tabIndex = 0;
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "Scores per round");
     wrap.innerHTML = "<table class=\"rounds\"><caption>Points each round (+) and the running score; lower is " +
       "better. \u2605 marks the declarer, in red when the declaration failed. A round's number opens the replay at " +
       "its end.</caption><thead><tr><th scope=\"col\" class=\"num\">Round</th><th scope=\"col\">Ended</th></tr>" +

@@ -164,7 +164,7 @@
     });
     count.textContent = hits.length + " of " + total + " matches";
     found.textContent = "";
-    var table = el("table", {"class": "matches found"});
+    var table = el("table", {"class": "matches listing found"});
     var words = [f.bot, f.vs && "against " + f.vs, f.fault && "fault " + f.fault, f.result].filter(Boolean);
     table.appendChild(el("caption", {}, "Matches found: " + words.join(", ") + " (" + hits.length + ")"));
     var head = el("tr");
@@ -176,7 +176,7 @@
     var body = table.appendChild(el("tbody"));
     hits.slice(0, limit).forEach(function (m) { body.appendChild(row(m)); });
     if (!hits.length) body.appendChild(el("tr")).appendChild(el("td", {colspan: fixed ? 4 : 3}, "No matches."));
-    var scroll = el("div", {"class": "scroll"});
+    var scroll = el("div", {"class": "scroll", tabindex: "0", role: "region", "aria-label": "Matches found"});
     scroll.appendChild(table);
     found.appendChild(scroll);
     if (hits.length > limit) {

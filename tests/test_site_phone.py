@@ -1,0 +1,289 @@
+"""The results site on a phone and on a desktop, in a real browser (Chromium, from disk): every page type at 320,
+390 and 1280 px wide fits the screen, no text is cut off by a box too small for it, captions stay whole above a
+table that scrolls sideways, and the replay keeps its bar of controls in view, steps by taps on its table and shows
+every seat of a 4-seat match without scrolling. Screenshots at 390 and 1280 px, light and dark, go to
+test-output/screenshots/phones/ (or $ARENA_PHONE_SHOTS) for people to look at.
+
+Skipped without a browser as tests/test_site_browser.py is (whose fixtures it uses). The tournament is
+tests/sitestore.py's: real engine matches of 4 seats with real logs, every fifth match a seat crashing in round 2,
+and a bot with a long name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from arena.site import data
+from arena.site.render import build_site
+from arena.store import Store
+from tests.sitestore import fill_store
+from tests.test_site_browser import SCREENSHOTS, browser, url  # noqa: F401 - fixtures; skips with that module
+
+pytestmark = pytest.mark.slow
+
+SHOTS = Path(os.environ.get("ARENA_PHONE_SHOTS", SCREENSHOTS / "phones"))
+BOTS = ("planner", "greedy", "flaky", "random", "cautious", "slowpoke-long-name")
+WIDTHS = (320, 390, 1280)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("phone")
+    store = Store(directory / "arena.db")
+    fill_store(store, name="four", bots=BOTS, players=4, repeats=1)
+    build_site(store, directory / "site", workers=1)
+    return directory / "site"
+
+
+@contextmanager
+def opened(browser: Browser, width: int, dark: bool = False,  # noqa: F811 - the fixture
+           height: int | None = None) -> Iterator[Page]:
+    """A page of ``width`` CSS px: below 1000 a phone (touch, mobile viewport; upright unless ``height`` says
+    otherwise), else a desktop."""
+    phone = width < 1000
+    size = {"width": width, "height": height or (844 if phone else 900)}
+    context = browser.new_context(viewport=size, is_mobile=phone,
+                                  has_touch=phone, color_scheme="dark" if dark else "light")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def _faulted(site: Path) -> tuple[data.Snapshot, data.FaultRow]:
+    snap = data.snapshot(Store(site.parent / "arena.db"), "four")
+    return snap, data.fault_rows(snap, limit=None, steps=True)[0]
+
+
+def pages(site: Path) -> dict[str, str]:
+    """A page of each type, by name: the address to open."""
+    snap, fault = _faulted(site)
+    bot = next(b for b in snap.bots if b.name == fault.player.name)
+    return {
+        "home": url(site / "index.html"),
+        "tournament": url(site / "t" / "four" / "index.html"),
+        "matches": url(site / data.matches_href("four")),
+        "found": url(site / data.matches_href("four")) + "?fault=crash",  # the whole-tournament search's list
+        "match": url(site / data.match_href("four", fault.match_id)) + f"#step={fault.step}",
+        "bot": url(site / data.bot_href("four", bot.slug)),
+        "faults": url(site / data.faults_href("four", bot.slug)),
+    }
+
+
+# What the page looks like to a reader, measured in the page: the document's width, text cut off by a box that
+# hides its overflow (a visually hidden label, 1 px, is meant to be), badges and captions outside the visible part
+# of their scrolling box, and each scrolling table: whether it fits, and whether its first column stays in view.
+MEASURE = """() => {
+  const seen = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility === 'visible';
+  const name = el => el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined
+    ? '.' + el.className.trim().split(/\\s+/).join('.') : '') + ' "' + el.textContent.trim().slice(0, 30) + '"';
+  const out = {doc: document.documentElement.scrollWidth, inner: window.innerWidth, clipped: [], outside: [],
+               tables: []};
+  for (const el of document.querySelectorAll('body *')) {
+    if (!seen(el) || el.clientWidth <= 1 || !el.textContent.trim()) continue;
+    const style = getComputedStyle(el);
+    if (['hidden', 'clip'].includes(style.overflowX) && el.scrollWidth > el.clientWidth + 1) out.clipped.push(name(el));
+  }
+  const inside = (el, box) => { const r = el.getBoundingClientRect();
+    return r.left >= box.left - 1 && r.right <= box.right + 1; };
+  for (const scroller of document.querySelectorAll('.scroll')) {
+    if (!seen(scroller)) continue;
+    const box = scroller.getBoundingClientRect();
+    const table = scroller.querySelector('table');
+    const first = table.querySelector('tbody tr > *');
+    out.tables.push({name: name(table).split(' ')[0], fits: table.scrollWidth <= scroller.clientWidth + 1,
+                     sticky: !!first && getComputedStyle(first).position === 'sticky'});
+    for (const el of scroller.querySelectorAll('caption, .fault, .outtag, .tag'))
+      if (seen(el) && el.clientWidth > 1 && !inside(el, box)) out.outside.push(name(el));
+    scroller.scrollLeft = scroller.scrollWidth;  // scrolled to its end, the caption is still whole
+    for (const caption of scroller.querySelectorAll('caption'))
+      if (seen(caption) && caption.clientWidth > 1 && !inside(caption, box)) out.outside.push('scrolled ' + name(caption));
+    scroller.scrollLeft = 0;
+  }
+  return out;
+}"""
+
+# Tables that fit a 320 px screen whole; the others (the head-to-head matrix, a bot's opponents, "Scores per round"
+# of many seats) may scroll in their box, their first column kept in view.
+FIT_ON_A_PHONE = {"table.matches.listing", "table.matches.listing.found", "table.faults", "table.result", "table.home",
+                  "table.standings", "table.hands", "table.rounds", "table.faultreasons", "table.faultrounds",
+                  "table.seats", "table.finaltable", "table.settings"}
+
+
+def _shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def _ready(page: Page, kind: str) -> None:
+    if kind == "match":
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
+        expect(page.locator("table.rounds")).to_be_visible()
+    if kind == "found":
+        expect(page.locator("[data-found] table.matches")).to_be_visible()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_type_fits_the_screen(site: Path, browser: Browser, width: int) -> None:  # noqa: F811
+    problems: dict[str, Any] = {}
+    with opened(browser, width) as page:
+        for kind, address in pages(site).items():
+            page.goto(address)
+            _ready(page, kind)
+            measured = page.evaluate(MEASURE)
+            wide = [t["name"] for t in measured["tables"] if not t["fits"] and (
+                width >= 1000 or t["name"] in FIT_ON_A_PHONE or not t["sticky"])]
+            found = {"page wider than the screen": measured["doc"] > measured["inner"],
+                     "text cut off": measured["clipped"], "outside its box": measured["outside"],
+                     "tables too wide": wide}
+            if any(found.values()):
+                problems[kind] = {key: value for key, value in found.items() if value}
+            assert measured["tables"] or kind in ("faults",), kind
+    assert problems == {}
+
+
+@pytest.mark.parametrize("width", (390, 1280))
+@pytest.mark.parametrize("dark", (False, True), ids=("light", "dark"))
+def test_screenshots(site: Path, browser: Browser, width: int, dark: bool) -> None:  # noqa: F811
+    """Every page type, full length, for a person to look at (the checks are the test above)."""
+    with opened(browser, width, dark) as page:
+        for kind, address in pages(site).items():
+            page.goto(address)
+            _ready(page, kind)
+            if kind == "match":
+                page.evaluate("window.scrollTo(0, 0)")
+            _shot(page, f"{kind}-{width}-{'dark' if dark else 'light'}")
+        # The standings with every column, on a phone: the bot's name stays in view as the table scrolls.
+        if width < 1000:
+            page.goto(pages(site)["tournament"])
+            page.get_by_text("Show all columns").click()
+            page.locator("table.standings").evaluate("t => t.parentElement.scrollLeft = 400")
+            page.locator("table.standings tbody").scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"standings-scrolled-{width}.png"))
+
+
+def test_the_standings_fit_every_desktop_width(site: Path, browser: Browser) -> None:  # noqa: F811
+    """The Faults column is whole at any desktop width (it was cut off at all of them), a long name included."""
+    with opened(browser, 1280) as page:
+        page.goto(pages(site)["tournament"])
+        table = page.locator("table.standings")
+        for width in (1920, 1280, 1201, 1199, 1024):
+            page.set_viewport_size({"width": width, "height": 900})
+            assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth + 1"), width
+            for cell in table.locator("td.faults").all():
+                box, wrap = cell.bounding_box(), table.locator("xpath=..").bounding_box()
+                assert box is not None and wrap is not None and box["x"] + box["width"] <= wrap["x"] + wrap["width"]
+            badge = table.locator("td.faults .fault").first
+            assert badge.evaluate("b => b.scrollWidth <= b.clientWidth"), width
+
+
+def _step(page: Page) -> int:
+    return int((page.locator("[data-counter]").text_content() or "").split()[1])
+
+
+def _seat_to_move(page: Page) -> int | None:
+    for seat, text in enumerate(page.locator("[data-hands] th.seat").all_inner_texts()):
+        if text.startswith("▶"):
+            return seat
+    return None
+
+
+@pytest.mark.parametrize(("width", "height"), [(320, 844), (390, 844), (844, 390)], ids=("320", "390", "on-its-side"))
+def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser, width: int,  # noqa: F811
+                                                    height: int) -> None:
+    with opened(browser, width, height=height) as page:
+        page.goto(pages(site)["match"])
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
+        bar = page.locator(".replaybar")
+        # Compact: back, forward, play and the round buttons with the counter in one bar of a line or two.
+        for go in ("prevround", "prev", "next", "nextround"):
+            expect(page.locator(f".replaybar [data-go={go}]")).to_be_visible()
+        expect(page.locator(".replaybar [data-play]")).to_be_visible()
+        expect(page.locator(".replaybar [data-counter]")).to_be_visible()
+        box = bar.bounding_box()
+        assert box is not None and box["height"] < (110 if width < 390 else 90), box
+        # The words of the buttons are there for a screen reader, not on the screen.
+        expect(page.get_by_role("button", name="Forward")).to_be_visible()
+        # Scrolled down through the replay, the bar stays at the top of the screen and still works.
+        replay = page.locator("[data-replay]").bounding_box()
+        assert replay is not None
+        page.evaluate(f"window.scrollBy(0, {replay['y'] + replay['height'] - 300})")
+        page.wait_for_function("document.querySelector('.replaybar').getBoundingClientRect().top < 1")
+        box = bar.bounding_box()
+        assert box is not None and -1 <= box["y"] and box["y"] + box["height"] <= height
+        step = _step(page)
+        page.locator(".replaybar [data-go=next]").tap()
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 1} /"))
+        # Tap zones: the right half of the table steps forward, the left half back.
+        felt = page.locator(".felt")
+        page.evaluate("document.querySelector('.felt').scrollIntoView({block: 'center'})")
+        size = felt.bounding_box()
+        assert size is not None
+        middle = size["height"] / 2
+        felt.tap(position={"x": size["width"] * 0.8, "y": middle})
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 2} /"))
+        felt.tap(position={"x": size["width"] * 0.8, "y": middle})
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 3} /"))
+        felt.tap(position={"x": size["width"] * 0.2, "y": middle})
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 2} /"))
+        assert page.evaluate("location.hash") == f"#step={step + 2}"
+
+
+def test_every_seat_and_the_player_to_move_are_on_the_screen(site: Path, browser: Browser) -> None:  # noqa: F811
+    """4 seats at 390 x 844: opened at a step where the last seat is to move (a link to the step scrolls the
+    replay to the top), every seat's row and the marker of the seat to move are on the screen, no scrolling."""
+    snap, fault = _faulted(site)
+    match = next(m for m in snap.matches if m.id != fault.match_id and len(m.bot_ids) == 4)
+    with opened(browser, 390) as page:
+        address = url(site / data.match_href("four", match.id))
+        page.goto(address)
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
+        for _ in range(12):  # a deal, then turns round the table: the last seat's turn comes within one round
+            if _seat_to_move(page) == 3:
+                break
+            page.keyboard.press("ArrowRight")
+        assert _seat_to_move(page) == 3
+        step = _step(page)
+        page.goto("about:blank")
+        page.goto(f"{address}#step={step}")
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step} /"))
+        height = page.evaluate("window.innerHeight")
+        rows = page.locator("[data-hands] tr")
+        expect(rows).to_have_count(4)
+        for row in rows.all():
+            box = row.bounding_box()
+            assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height, box
+        marker = rows.nth(3).locator("th.seat")
+        expect(marker).to_have_text(re.compile("^▶ 3"))
+        bar = page.locator(".replaybar").bounding_box()
+        assert bar is not None and 0 <= bar["y"] < height / 3
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "replay-4-seats-390.png"))
+
+
+def test_a_mouse_click_on_a_wide_screen_selects_rather_than_steps(site: Path, browser: Browser) -> None:  # noqa: F811
+    """The tap zones are for touch and phones: on a desktop a click on the table (to select a card's text, say)
+    leaves the step as it was, while a tap on a touch screen of any width steps."""
+    with opened(browser, 1280) as page:
+        page.goto(pages(site)["match"])
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
+        step = _step(page)
+        felt = page.locator(".felt")
+        felt.click(position={"x": 900, "y": 40})
+        felt.click(position={"x": 100, "y": 40})
+        felt.click(position={"x": 900, "y": 40})
+        page.keyboard.press("ArrowRight")  # an event after the clicks: had they stepped, it would show
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 1} /"))
