@@ -287,3 +287,104 @@ def test_a_mouse_click_on_a_wide_screen_selects_rather_than_steps(site: Path, br
         felt.click(position={"x": 900, "y": 40})
         page.keyboard.press("ArrowRight")  # an event after the clicks: had they stepped, it would show
         expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 1} /"))
+
+
+# Between a phone and a desktop (a tablet, a narrow window): the standings' columns seen at each width, the columns
+# of detail going first as it narrows; "Show all columns" brings every one back.
+STANDINGS_SEEN = {
+    "narrow": ["Rank", "Bot", "Fit", "Mean place", "Win % ties count", "Matches", "Rating μ − 3σ", "Faults"],
+    "middle": ["Rank", "Bot", "Fit", "Mean place", "Rank 95%", "Win % ties count", "Wins (shared)", "Matches",
+               "Rating μ − 3σ", "Points per round", "Faults"],
+    "wide": ["Rank", "Bot", "Fit", "Mean place", "P(above next)", "Rank 95%", "Win % ties count", "Wins (shared)",
+             "Matches", "Rating μ − 3σ", "Points per round", "Declarations ok / failed", "Faults"],
+}
+
+# The standings measured: whether the table fits its box, the page the screen, the headings of the columns shown
+# (a line break read as a space, a heading's scale left out) and any text cut off in the table.
+STANDINGS = """() => {
+  const table = document.querySelector('table.standings');
+  const heads = [...table.querySelectorAll('thead th')].filter(th => th.getClientRects().length > 0);
+  const clipped = [...table.querySelectorAll('th, td, .fault')].filter(el => el.getClientRects().length > 0
+    && el.scrollWidth > el.clientWidth + 1).map(el => el.textContent.trim());
+  return {fits: table.scrollWidth <= table.parentElement.clientWidth + 1,
+          page: document.documentElement.scrollWidth <= window.innerWidth,
+          heads: heads.map(th => [...(th.querySelector('button.sort') || th).childNodes].map(
+            node => node.nodeName === 'BR' ? ' ' : node.nodeName === 'svg' ? '' : node.textContent).join('')
+            .replace(/\\s+/g, ' ').trim()),
+          clipped: clipped};
+}"""
+
+
+def test_the_standings_fit_between_a_phone_and_a_desktop(site: Path, browser: Browser) -> None:  # noqa: F811
+    """From 600 to 1000 px (a tablet, a narrow window) the standings fit their box, no sideways scrolling, with the
+    most columns that fit; they scrolled at 641-990 px. The columns left out are a tick away."""
+    widths = sorted({*range(600, 1001, 10), 640, 768, 900, 990, 1023})
+    seen: dict[int, list[str]] = {}
+    with opened(browser, 768) as page:
+        page.goto(pages(site)["tournament"])
+        for width in widths:
+            page.set_viewport_size({"width": width, "height": 844})
+            measured = page.evaluate(STANDINGS)
+            assert measured["fits"] and measured["page"] and measured["clipped"] == [], (width, measured)
+            seen[width] = measured["heads"]
+        assert seen[700] == STANDINGS_SEEN["narrow"]
+        assert seen[768] == seen[900] == STANDINGS_SEEN["middle"]
+        assert seen[990] == seen[1023] == STANDINGS_SEEN["wide"]
+        assert all(len(seen[width]) >= len(STANDINGS_SEEN["narrow"]) for width in widths if width > 640)
+        # Every column a tick away: the table then scrolls in its box, the bot's name kept in view.
+        page.set_viewport_size({"width": 768, "height": 844})
+        page.get_by_text("Show all columns").click()
+        measured = page.evaluate(STANDINGS)
+        assert len(measured["heads"]) == 14 and "Uncertainty μ ± 3σ" in measured["heads"], measured["heads"]
+        bot = page.locator("table.standings tbody th").first
+        page.locator("table.standings").evaluate("t => t.parentElement.scrollLeft = t.parentElement.scrollWidth")
+        box, wrap = bot.bounding_box(), page.locator(".standings-wrap .scroll").bounding_box()
+        assert box is not None and wrap is not None and wrap["x"] - 1 <= box["x"] <= wrap["x"] + 1
+        page.get_by_text("Show all columns").click()
+        for width in (768, 900):
+            page.set_viewport_size({"width": width, "height": 844})
+            page.evaluate("document.querySelector('#standings').scrollIntoView()")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"standings-{width}.png"))
+
+
+# Text cut off in the replay's table of hands (a heading or a seat's last move ending in an ellipsis), and whether
+# the table fits its box.
+HANDS = """() => {
+  const table = document.querySelector('table.hands');
+  const cut = [...table.querySelectorAll('th, td')].filter(el => el.getClientRects().length > 0
+    && el.scrollWidth > el.clientWidth + 1).map(el => el.className + ' "' + el.textContent.trim() + '"');
+  return {cut: cut, fits: table.scrollWidth <= table.parentElement.clientWidth + 1};
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(844, 390), (768, 1024), (1024, 768)],
+                         ids=("on-its-side", "tablet", "desktop"))
+def test_a_seats_last_move_is_shown_whole(site: Path, browser: Browser, width: int,  # noqa: F811
+                                         height: int) -> None:
+    """Through the first rounds of a 4-seat match no heading and no seat's last move is cut off (a last move
+    ended in an ellipsis on a phone on its side, and "threw 10♠J♣Q♠ took J♠" even at 1024 px), and on a phone on
+    its side the table fits the screen."""
+    snap = data.snapshot(Store(site.parent / "arena.db"), "four")
+    match = next(m for m in snap.matches if len(m.bot_ids) == 4)
+    with opened(browser, width, height=height) as page:
+        page.goto(url(site / data.match_href("four", match.id)) + "#step=1")
+        expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step 1 /"))
+        cut: dict[int, list[str]] = {}
+        scrolls, moves = [], 0
+        for step in range(1, 61):
+            measured = page.evaluate(HANDS)
+            if measured["cut"]:
+                cut[step] = measured["cut"]
+            if not measured["fits"]:
+                scrolls.append(step)
+            moves += page.locator("table.hands td.last .card").count() > 0
+            page.keyboard.press("ArrowRight")
+            expect(page.locator("[data-counter]")).to_have_text(re.compile(rf"^Step {step + 1} /"))
+        assert moves > 40 and cut == {}, cut
+        assert scrolls == [], scrolls
+        if width == 844:
+            page.goto(url(site / data.match_href("four", match.id)) + "#step=12")
+            page.evaluate("document.querySelector('.felt').scrollIntoView({block: 'center'})")
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "replay-on-its-side-844x390.png"))
