@@ -10,7 +10,7 @@ import pytest
 
 from arena.site import data, render
 from bench.scale import fill
-from tests.test_site_browser import Page, browser, expect, page, url
+from tests.test_site_browser import Browser, Page, browser, expect, page, url
 
 __all__ = ["browser", "page"]  # the fixtures, used by name
 pytestmark = pytest.mark.slow
@@ -74,3 +74,24 @@ def test_the_listing_offers_every_bot_from_the_index(big: tuple[data.Snapshot, P
     expect(page.locator("[data-filter-count]")).to_contain_text(" of ")
     assert all("bot-7" in row for row in page.locator("[data-found] tr[data-bots]").evaluate_all(
         "rows => rows.map(row => row.getAttribute('data-bots'))"))
+
+
+def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[data.Snapshot, Path], browser: Browser) -> None:
+    from tests.axecheck import problems
+
+    snap, out = big
+    bot = snap.bots[5]
+    # A context of its own, as tests/test_site_a11y.py opens one: axe reads the stylesheet in a way file:// refuses
+    # (a console error, not the page's), so only the page's own errors fail this.
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    found = {}
+    for path in (data.tournament_href(snap.slug), data.standings_href(snap.slug, 2), data.bot_href(snap.slug, bot.slug)):
+        page.goto(url(out / path))
+        # With a filter typed in, its results (the bots found on other pages) in the page as well.
+        page.locator("[data-rows-input]").first.fill("bot-1")
+        found[path] = problems(page)
+    context.close()
+    assert errors == [] and all(not lines for lines in found.values()), (errors, found)
