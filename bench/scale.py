@@ -14,7 +14,9 @@ seeded ``random.Random``. On each store it times, in CPU seconds of this process
   ``choose_groups`` for ``groups_per_batch`` groups, the spread the league shows, the 100-resample confidence the
   matchmaker's closeness comes from, recomputed at checkpoints, and a batch chosen with that closeness, the P(above)
   of each pair it looks at worked out then);
-- ``site`` (up to ``--site-max-matches``, measured as it is): a full build, its pages and the largest page.
+- ``site`` (up to ``--site-max-matches``): a full build (CPU of the build and its worker processes); the site's
+  files, its HTML pages and the largest of each kind; then ``--add`` more matches (one league batch) and the
+  incremental rebuild, and how many files it wrote.
 
 Then, once: the balanced random design and ``arena run --dry-run`` (its summary, reading every bot's manifest)
 at ``--schedule-bots`` bots (default 10,000). Prints ONE JSON object.
@@ -22,6 +24,7 @@ at ``--schedule-bots`` bots (default 10,000). Prints ONE JSON object.
     python bench/scale.py                      # 100, 1,000, 10,000 bots x 10, 100 matches each, and 1,000 x 400
     python bench/scale.py --quick              # 100 bots x 10 and 100, 1,000 x 10; the schedule at 1,000 bots
     python bench/scale.py --sizes 1000x400 --no-site     # one size: 1,000 bots, 100,000 matches
+    python bench/scale.py --sizes 1000x400 --schedule-bots 0             # the same with the site
     python bench/scale.py --sizes 1000x400 --no-site --schedule-bots 0 --repeats 3   # the standings' least of 3
 
 This is a measurement, not a test: nothing here asserts.
@@ -70,13 +73,18 @@ def timed(work: Callable[[], T]) -> tuple[T, float]:
     return value, cpu() - started
 
 
-def fill(path: Path, bots: int, per_bot: int, seed: int) -> tuple[Store, int, list[float]]:
+Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+"""Rows of the matches, seats and ratings tables."""
+
+
+def fill(path: Path, bots: int, per_bot: int, seed: int, extra: int = 0) -> tuple[Store, int, list[float], Rows]:
     """A store at ``path`` with one finished tournament of ``bots`` bots, each in about ``per_bot`` matches; the
-    store, the tournament's id and each bot's true log strength (by slot)."""
+    store, the tournament's id, each bot's true log strength (by slot) and the rows of ``extra`` more matches of
+    the same design, for :func:`insert` to add as a league's next batch would."""
     rng = random.Random(seed)
     matches = bots * per_bot // PLAYERS // PLAYERS * PLAYERS  # whole groups of PLAYERS rotations
-    rounds = -(-matches // (bots * PLAYERS))  # the balanced random design plays PLAYERS matches per bot and round
-    schedule = make_schedule(bots, PLAYERS, rounds, seed)[:matches]
+    rounds = -(-(matches + extra) // (bots * PLAYERS))  # the balanced random design plays PLAYERS matches per bot and round
+    schedule = make_schedule(bots, PLAYERS, rounds, seed)[:matches + extra]
     config = {"name": "scale", "players": PLAYERS, "seed": seed, "repeats": rounds, "format": "balanced-random",
               "rules": {"threshold": 100}, "limits": {"move_ms": 1000}, "sandbox_limits": {"memory_mb": 512},
               "sandbox": "process", "rating": RatingConfig().__dict__}
@@ -101,6 +109,16 @@ def fill(path: Path, bots: int, per_bot: int, seed: int) -> tuple[Store, int, li
             seat_rows.append((match_id, seat, ids[slot], places[seat], rng.randint(0, 120), rounds_played,
                               rounds_played * 6, rng.randint(0, 120), rng.randint(0, 4), rng.randint(0, 2), 10000))
             rating_rows.append((tid, ids[slot], match.index, 25.0 + truth[slot], 8.0 / (1 + match.index / bots)))
+    seats = len(seat_rows) * matches // len(match_rows) if match_rows else 0
+    insert(store, (match_rows[:matches], seat_rows[:seats], rating_rows[:seats]))
+    with store.atomic() as db:
+        db.execute("UPDATE tournaments SET finished_at = '2026-12-02T00:00:00Z' WHERE id = ?", (tid,))
+    return store, tid, truth, (match_rows[matches:], seat_rows[seats:], rating_rows[seats:])
+
+
+def insert(store: Store, rows: Rows) -> None:
+    """Bulk-insert finished matches with their seats and rating rows (as :func:`fill` made them)."""
+    match_rows, seat_rows, rating_rows = rows
     with store.atomic() as db:
         db.executemany("INSERT INTO matches (id, tournament_id, idx, grp, rotation, seed, status, attempts, rounds, "
                        "turns, termination, duration_s, finished_at) VALUES (?, ?, ?, ?, ?, ?, 'done', 1, ?, ?, ?, ?, ?)",
@@ -108,8 +126,6 @@ def fill(path: Path, bots: int, per_bot: int, seed: int) -> tuple[Store, int, li
         db.executemany("INSERT INTO seats (match_id, seat, bot_id, place, score, rounds, turns, points, declares_ok, "
                        "declares_failed, bank_left_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", seat_rows)
         db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)", rating_rows)
-        db.execute("UPDATE tournaments SET finished_at = '2026-12-02T00:00:00Z' WHERE id = ?", (tid,))
-    return store, tid, truth
 
 
 def spearman(order: Sequence[int], truth: Sequence[float]) -> float:
@@ -162,17 +178,43 @@ def league_batch(store: Store, tid: int, seed: int) -> dict[str, Any]:
             "closeness_pairs_worked_out": len(close.known)}
 
 
-def site(store: Store, out: Path, workers: int | None) -> dict[str, Any]:
-    """A full site build of the store (as the site is), its pages and the largest."""
+def site(store: Store, out: Path, workers: int | None, batch: Rows) -> dict[str, Any]:
+    """A full site build of the store, its pages and the largest; then ``batch`` added to the store (a league's
+    next matches) and the site built again in place (the incremental rebuild)."""
     from arena.site.render import build_site
 
     started = time.perf_counter()
     report, used = timed(lambda: build_site(store, out, workers=workers, full=True))
-    sizes = sorted(((path.stat().st_size, str(path.relative_to(out))) for path in out.rglob("*") if path.is_file()),
-                   reverse=True)
-    return {"build_cpu_s": round(used, 1), "build_wall_s": round(time.perf_counter() - started, 1),
-            "pages": report.pages, "files": len(sizes), "mb": round(sum(size for size, _ in sizes) / 2**20, 1),
-            "largest_kb": [[round(size / 1024, 1), name] for size, name in sizes[:3]]}
+    wall = time.perf_counter() - started
+    result = {"build_cpu_s": round(used, 1), "build_wall_s": round(wall, 1), "pages": report.pages,
+              **sizes(out)}
+    insert(store, batch)
+    started = time.perf_counter()
+    again, used = timed(lambda: build_site(store, out, workers=workers))
+    result.update({"added_matches": len(batch[0]), "rebuild_cpu_s": round(used, 1),
+                   "rebuild_wall_s": round(time.perf_counter() - started, 1), "rebuild_written": again.written})
+    return result
+
+
+def sizes(out: Path) -> dict[str, Any]:
+    """The site's files: how many and their megabytes; its HTML pages: how many, the largest and the largest of
+    each kind (the tournament's page, a standings page, a bot's page, a listing, a match's page); the largest
+    other files (the match index, the downloads)."""
+    files = [(path.stat().st_size, path.relative_to(out).as_posix()) for path in out.rglob("*") if path.is_file()]
+    pages = sorted(((size, name) for size, name in files if name.endswith(".html")), reverse=True)
+    kinds: dict[str, tuple[int, str]] = {}
+    for size, name in pages:
+        parts = name.split("/")
+        kind = ("home" if len(parts) == 1 else "tournament" if parts[-1] == "index.html" and len(parts) == 3
+                else "standings" if parts[-1].startswith("standings-") else "faults" if parts[-1] == "faults.html"
+                else "bot" if parts[2] == "bots" and parts[-1] == "index.html" else "listing"
+                if parts[-1].startswith(("matches-", "page-")) or parts[-1] == "index.html" else "match")
+        kinds.setdefault(kind, (size, name))
+    others = sorted(((size, name) for size, name in files if not name.endswith(".html")), reverse=True)
+    return {"files": len(files), "mb": round(sum(size for size, _ in files) / 2**20, 1), "html_pages": len(pages),
+            "largest_page_kb": round(pages[0][0] / 1024, 1) if pages else 0,
+            "largest_page_by_kind_kb": {kind: [round(size / 1024, 1), name] for kind, (size, name) in kinds.items()},
+            "largest_other_kb": [[round(size / 1024, 1), name] for size, name in others[:4]]}
 
 
 def schedule_and_dry_run(bots: int, root: Path, seed: int) -> dict[str, Any]:
@@ -207,9 +249,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help=f"Sizes {QUICK_SIZES}; the schedule at 1,000 bots.")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=1, help="Time the standings this many times: the least.")
-    parser.add_argument("--site-max-matches", type=int, default=25_000,
+    parser.add_argument("--site-max-matches", type=int, default=100_000,
                         help="Build the site only for stores of at most this many matches (0: never).")
     parser.add_argument("--no-site", action="store_true")
+    parser.add_argument("--add", type=int, default=GROUPS_PER_BATCH * PLAYERS,
+                        help=f"Matches added after the full site build before it is built again (default "
+                             f"{GROUPS_PER_BATCH * PLAYERS}: one league batch of {GROUPS_PER_BATCH} groups).")
     parser.add_argument("--workers", type=int, default=None, help="Site build processes (default: the CPUs).")
     parser.add_argument("--schedule-bots", type=int, default=None,
                         help="Bots for the design and the dry run (default 10,000; 1,000 with --quick; 0: skip).")
@@ -221,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for number, (bots, per_bot) in enumerate(sizes):
             started = time.perf_counter()
-            store, tid, truth = fill(Path(scratch) / f"{number}.db", bots, per_bot, args.seed)
+            store, tid, truth, batch = fill(Path(scratch) / f"{number}.db", bots, per_bot, args.seed, args.add)
             matches = store.status_counts(tid).get("done", 0)
             case: dict[str, Any] = {"bots": bots, "matches_per_bot": per_bot, "matches": matches,
                                     "fill_s": round(time.perf_counter() - started, 1),
@@ -231,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
                                     key=lambda found: float(found["cpu_s"]))
             case["league"] = league_batch(store, tid, args.seed)
             if not args.no_site and matches <= args.site_max_matches:
-                case["site"] = site(store, Path(scratch) / f"site-{number}", args.workers)
+                case["site"] = site(store, Path(scratch) / f"site-{number}", args.workers, batch)
             cases.append(case)
             store.close()
             print(json.dumps(case), flush=True, file=__import__("sys").stderr)  # progress, for long runs

@@ -17,17 +17,19 @@ only when those are slugs: anything else a store may hold gets a name built from
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
+import pickle
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, overload
-from urllib.parse import urlencode
+from urllib.parse import quote_plus
 
 from arena.confidence import Confidence, PairTest
 from arena.matchlog import LoadedLog, LogError, find_log, load
@@ -44,6 +46,15 @@ MATCHES_PER_PAGE = 50
 FAULTS_SHOWN = 50
 CHART_POINTS = 300
 """At most this many points per line of a rating chart: enough to see the shape, small enough to load fast."""
+SMALL_FIELD = 30
+"""A field of at most this many bots is shown whole on the tournament page (every standing, the head-to-head of
+every pair, every bot's rating line); a bigger one shows the top this many there, the rest of the standings on
+pages of :data:`STANDINGS_PER_PAGE`, and each bot's results against every opponent on the bot's own page, so that
+no page grows with the square of the field (at a thousand bots the whole matrix was 42 MB)."""
+STANDINGS_PER_PAGE = 100
+TOP_CHART_POINTS = 60
+"""A big field's rating chart on the tournament page: at most this many points per line of its top's, so that the
+chart (a point and its tooltip each) stays a few hundred kilobytes however long the tournament."""
 
 
 # -- links ----------------------------------------------------------------------------------------------------------
@@ -91,6 +102,16 @@ def match_log_href(tslug: str, match_id: int) -> str:
     """A match's event log in the site, to download: the log as the runner wrote it (gzip-compressed JSON lines),
     or, on a site without the bots' stderr (the league server's public one), that log without it."""
     return f"t/{tslug}/matches/{match_id}.jsonl.gz"
+
+
+def standings_href(tslug: str, page: int = 1) -> str:
+    """A page of a big field's standings: the first is the tournament's page."""
+    return tournament_href(tslug) if page == 1 else f"t/{tslug}/standings-{page}.html"
+
+
+def standings_index_href(tslug: str) -> str:
+    """Every bot's rank and name (:func:`standings_index`), what the standings' filter searches."""
+    return f"t/{tslug}/standings.js"
 
 
 def bot_href(tslug: str, bslug: str, page: int = 1) -> str:
@@ -361,6 +382,12 @@ class Snapshot:
     forfeit_cache: dict[int, dict[int, int]] = field(init=False, repr=False, default_factory=dict)
     """Each match's :func:`forfeit_steps` by match id, once its log was read: a fault is in the tables of the
     tournament page, its bot's page and its bot's faults page."""
+    seats_cache: int | None = field(init=False, repr=False, default=None)
+    """:func:`seats_of`, found once."""
+    context_cache: str | None = field(init=False, repr=False, default=None)
+    """:func:`context`, made once."""
+    played_cache: dict[int, list[int]] | None = field(init=False, repr=False, default=None)
+    """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
     tournament's results to download."""
@@ -391,10 +418,14 @@ def stamp_keys(snap: Snapshot) -> list[tuple[Any, ...]]:
     return snap.key_cache
 
 
-def context(snap: Snapshot) -> tuple[Any, ...]:
+def context(snap: Snapshot) -> str:
     """What every page of a tournament is made from besides its matches: its names, its bots' names and links, and
-    the rules (a seat's elimination round is read against the threshold)."""
-    return (snap.slug, snap.name, snap.config.get("rules"), tuple((bot.id, bot.name, bot.slug) for bot in snap.bots))
+    the rules (a seat's elimination round is read against the threshold); as a digest made once, since it is part
+    of the key of every listing page (thousands of pages of a thousand bots' names each, in a big league)."""
+    if snap.context_cache is None:
+        whole = (snap.slug, snap.name, snap.config.get("rules"), [(bot.id, bot.name, bot.slug) for bot in snap.bots])
+        snap.context_cache = hashlib.sha1(pickle.dumps(whole, protocol=5)).hexdigest()
+    return snap.context_cache
 
 
 def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
@@ -773,6 +804,31 @@ class TournamentPage:
     live: Live | None = None
     downloads: tuple[tuple[str, str], ...] = ()
     """The results to download: (file name, site-relative href)."""
+    field_size: int = 0
+    """How many bots the standings hold (``standings`` holds the first page of them)."""
+    standings_pager: Pager | None = None
+    """A field bigger than :data:`SMALL_FIELD`: the pages of its standings, this page the first."""
+    standings_index: str | None = None
+    """A field bigger than :data:`SMALL_FIELD`: what its standings' filter searches (:func:`standings_index`)."""
+    top: int | None = None
+    """A field bigger than :data:`SMALL_FIELD`: the head-to-head and the rating chart show only its top ``top``."""
+
+
+@dataclass(frozen=True)
+class StandingsPage:
+    """A further page of a big field's standings (the first is on the tournament's page)."""
+
+    name: str
+    slug: str
+    standings: list[StandingRow]
+    scale: tuple[float, float]
+    field_size: int
+    standings_pager: Pager
+    standings_index: str
+    crumbs: tuple[Crumb, ...]
+    path: str
+    stop_rule: bool = False
+    live: Live | None = None
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -789,12 +845,52 @@ def head_to_head(snap: Snapshot, order: Sequence[int]) -> HeadToHead:
     return HeadToHead(bots, cells)
 
 
+def big_field(snap: Snapshot) -> bool:
+    """Whether the field is too big to show whole on one page (:data:`SMALL_FIELD`)."""
+    return len(snap.standings) > SMALL_FIELD
+
+
+def standings_pages(snap: Snapshot) -> list[list[StandingRow]]:
+    """The standings cut into pages of :data:`STANDINGS_PER_PAGE` (one page, all of them, for a small field)."""
+    rows = standing_rows(snap)
+    if not big_field(snap):
+        return [rows]
+    return [rows[start:start + STANDINGS_PER_PAGE] for start in range(0, len(rows), STANDINGS_PER_PAGE)] or [[]]
+
+
+def standings_pager(snap: Snapshot, page: int) -> Pager:
+    count = len(standings_pages(snap))
+    return pager(page, [standings_href(snap.slug, n) for n in range(1, count + 1)])
+
+
+def standings_page(snap: Snapshot, page: int) -> StandingsPage:
+    """Page ``page`` (from 2) of a big field's standings."""
+    rows = standings_pages(snap)[page - 1]
+    return StandingsPage(snap.name, snap.slug, rows, rating_scale(standing_rows(snap)), len(snap.standings),
+                         standings_pager(snap, page), standings_index_href(snap.slug),
+                         tournament_crumbs(snap, Crumb(f"standings page {page}", None)),
+                         standings_href(snap.slug, page), bool(snap.config.get("stop")),
+                         None if snap.live is None else snap.live.uncounted())
+
+
+def standings_index(snap: Snapshot) -> dict[str, Any]:
+    """Every bot of the standings in their order as the filter of a big field's standings searches them: its
+    shown rank, name and page slug (the standings page it is on follows from its position)."""
+    rows = standing_rows(snap)
+    return {"per_page": STANDINGS_PER_PAGE,
+            "bots": [[row.shared_rank, row.bot, snap.bot_by_id[line.bot_id].slug]
+                     for row, line in zip(rows, snap.standings)]}
+
+
 def tournament_page(snap: Snapshot) -> TournamentPage:
     rows = standing_rows(snap)
     order = [line.bot_id for line in snap.standings]
+    big = big_field(snap)
+    top = order[:SMALL_FIELD] if big else order
+    points = TOP_CHART_POINTS if big else CHART_POINTS
     history = [Series(snap.bot_by_id[bot_id].name,
-                      downsample([(idx, r.conservative) for idx, r in snap.history.get(bot_id, [])]))
-               for bot_id in order]
+                      downsample([(idx, r.conservative) for idx, r in snap.history.get(bot_id, [])], points))
+               for bot_id in top]
     config = snap.config
     limits = {**config.get("limits", {}), **config.get("sandbox_limits", {})}
     settings = {key: value for key, value in config.items()
@@ -804,14 +900,17 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
     statuses = Counter(m.status for m in snap.stamps)
     return TournamentPage(
         name=snap.name, slug=snap.slug, created_at=snap.created_at, finished_at=snap.finished_at,
-        standings=rows, scale=rating_scale(rows), head_to_head=head_to_head(snap, order), history=history,
+        standings=standings_pages(snap)[0], scale=rating_scale(rows), head_to_head=head_to_head(snap, top),
+        history=history,
         settings=without_local_paths(settings), rules=dict(config.get("rules", {})), limits=limits,
         fault_totals=dict(sorted(counts.items())), faults=faults, fault_count=sum(counts.values()),
         matches_total=len(snap.matches), matches_done=statuses["done"],
         matches_failed=statuses["failed"], matches_href=matches_href(snap.slug),
         crumbs=(Crumb("Home", "index.html"), Crumb(snap.name, None)), stop_rule=bool(config.get("stop")),
-        fault_pages=fault_pages(snap, order), live=snap.live,
-        downloads=tuple((kind, results_href(snap.slug, kind)) for kind in DOWNLOADS))
+        fault_pages=fault_pages(snap, top), live=snap.live,
+        downloads=tuple((kind, results_href(snap.slug, kind)) for kind in DOWNLOADS), field_size=len(rows),
+        standings_pager=standings_pager(snap, 1) if big else None,
+        standings_index=standings_index_href(snap.slug) if big else None, top=len(top) if big else None)
 
 
 def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, int], ...]:
@@ -968,13 +1067,19 @@ class Listing:
     make: Callable[[], MatchListPage]
 
 
+def filter_names(snap: Snapshot) -> tuple[str, ...]:
+    """The bots a listing's filter offers on the page itself: none for a big field, whose names the filter takes
+    from the match index it loads anyway (a thousand names twice on each of thousands of listing pages)."""
+    return () if big_field(snap) else tuple(bot.name for bot in snap.bots)
+
+
 def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Listing]:
     """The pages of the tournament's matches in schedule order, up to ``per_page`` a page, broken between deals
     (:func:`page_spans`)."""
     spans = listing_spans(snap, per_page)
     count = len(spans)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
-    names = tuple(bot.name for bot in snap.bots)
+    names = filter_names(snap)
     marks = stamp_keys(snap)
     members = group_members(snap)
 
@@ -1067,8 +1172,15 @@ def index_of(bots: Sequence[tuple[int, str, str]], stamps: Sequence[MatchStamp],
 
 
 def filtered_href(snap: Snapshot, bot: str, vs: str) -> str:
-    """The list of all matches filtered (by search.js) to those ``bot`` and ``vs`` shared."""
-    return f"{matches_href(snap.slug)}?{urlencode({'bot': bot, 'vs': vs})}"
+    """The list of all matches filtered (by search.js) to those ``bot`` and ``vs`` shared (the query as
+    ``urlencode`` makes it)."""
+    return f"{matches_href(snap.slug)}?bot={_query(bot)}&vs={_query(vs)}"
+
+
+@cache
+def _query(name: str) -> str:
+    # A name quoted once, not once per pair: a big field's bot pages link a few hundred opponents each.
+    return quote_plus(name)
 
 
 def match_index_inputs(snap: Snapshot) -> tuple[Any, ...]:
@@ -1154,6 +1266,8 @@ class BotPage:
     """Without the count (:meth:`Live.uncounted`): a bot's page then changes only when its own matches do."""
     think: BotThink | None = None
     """Its think times, from the logs (None when no log of its matches was read)."""
+    opponents_met: bool = False
+    """Whether ``opponents`` holds only the bots it met (a big field), not every other bot."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -1177,8 +1291,15 @@ def without_local_paths(value: Any) -> Any:
 
 
 def played_by(snap: Snapshot, bot_id: int) -> list[int]:
-    """The positions in ``snap.matches`` of the bot's matches."""
-    return [position for position, match in enumerate(snap.stamps) if bot_id in match.bot_ids]
+    """The positions in ``snap.matches`` of the bot's matches, all bots' found in one pass (a pass per bot was a
+    thousand passes over a hundred thousand matches in a big league)."""
+    if snap.played_cache is None:
+        played: dict[int, list[int]] = defaultdict(list)
+        for position, match in enumerate(snap.stamps):
+            for bot in dict.fromkeys(match.bot_ids):
+                played[bot].append(position)
+        snap.played_cache = dict(played)
+    return snap.played_cache.get(bot_id, [])
 
 
 def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> list[Listing]:
@@ -1189,7 +1310,7 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
     pages = [[played[i] for i in span] for span in page_spans([snap.stamps[p].group for p in played], per_page)]
     count = len(pages)
     hrefs = tuple(bot_href(snap.slug, bot.slug, n) for n in range(1, count + 1))
-    names = tuple(other.name for other in snap.bots)
+    names = filter_names(snap)
 
     def make(n: int) -> MatchListPage:
         crumbs = tournament_crumbs(snap, Crumb(bot.name, hrefs[0] if n > 1 else None),
@@ -1205,6 +1326,13 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
             for n in range(1, count + 1)]
 
 
+def seats_of(snap: Snapshot) -> int:
+    """The most seats a match of the tournament has, found once (every bot's page has a row per seat)."""
+    if snap.seats_cache is None:
+        snap.seats_cache = max((len(m.bot_ids) for m in snap.stamps), default=0)
+    return snap.seats_cache
+
+
 def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally | None = None) -> BotPage:
     """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`) and its ``think`` times."""
     bot = snap.bot_by_id[bot_id]
@@ -1213,16 +1341,19 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally |
     points = snap.history.get(bot_id, [])
     series = Series(bot.name, downsample([(idx, r.mu) for idx, r in points]),
                     downsample([(idx, r.mu - 3 * r.sigma, r.mu + 3 * r.sigma) for idx, r in points]))
-    players = max((len(m.bot_ids) for m in snap.stamps), default=0)
+    players = seats_of(snap)
     seats = []
     for seat in range(players):
         played, wins, place_sum = snap.seat_totals.get((bot_id, seat), (0, 0, 0))
         seats.append(SeatSummary(seat, played, wins, place_sum / played if played else None))
     opponents = []
+    big = big_field(snap)
     for other in snap.standings:
         if other.bot_id == bot_id:
             continue
         above, shared = snap.head_to_head.get((bot_id, other.bot_id), (0, 0))
+        if big and not shared:
+            continue  # a big field lists the opponents met (a small one every bot, as its head-to-head does)
         below, _ = snap.head_to_head.get((other.bot_id, bot_id), (0, 0))
         name, href = snap.bot_link(other.bot_id)
         opponents.append(Opponent(name, href, above, below, shared, filtered_href(snap, bot.name, name)))
@@ -1232,7 +1363,7 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally |
                    [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
                    faults_href(snap.slug, bot.slug) if faulted_by(snap, bot_id) else None,
                    None if snap.live is None else snap.live.uncounted(),
-                   bot_think(snap, think))
+                   bot_think(snap, think), big)
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:
@@ -1408,6 +1539,17 @@ class MatchPage:
     def forfeits(self) -> bool:
         """Whether a seat forfeited (the result's caption then gives rule 8.6)."""
         return any(p.result is not None and p.result.fault is not None for p in self.players)
+
+    @property
+    def faulty(self) -> list[MatchPlayer]:
+        """The seats that faulted, in seat order (a section each). Here rather than as a chain of the template's
+        filters: that chain was a tenth of a match page's rendering, on every one of a league's 100,000."""
+        return [p for p in self.players if p.result is not None and p.result.fault is not None]
+
+    @property
+    def talkers(self) -> list[MatchPlayer]:
+        """The seats without a fault that wrote on stderr, in seat order."""
+        return [p for p in self.players if p.result is not None and p.result.fault is None and p.result.stderr_tail]
 
 
 def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:

@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -74,14 +74,21 @@ def relative(href: str, page: str) -> str:
 
     >>> relative("t/a/bots/b/index.html", "t/a/bots/c/matches-2.html"), relative("t/a/matches/4.html", "t/a/x.html")
     ('../b/index.html', 'matches/4.html')
-    >>> relative("index.html", "t/a/matches/page-2.html")
-    '../../../index.html'
+    >>> relative("index.html", "t/a/matches/page-2.html"), relative("t/ab/x.html", "t/a/y.html")
+    ('../../../index.html', '../ab/x.html')
+    >>> relative("t/a/index.html", "index.html"), relative("t/a/m/b.html", "t/a/m/c/d.html")
+    ('t/a/index.html', '../b.html')
     """
-    here, there = page.split("/")[:-1], href.split("/")
+    here = page[:page.rfind("/") + 1]  # its directory, with the slash
+    if href.startswith(here):
+        return href[len(here):]  # this directory or below: most links of a listing (string slices, not splits)
     common = 0
-    while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
-        common += 1
-    return "../" * (len(here) - common) + "/".join(there[common:])
+    while True:
+        end = here.find("/", common) + 1
+        if not end or href[common:end] != here[common:end]:
+            break
+        common = end
+    return "../" * here.count("/", common) + href[common:]
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -169,7 +176,7 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     class="num opt">40<td class="opt">last standing
     """
     status = "" if m.status == "done" else f" status-{escape(m.status)}"
-    bots = "\n".join(escape(p.bot) for p in m.players)
+    bots = "\n".join(_escaped(p.bot) for p in m.players)
     html = [(f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
              f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>')]
     if show_place:
@@ -180,7 +187,7 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     cells = []
     for p in m.players:
         cell = (f'<span class="player{" winner" if p.place == 1 else ""}"><b>{_dash(p.place)}.</b> '
-                f'<a href="{escape(relative(p.href, page))}">{escape(p.bot)}</a>')
+                f'<a href="{escape(relative(p.href, page))}">{_escaped(p.bot)}</a>')
         if p.score is not None:
             cell += f" <i>{p.score}</i>"
         if p.out_round:
@@ -192,6 +199,12 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     html.append(f'<td class="num opt">{_dash(m.rounds)}<td class="num opt">{_dash(m.turns)}'
                 f'<td class="opt">{escape("–" if m.termination is None else m.termination.text)}')
     return Markup("".join(html))
+
+
+@lru_cache(maxsize=4096)
+def _escaped(name: str) -> str:
+    # A bot's name escaped once, not twice in every row of the five listings of each of its matches.
+    return str(escape(name))
 
 
 def _dash(value: int | None) -> str:
@@ -249,6 +262,17 @@ def render_home(page: data.HomePage) -> str:
 
 def render_tournament(page: data.TournamentPage) -> str:
     return _render("tournament.html", data.tournament_href(page.slug), page=page)
+
+
+def render_standings(page: data.StandingsPage) -> str:
+    return _render("standings.html", page.path, page=page)
+
+
+def standings_index_js(snap: data.Snapshot) -> str:
+    """A big field's standings index (:func:`arena.site.data.standings_index`) as a script for filter.js, escaped
+    as the match index is."""
+    text = json.dumps(data.standings_index(snap), ensure_ascii=False, separators=(",", ":"))
+    return f"window.arenaStandings = {script_json(text)};\n"
 
 
 def render_match_list(page: data.MatchListPage) -> str:
@@ -360,6 +384,11 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
         page = data.tournament_page(snap)
         yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
         yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
+        if page.standings_index is not None:
+            yield page.standings_index, data.standings_index(snap), partial(standings_index_js, snap)
+            for n in range(2, len(data.standings_pages(snap)) + 1):
+                standings = data.standings_page(snap, n)
+                yield standings.path, standings, partial(render_standings, standings)
         for listing in data.match_listings(snap):
             yield listing.path, listing.inputs, partial(_render_listing, listing)
     for bot in snap.bots:
@@ -380,21 +409,21 @@ def _render_listing(listing: data.Listing) -> str:
     return render_match_list(listing.make())
 
 
-_worker: tuple[data.Snapshot, Path] | None = None
+_worker: tuple[data.Snapshot, Path, bool] | None = None
 
 
-def _start_worker(snap: bytes, out: Path) -> None:
+def _start_worker(snap: bytes, out: Path, staged: bool) -> None:
     global _worker
-    _worker = (pickle.loads(snap), out)  # sent once per worker, not once per chunk
+    _worker = (pickle.loads(snap), out, staged)  # sent once per worker, not once per chunk
 
 
 def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str],
                                                                        int, list[tuple[int, Tally]]]:
     assert _worker is not None
-    snap, out = _worker
+    snap, out, staged = _worker
     corrupt: list[str] = []
     think: list[tuple[int, Tally]] = []
-    written = [(stale[path], *output.write_file(out, path, content))
+    written = [(stale[path], *output.write_file(out, path, content, staged))
                for position, stale in chunk for path, content in match_files(snap, position, corrupt, think)
                if path in stale]
     snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
@@ -429,7 +458,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         for done, (position, keys) in enumerate(stale, 1):
             for path, content in match_files(snap, position, corrupt, think):
                 if path in keys:
-                    manifest.record(keys[path], *output.write_file(manifest.out, path, content))
+                    manifest.record(keys[path], *output.write_file(manifest.out, path, content, manifest.staged))
             if progress is not None:
                 progress(snap.name, done, len(stale))
         if meanwhile is not None:
@@ -442,7 +471,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
                                   shared_wins=Counter(), match_list=[]))
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
-                                                   (needed, manifest.out)) as pool:
+                                                   (needed, manifest.out, manifest.staged)) as pool:
         results = pool.imap_unordered(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
@@ -479,7 +508,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
     old = output.Manifest.load(out)
     full = full or not old.old
     root = _stage(out, built) if full else out
-    manifest = output.Manifest(root, {} if full else old.old)
+    manifest = output.Manifest(root, {} if full else old.old, staged=full)
     mine = ("assets/", "index.html", *built)
     for path, entry in old.old.items():
         if not path.startswith(mine):

@@ -44,6 +44,13 @@
       return {id: id, group: group, bots: row[2], status: done ? "done" : row[3], places: done ? row[3] : null,
               scores: done ? row[4] : null, faults: done && row[5] ? row[5] : null};
     });
+    // A big field's page leaves its bots out of the selects (data-fill): they are the index's.
+    ["bot", "vs"].forEach(function (name) {
+      var select = field[name];
+      if (!select || !select.hasAttribute("data-fill")) return;
+      var kept = select.value;
+      index.bots.forEach(function (bot) { if (bot !== fixed && bot !== kept) option(select, bot, bot); });
+    });
     var reasons = {};
     index.reasons.forEach(function (reason) { reasons[reason] = true; });
     Object.keys(reasons).sort().forEach(function (reason) { option(field.fault, reason, reason); });
