@@ -112,6 +112,7 @@ def test_identical_bots_are_not_better_and_a_rerun_resumes_to_the_same_verdict(t
     assert sum(line["matches"] for line in json.loads(standings.stdout)["standings"]) == 56
 
 
+@pytest.mark.slow  # a whole A/B test to its verdict
 def test_a_clear_improvement_is_better_and_the_deals_past_the_verdict_are_dropped(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     code, found, _ = run(str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--db", str(db), "--max-matches", "400")

@@ -107,6 +107,7 @@ def test_a_missing_compiler_is_named(tmp_path: Path) -> None:
     assert "no-such-compiler" in report.steps[2].stderr_tail
 
 
+@pytest.mark.slow  # waits out a build clock far above a loaded machine's compile
 def test_a_build_over_its_time_limit_is_killed(tmp_path: Path) -> None:
     bot = bot_with_build(tmp_path, "slow", "sh -c 'echo compiling; sleep 60'")
     report = check_bot(bot, build_limits=BuildLimits(seconds=1.5))

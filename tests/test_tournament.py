@@ -121,6 +121,7 @@ def test_a_bot_that_faults_every_match_sinks_to_the_bottom(tmp_path):
     assert all(f.line is not None and "declare" in f.line for f in faults)
 
 
+@pytest.mark.slow  # 12 attempts, each with its pause, twice
 def test_infrastructure_errors_are_retried_and_never_rated(tmp_path, monkeypatch):
     # A real failure of the host's machinery: the docker engine cannot be reached at this address.
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker-here.sock")
