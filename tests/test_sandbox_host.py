@@ -53,7 +53,9 @@ def test_a_limit_the_host_refuses_is_an_infrastructure_error_with_its_cause(isol
     # The cause from inside the child, not Popen's "Exception occurred in preexec_fn".
     assert "RLIMIT_NOFILE" in message and "limits.open_files" in message and "preexec_fn" not in message
     assert "not allowed" in message or "not permitted" in message, message
-    assert open_fds() == before, "every pipe of the failed launch is closed"
+    # No descriptor that was not open before: the worker's others (an earlier test's, closed by the garbage
+    # collector meanwhile) may go, which is not this launch's business.
+    assert open_fds() - before == set(), "every pipe of the failed launch is closed"
     bot = sandbox.launch(load_bot(GREEDY), SandboxLimits())  # the next launch works (its uid was released)
     assert bot.kill() is not None
 
