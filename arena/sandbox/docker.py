@@ -413,7 +413,9 @@ def remove_stale(client: docker.DockerClient) -> list[str]:
     """Remove labelled containers whose runner process is gone (it crashed mid-match); return their names."""
     removed = []
     try:
-        for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        # ignore_removed: the listing inspects each container after listing them all, and another runner may
+        # remove one in between (a 404 then failed the whole sweep).
+        for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True):
             if _runner_alive(container.labels.get(RUNNER_LABEL, "")):
                 continue
             try:
@@ -733,7 +735,8 @@ class DockerSandbox(Sandbox):
 
     def _all_containers(self) -> list[Container]:
         try:
-            return list(self.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"}))
+            return list(self.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={self.run_id}"},
+                                                    ignore_removed=True))
         except ENGINE_ERRORS as error:
             raise SandboxError(f"cannot list bot containers: {error}") from error
 
