@@ -157,6 +157,8 @@ def test_every_page_type_fits_the_screen(site: Path, browser: Browser, width: in
 
 @pytest.mark.parametrize("width", (390, 1280))
 @pytest.mark.parametrize("dark", (False, True), ids=("light", "dark"))
+@pytest.mark.skipif(not os.environ.get("ARENA_PHONE_SHOTS"), reason="screenshots for a person to look at: set "
+                    "ARENA_PHONE_SHOTS=DIR to write them there (they check nothing: CI does not spend a minute on them)")
 def test_screenshots(site: Path, browser: Browser, width: int, dark: bool) -> None:  # noqa: F811
     """Every page type, full length, for a person to look at (the checks are the test above)."""
     with opened(browser, width, dark) as page:
