@@ -171,12 +171,16 @@ def orphan_of_a_start_cut_short(bot_dir: Path, uid: int | None, cgroup_procs: li
     outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True,
                              preexec_fn=join)  # noqa: PLW1509 (a test's own child, no threads)
     try:
-        init = wait_until("bwrap's namespace init to start", lambda: next(
+        # A concurrent launch (another test process) may sweep the dead runner's cgroups, and this init in them,
+        # before it is seen: its bwrap then ends, and 0 tells the caller to make another.
+        init = wait_until("bwrap's namespace init to start, or its bwrap to end", lambda: next(
             (pid for pid in procfs.all_pids() if procfs.namespace_init(pid)
-             and getattr(procfs.stat(pid), "ppid", None) == outer.pid), None))
+             and getattr(procfs.stat(pid), "ppid", None) == outer.pid), None) or (outer.poll() is not None and -1))
     finally:
         outer.kill()
         outer.wait()
+    if init == -1:
+        return 0
     wait_until("the init to outlive its bwrap", lambda: init in orphan_inits() or not procfs.running(init))
     return init
 
@@ -230,7 +234,7 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
         for _ in range(5):  # a concurrent launch (another test process) may sweep it first: then make another
             orphan = orphan_of_a_start_cut_short(bot_dir, lease.uid if lease else None,
                                                  [directory / "cgroup.procs" for directory in stale])
-            if procfs.running(orphan):
+            if orphan and procfs.running(orphan):
                 break
         assert orphan in orphan_inits()
         live = ProcessSandbox(isolate=True, use_cgroups=use_cgroups).launch(load_bot(GREEDY), SandboxLimits())
