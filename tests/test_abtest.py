@@ -151,6 +151,7 @@ def test_bad_options_are_usage_errors(tmp_path: Path, args: list[str], message: 
     assert code == 2 and message in stderr, stderr
 
 
+@pytest.mark.slow
 def test_match_games_prints_totals_per_bot_over_seat_rotations(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["match", str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--games", "5",
                                        "--threshold", "25", "--workers", "2", "--log", str(tmp_path / "logs"),

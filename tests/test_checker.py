@@ -77,6 +77,7 @@ def test_a_hostile_not_json_bot_gets_the_same_advice(tmp_path):
     assert step.advice == [DEBUG_STDOUT]
 
 
+@pytest.mark.slow
 def test_not_flushing_is_explained(tmp_path):
     # PYTHONUNBUFFERED rescues print() under the runner, so buffer the way a C or Java bot would: a file object of
     # our own on fd 1, never flushed.
@@ -214,6 +215,7 @@ def test_no_flush_advice_speaks_the_bots_language():
     assert explain(silent, reads_all=True)[0] == READ_ALL
 
 
+@pytest.mark.slow
 def test_a_bot_reading_all_of_stdin_is_told_to_read_line_by_line(tmp_path):
     directory = write_bot(tmp_path, "slurp", "messages = sys.stdin.read()\n")
     step = failed_step(check_bot(directory, limits=QUICK_HELLO))

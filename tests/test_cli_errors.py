@@ -75,6 +75,7 @@ def test_a_manifest_without_a_name_says_missing(tmp_path: Path) -> None:
     assert "None" not in done.stderr
 
 
+@pytest.mark.slow
 def test_replay_of_a_malformed_event_is_one_line_and_json_under_json(tmp_path: Path) -> None:
     log = tmp_path / "bad.jsonl.gz"
     header = {"t": "header", "format": 2, "seed": 1, "players": 2, "rules": {}, "bots": [{"name": "a"}, {"name": "b"}]}
@@ -142,6 +143,7 @@ def shadowed(tmp_path: Path, *modules: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(shadow)}
 
 
+@pytest.mark.slow
 def test_serve_and_cluster_without_their_extra_name_the_pip_line(tmp_path: Path) -> None:
     env = shadowed(tmp_path, "uvicorn", "distributed")
     league = tmp_path / "league.yaml"
@@ -161,6 +163,7 @@ def test_serve_and_cluster_without_their_extra_name_the_pip_line(tmp_path: Path)
     assert not (tmp_path / "results").exists()  # refused before a store was made
 
 
+@pytest.mark.slow
 def test_a_log_whose_match_start_is_empty_is_malformed_with_or_without_verify(tmp_path: Path) -> None:
     log = tmp_path / "m.jsonl.gz"
     played = arena("match", "sample:greedy", "sample:random", "--threshold", "20", "--log", str(log), cwd=tmp_path)
@@ -179,6 +182,7 @@ def test_a_log_whose_match_start_is_empty_is_malformed_with_or_without_verify(tm
         list(describe(load(log)))  # what the command prints, as above, in-process
 
 
+@pytest.mark.slow
 def test_unknown_sample_bots_are_named_and_configs_take_samples(tmp_path: Path) -> None:
     plain(arena("match", "sample:nosuch", "sample:greedy", cwd=tmp_path), 2, "sample:nosuch: no such sample bot",
           "sample:greedy", "sample:random")
@@ -191,6 +195,7 @@ def test_unknown_sample_bots_are_named_and_configs_take_samples(tmp_path: Path) 
     plain(arena("run", str(config), "--dry-run", cwd=tmp_path), 2, f"{config}: bots[1]: sample:nosuch: no such")
 
 
+@pytest.mark.slow
 def test_replay_takes_a_match_id_as_arena_matches_shows_it(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=3)
     db = str(tmp_path / "arena.db")

@@ -49,7 +49,8 @@ def test_planner_is_legal_and_beats_two_greedy_bots() -> None:
 @pytest.mark.parametrize(
     "rules",
     [
-        Rules(two_pairs_mixed=False, sequence_lengths=(3, 4, 5), sequence_same_suit=True, flush_size=3),
+        pytest.param(Rules(two_pairs_mixed=False, sequence_lengths=(3, 4, 5), sequence_same_suit=True, flush_size=3),
+                     marks=pytest.mark.slow),  # long matches: few sets to throw
         Rules(sequence_lengths=(4,), flush_size=4, tie_fails=False, penalty=0),
         Rules(declare_max=5, max_turns_per_player=8, threshold=25, until="first_out"),
     ],

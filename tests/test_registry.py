@@ -113,6 +113,7 @@ def test_identical_resubmission_is_not_a_new_version(tmp_path):
     assert result.exit_code == 0 and "nothing new to store" in result.output
 
 
+@pytest.mark.slow
 def test_versions_pinning_and_names_in_a_tournament(tmp_path):
     bot = scaffold("pinned", "python", tmp_path / "pinned")
     registry = tmp_path / "reg"
@@ -272,6 +273,7 @@ def test_a_bad_manifest_is_rejected_with_exit_2(tmp_path):
     assert stored_nothing(registry)
 
 
+@pytest.mark.slow
 def test_concurrent_submits_get_distinct_versions(tmp_path):
     registry = tmp_path / "reg"
     bots = []

@@ -117,6 +117,7 @@ def test_arena_test_on_a_cluster_reaches_the_verdict_of_the_local_pool(tmp_path:
     assert {key: found[1][key] for key in same} == {key: found[0][key] for key in same}
 
 
+@pytest.mark.slow
 def test_a_stop_rule_run_on_the_local_pool_is_held_and_rated_like_any_tournament(tmp_path: Path) -> None:
     config = load_config(write_stop_config(tmp_path, stop={"confidence": 0.95, "max_matches": 6}))
     store = Store(tmp_path / "a.db")

@@ -128,6 +128,7 @@ def test_random_bot_varies_with_its_seat_and_the_names() -> None:
     assert moves(hello) != moves(hello | {"players": ["a", "c"]})
 
 
+@pytest.mark.slow
 def test_greedy_beats_random_in_three_player_matches() -> None:
     greedy_places: list[int] = []
     random_places: list[int] = []

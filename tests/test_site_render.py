@@ -324,6 +324,7 @@ def _build_killed_part_way(db: Path, out: Path, written: Path, *args: str) -> No
         assert build.wait(timeout=60) == -signal.SIGKILL, "the build ended before it could be killed"
 
 
+@pytest.mark.slow
 def test_a_build_killed_part_way_leaves_a_whole_site_and_the_next_build_repairs_it(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"

@@ -150,6 +150,7 @@ def test_an_improvement_of_the_margin_is_rarely_missed() -> None:
     assert counts["not better"] / 300 <= 0.08, counts
 
 
+@pytest.mark.slow
 def test_the_estimate_at_the_stop_leans_less_than_the_mean_and_its_interval_covers() -> None:
     rng = random.Random(3)
     truth = MARGIN / 2  # in the middle: stops either way, on lucky or unlucky runs

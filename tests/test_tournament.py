@@ -153,6 +153,7 @@ def test_a_limit_the_host_cannot_grant_is_refused_when_the_config_is_read(tmp_pa
     assert result.exit_code == 2 and "limits.open_files" in result.stderr
 
 
+@pytest.mark.slow
 def test_bots_the_host_cannot_launch_fail_their_matches_and_the_tournament_goes_on(tmp_path, monkeypatch):
     # Past the config check (a host whose limits shrank after the config was read, say), every launch fails in
     # the child: each match is retried, then marked failed with the real cause, and the run ends with exit 1.
@@ -168,6 +169,7 @@ def test_bots_the_host_cannot_launch_fail_their_matches_and_the_tournament_goes_
     assert all("RLIMIT_NOFILE" in row["error"] and "limits.open_files" in row["error"] for row in rows)
 
 
+@pytest.mark.slow
 def test_changed_config_or_bot_is_refused_unless_fresh(tmp_path):
     bot = tmp_path / "copy"
     bot.mkdir()
@@ -223,6 +225,7 @@ def test_resume_after_kill_9_gives_identical_standings(tmp_path):
     assert len(list(logs.glob("*.jsonl.gz"))) == total
 
 
+@pytest.mark.slow
 def test_dry_run_and_listing_commands(tmp_path):
     path = write_config(tmp_path, repeats=1)
     runner = CliRunner()
