@@ -12,13 +12,18 @@ CPU (this process's children: the runners, their sandboxes and the bots, user + 
 games per second and per CPU second of each, and their ratios (the goal of issue 24: arena at least 3x psyleague's
 games per second).
 
-    python bench/psyleague.py [--games 24] [--workers 2] [--runs 2]
+    python bench/psyleague.py [--games 24] [--workers 2] [--runs 2] [--bots random,greedy,planner,js-greedy]
+
+``--bots`` plays other sample bots (at least three): the planner thinks for about 0.3 CPU s a game, which both
+runners pay alike, so with it in the field the ratio says more about the planner than about the runners; the
+field without it shows what the runner itself costs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import resource
@@ -72,8 +77,8 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float, str]:
     return wall, cpu, done.stdout
 
 
-def psyleague_run(work: Path, games: int, workers: int) -> tuple[float, float, int]:
-    """A fresh psyleague league of the four sample bots, ``games`` games played: wall, CPU, games."""
+def psyleague_run(work: Path, games: int, workers: int, bots: tuple[str, ...]) -> tuple[float, float, int]:
+    """A fresh psyleague league of ``bots``, ``games`` games played: wall, CPU, games."""
     league = work / "psyleague"
     shutil.rmtree(league, ignore_errors=True)
     league.mkdir()
@@ -88,18 +93,18 @@ def psyleague_run(work: Path, games: int, workers: int) -> tuple[float, float, i
         key = line.split("=", 1)[0].strip()
         lines.append(f"{key} = {settings[key]}" if key in settings else line)
     (league / "psyleague.cfg").write_text("\n".join(lines) + "\n")
-    for bot in BOTS:
+    for bot in bots:
         subprocess.run([*tool, "bot", "add", bot], cwd=league, check=True, capture_output=True)
     wall, cpu, _ = timed([*tool, "run", "--games", str(games), "--silent"], league)
     played = sum(1 for line in (league / "psyleague.games").read_text().splitlines() if line.strip())
     return wall, cpu, played
 
 
-def arena_run(work: Path, games: int, workers: int) -> tuple[float, float, int]:
-    """``arena run`` of the four sample bots at 3 seats, enough deals for ``games`` matches: wall, CPU, matches."""
-    # A round-robin of 4 bots at 3 seats: 4 groups, 3 seat rotations of each deal: 12 matches a repeat.
-    repeats = max(1, round(games / 12))
-    bots = ", ".join(f"sample:{bot}" for bot in BOTS)
+def arena_run(work: Path, games: int, workers: int, field: tuple[str, ...]) -> tuple[float, float, int]:
+    """``arena run`` of ``field`` at 3 seats, enough deals for ``games`` matches: wall, CPU, matches."""
+    # A round-robin at 3 seats: every group of 3, 3 seat rotations of each deal (4 bots: 12 matches a repeat).
+    repeats = max(1, round(games / (3 * math.comb(len(field), 3))))
+    bots = ", ".join(f"sample:{bot}" for bot in field)
     config = work / "arena.yaml"
     config.write_text(f"name: versus-psyleague\nbots: [{bots}]\nplayers: 3\nformat: round-robin\n"
                       f"repeats: {repeats}\nseed: 7\nrules: {{threshold: {THRESHOLD}}}\nsandbox: process\n")
@@ -116,7 +121,11 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=24, help="Games per run (arena rounds to whole repeats of 12).")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--bots", default=",".join(BOTS), help="Sample bots, comma-separated (at least 3).")
     args = parser.parse_args()
+    bots = tuple(bot.strip() for bot in args.bots.split(",") if bot.strip())
+    if len(bots) < 3:
+        parser.error("--bots: at least 3 sample bots, comma-separated")
     try:
         import psyleague  # noqa: F401
     except ImportError:
@@ -126,8 +135,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="arena-vs-psyleague-") as tmp:
         work = Path(tmp)
         for _ in range(args.runs):
-            samples["psyleague"].append(psyleague_run(work, args.games, args.workers))
-            samples["arena"].append(arena_run(work, args.games, args.workers))
+            samples["psyleague"].append(psyleague_run(work, args.games, args.workers, bots))
+            samples["arena"].append(arena_run(work, args.games, args.workers, bots))
             load.append(os.getloadavg()[0])
 
     def rates(runs: list[tuple[float, float, int]]) -> dict[str, float]:
@@ -136,7 +145,7 @@ def main() -> None:
                 "games_per_cpu_s": round(statistics.median(g / c for _, c, g in runs), 3)}
 
     arena, psy = rates(samples["arena"]), rates(samples["psyleague"])
-    print(json.dumps({"python": platform.python_version(), "workers": args.workers, "runs": args.runs,
+    print(json.dumps({"python": platform.python_version(), "bots": list(bots), "workers": args.workers, "runs": args.runs,
                       "load": [round(x, 1) for x in load], "arena": arena, "psyleague": psy,
                       "ratio_games_per_s": round(arena["games_per_s"] / psy["games_per_s"], 2),
                       "ratio_games_per_cpu_s": round(arena["games_per_cpu_s"] / psy["games_per_cpu_s"], 2),
