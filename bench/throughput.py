@@ -7,12 +7,18 @@ so the machine's load barely moves the figure. With ``--base DIR`` (another chec
 before a speed-up, in a temporary ``git worktree``) the same tournament runs under both, interleaved run by run,
 and the ratio is printed. Prints ONE JSON object.
 
-    python bench/throughput.py [--runs 3] [--repeats 1] [--base /tmp/base-checkout]
+    python bench/throughput.py [--runs 3] [--repeats 1] [--base /tmp/base-checkout] [--split 12]
+
+``--split N`` also plays N matches of the same groups in this process (``arena.referee.play_match`` on the process
+sandbox, as a worker does) and splits their CPU: this process's own (the referee's turns, the log, the launch and
+kill of each bot) against its children's (bubblewrap and the bots, which the sandbox reaps). The runner can make
+a match no cheaper than its own share.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -55,11 +61,44 @@ def run_once(tree: Path, config: Path, work: Path) -> tuple[float, float, int]:
     return cpu, wall, matches
 
 
+def split(matches: int) -> dict[str, float]:
+    """CPU per match of the runner itself and of its children (sandbox and bots), played in this process."""
+    from arena.manifest import load_bot
+    from arena.referee import play_match
+    from arena.rules import Rules
+    from arena.sandbox import get_sandbox
+
+    bots = {name: load_bot(ROOT / "sample_bots" / name) for name in BOTS}
+    groups = list(itertools.combinations(BOTS, 3))
+    rules = Rules.from_dict({"threshold": 50})
+    sandbox = get_sandbox("process")
+
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    with tempfile.TemporaryDirectory() as tmp:
+        play_match([bots[name] for name in groups[0]], 10_000, sandbox, rules, log_path=Path(tmp) / "warm.jsonl.gz")
+        own, children, turns = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN), 0
+        for index in range(matches):
+            group = groups[index % len(groups)]
+            result = play_match([bots[name] for name in group], index, sandbox, rules,
+                                log_path=Path(tmp) / f"{index}.jsonl.gz")
+            turns += result.turns
+        own, children = cpu(resource.RUSAGE_SELF) - own, cpu(resource.RUSAGE_CHILDREN) - children
+    sandbox.close()
+    return {"matches": matches, "turns_per_match": round(turns / matches, 1),
+            "runner_ms_per_match": round(1000 * own / matches, 1),
+            "sandbox_and_bots_ms_per_match": round(1000 * children / matches, 1),
+            "runner_share": round(own / (own + children), 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=1, help="Deal seeds per combination (12 matches each).")
     parser.add_argument("--base", type=Path, help="Another checkout of arena to run the same way, interleaved.")
+    parser.add_argument("--split", type=int, default=0, help="Matches to play in-process for the CPU split (0: none).")
     args = parser.parse_args()
     trees = {"current": ROOT} | ({} if args.base is None else {"base": args.base.resolve()})
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,6 +122,8 @@ def main() -> None:
         current, base = report["current"], report["base"]
         assert isinstance(current, dict) and isinstance(base, dict)
         report["ratio"] = round(current["matches_per_cpu_s"] / base["matches_per_cpu_s"], 2)
+    if args.split:
+        report["split"] = split(args.split)
     print(json.dumps(report))
 
 
