@@ -18,7 +18,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from arena import matchview
 from arena.cli import main
+from arena.matchlog import load
 from arena.site import data, output, render
 from arena.store import Store
 from tests.sitestore import STDERR, broken_links, fill_store, make_store
@@ -181,6 +183,10 @@ def test_arena_run_builds_the_site_unless_told_not_to(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(db), "--no-site", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["site"] is None and not (tmp_path / "results" / "site").exists()
+    # Each match's log has its view beside it (arena/matchview.py), made by the worker that played it.
+    logs = sorted((tmp_path / "results" / "logs" / "small").glob("*.jsonl.gz"))
+    assert logs and all(matchview.read_view(os.fspath(log), log.stat()) == matchview.derive(load(log), 2)
+                        for log in logs)
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(db)])
     assert result.exit_code == 0, result.output
     index = tmp_path / "results" / "site" / "index.html"
