@@ -4,11 +4,11 @@ The store is filled directly through its API (create_tournament, record_match, f
 is played: places come from fixed bot strengths plus noise, and a few seats fault with a stderr tail. By default
 there are no event logs, so every match page takes the "log missing" path; with ``--logs N``, N real engine
 matches (a greedy policy, like the greedy sample bot) are logged once and every stored match points at one of them, so each match page
-reads a real log and renders a real replay, as after ``arena run``. Each log gets its view
-(arena/matchview.py) as the runner makes one after a match, and its CPU time is ``view_cpu_ms_per_log``: what the
-runner spends on it per match. With ``--no-views`` the logs have none, and the full build derives every match page
-from its log (as for a store of an arena before views; that build writes them, so the rebuilds after it have
-them). Prints ONE JSON object.
+reads a real log and renders a real replay, as after ``arena run``. Each match has a log file of its own (a hard
+link to one of the N: a view is kept per file), with its view (arena/matchview.py) as the runner makes one after a
+match: ``view_cpu_ms_per_log`` is its CPU time, what the runner spends on it per match. With ``--no-views`` the
+logs have none, and the full build reads and derives every match's log, keeping its view (a store of an arena
+before views; the rebuilds after it have them). Prints ONE JSON object.
 
     python bench/site.py --matches 10000 --bots 8 --players 3
     python bench/site.py --matches 10000 --logs 50 --add 100
@@ -35,6 +35,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ from typing import Any
 from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
 from arena.matchlog import FORMAT, MatchLog
-from arena.matchview import view_log
+from arena.matchview import view_log, view_path
 from arena.protocol import Limits, encode, tell, turn_line
 from arena.ratings import RatingConfig, rate_all
 from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
@@ -141,7 +142,7 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
                 if faulted else None,
                 stderr_tail="Traceback (most recent call last):\n  ...\nValueError: boom\n" if faulted else "",
                 bank_left_ms=10000))
-        log_path = logs[match.index % len(logs)] if logs else None
+        log_path = own_log(logs[match.index % len(logs)], match.index) if logs else None
         later.append(MatchResult(match.seed, Rules(), Termination.LAST_STANDING, rounds, rounds * 6 * players,
                                  tuple(seats), 0.5, log_path))
     done = len(schedule) if record is None else record
@@ -149,6 +150,16 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
         store.record_match(tid, index, result, 1)
     rate(store, tid)
     return tid, later[done:]
+
+
+def own_log(log: Path, index: int) -> Path:
+    """A log file of match ``index``'s own, a hard link to ``log``, with a copy of ``log``'s view if it has one
+    (valid: the link has the log's size and time)."""
+    path = log.with_name(f"match-{index:06d}.jsonl.gz")
+    os.link(log, path)
+    if view_path(log).exists():
+        shutil.copyfile(view_path(log), view_path(path))
+    return path
 
 
 def rate(store: Store, tid: int) -> None:
