@@ -483,13 +483,17 @@ def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, 
     kept = json.loads((out / "t" / "t" / render.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
     assert faulted and {int(match) for match in kept} == faulted
     read: list[int] = []
-    real = data.match_log
+    real = data.match_view
 
-    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.LoadedLog | None, Path | None]:
-        read.append(match.id)
+    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.MatchView | None, Path | None]:
+        read.append(match.id)  # a match's log, or its view (arena/matchview.py)
         return real(snap, match)
 
-    monkeypatch.setattr(data, "match_log", counted)
+    monkeypatch.setattr(data, "match_view", counted)
     before = _files(out)
     assert render.build_site(store, out).written == 0 and _files(out) == before
     assert not set(read) & faulted
+    # Without the steps kept, the build reads them (the counting sees it).
+    (out / "t" / "t" / render.STEPS_FILE).unlink()
+    render.build_site(store, out)
+    assert set(read) & faulted
