@@ -191,3 +191,18 @@ def test_stand_in_names_give_the_encoding_of_any_plain_names() -> None:
                     {"type": "declare", "seat": 1}]
     names = ["".join(rng.choice("abc-_19") for _ in range(rng.randint(1, 12))) for _ in range(3)]
     assert matchview.walk(store_events, names) == matchview.walk(store_events, matchview.stand_ins(3))
+
+
+def test_a_site_without_stderr_offers_the_log_without_it_from_a_view_as_from_the_log(store: Store) -> None:
+    snap = data.snapshot(store, "t")
+    match = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is not None)
+    view, _ = data.match_view(snap, match)
+    log = data.match_log(snap, match)[0]
+    assert view is not None and log is not None and view.stderr
+    offered = render.log_download(view, stderr=False)
+    assert isinstance(offered, bytes) and offered == render.log_download(log, stderr=False)
+    assert b"stderr_tail" not in gzip.decompress(offered)
+    clean = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is None)
+    plain = data.match_view(snap, clean)[0]
+    assert plain is not None and not plain.stderr
+    assert render.log_download(plain, stderr=False) == output.Linked(plain.log)
