@@ -4,10 +4,15 @@ The store is filled directly through its API (create_tournament, record_match, f
 is played: places come from fixed bot strengths plus noise, and a few seats fault with a stderr tail. By default
 there are no event logs, so every match page takes the "log missing" path; with ``--logs N``, N real engine
 matches (a greedy policy, like the greedy sample bot) are logged once and every stored match points at one of them, so each match page
-reads a real log and renders a real replay, as after ``arena run``. Prints ONE JSON object.
+reads a real log and renders a real replay, as after ``arena run``. Each match has a log file of its own (a hard
+link to one of the N: a view is kept per file), with its view (arena/matchview.py) as the runner makes one after a
+match: ``view_cpu_ms_per_log`` is its CPU time, what the runner spends on it per match. With ``--no-views`` the
+logs have none, and the full build reads and derives every match's log, keeping its view (a store of an arena
+before views; the rebuilds after it have them). Prints ONE JSON object.
 
     python bench/site.py --matches 10000 --bots 8 --players 3
     python bench/site.py --matches 10000 --logs 50 --add 100
+    python bench/site.py --matches 10000 --logs 50 --workers 2 --no-views
 
 After the full build, ``--add`` more matches (default 100) are recorded and rated, and the site is built again
 into the same directory: the incremental rebuild (only the files whose data changed are written). Then the live
@@ -30,6 +35,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +44,7 @@ from typing import Any
 from arena.cards import VALUE, hand_total
 from arena.game import DECK_TAKE, Declare, Match, Move, Play
 from arena.matchlog import FORMAT, MatchLog
+from arena.matchview import view_log, view_path
 from arena.protocol import Limits, encode, tell, turn_line
 from arena.ratings import RatingConfig, rate_all
 from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
@@ -135,7 +142,7 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
                 if faulted else None,
                 stderr_tail="Traceback (most recent call last):\n  ...\nValueError: boom\n" if faulted else "",
                 bank_left_ms=10000))
-        log_path = logs[match.index % len(logs)] if logs else None
+        log_path = own_log(logs[match.index % len(logs)], match.index) if logs else None
         later.append(MatchResult(match.seed, Rules(), Termination.LAST_STANDING, rounds, rounds * 6 * players,
                                  tuple(seats), 0.5, log_path))
     done = len(schedule) if record is None else record
@@ -143,6 +150,16 @@ def fill(store: Store, matches: int, bots: int, players: int, seed: int, logs: l
         store.record_match(tid, index, result, 1)
     rate(store, tid)
     return tid, later[done:]
+
+
+def own_log(log: Path, index: int) -> Path:
+    """A log file of match ``index``'s own, a hard link to ``log``, with a copy of ``log``'s view if it has one
+    (valid: the link has the log's size and time)."""
+    path = log.with_name(f"match-{index:06d}.jsonl.gz")
+    os.link(log, path)
+    if view_path(log).exists():
+        shutil.copyfile(view_path(log), view_path(path))
+    return path
 
 
 def rate(store: Store, tid: int) -> None:
@@ -210,12 +227,20 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None, help="Build processes (default: the CPUs).")
     parser.add_argument("--add", type=int, default=100,
                         help="Matches recorded after the full build, then an incremental rebuild (0: none).")
+    parser.add_argument("--no-views", action="store_true",
+                        help="Logs without their views: the full build reads and derives every log.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         db = Path(scratch) / "arena.db"
         store = Store(db)
         started = time.perf_counter()
         logs = write_logs(Path(scratch) / "logs-src", args.logs, args.players, args.seed) if args.logs else None
+        view_ms = None
+        if logs and not args.no_views:
+            view_cpu = time.process_time()
+            for path in logs:  # as the runner does after each match (arena/run/jobs.py)
+                assert view_log(path, args.players) is not None
+            view_ms = round(1000 * (time.process_time() - view_cpu) / len(logs), 2)
         tid, more = fill(store, args.matches + 2 * args.add, args.bots, args.players, args.seed, logs, args.matches)
         filled = time.perf_counter() - started
         site = Path(scratch) / "site"
@@ -233,6 +258,7 @@ def main() -> None:
         index_kb = (site / "t" / "bench" / "matches" / "index.js").stat().st_size / 1024  # the search's index
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
+        "views": bool(logs) and not args.no_views, "view_cpu_ms_per_log": view_ms,
         "workers": args.workers or os.cpu_count(),
         "pages": report["pages"], "build_seconds": report["seconds"], "build_cpu_seconds": report["cpu_seconds"],
         "build_peak_rss_mb": report["peak_rss_mb"], "build_worker_rss_mb": report["worker_rss_mb"],

@@ -5,7 +5,9 @@ four sample bots, seat rotations of duplicate deals; ``--repeats`` deals each) w
 time of everything it ran: the runner, the sandboxes and the bots (the children's resource usage, user + system),
 so the machine's load barely moves the figure. With ``--base DIR`` (another checkout of arena, say the commit
 before a speed-up, in a temporary ``git worktree``) the same tournament runs under both, interleaved run by run,
-and the ratio is printed. Prints ONE JSON object.
+and the ratio is printed. ``view_cpu_ms_per_match`` is what making each match's view (arena/matchview.py) costs the
+worker that played it, timed again in this process on the current runs' logs, and ``view_share`` that against a
+match's whole CPU time. Prints ONE JSON object.
 
     python bench/throughput.py [--runs 3] [--repeats 1] [--base /tmp/base-checkout] [--split 12]
 
@@ -29,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from arena.matchview import view_log
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ("random", "greedy", "planner", "js-greedy")
@@ -93,6 +97,16 @@ def split(matches: int) -> dict[str, float]:
             "runner_share": round(own / (own + children), 3)}
 
 
+def view_cpu_s(work: Path) -> tuple[float, int]:
+    """CPU seconds of making the view of every log of the run just done in ``work``, as its worker did, and how
+    many logs."""
+    logs = sorted((work / "logs" / "throughput").glob("*.jsonl.gz"))
+    started = time.process_time()
+    for log in logs:
+        view_log(log, 3)
+    return time.process_time() - started, len(logs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -107,9 +121,12 @@ def main() -> None:
         config = work / "throughput.yaml"
         config.write_text(config_text(args.repeats))
         runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in trees}
+        views: list[tuple[float, int]] = []
         for _ in range(args.runs):
             for name, tree in trees.items():  # interleaved: a slow minute slows both
                 runs[name].append(run_once(tree, config, work))
+                if name == "current":
+                    views.append(view_cpu_s(work))
     report: dict[str, object] = {"python": platform.python_version(), "runs": args.runs,
                                  "matches_per_run": runs["current"][0][2], "goal_ratio": 2.0}
     for name, found in runs.items():
@@ -118,6 +135,11 @@ def main() -> None:
             "cpu_s_per_match": round(statistics.median(cpu / m for cpu, _, m in found), 4),
             "wall_s_per_match": round(statistics.median(wall / m for _, wall, m in found), 4),
         }
+    view_ms = statistics.median(1000 * cpu / max(1, logs) for cpu, logs in views)
+    report["view_cpu_ms_per_match"] = round(view_ms, 2)
+    current = report["current"]
+    assert isinstance(current, dict)
+    report["view_share"] = round(view_ms / (1000 * current["cpu_s_per_match"]), 4)
     if "base" in runs:
         current, base = report["current"], report["base"]
         assert isinstance(current, dict) and isinstance(base, dict)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from arena import matchview
 from arena.config import load_config
 from arena.manifest import load_bot
 from arena.run.tournament import run_tournament
@@ -158,8 +159,12 @@ def test_local_cluster_gives_the_local_pool_results(reference, tmp_path):
     assert results(tmp_path / "a.db") == expected
     assert report.cluster is not None and report.cluster.workers == 2
     assert sum(report.cluster.per_worker.values()) == 12
-    logs = sorted((tmp_path / "logs" / "t").iterdir())
+    files = sorted((tmp_path / "logs" / "t").iterdir())
+    logs = [path for path in files if not path.name.endswith(matchview.SUFFIX)]
     assert len(logs) == 12 and not [log for log in logs if not log.name.endswith(".jsonl.gz")]
+    # Each with its view, made by the worker that played it and kept as of the log written here (arena/matchview.py).
+    assert [path for path in files if path not in logs] == [matchview.view_path(log) for log in logs]
+    assert all(matchview.read_view(os.fspath(log), log.stat()) is not None for log in logs)
     verified = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(logs[0])], cwd=ROOT,
                               capture_output=True, text=True, check=False)
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -18,7 +18,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from arena import matchview
 from arena.cli import main
+from arena.matchlog import load
 from arena.site import data, output, render
 from arena.store import Store
 from tests.sitestore import STDERR, broken_links, fill_store, make_store
@@ -181,6 +183,10 @@ def test_arena_run_builds_the_site_unless_told_not_to(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(db), "--no-site", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["site"] is None and not (tmp_path / "results" / "site").exists()
+    # Each match's log has its view beside it (arena/matchview.py), made by the worker that played it.
+    logs = sorted((tmp_path / "results" / "logs" / "small").glob("*.jsonl.gz"))
+    assert logs and all(matchview.read_view(os.fspath(log), log.stat()) == matchview.derive(load(log), 2)
+                        for log in logs)
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(db)])
     assert result.exit_code == 0, result.output
     index = tmp_path / "results" / "site" / "index.html"
@@ -478,13 +484,17 @@ def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, 
     kept = json.loads((out / "t" / "t" / render.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
     assert faulted and {int(match) for match in kept} == faulted
     read: list[int] = []
-    real = data.match_log
+    real = data.match_view
 
-    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.LoadedLog | None, Path | None]:
-        read.append(match.id)
+    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.MatchView | None, Path | None]:
+        read.append(match.id)  # a match's log, or its view (arena/matchview.py)
         return real(snap, match)
 
-    monkeypatch.setattr(data, "match_log", counted)
+    monkeypatch.setattr(data, "match_view", counted)
     before = _files(out)
     assert render.build_site(store, out).written == 0 and _files(out) == before
     assert not set(read) & faulted
+    # Without the steps kept, the build reads them (the counting sees it).
+    (out / "t" / "t" / render.STEPS_FILE).unlink()
+    render.build_site(store, out)
+    assert set(read) & faulted

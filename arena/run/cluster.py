@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.manifest import BotSpec, hash_files
+from arena.matchview import keep_moved_view, view_path
 from arena.run.jobs import JobResult, MatchJob, run_job
 
 LOCAL_PREFIX = "local:"
@@ -240,11 +241,13 @@ def materialise(files_hash: str, blob: bytes) -> Path:
 
 @dataclass(frozen=True)
 class Played:
-    """What a match task sends back: the result, the event log's bytes and the worker that played it."""
+    """What a match task sends back: the result, the event log's bytes and the worker that played it, and the
+    bytes of the log's view (arena/matchview.py) when the worker made one."""
 
     result: JobResult
     log: bytes | None
     worker: str
+    view: bytes | None = None
 
 
 def play_remote(job: MatchJob, wanted: Requirements) -> Played:
@@ -267,9 +270,11 @@ def play_remote(job: MatchJob, wanted: Requirements) -> Played:
         log_path = scratch / Path(job.log_path).name
         result = run_job(dataclasses.replace(job, bots=bots, log_path=str(log_path)))
         log = log_path.read_bytes() if result.result is not None and log_path.is_file() else None
+        view = view_path(log_path)
+        made = view.read_bytes() if log is not None and view.is_file() else None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Played(result, log, report.address)
+    return Played(result, log, report.address, made)
 
 
 # -- the runner's side ------------------------------------------------------------------------------------------
@@ -477,6 +482,8 @@ class _Runner:
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         partial.write_bytes(played.log)
         os.replace(partial, path)
+        if played.view is not None:
+            keep_moved_view(played.view, path)
         return dataclasses.replace(played.result, result=dataclasses.replace(outcome, log_path=path))
 
     def cancel(self) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.manifest import BotSpec
+from arena.matchview import view_log
 from arena.protocol import Limits
 from arena.referee import InfrastructureError, play_match
 from arena.results import MatchResult
@@ -82,6 +83,9 @@ def _play(job: MatchJob) -> JobResult:
             with _match_in_flight():
                 result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
                                     job.sandbox_limits, Path(job.log_path))
+            # The site's view of the log, made here, where the match was played (spread over the workers that
+            # play), rather than by every site build: best effort, a build without it reads the log.
+            view_log(Path(job.log_path), len(job.bots))
             return JobResult(job.index, attempt, dataclasses.replace(result, events=()))
         except (InfrastructureError, SandboxError) as failure:
             error = f"attempt {attempt}: {failure}"

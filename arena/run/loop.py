@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from arena.confidence import GroupPlace, confidence
 from arena.matchlog import log_path_for
+from arena.matchview import view_path
 from arena.ratings import Rater, Rating, RatingConfig, rate_all
 from arena.run.cluster import ClusterStats
 from arena.run.jobs import JobResult, MatchJob
@@ -290,6 +291,7 @@ def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: C
         store.drop_matches(plan.tid, dropped)
         for index in dropped:
             log_path_for(plan.log_dir, index).unlink(missing_ok=True)
+            view_path(log_path_for(plan.log_dir, index)).unlink(missing_ok=True)
     policy.ratings.at_end(store, plan.tid)
     return RunReport(tid=plan.tid, name=plan.name, total=sum(store.status_counts(plan.tid).values()),
                      done_before=plan.done, played=progress.played, failed=progress.failed, interrupted=interrupted,

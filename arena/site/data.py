@@ -1,7 +1,8 @@
 """What each page of the results site shows: the store's results (:class:`~arena.store.StoredMatch` holding the
 referee's :class:`~arena.results.SeatResult` values, used as they are) with the links and sums a page adds, and the
 narration of each match's log (:mod:`arena.narrate`, logs read by :mod:`arena.matchlog`). A match's move list and
-its replay's data are :mod:`arena.site.replay`'s.
+its replay's data are :mod:`arena.site.replay`'s, from the match's view (:mod:`arena.matchview`: what its log
+decides, kept beside it; the log itself is read only when the view is missing or stale).
 
 Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML. A tournament is read into a
 :class:`Snapshot`: its standings, ratings and totals in a handful of bulk queries, every match's stamp (a match
@@ -32,14 +33,16 @@ from typing import Any, overload
 from urllib.parse import quote_plus
 
 from arena.confidence import Confidence, PairTest
-from arena.matchlog import LoadedLog, LogError, find_log, load
+from arena.matchlog import LoadedLog, LogError, find_log, load, locate_log
+from arena.matchview import MatchView, derive, plain_names, source_view
+from arena.matchview import forfeit_steps as event_forfeit_steps
 from arena.narrate import narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult, Termination
 from arena.rules import Rules
-from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, match_moves
+from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, move_blocks
 from arena.store import MatchStamp, Standing, Store, StoredMatch
-from arena.thinktime import Mark, Tally, Thought, by_seat, compact, thoughts
+from arena.thinktime import Mark, Tally
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -649,7 +652,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
     found = []
     for match in snap.matches.fetch(positions):
         if steps and match.id not in snap.forfeit_cache:
-            snap.forfeit_cache[match.id] = forfeit_steps(match_log(snap, match)[0])
+            view = match_view(snap, match)[0]
+            snap.forfeit_cache[match.id] = {} if view is None else view.forfeits
         where = snap.forfeit_cache[match.id] if steps else {}
         for seat, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
@@ -667,11 +671,7 @@ def forfeit_steps(log: LoadedLog | None) -> dict[int, int]:
     >>> forfeit_steps(log), forfeit_steps(None)
     ({1: 3}, {})
     """
-    steps: dict[int, int] = {}
-    for step, event in enumerate([] if log is None else log.events, 1):
-        if event.get("type") == "forfeit" and isinstance(event.get("seat"), int):
-            steps.setdefault(event["seat"], step)
-    return steps
+    return {} if log is None else event_forfeit_steps(log.events)
 
 
 def fault_counts(snap: Snapshot, bot_id: int | None = None) -> Counter[str]:
@@ -1478,6 +1478,34 @@ def match_log(snap: Snapshot, match: StoredMatch) -> tuple[LoadedLog | None, Pat
         return None, path
 
 
+def match_view(snap: Snapshot, match: StoredMatch | MatchStamp) -> tuple[MatchView | None, Path | None]:
+    """What the match's page takes from its log (:func:`arena.matchview.source_view`: the view kept beside the
+    log, or the log read), None when the log is missing or unreadable; and the path of a log that is there but
+    unreadable (corrupt), which the build reports."""
+    found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
+    if found is None:
+        return None, None
+    try:
+        return source_view(found[0], found[1], len(match.bot_ids)), None
+    except LogError:
+        return None, Path(found[0])
+
+
+def view_for(source: LoadedLog | MatchView | None, names: Sequence[str]) -> MatchView | None:
+    """A view that serves a page with ``names`` in its seats: ``source`` itself, or made from its log (a log read,
+    or a view of plain names for names that are not: read from the log again; None if it is no longer there)."""
+    if isinstance(source, MatchView):
+        if source.fits(names):
+            return source
+        try:
+            source = load(Path(source.log))
+        except LogError:
+            return None
+    if source is None:
+        return None
+    return derive(source, len(names), () if plain_names(names) else names)
+
+
 @dataclass(frozen=True)
 class MatchPlayer:
     """A seat on a match page: its bot, the link to the bot's page, and its result once the match is done."""
@@ -1552,20 +1580,20 @@ class MatchPage:
         return [p for p in self.players if p.result is not None and p.result.fault is None and p.result.stderr_tail]
 
 
-def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bool = False) -> MatchPage:
-    """The page of ``snap.matches[position]``; ``log`` is its log as :func:`match_log` returns it, if found
-    (``corrupt``: found, but unreadable)."""
+def match_page(snap: Snapshot, position: int, log: LoadedLog | MatchView | None, corrupt: bool = False) -> MatchPage:
+    """The page of ``snap.matches[position]``; ``log`` is its view as :func:`match_view` returns it (or its log
+    as :func:`match_log` does), if found (``corrupt``: found, but unreadable)."""
     match = snap.matches[position]
     players = [MatchPlayer(seat, *snap.bot_link(bot_id), result, out_round(match, result))
                for seat, bot_id, result in seated(match)]
     names = [p.bot for p in players]
-    events = log.events if log is not None else []
+    view = view_for(log, names)
     replay_data = None
     faults: dict[int, Fault] = {}
     if match.result is not None:
         faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
-    elif log is not None:
-        faults = log.faults
+    elif view is not None:
+        faults = view.faults
     # Only the events that are not turns are narrated: the page shows a grid for the turns, and their sentences
     # (which replay.js writes itself) were most of the narrator's work. The other sentences do not depend on the
     # hands the narrator follows through the turns it is not shown.
@@ -1577,15 +1605,11 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
             return fold_line(event, names)
         return narrate([event], names, faults, card_text, show_hands=False)[0].text
 
-    moves, compact_events = match_moves(events, names, line)
-    thought: list[Thought] = []
-    if log is not None:
-        thought = thoughts(log.text, events)
-        limits = log.header.get("limits")
-        bank, move = (limits.get("bank_ms"), limits.get("move_ms")) if isinstance(limits, dict) else (None, None)
-        bank, move = (value if type(value) is int else None for value in (bank, move))
-        shown: dict[str, Any] = {"names": names, "events": compact_events, "think": compact(thought, bank, move),
-                                 "bank": bank, "move": move}
+    moves: list[MoveBlock] = []
+    if view is not None:
+        moves = move_blocks(view.blocks, names, line)
+        shown: dict[str, Any] = {"names": names, "events": view.events, "think": view.think,
+                                 "bank": view.bank_ms, "move": view.move_ms}
         if faults:  # the replay's last step says why each forfeited seat left: the reason code and its round
             shown["faults"] = {str(seat): [fault.reason.value, fault.round] for seat, fault in faults.items()}
         replay_data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
@@ -1602,10 +1626,12 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | None, corrupt: bo
         standings=sorted(players, key=lambda p: (p.result is None, 0 if p.result is None else p.result.place, p.seat)),
         moves=moves,
         replay_data=replay_data,
-        vs=" v ".join(names), data_href=None if log is None else match_data_href(snap.slug, match.id), log_path=None if match.log_path is None else str(match.log_path),
-        log_found=log is not None, log_corrupt=corrupt, fault_steps=forfeit_steps(log),
-        think=tuple(by_seat(thought, len(players), match.id)) if log is not None else (),
-        log_href=None if log is None else match_log_href(snap.slug, match.id),
+        vs=" v ".join(names), data_href=None if view is None else match_data_href(snap.slug, match.id),
+        log_path=None if match.log_path is None else str(match.log_path),
+        log_found=view is not None, log_corrupt=corrupt or (log is not None and view is None),
+        fault_steps={} if view is None else view.forfeits,
+        think=tuple(view.tallies_of(match.id)) if view is not None else (),
+        log_href=None if view is None else match_log_href(snap.slug, match.id),
         prev_href=None if prev_m is None else match_href(snap.slug, prev_m.id),
         next_href=None if next_m is None else match_href(snap.slug, next_m.id),
         rules_href=tournament_href(snap.slug) + "#rules",

@@ -26,10 +26,10 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from arena import procfs, thinktime
+from arena import procfs
 from arena.confidence import PairTest
-from arena.matchlog import LoadedLog, LogError, locate_log
-from arena.matchlog import load as load_log
+from arena.matchlog import LoadedLog, locate_log
+from arena.matchview import MatchView
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
 from arena.stderr import error_view
@@ -341,29 +341,32 @@ def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = 
         match = snap.matches[position]
     except data.MatchGone:
         return []  # dropped from the store since the snapshot: no page (the next build removes its old one)
-    log, unreadable = data.match_log(snap, match)
+    view, unreadable = data.match_view(snap, match)
     if unreadable is not None and corrupt is not None:
         corrupt.append(str(unreadable))
-    page = data.match_page(snap, position, log, unreadable is not None)
+    page = data.match_page(snap, position, view, unreadable is not None)
     files: list[tuple[str, output.Content]] = [(data.match_href(snap.slug, match.id), render_match(page, snap.slug))]
     if page.data_href is not None:
         files.append((page.data_href, match_data_js(page)))
-    if log is not None and page.log_href is not None:
-        files.append((page.log_href, log_download(log, snap.matches.stderr)))
+    if view is not None and page.log_href is not None:
+        files.append((page.log_href, log_download(view, snap.matches.stderr)))
     if think is not None and match.status == "done":
         think += [(bot_id, page.think[seat] if page.think else Tally(matches={match.id}))
                   for seat, bot_id in enumerate(match.bot_ids)]
     return files
 
 
-def log_download(log: LoadedLog, stderr: bool) -> output.Content:
-    """A match's event log as the site offers it: the file as it is (linked, not copied, where it can be), or
-    without what the bots wrote on stderr (a fault record's ``stderr_tail``) for a site that does not show it (the
-    league server's public one)."""
-    if stderr or b'"stderr_tail"' not in log.text:
-        return output.Linked(os.fspath(log.path))
+def log_download(log: LoadedLog | MatchView, stderr: bool) -> output.Content:
+    """A match's event log (read, or its view) as the site offers it: the file as it is (linked, not copied,
+    where it can be), or without what the bots wrote on stderr (a fault record's ``stderr_tail``) for a site that
+    does not show it (the league server's public one)."""
+    tails = log.stderr if isinstance(log, MatchView) else b'"stderr_tail"' in log.text
+    path = log.log if isinstance(log, MatchView) else os.fspath(log.path)
+    if stderr or not tails:
+        return output.Linked(path)
+    text = log.text if isinstance(log, LoadedLog) else gzip.decompress(Path(path).read_bytes())
     lines = []
-    for line in log.text.splitlines(keepends=True):
+    for line in text.splitlines(keepends=True):
         if line.startswith(b'{"t":"fault"'):
             record = json.loads(line)
             record.pop("stderr_tail", None)
@@ -592,14 +595,8 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
                    if stamp.status == "done" and stamp.id not in total.setdefault(bot_id, Tally()).matches]
         if not missing:
             continue
-        found = locate_log(stamp.log_path, snap.store_dir, snap.name, stamp.idx)
-        seats: list[Tally] = [Tally(matches={stamp.id}) for _ in stamp.bot_ids]
-        if found is not None:
-            try:
-                log = load_log(Path(found[0]))
-                seats = thinktime.by_seat(thinktime.thoughts(log.text, log.events), len(stamp.bot_ids), stamp.id)
-            except LogError:
-                pass  # its page says the log is corrupt; it has no think times
+        view = data.match_view(snap, stamp)[0]  # None: its page says the log is missing or corrupt
+        seats = [Tally(matches={stamp.id}) for _ in stamp.bot_ids] if view is None else view.tallies_of(stamp.id)
         for seat in missing:
             total[stamp.bot_ids[seat]].merge(seats[seat])
     text = json.dumps({"format": 1, "version": version,
