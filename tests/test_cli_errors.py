@@ -19,6 +19,7 @@ from arena.cli_play import progress_status
 from arena.matchlog import LogError, describe, load
 from arena.results import counted
 from arena.run.loop import Progress
+from tests.sigint import default_sigint
 from tests.sitestore import make_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -235,7 +236,7 @@ def test_ctrl_c_in_a_series_prints_the_totals_of_the_finished_matches(tmp_path: 
     logs = tmp_path / "logs"
     runner = subprocess.Popen([sys.executable, "-m", "arena", "match", GREEDY, RANDOM, "--games", "500", "--workers",
                                "1", "--threshold", "20", "--log", str(logs)], cwd=tmp_path, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)  # noqa: PLW1509
     # One worker: once a fourth log is begun, three matches have ended (no clock to race).
     while len(list(logs.rglob("*.jsonl.gz"))) < 4 and runner.poll() is None:
         time.sleep(0.05)

@@ -28,6 +28,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.site import data
 from arena.store import LeaseHeldError, Store
+from tests.sigint import default_sigint
 from tests.test_tournament import ROOT, write_config
 
 SEED = 20261201
@@ -42,7 +43,6 @@ def start(*args: str | Path) -> subprocess.Popen[str]:
     """``arena ARGS`` in its own process group (as a shell runs a job), so a test can signal the whole group."""
     return subprocess.Popen([sys.executable, "-m", "arena", *map(str, args)], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            # No Popen option restores an ignored SIGINT before exec: this must run in the child.
                             preexec_fn=default_sigint)  # noqa: PLW1509
 
 
@@ -52,12 +52,6 @@ def children(pid: int) -> list[int]:
         return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except FileNotFoundError:
         return []
-
-
-def default_sigint() -> None:
-    # Tests run as a background job ignore Ctrl-C, and so would the runs they start (arena keeps an ignored
-    # SIGINT ignored, as Unix programs do): these runs must take it.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def group_members(pgid: int) -> list[int]:

@@ -23,6 +23,7 @@ from arena.cli import main
 from arena.matchlog import load
 from arena.site import data, output, render
 from arena.store import Store
+from tests.sigint import default_sigint
 from tests.sitestore import STDERR, broken_links, fill_store, make_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +159,8 @@ def test_cli_site_serve_listens_on_localhost(tmp_path: Path) -> None:
     make_store(tmp_path, limit=1)
     render.build_site(Store(tmp_path / "arena.db"), tmp_path / "site")
     process = subprocess.Popen([sys.executable, "-m", "arena", "site", "serve", "--port", "0", "--out",
-                                str(tmp_path / "site")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                str(tmp_path / "site")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               preexec_fn=default_sigint)  # noqa: PLW1509
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
