@@ -41,7 +41,8 @@ TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js",
+          "rank.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -280,6 +281,7 @@ def render_match_list(page: data.MatchListPage) -> str:
 
 
 def render_bot(page: data.BotPage) -> str:
+    assert page.matches is not None  # made by the caller (see tournament_pages)
     return _render("bot.html", page.matches.path, page=page)
 
 
@@ -394,8 +396,10 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
     for bot in snap.bots:
         first, *more = data.bot_listings(snap, bot.id)
         if bot_pages is not False:
-            bot_page = data.bot_page(snap, bot.id, first.make(), None if think is None else think.get(bot.id))
-            yield first.path, bot_page, partial(render_bot, bot_page)
+            # Keyed on the inputs of its first page of matches, not on that page made: a rebuild reads the matches
+            # of the bots whose pages changed only.
+            bot_page = data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
+            yield first.path, (bot_page, first.inputs), partial(_render_bot, bot_page, first)
         if bot_pages is not True:
             for listing in more:
                 yield listing.path, listing.inputs, partial(_render_listing, listing)
@@ -403,6 +407,10 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
                 # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
                 yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
                        partial(_render_faults, snap, bot.id))
+
+
+def _render_bot(page: data.BotPage, first: data.Listing) -> str:
+    return render_bot(replace(page, matches=first.make()))
 
 
 def _render_listing(listing: data.Listing) -> str:
