@@ -358,9 +358,10 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
     stamp = data.stamp_keys(snap)[position]
+    # The tournament's names and rules as their digest, made once (:func:`arena.site.data.context`), not pickled
+    # again for each of 10,000 matches.
     keys = {data.match_href(snap.slug, match.id): output.key(
-        version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, data.listing_page(snap, position),
-        names, source)}
+        version, data.context(snap), stamp, neighbours, data.listing_page(snap, position), names, source)}
     if found is not None:
         keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
         keys[data.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
