@@ -159,11 +159,15 @@ def pager(page: int, hrefs: Sequence[str], radius: int = 3) -> Pager:
     count = len(hrefs)
     keep = {1, *range(page - radius, page + radius + 1)} | ({count} if page == 1 else set())
     links: list[tuple[int, str] | None] = []
-    for number in range(1, count + 1):
-        if number in keep:
-            links.append((number, hrefs[number - 1]))
-        elif links and links[-1] is not None:
+    shown = 0
+    # The pages shown, not every page: a big league's 2,000 listing pages each have a pager.
+    for number in sorted(number for number in keep if 1 <= number <= count):
+        if number > shown + 1:
             links.append(None)
+        links.append((number, hrefs[number - 1]))
+        shown = number
+    if links and shown < count:
+        links.append(None)
     return Pager(page, tuple(links) if count > 1 else (), hrefs[page - 2] if page > 1 else None,
                  hrefs[page] if page < count else None)
 

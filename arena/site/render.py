@@ -630,8 +630,11 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
         if bot_id in total and not kept.matches & fresh and kept.matches <= done:
             total[bot_id].merge(kept)
     for stamp in snap.stamps:
+        if stamp.status != "done":
+            continue
+        # A look-up, not a setdefault with a new Tally for each of a big league's 400,000 seats.
         missing = [seat for seat, bot_id in enumerate(stamp.bot_ids)
-                   if stamp.status == "done" and stamp.id not in total.setdefault(bot_id, Tally()).matches]
+                   if bot_id not in total or stamp.id not in total[bot_id].matches]
         if not missing:
             continue
         found = locate_log(stamp.log_path, snap.store_dir, snap.name, stamp.idx)
@@ -643,7 +646,7 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
             except LogError:
                 pass  # its page says the log is corrupt; it has no think times
         for seat in missing:
-            total[stamp.bot_ids[seat]].merge(seats[seat])
+            total.setdefault(stamp.bot_ids[seat], Tally()).merge(seats[seat])
     text = json.dumps({"format": 1, "version": version,
                        "bots": {str(bot_id): tally.state() for bot_id, tally in sorted(total.items())}},
                       separators=(",", ":"))
