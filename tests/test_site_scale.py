@@ -12,7 +12,7 @@ import pytest
 
 from arena.site import data, render
 from arena.store import Store
-from bench.scale import fill
+from bench.scale import fill, insert
 from tests.sitestore import broken_links
 
 BOTS = 120
@@ -112,12 +112,53 @@ def test_every_bot_page_lists_every_opponent_it_met(big: tuple[Store, data.Snaps
         assert sorted(listed) == sorted(shared[bot.name]), bot.name  # those it met, each once, none it did not
         assert "opponents-table" in parsed.ids
         assert parsed.cells["opponents"] == [5] * len(listed)
-    # In the field's order, with the shared counts of the store.
+    # Most matches shared first (then by name: the field's order would change with every match played), with the
+    # shared counts of the store.
     beta = snap.bots[7]
     page = data.bot_page(snap, beta.id, data.bot_listings(snap, beta.id)[0].make())
     assert {o.bot: o.shared for o in page.opponents} == dict(shared[beta.name]) and page.opponents_met
-    order = [line.name for line in snap.standings]
-    assert [o.bot for o in page.opponents] == sorted((o.bot for o in page.opponents), key=order.index)
+    assert [o.bot for o in page.opponents] == sorted(shared[beta.name], key=lambda name: (-shared[beta.name][name],
+                                                                                          name))
+    assert len({o.shared for o in page.opponents}) > 1  # an order that says something
+
+
+@pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU
+def test_a_bot_page_takes_its_rank_from_the_standings_index(big: tuple[Store, data.Snapshot, Path]) -> None:
+    _, snap, out = big
+    rows = {row.bot: row for row in data.standing_rows(snap)}
+    index = {bot[1]: bot for bot in data.standings_index(snap)["bots"]}
+    for bot in snap.bots:
+        row = rows[bot.name]
+        assert index[bot.name] == [row.shared_rank, bot.name, bot.slug, *(row.rank95 or (None, None))]
+    bot = snap.bots[3]
+    html = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+    # Without JavaScript: a link to the standings, no rank that would go stale; the facts of its own matches.
+    assert f'<a class="rankbadge" href="../../index.html" data-rank-of="{bot.slug}">' in html
+    assert "ranked #" not in html and "<div data-rank95 hidden>" in html
+    assert '<script src="../../standings.js"></script><script src="../../../../assets/rank.js">' in html
+    assert f"<dt>Wins</dt><dd>{rows[bot.name].wins}</dd>" in html
+
+
+@pytest.mark.slow  # a field of 120 bots built whole, then again: seconds of CPU
+def test_a_league_batch_rewrites_the_pages_of_the_bots_that_played_only(tmp_path: Path) -> None:
+    store, _, _, batch = fill(tmp_path / "arena.db", BOTS, PER_BOT, seed=5, extra=8)
+    out = tmp_path / "site"
+    render.build_site(store, out, workers=1)
+    insert(store, batch)
+    report = render.build_site(store, out, workers=1)
+    snap = data.snapshot(store, "scale")
+    played = {seat[2] for seat in batch[1]}  # the bot id of each seat of the batch
+    pages = {data.bot_href(snap.slug, snap.bot_by_id[bot_id].slug) for bot_id in played}
+    written = set(report.written_files)
+    bot_pages = {path for path in written if path.endswith("/index.html") and "/bots/" in path}
+    assert bot_pages == pages and len(pages) < BOTS // 2
+    assert data.standings_index_href(snap.slug) in written  # where every bot's page finds its new rank
+    # And the site is the one a full build makes.
+    again = tmp_path / "again"
+    render.build_site(store, again, workers=1, full=True)
+    assert all((out / path).read_bytes() == (again / path).read_bytes()
+               for path in (str(p.relative_to(again)) for p in again.rglob("*") if p.is_file())
+               if not path.startswith(".arena-site"))
 
 
 @pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU

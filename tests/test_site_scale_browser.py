@@ -63,6 +63,21 @@ def test_a_bots_opponents_filter_and_sort(big: tuple[data.Snapshot, Path], page:
     assert shared == sorted(shared)
 
 
+def test_a_bots_rank_comes_from_the_standings_index(big: tuple[data.Snapshot, Path], page: Page) -> None:
+    snap, out = big
+    rows = data.standing_rows(snap)
+    position, row = next((n, row) for n, row in enumerate(rows) if n >= data.STANDINGS_PER_PAGE and row.rank95)
+    bot = next(b for b in snap.bots if b.name == row.bot)
+    page.goto(url(out / data.bot_href(snap.slug, bot.slug)))
+    badge = page.locator("h1 .rankbadge")
+    expect(badge).to_have_text(f"#{row.shared_rank}")
+    assert row.rank95 is not None
+    expect(page.locator("[data-rank95] dd")).to_have_text(f"{row.rank95[0]}–{row.rank95[1]}")
+    badge.click()  # to the page of the standings it is on
+    expect(page.locator("h1")).to_contain_text(f"standings, page {position // data.STANDINGS_PER_PAGE + 1}")
+    expect(page.locator("#standings-table tbody th").get_by_role("link", name=bot.name, exact=True)).to_be_visible()
+
+
 def test_the_listing_offers_every_bot_from_the_index(big: tuple[data.Snapshot, Path], page: Page) -> None:
     snap, out = big
     page.goto(url(out / data.matches_href(snap.slug)))

@@ -26,7 +26,7 @@ import pickle
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, overload
@@ -162,11 +162,15 @@ def pager(page: int, hrefs: Sequence[str], radius: int = 3) -> Pager:
     count = len(hrefs)
     keep = {1, *range(page - radius, page + radius + 1)} | ({count} if page == 1 else set())
     links: list[tuple[int, str] | None] = []
-    for number in range(1, count + 1):
-        if number in keep:
-            links.append((number, hrefs[number - 1]))
-        elif links and links[-1] is not None:
+    shown = 0
+    # The pages shown, not every page: a big league's 2,000 listing pages each have a pager.
+    for number in sorted(number for number in keep if 1 <= number <= count):
+        if number > shown + 1:
             links.append(None)
+        links.append((number, hrefs[number - 1]))
+        shown = number
+    if links and shown < count:
+        links.append(None)
     return Pager(page, tuple(links) if count > 1 else (), hrefs[page - 2] if page > 1 else None,
                  hrefs[page] if page < count else None)
 
@@ -391,6 +395,8 @@ class Snapshot:
     """:func:`context`, made once."""
     played_cache: dict[int, list[int]] | None = field(init=False, repr=False, default=None)
     """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
+    met_cache: dict[int, list[tuple[int, int, int]]] | None = field(init=False, repr=False, default=None)
+    """Each bot's opponents met, with its head-to-head counts (:func:`met_by`)."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
     tournament's results to download."""
@@ -875,10 +881,11 @@ def standings_page(snap: Snapshot, page: int) -> StandingsPage:
 
 def standings_index(snap: Snapshot) -> dict[str, Any]:
     """Every bot of the standings in their order as the filter of a big field's standings searches them: its
-    shown rank, name and page slug (the standings page it is on follows from its position)."""
+    shown rank, name and page slug (the standings page it is on follows from its position), and its 95% rank
+    interval (best, worst; nulls without one), which its own page shows from here (:attr:`BotPage.ranks_href`)."""
     rows = standing_rows(snap)
     return {"per_page": STANDINGS_PER_PAGE,
-            "bots": [[row.shared_rank, row.bot, snap.bot_by_id[line.bot_id].slug]
+            "bots": [[row.shared_rank, row.bot, snap.bot_by_id[line.bot_id].slug, *(row.rank95 or (None, None))]
                      for row, line in zip(rows, snap.standings)]}
 
 
@@ -1256,7 +1263,9 @@ class BotPage:
     history: list[Series]
     seats: list[SeatSummary]
     opponents: list[Opponent]
-    matches: MatchListPage
+    matches: MatchListPage | None
+    """The first page of its matches; None in the page's key (:func:`arena.site.render.tournament_pages` keys it
+    on that listing's inputs, not on the listing made)."""
     faults: list[FaultRow]
     fault_count: int
     crumbs: tuple[Crumb, ...]
@@ -1268,6 +1277,11 @@ class BotPage:
     """Its think times, from the logs (None when no log of its matches was read)."""
     opponents_met: bool = False
     """Whether ``opponents`` holds only the bots it met (a big field), not every other bot."""
+    ranks_href: str | None = None
+    """A big field's standings index (:func:`standings_index`), where the page's script finds its rank and rank
+    interval: those move with every match of any bot, and a page that held them would be written again after
+    every league batch, a thousand pages for a few dozen matches. Then ``rank`` is 0 and ``standing`` holds only
+    what its own matches make (:func:`own_standing`), and the page without JavaScript links to the standings."""
 
 
 def without_local_paths(value: Any) -> Any:
@@ -1333,8 +1347,28 @@ def seats_of(snap: Snapshot) -> int:
     return snap.seats_cache
 
 
-def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally | None = None) -> BotPage:
-    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`) and its ``think`` times."""
+def own_standing(row: StandingRow) -> StandingRow:
+    """A bot's line of the standings without what moves when other bots play (its rank, shared rank, interval and
+    fitted strength): what only its own matches change (its ratings are TrueSkill's, updated by its matches only)."""
+    return replace(row, rank=0, shared_rank="", p_above_next=None, strength=None, tied=(0, 0), rank95=None)
+
+
+def met_by(snap: Snapshot, bot_id: int) -> list[tuple[int, int, int]]:
+    """Every (opponent, matches placed above it, matches shared) of ``bot_id`` that it met, all bots' found in one
+    pass over the head-to-head counts (a pass over the field per bot was a million look-ups in a big league)."""
+    if snap.met_cache is None:
+        met: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        for (a, b), (above, shared) in snap.head_to_head.items():
+            if shared:
+                met[a].append((b, above, shared))
+        snap.met_cache = dict(met)
+    return snap.met_cache.get(bot_id, [])
+
+
+def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage | None, think: Tally | None = None) -> BotPage:
+    """The bot's page, with ``matches`` (the first page of its :func:`bot_listings`) and its ``think`` times. In a
+    big field it shows only what its own matches make (:attr:`BotPage.ranks_href`), and lists the opponents it met,
+    most matches shared first (the field's order would change with every match any of them plays)."""
     bot = snap.bot_by_id[bot_id]
     rows = standing_rows(snap)
     standing = next(row for row in rows if row.bot == bot.name)
@@ -1346,24 +1380,27 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage, think: Tally |
     for seat in range(players):
         played, wins, place_sum = snap.seat_totals.get((bot_id, seat), (0, 0, 0))
         seats.append(SeatSummary(seat, played, wins, place_sum / played if played else None))
-    opponents = []
     big = big_field(snap)
-    for other in snap.standings:
-        if other.bot_id == bot_id:
-            continue
-        above, shared = snap.head_to_head.get((bot_id, other.bot_id), (0, 0))
-        if big and not shared:
-            continue  # a big field lists the opponents met (a small one every bot, as its head-to-head does)
-        below, _ = snap.head_to_head.get((other.bot_id, bot_id), (0, 0))
-        name, href = snap.bot_link(other.bot_id)
+    if big:
+        met = [(snap.bot_by_id[other].name, other, above, shared) for other, above, shared in met_by(snap, bot_id)]
+        met.sort(key=lambda row: (-row[3], row[0], row[1]))
+        pairs = [(other, above, shared) for _, other, above, shared in met]
+    else:
+        pairs = [(other.bot_id, *snap.head_to_head.get((bot_id, other.bot_id), (0, 0)))
+                 for other in snap.standings if other.bot_id != bot_id]
+    opponents = []
+    for other_id, above, shared in pairs:
+        below, _ = snap.head_to_head.get((other_id, bot_id), (0, 0))
+        name, href = snap.bot_link(other_id)
         opponents.append(Opponent(name, href, above, below, shared, filtered_href(snap, bot.name, name)))
     faults = fault_rows(snap, bot_id, steps=True)
     fault_count = sum(fault_counts(snap, bot_id).values())
-    return BotPage(bot.name, bot.slug, standing.rank, standing, bot.files_hash, without_local_paths(bot.manifest),
-                   [series], seats, opponents, matches, faults, fault_count, matches.crumbs,
+    return BotPage(bot.name, bot.slug, 0 if big else standing.rank, own_standing(standing) if big else standing,
+                   bot.files_hash, without_local_paths(bot.manifest), [series], seats, opponents, matches, faults,
+                   fault_count, tournament_crumbs(snap, Crumb(bot.name, None)),
                    faults_href(snap.slug, bot.slug) if faulted_by(snap, bot_id) else None,
                    None if snap.live is None else snap.live.uncounted(),
-                   bot_think(snap, think), big)
+                   bot_think(snap, think), big, standings_index_href(snap.slug) if big else None)
 
 
 def bot_pages(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> tuple[BotPage, list[MatchListPage]]:

@@ -23,7 +23,7 @@ from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena import procfs
@@ -41,7 +41,8 @@ TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js")
+ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js",
+          "rank.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -201,6 +202,32 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     return Markup("".join(html))
 
 
+def opponent_rows(opponents: Sequence[data.Opponent], root: str) -> Markup:
+    """A bot page's rows of its results against each opponent, a line each. Made here rather than by a template
+    loop, as :func:`listing_row` is: a bot in a big league met hundreds of opponents, and a thousand bot pages'
+    rows by the template's handling of each value were a tenth of a full build.
+
+    >>> print(opponent_rows([data.Opponent("<b>", "t/a/bots/b/index.html", 2, 1, 4, "t/a/m.html?bot=a&vs=b"),
+    ...                      data.Opponent("c", "t/a/bots/c/index.html", 0, 0, 0)], "../../"))
+    <tr><th scope="row"><a href="../../t/a/bots/b/index.html">&lt;b&gt;</a></th><td class="num">2</td><td class="num">1</td><td class="num">1</td><td class="num"><a href="../../t/a/m.html?bot=a&amp;vs=b" aria-label="the 4 matches against &lt;b&gt;">4</a></td><td class="num">62%</td></tr>
+    <tr><th scope="row"><a href="../../t/a/bots/c/index.html">c</a></th><td class="num">0</td><td class="num">0</td><td class="num">0</td><td class="num">0</td><td class="num">–</td></tr>
+    """
+    rows = []
+    for o in opponents:
+        name = _escaped(o.bot)
+        tied = o.shared - o.above - o.below
+        if o.shared:
+            shared = (f'<a href="{escape(root + o.matches_href)}" aria-label="the {o.shared} matches against '
+                      f'{name}">{o.shared}</a>')
+            score = f"{round(100 * (o.above + tied / 2) / o.shared)}%"
+        else:
+            shared, score = "0", "–"
+        rows.append(f'<tr><th scope="row"><a href="{escape(root + o.href)}">{name}</a></th><td class="num">{o.above}'
+                    f'</td><td class="num">{tied}</td><td class="num">{o.below}</td><td class="num">{shared}</td>'
+                    f'<td class="num">{score}</td></tr>')
+    return Markup("\n".join(rows))
+
+
 @lru_cache(maxsize=4096)
 def _escaped(name: str) -> str:
     # A bot's name escaped once, not twice in every row of the five listings of each of its matches.
@@ -239,13 +266,20 @@ def environment() -> Environment:
         raise FileNotFoundError(f"{TEMPLATE_DIR}: the site templates are missing (an install without site/?)")
     # No auto_reload: a build renders 20,000 pages from templates that do not change under it, and Jinja would
     # look at each template file's time on every page.
+    # Compiled templates kept between builds (Jinja's cache in the user's temporary directory, checked against
+    # each template's source): compiling them was a few tenths of a second of every rebuild.
+    try:
+        compiled: BytecodeCache | None = FileSystemBytecodeCache()
+    except (RuntimeError, OSError):
+        compiled = None  # no private temporary directory: compile every time
     env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, auto_reload=False)
+                      trim_blocks=True, lstrip_blocks=True, auto_reload=False, bytecode_cache=compiled)
     env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
                        relative=relative, stderr_excerpt=error_view)
     env.filters.update(probability=probability, share=share)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
-                       chart_values=svg.chart_values, listing_row=listing_row)
+                       chart_values=svg.chart_values, listing_row=listing_row,
+                       opponent_rows=opponent_rows)
     return env
 
 
@@ -280,6 +314,7 @@ def render_match_list(page: data.MatchListPage) -> str:
 
 
 def render_bot(page: data.BotPage) -> str:
+    assert page.matches is not None  # made by the caller (see tournament_pages)
     return _render("bot.html", page.matches.path, page=page)
 
 
@@ -323,9 +358,10 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
     stamp = data.stamp_keys(snap)[position]
+    # The tournament's names and rules as their digest, made once (:func:`arena.site.data.context`), not pickled
+    # again for each of 10,000 matches.
     keys = {data.match_href(snap.slug, match.id): output.key(
-        version, snap.slug, snap.name, snap.config.get("rules"), stamp, neighbours, data.listing_page(snap, position),
-        names, source)}
+        version, data.context(snap), stamp, neighbours, data.listing_page(snap, position), names, source)}
     if found is not None:
         keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
         keys[data.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
@@ -397,8 +433,10 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
     for bot in snap.bots:
         first, *more = data.bot_listings(snap, bot.id)
         if bot_pages is not False:
-            bot_page = data.bot_page(snap, bot.id, first.make(), None if think is None else think.get(bot.id))
-            yield first.path, bot_page, partial(render_bot, bot_page)
+            # Keyed on the inputs of its first page of matches, not on that page made: a rebuild reads the matches
+            # of the bots whose pages changed only.
+            bot_page = data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
+            yield first.path, (bot_page, first.inputs), partial(_render_bot, bot_page, first)
         if bot_pages is not True:
             for listing in more:
                 yield listing.path, listing.inputs, partial(_render_listing, listing)
@@ -406,6 +444,10 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
                 # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
                 yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
                        partial(_render_faults, snap, bot.id))
+
+
+def _render_bot(page: data.BotPage, first: data.Listing) -> str:
+    return render_bot(replace(page, matches=first.make()))
 
 
 def _render_listing(listing: data.Listing) -> str:
@@ -591,14 +633,17 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
         if bot_id in total and not kept.matches & fresh and kept.matches <= done:
             total[bot_id].merge(kept)
     for stamp in snap.stamps:
+        if stamp.status != "done":
+            continue
+        # A look-up, not a setdefault with a new Tally for each of a big league's 400,000 seats.
         missing = [seat for seat, bot_id in enumerate(stamp.bot_ids)
-                   if stamp.status == "done" and stamp.id not in total.setdefault(bot_id, Tally()).matches]
+                   if bot_id not in total or stamp.id not in total[bot_id].matches]
         if not missing:
             continue
         view = data.match_view(snap, stamp)[0]  # None: its page says the log is missing or corrupt
         seats = [Tally(matches={stamp.id}) for _ in stamp.bot_ids] if view is None else view.tallies_of(stamp.id)
         for seat in missing:
-            total[stamp.bot_ids[seat]].merge(seats[seat])
+            total.setdefault(stamp.bot_ids[seat], Tally()).merge(seats[seat])
     text = json.dumps({"format": 1, "version": version,
                        "bots": {str(bot_id): tally.state() for bot_id, tally in sorted(total.items())}},
                       separators=(",", ":"))
