@@ -91,10 +91,22 @@ class _Main(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            interrupted_while_loading()  # while the arguments are read: nothing begun, not click's "Aborted!"
+
     def invoke(self, ctx: click.Context) -> Any:
         # A damaged store can surface in any query of any command, a full disk in any write: one plain line each.
+        # A stop (Ctrl-C, or SIGTERM: arena/__main__.py) that lands outside a command's own handling -- while its
+        # options are converted, or between its set-up and its work -- is one plain line too, not click's
+        # "Aborted!": what a command stores, it stores as it goes.
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            fail("interrupted", ExitCode.FAILED)
         except OSError as error:
             from arena.store import disk_full
 
