@@ -126,7 +126,7 @@ def test_a_view_is_what_a_build_would_derive_from_its_log(store: Store) -> None:
         assert made is not None and made == matchview.derive(log, len(match.bot_ids))
         kept = matchview.read_view(os.fspath(log.path), log.path.stat())
         assert kept == made and tuple(kept.tallies_of(match.id)) == data.match_page(snap, position, log).think != ()
-        assert kept.forfeits == data.forfeit_steps(log)
+        assert kept.forfeits == matchview.forfeit_steps(log.events)
 
 
 def test_a_view_sent_back_by_a_cluster_worker_is_kept_beside_the_log_written_again(store: Store,

@@ -444,7 +444,7 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
     everyone = [m for m in snap.matches for _, _, p in data.seated(m) if p and p.fault]
     assert 0 < len(everyone) <= data.FAULTS_SHOWN
     linked = _fault_table_links(tournament)
-    assert sorted(linked) == sorted((m.id, str(data.forfeit_steps(data.match_log(snap, m)[0])[1])) for m in everyone)
+    assert sorted(linked) == sorted((m.id, str(matchview.forfeit_steps(data.match_log(snap, m)[0].events)[1])) for m in everyone)
     forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in data.seated(m)))
     clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in data.seated(m)))
     html = (out / data.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")

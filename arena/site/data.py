@@ -35,7 +35,6 @@ from urllib.parse import quote_plus
 from arena.confidence import Confidence, PairTest
 from arena.matchlog import LoadedLog, LogError, find_log, load, locate_log
 from arena.matchview import MatchView, derive, plain_names, source_view
-from arena.matchview import forfeit_steps as event_forfeit_steps
 from arena.narrate import narrate
 from arena.ratings import Rating
 from arena.results import Fault, SeatResult, Termination
@@ -173,10 +172,6 @@ def pager(page: int, hrefs: Sequence[str], radius: int = 3) -> Pager:
         links.append(None)
     return Pager(page, tuple(links) if count > 1 else (), hrefs[page - 2] if page > 1 else None,
                  hrefs[page] if page < count else None)
-
-
-def pages_of(count: int, per_page: int) -> int:
-    return max(1, math.ceil(count / per_page))
 
 
 def page_spans(groups: Sequence[int | None], per_page: int) -> list[range]:
@@ -666,18 +661,6 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.id), snap.bot_link(seat_bot)[1], result,
                                       match.id, where.get(seat)))
     return found[:limit]
-
-
-def forfeit_steps(log: LoadedLog | None) -> dict[int, int]:
-    """Each forfeited seat's step in the match's replay (1-based: a step per engine event, as replay.js counts
-    them); none without a log.
-
-    >>> log = LoadedLog(Path("x"), {}, [{"type": "match_start"}, {"type": "play", "seat": 0},
-    ...                                 {"type": "forfeit", "seat": 1, "reason": "crash"}])
-    >>> forfeit_steps(log), forfeit_steps(None)
-    ({1: 3}, {})
-    """
-    return {} if log is None else event_forfeit_steps(log.events)
 
 
 def fault_counts(snap: Snapshot, bot_id: int | None = None) -> Counter[str]:
