@@ -636,3 +636,35 @@ def test_a_deal_refers_to_its_grid_line_only_when_that_line_gives_its_hands_back
             assert field == ("=" + seats if exact else "|".join("".join(hand) for hand in hands))
             if names[-1] == "TH 2C" and hands[-1]:
                 assert not exact
+
+
+def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_made_by_reading_them(
+        tmp_path: Path) -> None:
+    store = make_store(tmp_path, repeats=3)
+    read = data.snapshot(store, "t")
+    given = data.snapshot(store, "t")
+    for position in range(len(given.stamps)):  # what a build's workers send back with the match pages
+        row = render.bot_row_html(given, position)
+        assert row is not None
+        given.row_html[position] = row
+    given.matches.forget()
+    for bot in read.bots:
+        for by_reading, by_rows in zip(data.bot_listings(read, bot.id, 5), data.bot_listings(given, bot.id, 5),
+                                       strict=True):
+            made = by_rows.make()
+            assert all(row.html is not None for row in made.rows)
+            assert render.render_match_list(made) == render.render_match_list(by_reading.make())
+    assert given.matches._loaded == {}  # none of the matches was read again
+    # The row is the same on each of its bots' pages but for the place: its own bot is linked as the others are.
+    first = read.stamps[0]
+    rows = {bot: render.listing_row(data.match_list_row(read, read.matches[0], bot), True,
+                                    data.bot_href(read.slug, read.bot_by_id[bot].slug, 2))
+            for bot in first.bot_ids}
+    assert len({re.sub(r'<td class="num place-\d+">\d+', "", row) for row in rows.values()}) == 1
+    assert all(f'href="../{read.bot_by_id[bot].slug}/index.html"' in row for bot, row in rows.items())
+    # A match dropped since its row was made is read, and left out, like any other.
+    store.drop_matches(given.id, [given.stamps[-1].idx])
+    del given.row_html[len(given.stamps) - 1]
+    assert given.stamps[-1].idx not in {row.idx for bot in given.bots
+                                        for listing in data.bot_listings(given, bot.id, 5)
+                                        for row in listing.make().rows}

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import quote_plus
 
-from arena.confidence import Confidence, PairTest
+from arena.confidence import Confidence, PAbove, PairTest
 from arena.matchlog import LoadedLog, LogError, find_log, load, locate_log
 from arena.matchview import MatchView, derive, plain_names, source_view
 from arena.narrate import narrate
@@ -392,6 +392,11 @@ class Snapshot:
     """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
     met_cache: dict[int, list[tuple[int, int, int]]] | None = field(init=False, repr=False, default=None)
     """Each bot's opponents met, with its head-to-head counts (:func:`met_by`)."""
+    row_html: dict[int, tuple[int, str, str, tuple[int | None, ...]]] = field(init=False, repr=False,
+                                                                              default_factory=dict)
+    """By position, a match's row in its bots' listings as HTML (its id, the row before and after the place, the
+    place of each seat), made by arena/site/render.py where the match was read for its page (a build's worker):
+    every match is in four bots' listings, which are then made without reading their matches again."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
     tournament's results to download."""
@@ -447,9 +452,10 @@ def out_round(match: StoredMatch, result: SeatResult | None) -> int | None:
     return result.stats.rounds if result.score > match.result.rules.threshold else None
 
 
-def snapshot(store: Store, name: str, stderr: bool = True) -> Snapshot:
+def snapshot(store: Store, name: str, stderr: bool = True, whole: bool = True) -> Snapshot:
     """Read tournament ``name`` (KeyError if the store has none by that name); without the seats' stderr tails
-    unless ``stderr`` (a public site's)."""
+    unless ``stderr`` (a public site's). Not ``whole``: its bots, matches and faults only, what its match pages and
+    listings are made from; :func:`read_rest` reads the rest (a full build's workers make those pages meanwhile)."""
     row = store.tournament(name)
     if row is None:
         raise KeyError(name)
@@ -458,17 +464,31 @@ def snapshot(store: Store, name: str, stderr: bool = True) -> Snapshot:
     bots = [BotInfo(b["id"], b["slot"], b["name"], slug(b["name"], b["id"], "b"), b["files_hash"],
                     json.loads(b["manifest"])) for b in store.bots(tid)]
     marks = store.match_stamps(tid)
-    table, sure = store.standings_and_confidence(tid)
     position = {mark.idx: i for i, mark in enumerate(marks)}
-    return Snapshot(
+    snap = Snapshot(
         id=tid, name=row["name"], slug=slug(row["name"], tid, "t"), config=config, created_at=row["created_at"],
         finished_at=row["finished_at"], bots=bots, matches=Matches(store.path, tid, marks, stderr, store),
-        stamps=marks, standings=table, head_to_head=store.head_to_head(tid),
-        history=store.rating_history(tid), store_dir=store.path.parent,
-        sure=sure,
-        shared_wins=store.shared_wins(tid), seat_totals=store.seat_totals(tid),
-        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position],
-        match_list=store.match_list(tid))
+        stamps=marks, standings=[], head_to_head={}, history={}, store_dir=store.path.parent, sure=UNREAD,
+        faulted=[(position[idx], bot) for idx, bot in store.faulted_seats(tid) if idx in position])
+    if whole:
+        read_rest(snap, store)
+    return snap
+
+
+UNREAD = Confidence((), PAbove([], {}), 0.95, 0)
+"""The confidence of a snapshot whose standings are not read yet (:func:`snapshot`)."""
+
+
+def read_rest(snap: Snapshot, store: Store) -> None:
+    """Read what :func:`snapshot` left out when not ``whole``: the standings and their confidence, the rating
+    history, the head-to-head and per-seat totals, and the list of every match to download."""
+    tid = snap.id
+    snap.standings, snap.sure = store.standings_and_confidence(tid)
+    snap.head_to_head = store.head_to_head(tid)
+    snap.history = store.rating_history(tid)
+    snap.shared_wins = store.shared_wins(tid)
+    snap.seat_totals = store.seat_totals(tid)
+    snap.match_list = store.match_list(tid)
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -544,6 +564,9 @@ class MatchListRow:
     """Best place first; seats without a place (a match not played) in seat order."""
     place_of: int | None = None
     """On a bot's pages: the place that bot took."""
+    html: tuple[str, str] | None = None
+    """On a bot's pages, the row as HTML before and after its place (:attr:`Snapshot.row_html`), in which case
+    only ``idx``, ``id`` and ``place_of`` are set."""
 
 
 @dataclass(frozen=True)
@@ -836,7 +859,7 @@ def head_to_head(snap: Snapshot, order: Sequence[int]) -> HeadToHead:
 
 def big_field(snap: Snapshot) -> bool:
     """Whether the field is too big to show whole on one page (:data:`SMALL_FIELD`)."""
-    return len(snap.standings) > SMALL_FIELD
+    return len(snap.bots) > SMALL_FIELD
 
 
 def standings_pages(snap: Snapshot) -> list[list[StandingRow]]:
@@ -1313,14 +1336,31 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
         crumbs = tournament_crumbs(snap, Crumb(bot.name, hrefs[0] if n > 1 else None),
                                    *((Crumb(f"matches page {n}", None),) if n > 1 else ()))
         return MatchListPage(
-            f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""),
-            [match_list_row(snap, m, bot_id) for m in snap.matches.fetch(pages[n - 1])],
+            f"Matches of {bot.name}" + (f", page {n}" if n > 1 else ""), bot_rows(snap, pages[n - 1], bot_id),
             pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name, bots=names,
             index_href=match_index_href(snap.slug))
 
     return [Listing(hrefs[n - 1], (context(snap), bot_id, pager(n, hrefs), len(played) if n == 1 else None,
                                    [marks[i] for i in pages[n - 1]]), partial(make, n))
             for n in range(1, count + 1)]
+
+
+def bot_rows(snap: Snapshot, positions: Sequence[int], bot_id: int) -> list[MatchListRow]:
+    """The rows of the matches at ``positions`` on a page of the bot's matches: from :attr:`Snapshot.row_html`
+    where it has them, the others from their matches, read (those no longer in the store are left out)."""
+    made = snap.row_html
+    missing = [p for p in positions if p not in made or made[p][0] != snap.stamps[p].id]
+    read = {match.id: match for match in snap.matches.fetch(missing)} if missing else {}
+    rows = []
+    for position in positions:
+        stamp = snap.stamps[position]
+        if position in made and made[position][0] == stamp.id:
+            _, head, tail, places = made[position]
+            rows.append(MatchListRow(stamp.idx, stamp.id, "", "", None, None, None, (),
+                                     places[stamp.bot_ids.index(bot_id)], (head, tail)))
+        elif stamp.id in read:
+            rows.append(match_list_row(snap, read[stamp.id], bot_id))
+    return rows
 
 
 def seats_of(snap: Snapshot) -> int:

@@ -18,7 +18,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -83,13 +83,21 @@ def relative(href: str, page: str) -> str:
     here = page[:page.rfind("/") + 1]  # its directory, with the slash
     if href.startswith(here):
         return href[len(here):]  # this directory or below: most links of a listing (string slices, not splits)
+    cut = href.rfind("/") + 1
+    return _way(here, href[:cut]) + href[cut:]
+
+
+@lru_cache(maxsize=16384)
+def _way(here: str, there: str) -> str:
+    # From one directory to another, found once: a listing's rows link a few directories (a thousand bots') from
+    # the same few pages' directories, half a million times in a big league's build.
     common = 0
     while True:
         end = here.find("/", common) + 1
-        if not end or href[common:end] != here[common:end]:
+        if not end or there[common:end] != here[common:end]:
             break
         common = end
-    return "../" * here.count("/", common) + href[common:]
+    return "../" * here.count("/", common) + there[common:]
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -176,13 +184,24 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     <a href="../bots/c/index.html">c</a> <i>120</i> <span class="outtag">out r3</span></span><td class="num opt">3<td
     class="num opt">40<td class="opt">last standing
     """
+    if show_place:
+        # A bot's pages link their bot as they link the others (../b/index.html, not index.html), so that a match's
+        # row is the same on its four bots' pages but for the place: made once, where the match is read.
+        folder = page.rfind("/")
+        head, tail = m.html or row_parts(m, page[:page.rfind("/", 0, folder) + 1] + "*/")  # t/T/bots/*/
+        return Markup(f'{head}<td class="num place-{m.place_of}">{_dash(m.place_of)}{tail}')
+    head, tail = row_parts(m, page)
+    return Markup(head + tail)
+
+
+def row_parts(m: data.MatchListRow, page: str) -> tuple[str, str]:
+    """A match's row in a listing (:func:`listing_row`) before and after the place cell, its links relative to the
+    page at (or the directory) ``page``."""
     status = "" if m.status == "done" else f" status-{escape(m.status)}"
     bots = "\n".join(_escaped(p.bot) for p in m.players)
-    html = [(f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
-             f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>')]
-    if show_place:
-        html.append(f'<td class="num place-{m.place_of}">{_dash(m.place_of)}')
-    html.append('<td class="players">')
+    head = (f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
+            f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>')
+    html = ['<td class="players">']
     if m.status != "done":
         html.append(f'<span class="tag">{escape(m.status)}</span> ')
     cells = []
@@ -199,7 +218,20 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     html.append(" ".join(cells))
     html.append(f'<td class="num opt">{_dash(m.rounds)}<td class="num opt">{_dash(m.turns)}'
                 f'<td class="opt">{escape("–" if m.termination is None else m.termination.text)}')
-    return Markup("".join(html))
+    return head, "".join(html)
+
+
+def bot_row_html(snap: data.Snapshot, position: int) -> tuple[int, str, str, tuple[int | None, ...]] | None:
+    """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.data.Snapshot.row_html`), once
+    it is read; None when it is not in the store any more."""
+    try:
+        match = snap.matches[position]
+    except data.MatchGone:
+        return None
+    head, tail = row_parts(data.match_list_row(snap, match), f"t/{snap.slug}/bots/*/")
+    places = (tuple(seat.place for seat in match.result.players) if match.result is not None
+              else (None,) * len(match.bot_ids))
+    return match.id, head, tail, places
 
 
 def opponent_rows(opponents: Sequence[data.Opponent], root: str) -> Markup:
@@ -413,12 +445,14 @@ def log_download(log: LoadedLog | MatchView, stderr: bool) -> output.Content:
 
 def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = None,
                      bot_pages: bool | None = None) -> Iterator[tuple[str, Any, Callable[[], str]]]:
-    """Every page of one tournament but the match pages, as (site-relative path, what the page is made from, the
+    """Every page of one tournament but the match pages and the list of all matches (:func:`write_matches` makes
+    those, each page of the list with its matches), as (site-relative path, what the page is made from, the
     function that renders it). A listing's page is made only when it is rendered: what it is made from is its
     matches' stamps (:class:`arena.site.data.Listing`), so that a rebuild tells the hundreds of unchanged pages of
     a big tournament from the few that changed without making any of them. The bots' own pages show their
-    ``think`` times (by bot id); ``bot_pages`` True gives only those, False all but those (a full build makes them
-    after the match pages, whose logs give the times), None all."""
+    ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
+    but those (a full build makes them after the match pages, whose logs give the times and whose workers give
+    their rows: :attr:`arena.site.data.Snapshot.row_html`), None all."""
     if bot_pages is not True:
         page = data.tournament_page(snap)
         yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
@@ -428,22 +462,19 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
             for n in range(2, len(data.standings_pages(snap)) + 1):
                 standings = data.standings_page(snap, n)
                 yield standings.path, standings, partial(render_standings, standings)
-        for listing in data.match_listings(snap):
-            yield listing.path, listing.inputs, partial(_render_listing, listing)
     for bot in snap.bots:
-        first, *more = data.bot_listings(snap, bot.id)
         if bot_pages is not False:
             # Keyed on the inputs of its first page of matches, not on that page made: a rebuild reads the matches
             # of the bots whose pages changed only.
+            first, *more = data.bot_listings(snap, bot.id)
             bot_page = data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
             yield first.path, (bot_page, first.inputs), partial(_render_bot, bot_page, first)
-        if bot_pages is not True:
             for listing in more:
                 yield listing.path, listing.inputs, partial(_render_listing, listing)
-            if data.faulted_by(snap, bot.id):
-                # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
-                yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
-                       partial(_render_faults, snap, bot.id))
+        if bot_pages is not True and data.faulted_by(snap, bot.id):
+            # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
+            yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
+                   partial(_render_faults, snap, bot.id))
 
 
 def _render_bot(page: data.BotPage, first: data.Listing) -> str:
@@ -454,25 +485,61 @@ def _render_listing(listing: data.Listing) -> str:
     return render_match_list(listing.make())
 
 
-_worker: tuple[data.Snapshot, Path, bool] | None = None
+_worker: tuple[data.Snapshot, Path, bool, list[data.Listing]] | None = None
 
 
 def _start_worker(snap: bytes, out: Path, staged: bool) -> None:
     global _worker
-    _worker = (pickle.loads(snap), out, staged)  # sent once per worker, not once per chunk
+    unpickled = pickle.loads(snap)  # sent once per worker, not once per chunk
+    _worker = (unpickled, out, staged, data.match_listings(unpickled))
 
 
-def _write_chunk(chunk: Sequence[tuple[int, dict[str, str]]]) -> tuple[list[tuple[str, str, int, int]], list[str],
-                                                                       int, list[tuple[int, Tally]]]:
+Work = tuple[int, int, dict[str, str]]
+"""A file of a match, or a page of the list of all matches, to make: (:data:`MATCH` or :data:`LISTING`, the
+match's position or the page's number from 1, the keys of the files of it that are stale)."""
+MATCH, LISTING = 0, 1
+
+
+@dataclass
+class Made:
+    """What making some of :data:`Work` gave besides its files."""
+
+    written: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """The files written: (key, path, size, modification time) for the manifest."""
+    corrupt: list[str] = field(default_factory=list)
+    """Logs found unreadable."""
+    think: list[tuple[int, Tally]] = field(default_factory=list)
+    """Each seat's think times of the finished matches made (bot id, its seat's times)."""
+    rows: dict[int, tuple[int, str, str, tuple[int | None, ...]]] = field(default_factory=dict)
+    """The matches made as rows of their bots' listings (:attr:`arena.site.data.Snapshot.row_html`)."""
+    pages: int = 0
+    """Match pages made."""
+
+
+def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data.Listing], out: Path,
+              staged: bool, made: Made) -> None:
+    """Make and write the stale files of ``work`` (:func:`stale_work`) into ``out``, telling ``made``."""
+    for kind, number, stale in work:
+        if kind == MATCH:
+            files = match_files(snap, number, made.corrupt, made.think)
+            row = bot_row_html(snap, number)
+            if row is not None:
+                made.rows[number] = row
+            made.pages += 1
+        else:
+            listing = listings[number - 1]
+            files = [(listing.path, _render_listing(listing))]
+        made.written += [(stale[path], *output.write_file(out, path, content, staged))
+                         for path, content in files if path in stale]
+
+
+def _write_chunk(chunk: Sequence[Work]) -> Made:
     assert _worker is not None
-    snap, out, staged = _worker
-    corrupt: list[str] = []
-    think: list[tuple[int, Tally]] = []
-    written = [(stale[path], *output.write_file(out, path, content, staged))
-               for position, stale in chunk for path, content in match_files(snap, position, corrupt, think)
-               if path in stale]
+    snap, out, staged, listings = _worker
+    made = Made()
+    make_work(snap, chunk, listings, out, staged, made)
     snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
-    return written, corrupt, len(chunk), think
+    return made
 
 
 Progress = Callable[[str, int, int], None]
@@ -480,39 +547,64 @@ Progress = Callable[[str, int, int], None]
 a progress bar (the match pages are nearly all of a big build's time)."""
 
 
+def stale_work(snap: data.Snapshot, manifest: output.Manifest, version: str,
+               listings: Sequence[data.Listing]) -> list[list[Work]]:
+    """What of the matches' files and of the list of all matches is stale, a page of that list at a time: each
+    page with its matches' files first (a build stopped in between leaves no link to a page not yet written), so
+    that whoever makes them reads those matches from the store once for both. The fresh ones are kept."""
+    spans: list[list[Work]] = []
+    for number, (listing, span) in enumerate(zip(listings, data.listing_spans(snap), strict=True), 1):
+        work: list[Work] = []
+        for position in span:
+            keys = match_outputs(snap, position, version)
+            for path, wanted in keys.items():
+                if manifest.fresh(path, wanted):
+                    manifest.keep(path)
+            if len(manifest.new.keys() & keys.keys()) < len(keys):
+                work.append((MATCH, position, {path: wanted for path, wanted in keys.items()
+                                               if path not in manifest.new}))
+        wanted = output.key(version, listing.path, listing.inputs)
+        if manifest.fresh(listing.path, wanted):
+            manifest.keep(listing.path)
+        else:
+            work.append((LISTING, number, {listing.path: wanted}))
+        if work:
+            spans.append(work)
+    return spans
+
+
 def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
                   progress: Progress | None = None, think: list[tuple[int, Tally]] | None = None) -> list[str]:
-    """Write the match pages whose key changed (or whose files are not the manifest's): with a process pool when
-    there are ``parallel_from`` or more of them (a full build: a log to read and a replay to render each), each
+    """Write the match pages whose key changed (or whose files are not the manifest's), and the pages of the list
+    of all matches likewise, each page of it with its matches (:func:`stale_work`): with a process pool when there
+    are ``parallel_from`` or more match pages (a full build: a log to read and a replay to render each), each
     worker reading its matches from the store and writing its own files, so that neither the results nor
     megabytes of HTML travel through pipes. ``meanwhile`` is called while the pool works (the other pages of a
     staged build, where the order of writing does not matter), else after the match pages; ``progress`` is told
-    how many are made; ``think`` gets the think times of the finished matches made (bot id, its seat's times).
-    Returns the paths of logs found unreadable."""
-    stale: list[tuple[int, dict[str, str]]] = []
-    for position in range(len(snap.matches)):
-        keys = match_outputs(snap, position, version)
-        for path, wanted in keys.items():
-            if manifest.fresh(path, wanted):
-                manifest.keep(path)
-        if len(manifest.new.keys() & keys.keys()) < len(keys):
-            stale.append((position, {path: wanted for path, wanted in keys.items() if path not in manifest.new}))
-    corrupt: list[str] = []
-    if workers < 2 or len(stale) < parallel_from:
-        for done, (position, keys) in enumerate(stale, 1):
-            for path, content in match_files(snap, position, corrupt, think):
-                if path in keys:
-                    manifest.record(keys[path], *output.write_file(manifest.out, path, content, manifest.staged))
+    how many match pages are made; ``think`` gets the think times of the finished matches made (bot id, its
+    seat's times). Returns the paths of logs found unreadable."""
+    listings = data.match_listings(snap)
+    spans = stale_work(snap, manifest, version, listings)
+    pages = sum(1 for work in spans for kind, _, _ in work if kind == MATCH)
+    if workers < 2 or pages < parallel_from:
+        made = Made()
+        for work in spans:
+            make_work(snap, work, listings, manifest.out, manifest.staged, made)
+            _take(snap, manifest, made, think)
             if progress is not None:
-                progress(snap.name, done, len(stale))
+                progress(snap.name, made.pages, pages)
         if meanwhile is not None:
             meanwhile()
-        return corrupt
-    chunks = [stale[start:start + CHUNK] for start in range(0, len(stale), CHUNK)]
+        return made.corrupt
+    chunks: list[list[Work]] = [[]]
+    for work in spans:
+        if len(chunks[-1]) >= CHUNK:
+            chunks.append([])
+        chunks[-1] += work  # whole pages of the listing: their matches are read once, in one query
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
-    # What a match page needs of the snapshot (no rating history, standings or totals), pickled once for all the
-    # workers rather than once each.
+    # What a match page and a listing need of the snapshot (no rating history, standings or totals), pickled once
+    # for all the workers rather than once each.
     needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
                                   shared_wins=Counter(), match_list=[]))
     with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
@@ -520,29 +612,39 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         results = pool.imap_unordered(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
-        done = 0
-        for written, unreadable, made, thought in results:
-            if think is not None:
-                think += thought
-            for wanted, path, size, mtime_ns in written:
-                manifest.record(wanted, path, size, mtime_ns)
-            corrupt += unreadable
-            done += made
+        done = Made()
+        for made in results:
+            _take(snap, manifest, made, think)
+            done.pages += made.pages
+            done.corrupt += made.corrupt
             if progress is not None:
-                progress(snap.name, done, len(stale))
+                progress(snap.name, done.pages, pages)
         # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
         # process of its own still running, and their CPU time is counted as the build's.
         pool.close()
         pool.join()
-    return corrupt
+    return done.corrupt
 
 
-def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, full: bool = False,
-               workers: int = 1, parallel_from: int = PARALLEL_FROM, progress: Progress | None = None) -> BuildReport:
-    """Write the site of ``snaps`` (and ``home``, the home page) into ``out``, leaving the pages of any other
-    tournament there alone. By default only the files whose inputs changed are written, in place, and the pages
-    that no longer exist are removed (:mod:`arena.site.output`); with ``full``, or when ``out`` has no manifest,
-    every file is made again in a staged copy of the site that is swapped in whole."""
+def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: list[tuple[int, Tally]] | None) -> None:
+    """Record what ``made`` wrote in the manifest, and keep its rows and think times; cleared for more."""
+    for wanted, path, size, mtime_ns in made.written:
+        manifest.record(wanted, path, size, mtime_ns)
+    snap.row_html.update(made.rows)
+    if think is not None:
+        think += made.think
+    made.written, made.rows, made.think = [], {}, []
+
+
+def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | Callable[[], data.HomePage],
+               full: bool = False, workers: int = 1, parallel_from: int = PARALLEL_FROM,
+               progress: Progress | None = None, rest: Callable[[data.Snapshot], None] | None = None) -> BuildReport:
+    """Write the site of ``snaps`` (and ``home``, the home page, or what makes it once they are read) into ``out``,
+    leaving the pages of any other tournament there alone. By default only the files whose inputs changed are
+    written, in place, and the pages that no longer exist are removed (:mod:`arena.site.output`); with ``full``,
+    or when ``out`` has no manifest, every file is made again in a staged copy of the site that is swapped in
+    whole. ``rest`` reads what each snapshot still lacks (:func:`arena.site.data.read_rest`), which is done while
+    the workers make its match pages."""
     started = time.monotonic()
     # Every page is made by the templates and by the package's code (the site's modules, the narrator, how the
     # store is read): a new version of either makes every page again. Not by the assets: a page links them by
@@ -570,11 +672,11 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage, f
             made: list[tuple[int, Tally]] = []
             kept_steps(snap, manifest, version)
             corrupt += write_matches(snap, manifest, version, workers, parallel_from,
-                                     partial(write_pages, snap, manifest, version, None, False) if full else None,
-                                     progress, made)
+                                     partial(_meanwhile, snap, manifest, version, full, rest), progress, made)
             think = bots_think(snap, manifest, version, made)
             write_pages(snap, manifest, version, think, True if full else None)
             keep_steps(snap, manifest, version)
+        home = home if isinstance(home, data.HomePage) else home()
         manifest.put(("index.html",), output.key(version, home),
                      partial(_page_file, "index.html", partial(render_home, home)))
         removed = manifest.sweep(["assets", *built])
@@ -598,6 +700,16 @@ def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
     if bot_pages is not True:
         for path, text in downloads(snap):
             manifest.put((path,), output.key(text), partial(_text_file, path, text))
+
+
+def _meanwhile(snap: data.Snapshot, manifest: output.Manifest, version: str, full: bool,
+               rest: Callable[[data.Snapshot], None] | None) -> None:
+    """What a build does while its workers make the match pages: read the rest of the snapshot; in a full build,
+    make every page but the match pages and the bots' own."""
+    if rest is not None:
+        rest(snap)
+    if full:
+        write_pages(snap, manifest, version, None, False)
 
 
 def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
@@ -756,13 +868,18 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
     """
     workers = workers if workers is not None else os.cpu_count() or 1
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
-    snaps = [data.snapshot(store, name) for name in wanted]
+    # Each tournament's standings and totals are read while the workers make its match pages.
+    snaps = [data.snapshot(store, name, whole=False) for name in wanted]
     if live_refresh_s is not None:
         for snap in snaps:
             snap.live = data.live_of(snap, live_refresh_s)
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
-    home = data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
-    return write_site(out, snaps, home, full, workers, parallel_from, progress)
+
+    def home() -> data.HomePage:
+        return data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
+
+    return write_site(out, snaps, home, full, workers, parallel_from, progress,
+                      partial(data.read_rest, store=store))
 
 
 def _stage(out: Path, rebuilt: Sequence[str] = ()) -> Path:

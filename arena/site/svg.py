@@ -8,7 +8,9 @@ because callers insert the result into templates as markup.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 from markupsafe import Markup, escape
 
@@ -179,18 +181,29 @@ def chart_values(series: Sequence[Series], limit: int = TABLE_ROWS) -> list[tupl
     """
     xs = sorted({x for s in series for x, _ in s.points})
     chosen = downsample(xs, limit)
+    # Each line's points and band by match, found by bisection: a bot's chart has hundreds of points in a big
+    # league, and a scan of them for each of the table's rows was a tenth of its page's cost.
+    lines = [(_by_x([x for x, _ in s.points]), [y for _, y in s.points],
+              _by_x([x for x, _, _ in s.band]), [(lo, hi) for _, lo, hi in s.band]) for s in series]
     rows = []
     for x in chosen:
         values = []
-        for s in series:
-            before = [y for px, y in s.points if px <= x]
-            bands = [(lo, hi) for bx, lo, hi in s.band if bx <= x]
-            value = "–" if not before else f"{before[-1]:.2f}"
-            if bands and before:
-                value += f" ({bands[-1][0]:.2f} to {bands[-1][1]:.2f})"
+        for point_at, ys, band_at, bands in lines:
+            before = point_at(x)
+            band = band_at(x)
+            value = "–" if before is None else f"{ys[before]:.2f}"
+            if band is not None and before is not None:
+                value += f" ({bands[band][0]:.2f} to {bands[band][1]:.2f})"
             values.append(value)
         rows.append((x, values))
     return rows
+
+
+def _by_x(xs: Sequence[float]) -> Callable[[float], int | None]:
+    """The index of the last of ``xs`` at or before a match (in their order, as the points are listed), or None."""
+    if all(a <= b for a, b in pairwise(xs)):
+        return lambda x: bisect_right(xs, x) - 1 if xs and xs[0] <= x else None
+    return lambda x: next((i for i in range(len(xs) - 1, -1, -1) if xs[i] <= x), None)
 
 
 BAR_PAD = 4
