@@ -537,8 +537,13 @@ def _write_chunk(chunk: Sequence[Work]) -> Made:
     assert _worker is not None
     snap, out, staged, listings = _worker
     made = Made()
+    matches = [number for kind, number, _ in chunk if kind == MATCH]
+    if matches:
+        snap.matches.load(range(min(matches), max(matches) + 1))  # its matches, not the blocks around them
     make_work(snap, chunk, listings, out, staged, made)
-    snap.matches.forget()  # a worker holds one chunk's matches at a time, however big the tournament
+    # A worker holds one chunk's matches and rows at a time, however big the tournament.
+    snap.matches.forget()
+    snap.rows.clear()
     return made
 
 
