@@ -340,6 +340,19 @@ def live_of(snap: Snapshot, refresh_s: int, open_ended: bool = False) -> Live:
     return Live(done, None if open_ended else len(snap.stamps), refresh_s)
 
 
+@dataclass(frozen=True)
+class BotRow:
+    """A match's row on its bots' listings as HTML, the same on each of them but for the place."""
+
+    match_id: int
+    head: str
+    """The row before the place cell."""
+    tail: str
+    """The row after it."""
+    places: tuple[int | None, ...]
+    """Each seat's place (None until the match is done)."""
+
+
 @dataclass
 class Snapshot:
     """Everything the pages of one tournament need: the bulk facts in a few queries, and its matches' results as
@@ -392,11 +405,10 @@ class Snapshot:
     """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
     met_cache: dict[int, list[tuple[int, int, int]]] | None = field(init=False, repr=False, default=None)
     """Each bot's opponents met, with its head-to-head counts (:func:`met_by`)."""
-    row_html: dict[int, tuple[int, str, str, tuple[int | None, ...]]] = field(init=False, repr=False,
-                                                                              default_factory=dict)
-    """By position, a match's row in its bots' listings as HTML (its id, the row before and after the place, the
-    place of each seat), made by arena/site/render.py where the match was read for its page (a build's worker):
-    every match is in four bots' listings, which are then made without reading their matches again."""
+    row_html: dict[int, BotRow] = field(init=False, repr=False, default_factory=dict)
+    """By position, a match's row in its bots' listings, made by arena/site/render.py where the match was read for
+    its page (a build's worker): every match is in four bots' listings, which are then made without reading their
+    matches again."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
     tournament's results to download."""
@@ -1348,16 +1360,15 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
 def bot_rows(snap: Snapshot, positions: Sequence[int], bot_id: int) -> list[MatchListRow]:
     """The rows of the matches at ``positions`` on a page of the bot's matches: from :attr:`Snapshot.row_html`
     where it has them, the others from their matches, read (those no longer in the store are left out)."""
-    made = snap.row_html
-    missing = [p for p in positions if p not in made or made[p][0] != snap.stamps[p].id]
+    given = {p: row for p in positions if (row := snap.row_html.get(p)) and row.match_id == snap.stamps[p].id}
+    missing = [p for p in positions if p not in given]
     read = {match.id: match for match in snap.matches.fetch(missing)} if missing else {}
     rows = []
     for position in positions:
         stamp = snap.stamps[position]
-        if position in made and made[position][0] == stamp.id:
-            _, head, tail, places = made[position]
+        if (row := given.get(position)) is not None:
             rows.append(MatchListRow(stamp.idx, stamp.id, "", "", None, None, None, (),
-                                     places[stamp.bot_ids.index(bot_id)], (head, tail)))
+                                     row.places[stamp.bot_ids.index(bot_id)], (row.head, row.tail)))
         elif stamp.id in read:
             rows.append(match_list_row(snap, read[stamp.id], bot_id))
     return rows

@@ -43,6 +43,9 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
 ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js",
           "rank.js")
+ANY_BOT = "*"
+"""A bot's directory no bot's slug can be (:func:`arena.site.data.slug`): a bot listing's rows are linked from it,
+the same on every bot's pages."""
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = data.Matches.BLOCK
@@ -187,8 +190,8 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     if show_place:
         # A bot's pages link their bot as they link the others (../b/index.html, not index.html), so that a match's
         # row is the same on its four bots' pages but for the place: made once, where the match is read.
-        folder = page.rfind("/")
-        head, tail = m.html or row_parts(m, page[:page.rfind("/", 0, folder) + 1] + "*/")  # t/T/bots/*/
+        folder = page.rfind("/", 0, page.rfind("/"))  # the bots' directory, t/T/bots/
+        head, tail = m.html or row_parts(m, f"{page[:folder]}/{ANY_BOT}/")
         return Markup(f'{head}<td class="num place-{m.place_of}">{_dash(m.place_of)}{tail}')
     head, tail = row_parts(m, page)
     return Markup(head + tail)
@@ -221,17 +224,17 @@ def row_parts(m: data.MatchListRow, page: str) -> tuple[str, str]:
     return head, "".join(html)
 
 
-def bot_row_html(snap: data.Snapshot, position: int) -> tuple[int, str, str, tuple[int | None, ...]] | None:
+def bot_row_html(snap: data.Snapshot, position: int) -> data.BotRow | None:
     """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.data.Snapshot.row_html`), once
     it is read; None when it is not in the store any more."""
     try:
         match = snap.matches[position]
     except data.MatchGone:
         return None
-    head, tail = row_parts(data.match_list_row(snap, match), f"t/{snap.slug}/bots/*/")
+    head, tail = row_parts(data.match_list_row(snap, match), data.bot_href(snap.slug, ANY_BOT))
     places = (tuple(seat.place for seat in match.result.players) if match.result is not None
               else (None,) * len(match.bot_ids))
-    return match.id, head, tail, places
+    return data.BotRow(match.id, head, tail, places)
 
 
 def opponent_rows(opponents: Sequence[data.Opponent], root: str) -> Markup:
@@ -510,7 +513,7 @@ class Made:
     """Logs found unreadable."""
     think: list[tuple[int, Tally]] = field(default_factory=list)
     """Each seat's think times of the finished matches made (bot id, its seat's times)."""
-    rows: dict[int, tuple[int, str, str, tuple[int | None, ...]]] = field(default_factory=dict)
+    rows: dict[int, data.BotRow] = field(default_factory=dict)
     """The matches made as rows of their bots' listings (:attr:`arena.site.data.Snapshot.row_html`)."""
     pages: int = 0
     """Match pages made."""
