@@ -110,6 +110,12 @@ def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, render.
     for page in serial.rglob("*"):
         if page.is_file() and page.name != output.MANIFEST:
             assert (tmp_path / "parallel" / page.relative_to(serial)).read_bytes() == page.read_bytes(), page
+    # Made by the workers (the bots' pages from a snapshot sent in pieces), every file has the key the building
+    # process gives it: a rebuild keeps them all.
+    keys = [{path: entry[0] for path, entry in json.loads((site / output.MANIFEST).read_bytes())["files"].items()}
+            for site in (serial, tmp_path / "parallel")]
+    assert keys[0] == keys[1]
+    assert render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1).written == 0
 
 
 def test_match_page_without_a_log_says_so(tmp_path: Path) -> None:
@@ -500,3 +506,13 @@ def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, 
     (out / "t" / "t" / render.STEPS_FILE).unlink()
     render.build_site(store, out)
     assert set(read) & faulted
+
+
+def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A process pool whose initializer raises starts new workers forever: the worker keeps why it failed and its
+    # first task raises it, which ends the build with that reason.
+    monkeypatch.setattr(render, "_worker", None)
+    monkeypatch.setattr(render, "_start_failure", render._start_failure)
+    render._start_worker(b"not a snapshot", Path("site"), staged=True)
+    with pytest.raises(RuntimeError, match=r"a worker of the site build could not start: UnpicklingError"):
+        render._write_chunk([])

@@ -489,12 +489,17 @@ def _render_listing(listing: data.Listing) -> str:
 
 
 _worker: tuple[data.Snapshot, Path, bool, list[data.Listing]] | None = None
+_start_failure = "it was never started"
 
 
 def _start_worker(snap: bytes, out: Path, staged: bool) -> None:
-    global _worker
-    unpickled = pickle.loads(snap)  # sent once per worker, not once per chunk
-    _worker = (unpickled, out, staged, data.match_listings(unpickled))
+    global _worker, _start_failure
+    try:
+        unpickled = pickle.loads(snap)  # sent once per worker, not once per chunk
+        _worker = (unpickled, out, staged, data.match_listings(unpickled))
+    except Exception as error:  # noqa: BLE001 - raised by its tasks instead (_write_chunk)
+        # A pool whose initializer raises starts new workers forever: the build would never end.
+        _start_failure = repr(error)
 
 
 Work = tuple[int, int, dict[str, str]]
@@ -537,7 +542,8 @@ def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data
 
 
 def _write_chunk(chunk: Sequence[Work]) -> Made:
-    assert _worker is not None
+    if _worker is None:
+        raise RuntimeError(f"a worker of the site build could not start: {_start_failure}")
     snap, out, staged, listings = _worker
     made = Made()
     matches = [number for kind, number, _ in chunk if kind == MATCH]
