@@ -508,11 +508,13 @@ def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, 
     assert set(read) & faulted
 
 
-def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path) -> None:
     # A process pool whose initializer raises starts new workers forever: the worker keeps why it failed and its
     # first task raises it, which ends the build with that reason.
     monkeypatch.setattr(render, "_worker", None)
     monkeypatch.setattr(render, "_start_failure", render._start_failure)
-    render._start_worker(b"not a snapshot", Path("site"), staged=True)
+    (tmp_path / "snapshot.pickle").write_bytes(b"not a snapshot")
+    render._start_worker(str(tmp_path / "snapshot.pickle"), tmp_path / "site", staged=True)
     with pytest.raises(RuntimeError, match=r"a worker of the site build could not start: UnpicklingError"):
         render._write_chunk([])

@@ -15,11 +15,14 @@ import multiprocessing
 import os
 import pickle
 import shutil
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
@@ -492,10 +495,11 @@ _worker: tuple[data.Snapshot, Path, bool, list[data.Listing]] | None = None
 _start_failure = "it was never started"
 
 
-def _start_worker(snap: bytes, out: Path, staged: bool) -> None:
+def _start_worker(snap: str, out: Path, staged: bool) -> None:
     global _worker, _start_failure
     try:
-        unpickled = pickle.loads(snap)  # sent once per worker, not once per chunk
+        with open(snap, "rb") as handle:
+            unpickled = pickle.load(handle)  # read once per worker, not sent with each chunk
         _worker = (unpickled, out, staged, data.match_listings(unpickled))
     except Exception as error:  # noqa: BLE001 - raised by its tasks instead (_write_chunk)
         # A pool whose initializer raises starts new workers forever: the build would never end.
@@ -587,6 +591,44 @@ def stale_work(snap: data.Snapshot, manifest: output.Manifest, version: str,
     return spans
 
 
+def match_pages(spans: Sequence[Sequence[Work]]) -> int:
+    """How many match pages ``spans`` (:func:`stale_work`) make."""
+    return sum(1 for work in spans for kind, _, _ in work if kind == MATCH)
+
+
+def _chunks(spans: Sequence[Sequence[Work]]) -> list[list[Work]]:
+    """``spans`` as a worker's tasks: about :data:`CHUNK` match pages each, whole pages of the list of all matches
+    (their matches are read once, in one query)."""
+    chunks: list[list[Work]] = [[]]
+    for work in spans:
+        if len(chunks[-1]) >= CHUNK:
+            chunks.append([])
+        chunks[-1] += work
+    return chunks
+
+
+@contextmanager
+def _workers(snap: data.Snapshot, manifest: output.Manifest, count: int) -> Iterator[Pool]:
+    """``count`` processes that make match pages of ``snap`` into ``manifest``'s directory, each started with what
+    they need of the snapshot; on leaving, they are waited for."""
+    # spawn, like the tournament runner: a fork would copy the store's open SQLite connection. What a match page
+    # and a listing need of the snapshot (no rating history, standings or totals) is pickled once for all the
+    # workers, into a file rather than with the pool's arguments: those are written to each new process in turn,
+    # the building process waiting for it to start and read them (a second at 100,000 matches).
+    with tempfile.TemporaryDirectory(prefix="arena-site-") as directory:
+        needed = os.path.join(directory, "snapshot.pickle")
+        with open(needed, "wb") as handle:
+            pickle.dump(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
+                                shared_wins=Counter(), match_list=[]), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        with multiprocessing.get_context("spawn").Pool(count, _start_worker,
+                                                       (needed, manifest.out, manifest.staged)) as pool:
+            yield pool
+            # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
+            # process of its own still running, and their CPU time is counted as the build's.
+            pool.close()
+            pool.join()
+
+
 def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
                   progress: Progress | None = None, think: list[tuple[int, Tally]] | None = None) -> list[str]:
@@ -599,10 +641,14 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     how many match pages are made; ``think`` gets the think times of the finished matches made (bot id, its
     seat's times). Returns the paths of logs found unreadable."""
     listings = data.match_listings(snap)
-    spans = stale_work(snap, manifest, version, listings)
-    pages = sum(1 for work in spans for kind, _, _ in work if kind == MATCH)
+    # Without a manifest every match page is to be made: the workers start while the files' keys are found (a
+    # second or two at 100,000 matches), not after.
+    spans = None if not manifest.old else stale_work(snap, manifest, version, listings)
+    pages = len(snap.stamps) if spans is None else match_pages(spans)
+    made = Made()
     if workers < 2 or pages < parallel_from:
-        made = Made()
+        spans = stale_work(snap, manifest, version, listings) if spans is None else spans
+        pages = match_pages(spans)
         for work in spans:
             make_work(snap, work, listings, manifest.out, manifest.staged, made)
             _take(snap, manifest, made, think)
@@ -611,33 +657,19 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
         if meanwhile is not None:
             meanwhile()
         return made.corrupt
-    chunks: list[list[Work]] = [[]]
-    for work in spans:
-        if len(chunks[-1]) >= CHUNK:
-            chunks.append([])
-        chunks[-1] += work  # whole pages of the listing: their matches are read once, in one query
-    # spawn, like the tournament runner: a fork would copy the store's open SQLite connection.
-    # What a match page and a listing need of the snapshot (no rating history, standings or totals), pickled once
-    # for all the workers rather than once each.
-    needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
-                                  shared_wins=Counter(), match_list=[]))
-    with multiprocessing.get_context("spawn").Pool(min(workers, len(chunks)), _start_worker,
-                                                   (needed, manifest.out, manifest.staged)) as pool:
-        results = pool.imap_unordered(_write_chunk, chunks)
+    with _workers(snap, manifest, min(workers, -(-pages // CHUNK))) as pool:
+        spans = stale_work(snap, manifest, version, listings) if spans is None else spans
+        pages = match_pages(spans)
+        results = pool.imap_unordered(_write_chunk, _chunks(spans))
         if meanwhile is not None:
             meanwhile()
-        done = Made()
-        for made in results:
-            _take(snap, manifest, made, think)
-            done.pages += made.pages
-            done.corrupt += made.corrupt
+        for chunk in results:
+            _take(snap, manifest, chunk, think)
+            made.pages += chunk.pages
+            made.corrupt += chunk.corrupt
             if progress is not None:
-                progress(snap.name, done.pages, pages)
-        # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
-        # process of its own still running, and their CPU time is counted as the build's.
-        pool.close()
-        pool.join()
-    return done.corrupt
+                progress(snap.name, made.pages, pages)
+    return made.corrupt
 
 
 def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: list[tuple[int, Tally]] | None) -> None:
