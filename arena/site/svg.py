@@ -144,18 +144,21 @@ def line_chart(series: Sequence[Series], label: str, y_title: str, x_title: str 
             lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, lo, _ in reversed(s.band))
             parts.append(f'<polygon class="band" points="{upper} {lower}"/>')
         if s.points:
+            # Each point's coordinates as text once, for the line and for its tooltip's circle: a bot's chart has
+            # hundreds of points in a big league, and a thousand bot pages each have one.
+            spots = [(f"{px(x):.1f}", f"{py(y):.1f}") for x, y in s.points]
             coords: list[str] = []
-            for n, (x, y) in enumerate(s.points):
+            for n, (cx, cy) in enumerate(spots):
                 if steps and n:
-                    coords.append(f"{px(x):.1f},{py(s.points[n - 1][1]):.1f}")
-                coords.append(f"{px(x):.1f},{py(y):.1f}")
+                    coords.append(f"{cx},{spots[n - 1][1]}")
+                coords.append(f"{cx},{cy}")
             last_x, last_y = s.points[-1]
             parts.append(f'<polyline class="line" points="{" ".join(coords)}"/>')
             # A point per value, its value as a tooltip on hover (the lines are thin targets).
             parts.append('<g aria-hidden="true">' + "".join(
-                f'<circle class="pt" cx="{px(x):.1f}" cy="{py(y):.1f}" r="4"><title>{name}: {y:.2f} after match '
-                f'{x:.0f}</title></circle>' for x, y in s.points) + "</g>")
-            parts.append(f'<circle class="dot" cx="{px(last_x):.1f}" cy="{py(last_y):.1f}" r="3"/>')
+                f'<circle class="pt" cx="{cx}" cy="{cy}" r="4"><title>{name}: {y:.2f} after match '
+                f'{x:.0f}</title></circle>' for (x, y), (cx, cy) in zip(s.points, spots, strict=True)) + "</g>")
+            parts.append(f'<circle class="dot" cx="{spots[-1][0]}" cy="{spots[-1][1]}" r="3"/>')
             if end_labels:
                 # The label's text in the page's ink (the palette's light colours are under 4.5:1 on the panel),
                 # and a stroke of its line's colour before it to tie the two.

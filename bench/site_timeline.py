@@ -1,0 +1,86 @@
+"""When each step of a big field's full site build starts and ends, in the building process: what runs while its
+workers make the match pages, and what runs alone after. Prints ONE JSON object.
+
+The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1, no
+logs), made once unless ``--store`` names one. The build's steps (functions of arena/site/render.py and
+arena/site/data.py) are wrapped with timers for the run; a step a checkout does not have is left out.
+
+    python bench/site_timeline.py --store /tmp/store.db
+
+This is a measurement, not a test: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+STEPS = {"render": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think"), "data": ("read_rest",)}
+
+
+def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
+    from arena.site import data, render
+    from arena.store import Store
+
+    steps: list[dict[str, Any]] = []
+    started = time.perf_counter()
+
+    def timer(name: str, step: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(step)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            begun, cpu = time.perf_counter(), time.process_time()
+            try:
+                return step(*args, **kwargs)
+            finally:
+                steps.append({"step": name, "start_s": round(begun - started, 1),
+                              "end_s": round(time.perf_counter() - started, 1),
+                              "cpu_s": round(time.process_time() - cpu, 1)})
+        return timed
+
+    for module, names in (("render", render), ("data", data)):
+        for name in STEPS[module]:
+            if hasattr(names, name):
+                setattr(names, name, timer(name, getattr(names, name)))
+    store = Store(store_path)
+    started = time.perf_counter()
+    render.build_site(store, out, workers=workers, full=True)
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"wall_s": round(time.perf_counter() - started, 1),
+            "building_process_cpu_s": round(own.ru_utime + own.ru_stime, 1),
+            "workers_cpu_s": round(children.ru_utime + children.ru_stime, 1),
+            "steps": sorted(steps, key=lambda step: step["start_s"])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=1000)
+    parser.add_argument("--per-bot", type=int, default=400)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--store", type=Path, help="A store bench/scale.py filled (made here when not given).")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="arena-site-timeline-") as directory:
+        store = args.store
+        if store is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from scale import fill
+
+            store = Path(directory) / "store.db"
+            fill(store, args.bots, args.per_bot, 1)
+        out = Path(directory) / "site"
+        shutil.rmtree(out, ignore_errors=True)
+        os.sync()
+        print(json.dumps(build(store, out, args.workers), indent=1))
+
+
+if __name__ == "__main__":
+    main()
