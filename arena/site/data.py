@@ -401,6 +401,8 @@ class Snapshot:
     """:func:`seats_of`, found once."""
     context_cache: str | None = field(init=False, repr=False, default=None)
     """:func:`context`, made once."""
+    place_cache: dict[int, int] | None = field(init=False, repr=False, default=None)
+    """Each bot's line in :attr:`standings` by bot id (:func:`standing_of`)."""
     played_cache: dict[int, list[int]] | None = field(init=False, repr=False, default=None)
     """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
     met_cache: dict[int, list[tuple[int, int, int]]] | None = field(init=False, repr=False, default=None)
@@ -501,6 +503,7 @@ def read_rest(snap: Snapshot, store: Store) -> None:
     snap.shared_wins = store.shared_wins(tid)
     snap.seat_totals = store.seat_totals(tid)
     snap.match_list = store.match_list(tid)
+    snap.standing_cache = snap.place_cache = None  # made from the standings: made again from these
 
 
 # -- shared pieces ----------------------------------------------------------------------------------------------------
@@ -698,12 +701,22 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
     return found[:limit]
 
 
+def standing_of(snap: Snapshot, bot_id: int) -> int | None:
+    """Where the bot is in :attr:`Snapshot.standings` (and in :func:`standing_rows`), None if it is not: found in a
+    map made once, since each of a big field's thousand bot pages asks."""
+    if snap.place_cache is None:
+        snap.place_cache = {line.bot_id: i for i, line in enumerate(snap.standings)}
+    return snap.place_cache.get(bot_id)
+
+
 def fault_counts(snap: Snapshot, bot_id: int | None = None) -> Counter[str]:
     """How many faults of each kind the tournament's finished matches had (or one bot's)."""
     counts: Counter[str] = Counter()
-    for line in snap.standings:
-        if bot_id in (None, line.bot_id):
+    if bot_id is None:
+        for line in snap.standings:
             counts.update(line.faults)
+    elif (i := standing_of(snap, bot_id)) is not None:
+        counts.update(snap.standings[i].faults)
     return counts
 
 
@@ -1404,8 +1417,10 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage | None, think: 
     big field it shows only what its own matches make (:attr:`BotPage.ranks_href`), and lists the opponents it met,
     most matches shared first (the field's order would change with every match any of them plays)."""
     bot = snap.bot_by_id[bot_id]
-    rows = standing_rows(snap)
-    standing = next(row for row in rows if row.bot == bot.name)
+    place = standing_of(snap, bot_id)
+    if place is None:
+        raise KeyError(f"bot {bot.name!r} is not in the standings of {snap.name!r}")
+    standing = standing_rows(snap)[place]
     points = snap.history.get(bot_id, [])
     series = Series(bot.name, downsample([(idx, r.mu) for idx, r in points]),
                     downsample([(idx, r.mu - 3 * r.sigma, r.mu + 3 * r.sigma) for idx, r in points]))

@@ -1,0 +1,61 @@
+"""What a big field's bot pages cost to make (the part of a full build that its building process does alone,
+after the workers): every bot's page and the further pages of its matches, made and keyed but not written, from
+a whole snapshot with every match's listing row in it (as the workers hand them over). Prints ONE JSON object.
+
+The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1, no
+logs), made once unless ``--store`` names one. Run it with another checkout's Python to compare, alternated.
+
+    python bench/site_bot_pages.py --store /tmp/store.db
+
+This is a measurement, not a test: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def measure(store_path: Path) -> dict[str, float]:
+    from arena.site import data, output, render
+    from arena.store import Store
+
+    store = Store(store_path)
+    snap = data.snapshot(store, store.tournaments()[0]["name"])
+    for position in range(len(snap.stamps)):
+        row = render.bot_row_html(snap, position)
+        if row is not None:
+            snap.row_html[position] = row
+    snap.matches.forget()
+    snap.rows.clear()
+    started, pages = time.process_time(), 0
+    for path, inputs, make in render.tournament_pages(snap, None, True):
+        output.key("version", path, inputs)
+        make()
+        pages += 1
+    return {"bots": len(snap.bots), "pages": pages, "cpu_s": round(time.process_time() - started, 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=1000)
+    parser.add_argument("--per-bot", type=int, default=400)
+    parser.add_argument("--store", type=Path, help="A store bench/scale.py filled (made here when not given).")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="arena-bot-pages-") as directory:
+        store = args.store
+        if store is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from scale import fill
+
+            store = Path(directory) / "store.db"
+            fill(store, args.bots, args.per_bot, 1)
+        print(json.dumps(measure(store)))
+
+
+if __name__ == "__main__":
+    main()
