@@ -42,7 +42,8 @@ import resource
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -114,6 +115,26 @@ def fill(path: Path, bots: int, per_bot: int, seed: int, extra: int = 0) -> tupl
     with store.atomic() as db:
         db.execute("UPDATE tournaments SET finished_at = '2026-12-02T00:00:00Z' WHERE id = ?", (tid,))
     return store, tid, truth, (match_rows[matches:], seat_rows[seats:], rating_rows[seats:])
+
+
+def store_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a bench that works on one synthetic store (bench/site_*.py): its size, or one already filled,
+    which several benches, or another checkout's runs of one, can then share."""
+    parser.add_argument("--bots", type=int, default=1000)
+    parser.add_argument("--per-bot", type=int, default=400)
+    parser.add_argument("--store", type=Path, help="A store bench/scale.py filled (made here when not given).")
+
+
+@contextmanager
+def bench_store(args: argparse.Namespace, prefix: str) -> Iterator[tuple[Path, Path]]:
+    """A temporary directory and the store to measure (:func:`store_options`): ``--store``, or one of ``--bots``
+    bots with about ``--per-bot`` matches each (seed 1) filled in that directory."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        store = args.store
+        if store is None:
+            store = Path(directory) / "store.db"
+            fill(store, args.bots, args.per_bot, 1)
+        yield Path(directory), store
 
 
 def insert(store: Store, rows: Rows) -> None:

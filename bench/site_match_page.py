@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,21 +54,15 @@ def measure(store_path: Path, pages: int, out: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, default=1000)
-    parser.add_argument("--per-bot", type=int, default=400)
-    parser.add_argument("--pages", type=int, default=9600)
-    parser.add_argument("--store", type=Path, help="A store bench/scale.py filled (made here when not given).")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="arena-match-page-") as directory:
-        store = args.store
-        if store is None:
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from scale import fill
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale import bench_store, store_options
 
-            store = Path(directory) / "store.db"
-            fill(store, args.bots, args.per_bot, 1)
-        print(json.dumps(measure(store, args.pages, Path(directory) / "site")))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    store_options(parser)
+    parser.add_argument("--pages", type=int, default=9600)
+    args = parser.parse_args()
+    with bench_store(args, "arena-match-page-") as (directory, store):
+        print(json.dumps(measure(store, args.pages, directory / "site")))
 
 
 if __name__ == "__main__":

@@ -52,21 +52,15 @@ def once(store_path: Path, workers: int) -> dict[str, float]:
 
 
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale import bench_store, store_options
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, default=1000)
-    parser.add_argument("--per-bot", type=int, default=400)
+    store_options(parser)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--store", type=Path, help="A store bench/scale.py filled (made here when not given).")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="arena-pool-start-") as directory:
-        store = args.store
-        if store is None:
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from scale import fill
-
-            store = Path(directory) / "store.db"
-            fill(store, args.bots, args.per_bot, 1)
+    with bench_store(args, "arena-pool-start-") as (_, store):
         runs: list[dict[str, Any]] = [once(store, args.workers) for _ in range(args.runs)]
     print(json.dumps({"bots": args.bots, "per_bot": args.per_bot, "workers": args.workers, "runs": runs}))
 

@@ -17,9 +17,7 @@ import functools
 import json
 import os
 import resource
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -62,24 +60,16 @@ def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, default=1000)
-    parser.add_argument("--per-bot", type=int, default=400)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--store", type=Path, help="A store bench/scale.py filled (made here when not given).")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="arena-site-timeline-") as directory:
-        store = args.store
-        if store is None:
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from scale import fill
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale import bench_store, store_options
 
-            store = Path(directory) / "store.db"
-            fill(store, args.bots, args.per_bot, 1)
-        out = Path(directory) / "site"
-        shutil.rmtree(out, ignore_errors=True)
-        os.sync()
-        print(json.dumps(build(store, out, args.workers), indent=1))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    store_options(parser)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    with bench_store(args, "arena-site-timeline-") as (directory, store):
+        os.sync()  # the store just filled is on disk before the build is timed
+        print(json.dumps(build(store, directory / "site", args.workers), indent=1))
 
 
 if __name__ == "__main__":

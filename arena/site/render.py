@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
 from multiprocessing.pool import Pool
@@ -641,25 +641,24 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     how many match pages are made; ``think`` gets the think times of the finished matches made (bot id, its
     seat's times). Returns the paths of logs found unreadable."""
     listings = data.match_listings(snap)
-    # Without a manifest every match page is to be made: the workers start while the files' keys are found (a
-    # second or two at 100,000 matches), not after.
-    spans = None if not manifest.old else stale_work(snap, manifest, version, listings)
-    pages = len(snap.stamps) if spans is None else match_pages(spans)
+    # Without a manifest every match page is to be made, so how many is known before the files' keys are found:
+    # the workers start while they are (a second or two at 100,000 matches), not after.
+    spans = stale_work(snap, manifest, version, listings) if manifest.old else None
+    expected = len(snap.stamps) if spans is None else match_pages(spans)
+    parallel = workers > 1 and expected >= parallel_from
     made = Made()
-    if workers < 2 or pages < parallel_from:
+    with _workers(snap, manifest, min(workers, -(-expected // CHUNK))) if parallel else nullcontext(None) as pool:
         spans = stale_work(snap, manifest, version, listings) if spans is None else spans
         pages = match_pages(spans)
-        for work in spans:
-            make_work(snap, work, listings, manifest.out, manifest.staged, made)
-            _take(snap, manifest, made, think)
-            if progress is not None:
-                progress(snap.name, made.pages, pages)
-        if meanwhile is not None:
-            meanwhile()
-        return made.corrupt
-    with _workers(snap, manifest, min(workers, -(-pages // CHUNK))) as pool:
-        spans = stale_work(snap, manifest, version, listings) if spans is None else spans
-        pages = match_pages(spans)
+        if pool is None:
+            for work in spans:
+                make_work(snap, work, listings, manifest.out, manifest.staged, made)
+                _take(snap, manifest, made, think)
+                if progress is not None:
+                    progress(snap.name, made.pages, pages)
+            if meanwhile is not None:
+                meanwhile()
+            return made.corrupt
         results = pool.imap_unordered(_write_chunk, _chunks(spans))
         if meanwhile is not None:
             meanwhile()
