@@ -518,3 +518,21 @@ def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkey
     render._start_worker(str(tmp_path / "snapshot.pickle"), tmp_path / "site", staged=True)
     with pytest.raises(RuntimeError, match=r"a worker of the site build could not start: UnpicklingError"):
         render._write_chunk([])
+
+
+def test_the_forked_half_of_the_bots_pages_fails_the_build_with_its_reason(
+        built: tuple[Store, Path, render.BuildReport], tmp_path: Path) -> None:
+    # A full build big enough for a pool makes half the bots' pages in a forked copy of itself; what goes wrong
+    # there is the build's error, not a page left out. Here the copy's first bot is not in the standings.
+    store, _, _ = built
+    snap = data.snapshot(store, "t", whole=False)
+    data.read_rest(snap, store)
+    theirs = snap.bots[1]
+    snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
+    snap.standing_cache = snap.place_cache = None
+    manifest = output.Manifest(tmp_path, {}, staged=True)
+    with pytest.raises(RuntimeError, match=rf"making half the bots' pages failed: .*KeyError.*{theirs.name}"):
+        render.write_bot_pages(snap, manifest, "v", {}, set(), split=True)
+    # Its own half was made, the copy's was not recorded.
+    assert data.bot_href(snap.slug, snap.bots[0].slug) in manifest.new
+    assert data.bot_href(snap.slug, theirs.slug) not in manifest.new

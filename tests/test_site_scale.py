@@ -4,13 +4,14 @@ match played, no logs) is built once; the pages are read back as HTML."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from arena.site import data, render
+from arena.site import data, output, render
 from arena.store import Store
 from bench.scale import fill, insert
 from tests.sitestore import broken_links
@@ -159,6 +160,25 @@ def test_a_league_batch_rewrites_the_pages_of_the_bots_that_played_only(tmp_path
     assert all((out / path).read_bytes() == (again / path).read_bytes()
                for path in (str(p.relative_to(again)) for p in again.rglob("*") if p.is_file())
                if not path.startswith(".arena-site"))
+
+
+def test_a_parallel_build_makes_the_bots_later_pages_while_its_workers_make_the_match_pages(tmp_path: Path) -> None:
+    # 24 bots in 120 matches each: three pages of matches a bot, 720 match pages in three chunks for the workers.
+    store, _, _, _ = fill(tmp_path / "arena.db", 24, 120, seed=6)
+    serial = render.build_site(store, tmp_path / "serial", workers=1)
+    parallel = render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
+    files = {str(path.relative_to(serial.out)) for path in serial.out.rglob("*") if path.is_file()}
+    assert files == {str(path.relative_to(parallel.out)) for path in parallel.out.rglob("*") if path.is_file()}
+    assert all((serial.out / path).read_bytes() == (parallel.out / path).read_bytes()
+               for path in files if path != output.MANIFEST)
+    # The second page of a bot's matches is made once the match pages of the first two chunks are, before the last
+    # chunk's: not after all of them, with one core idle.
+    order = parallel.written_files
+    second = [n for n, path in enumerate(order) if "/bots/" in path and path.endswith("/matches-2.html")]
+    matches = [n for n, path in enumerate(order) if re.fullmatch(r"t/scale/matches/\d+\.html", path)]
+    assert len(second) == 24 and len(matches) == 720
+    assert max(second) < max(matches)
+    assert render.build_site(store, parallel.out, workers=2, parallel_from=1).written == 0
 
 
 @pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU

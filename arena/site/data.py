@@ -229,6 +229,7 @@ class Matches(Sequence[StoredMatch]):
         self.stamps = stamps
         self.stderr = stderr
         self._store = store
+        self._inherited: Store | None = None
         self._loaded: dict[int, StoredMatch] = {}
 
     def __len__(self) -> int:
@@ -288,6 +289,12 @@ class Matches(Sequence[StoredMatch]):
             if match is not None:  # else removed since the stamps were read: MatchGone if asked for
                 self._loaded[i] = match
 
+    def forked(self) -> None:
+        """In a forked copy of the process: read from a connection of its own from now on. An SQLite connection
+        must not be used across a fork; the inherited one is kept, unused and never closed (the copy ends with
+        ``os._exit``)."""
+        self._inherited, self._store = self._store, None
+
     def index_seats(self) -> list[tuple[int, int, int, int, str | None]]:
         """Every seat of every finished match, as :meth:`arena.store.Store.index_seats` reads them."""
         return self._open().index_seats(self.tournament_id)
@@ -297,7 +304,7 @@ class Matches(Sequence[StoredMatch]):
         self._loaded.clear()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_store": None, "_loaded": {}}
+        return {**self.__dict__, "_store": None, "_inherited": None, "_loaded": {}}
 
 
 class MatchGone(LookupError):
@@ -1103,6 +1110,9 @@ class Listing:
     path: str
     inputs: tuple[Any, ...]
     make: Callable[[], MatchListPage]
+    last: int = -1
+    """The position of its last match (a listing is in schedule order), -1 for none: a build makes a page of a
+    bot's matches once every match on it is made (:class:`arena.site.render.LaterListings`)."""
 
 
 def filter_names(snap: Snapshot) -> tuple[str, ...]:
@@ -1136,7 +1146,7 @@ def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Lis
         deals = sorted({snap.stamps[i].group for i in shown})
         inputs = (context(snap), pager(n, hrefs), len(snap.matches) if n == 1 else None, [marks[i] for i in shown],
                   [[marks[i] for i in members[deal]] for deal in deals])
-        listings.append(Listing(hrefs[n - 1], inputs, partial(make, n)))
+        listings.append(Listing(hrefs[n - 1], inputs, partial(make, n), shown[-1] if shown else -1))
     return listings
 
 
@@ -1366,7 +1376,8 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
             index_href=match_index_href(snap.slug))
 
     return [Listing(hrefs[n - 1], (context(snap), bot_id, pager(n, hrefs), len(played) if n == 1 else None,
-                                   [marks[i] for i in pages[n - 1]]), partial(make, n))
+                                   [marks[i] for i in pages[n - 1]]), partial(make, n),
+                    pages[n - 1][-1] if pages[n - 1] else -1)
             for n in range(1, count + 1)]
 
 

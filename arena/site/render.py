@@ -9,6 +9,7 @@ every template: bot names, fault details and stderr tails come from untrusted pr
 from __future__ import annotations
 
 import ctypes
+import gc
 import gzip
 import json
 import multiprocessing
@@ -16,12 +17,15 @@ import os
 import pickle
 import shutil
 import tempfile
+import threading
 import time
+import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
+from multiprocessing.connection import Connection
 from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
@@ -450,7 +454,8 @@ def log_download(log: LoadedLog | MatchView, stderr: bool) -> output.Content:
 
 
 def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = None,
-                     bot_pages: bool | None = None) -> Iterator[tuple[str, Any, Callable[[], str]]]:
+                     bot_pages: bool | None = None, made: Container[str] = frozenset(),
+                     bots: Collection[int] | None = None) -> Iterator[tuple[str, Any, Callable[[], str]]]:
     """Every page of one tournament but the match pages and the list of all matches (:func:`write_matches` makes
     those, each page of the list with its matches), as (site-relative path, what the page is made from, the
     function that renders it). A listing's page is made only when it is rendered: what it is made from is its
@@ -458,7 +463,8 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
     a big tournament from the few that changed without making any of them. The bots' own pages show their
     ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
     but those (a full build makes them after the match pages, whose logs give the times and whose workers give
-    their rows: :attr:`arena.site.data.Snapshot.row_html`), None all."""
+    their rows: :attr:`arena.site.data.Snapshot.row_html`), None all; but not the pages of bots' matches ``made``
+    already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages (:func:`write_bot_pages`)."""
     if bot_pages is not True:
         page = data.tournament_page(snap)
         yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
@@ -469,6 +475,8 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
                 standings = data.standings_page(snap, n)
                 yield standings.path, standings, partial(render_standings, standings)
     for bot in snap.bots:
+        if bots is not None and bot.id not in bots:
+            continue
         if bot_pages is not False:
             # Keyed on the inputs of its first page of matches, not on that page made: a rebuild reads the matches
             # of the bots whose pages changed only.
@@ -476,7 +484,8 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
             bot_page = data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
             yield first.path, (bot_page, first.inputs), partial(_render_bot, bot_page, first)
             for listing in more:
-                yield listing.path, listing.inputs, partial(_render_listing, listing)
+                if listing.path not in made:
+                    yield listing.path, listing.inputs, partial(_render_listing, listing)
         if bot_pages is not True and data.faulted_by(snap, bot.id):
             # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
             yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
@@ -631,15 +640,18 @@ def _workers(snap: data.Snapshot, manifest: output.Manifest, count: int) -> Iter
 
 def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
-                  progress: Progress | None = None, think: list[tuple[int, Tally]] | None = None) -> list[str]:
+                  progress: Progress | None = None, think: dict[int, Tally] | None = None,
+                  arrived: Callable[[int], None] | None = None) -> tuple[list[str], bool]:
     """Write the match pages whose key changed (or whose files are not the manifest's), and the pages of the list
     of all matches likewise, each page of it with its matches (:func:`stale_work`): with a process pool when there
     are ``parallel_from`` or more match pages (a full build: a log to read and a replay to render each), each
     worker reading its matches from the store and writing its own files, so that neither the results nor
     megabytes of HTML travel through pipes. ``meanwhile`` is called while the pool works (the other pages of a
     staged build, where the order of writing does not matter), else after the match pages; ``progress`` is told
-    how many match pages are made; ``think`` gets the think times of the finished matches made (bot id, its
-    seat's times). Returns the paths of logs found unreadable."""
+    how many match pages are made; ``think`` gets the think times of the finished matches made, summed by bot
+    id; ``arrived``, with a pool, is told after ``meanwhile`` as the pages are made that every match
+    before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable, and whether
+    the pages were made by a pool (a build that big splits its bots' pages too: :func:`write_bot_pages`)."""
     listings = data.match_listings(snap)
     # Without a manifest every match page is to be made, so how many is known before the files' keys are found:
     # the workers start while they are (a second or two at 100,000 matches), not after.
@@ -658,26 +670,46 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
                     progress(snap.name, made.pages, pages)
             if meanwhile is not None:
                 meanwhile()
-            return made.corrupt
-        results = pool.imap_unordered(_write_chunk, _chunks(spans))
+            return made.corrupt, False
+        chunks = _chunks(spans)
+        # In order, so that the matches made are those before a position: the workers do not wait for it.
+        results = pool.imap(_write_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
-        for chunk in results:
+        for chunk, upto in zip(results, _made_upto(chunks, len(snap.stamps)), strict=True):
             _take(snap, manifest, chunk, think)
             made.pages += chunk.pages
             made.corrupt += chunk.corrupt
             if progress is not None:
                 progress(snap.name, made.pages, pages)
-    return made.corrupt
+            if arrived is not None:
+                arrived(upto)
+    return made.corrupt, True
 
 
-def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: list[tuple[int, Tally]] | None) -> None:
-    """Record what ``made`` wrote in the manifest, and keep its rows and think times; cleared for more."""
+def _made_upto(chunks: Sequence[Sequence[Work]], matches: int) -> list[int]:
+    """For each of ``chunks`` (made in order), the position before which every match is made once it is: up to the
+    next chunk's first match (the matches in between are fresh), or all of them after the last."""
+    upto = []
+    after = matches
+    for chunk in reversed(chunks):
+        upto.append(after)
+        after = next((number for kind, number, _ in chunk if kind == MATCH), after)
+    return upto[::-1]
+
+
+def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: dict[int, Tally] | None) -> None:
+    """Record what ``made`` wrote in the manifest, keep its rows and add its think times to ``think`` (by bot id);
+    cleared for more."""
     for wanted, path, size, mtime_ns in made.written:
         manifest.record(wanted, path, size, mtime_ns)
     snap.row_html.update(made.rows)
     if think is not None:
-        think += made.think
+        # Summed as they come, while the workers work: 400,000 seats in a big league.
+        for bot_id, tally in made.think:
+            if (total := think.get(bot_id)) is None:
+                think[bot_id] = total = Tally()
+            total.merge(tally)
     made.written, made.rows, made.think = [], {}, []
 
 
@@ -714,12 +746,18 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
             # In place, match pages first and the pages that link to them after: a build stopped between the two
             # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
             # pages while its workers make the match pages.
-            made: list[tuple[int, Tally]] = []
+            made: dict[int, Tally] = {}
+            later = LaterListings(snap, manifest, version)
             kept_steps(snap, manifest, version)
-            corrupt += write_matches(snap, manifest, version, workers, parallel_from,
-                                     partial(_meanwhile, snap, manifest, version, full, rest), progress, made)
+            unreadable, pooled = write_matches(snap, manifest, version, workers, parallel_from,
+                                               partial(_meanwhile, snap, manifest, version, full, rest), progress,
+                                               made, later.arrived)
+            corrupt += unreadable
             think = bots_think(snap, manifest, version, made)
-            write_pages(snap, manifest, version, think, True if full else None)
+            if full:
+                write_bot_pages(snap, manifest, version, think, later.made, split=pooled)
+            else:
+                write_pages(snap, manifest, version, think, None, later.made)
             keep_steps(snap, manifest, version)
         home = home if isinstance(home, data.HomePage) else home()
         manifest.put(("index.html",), output.key(version, home),
@@ -737,14 +775,106 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
 
 
 def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
-                think: Mapping[int, Tally] | None = None, bot_pages: bool | None = None) -> None:
-    """Write the tournament's pages but its match pages, those whose inputs changed (``think`` and ``bot_pages`` as
-    :func:`tournament_pages` takes them)."""
-    for path, inputs, render in tournament_pages(snap, think, bot_pages):
-        manifest.put((path,), output.key(version, path, inputs), partial(_page_file, path, render))
+                think: Mapping[int, Tally] | None = None, bot_pages: bool | None = None,
+                made: Container[str] = frozenset(), bots: Collection[int] | None = None) -> None:
+    """Write the tournament's pages but its match pages, those whose inputs changed (``think``, ``bot_pages``,
+    ``made`` and ``bots`` as :func:`tournament_pages` takes them)."""
+    for path, inputs, render in tournament_pages(snap, think, bot_pages, made, bots):
+        _put_page(manifest, version, path, inputs, render)
     if bot_pages is not True:
         for path, text in downloads(snap):
             manifest.put((path,), output.key(text), partial(_text_file, path, text))
+
+
+def write_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
+                    made: Container[str], split: bool) -> None:
+    """Write the bots' own pages and the pages of their matches not ``made`` yet: a full build's last step, as a
+    bot's page shows the think times of all its matches. With ``split``, half the bots' pages are made by a forked
+    copy of this process, which has all they are made from (the standings, the head-to-head, a row for each match)
+    without its being sent: at 1,000 bots, 5 s of one core's work after the workers finish, the other core idle."""
+    if not (split and len(snap.bots) > 1 and _can_fork()):
+        write_pages(snap, manifest, version, think, True, made)
+        return
+    theirs = frozenset(bot.id for bot in snap.bots[1::2])
+    context = multiprocessing.get_context("fork")
+    receiving, sending = context.Pipe(duplex=False)
+    gc.freeze()  # the copy's collections leave the objects it inherits alone: fewer of its pages copied on write
+    try:
+        copy = context.Process(target=_forked_bot_pages, args=(snap, manifest, version, think, made, theirs, sending),
+                               name="arena-site-bots", daemon=True)
+        copy.start()
+    finally:
+        gc.unfreeze()
+    sending.close()
+    try:
+        write_pages(snap, manifest, version, think, True, made, [bot.id for bot in snap.bots if bot.id not in theirs])
+        try:
+            outcome = receiving.recv()
+        except EOFError:
+            copy.join()
+            raise RuntimeError(f"the process making half the bots' pages ended without them (exit code "
+                               f"{copy.exitcode})") from None
+    except BaseException:
+        copy.terminate()
+        raise
+    finally:
+        receiving.close()
+        copy.join()
+    failure, new, wrote = outcome
+    if failure is not None:
+        raise RuntimeError(f"making half the bots' pages failed: {failure}")
+    manifest.take(new, wrote)
+
+
+def _can_fork() -> bool:
+    # A fork copies only the thread that calls it: with others running (a server's), a lock one of them held would
+    # stay locked in the copy for good.
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _forked_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
+                      made: Container[str], bots: Collection[int], sending: Connection) -> None:
+    """In the forked copy (:func:`write_bot_pages`): write the pages of ``bots`` and send what the manifest is to
+    record of them, or why they could not be made."""
+    try:
+        snap.matches.forked()
+        mine = output.Manifest(manifest.out, manifest.old, staged=manifest.staged)
+        write_pages(snap, mine, version, think, True, made, bots)
+        sending.send((None, mine.new, mine.wrote))
+    except Exception as error:  # noqa: BLE001 - told to the building process, which raises it
+        sending.send((f"{error!r}\n{traceback.format_exc(limit=-3)}", {}, []))
+    finally:
+        sending.close()
+
+
+def _put_page(manifest: output.Manifest, version: str, path: str, inputs: Any, render: Callable[[], str]) -> None:
+    """Write the page at ``path`` unless the manifest has it made from the same ``inputs`` by this code."""
+    manifest.put((path,), output.key(version, path, inputs), partial(_page_file, path, render))
+
+
+class LaterListings:
+    """The pages of the bots' matches past the first, made while the workers make the match pages: each once every
+    match on it is made, its rows then being in :attr:`arena.site.data.Snapshot.row_html`. At 1,000 bots these are
+    8,000 pages that the building process would otherwise make alone after the workers finish, one core idle. The
+    first page of each is the bot's own page, which waits for the think times of all its matches."""
+
+    def __init__(self, snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+        self.snap, self.manifest, self.version = snap, manifest, version
+        self.made: set[str] = set()
+        """The paths of the pages made (:func:`tournament_pages` leaves them out)."""
+        self._waiting: list[data.Listing] | None = None
+
+    def arrived(self, upto: int) -> None:
+        """Told that the matches before position ``upto`` are made: make the pages that show no later match."""
+        if self._waiting is None:
+            # Last match last: popped from the end, the page whose matches are made first.
+            self._waiting = sorted((listing for bot in self.snap.bots
+                                    for listing in data.bot_listings(self.snap, bot.id)[1:]),
+                                   key=lambda listing: listing.last, reverse=True)
+        while self._waiting and self._waiting[-1].last < upto:
+            listing = self._waiting.pop()
+            _put_page(self.manifest, self.version, listing.path, listing.inputs, partial(_render_listing, listing))
+            self.made.add(listing.path)
 
 
 def _meanwhile(snap: data.Snapshot, manifest: output.Manifest, version: str, full: bool,
@@ -773,14 +903,14 @@ they are of (:meth:`arena.thinktime.Tally.state`), so that a rebuild reads the l
 
 
 def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
-               made: Sequence[tuple[int, Tally]]) -> dict[int, Tally]:
+               made: Mapping[int, Tally]) -> dict[int, Tally]:
     """Each bot's think times over the tournament's finished matches: those of the matches this build made
-    (``made``), the sums the last build kept for the others (:data:`THINK_FILE`), and the logs of any match
+    (``made``, by bot id), the sums the last build kept for the others (:data:`THINK_FILE`), and the logs of any match
     counted in neither (read here); the sums are kept for the next build."""
     path = f"t/{snap.slug}/{THINK_FILE}"
     total: dict[int, Tally] = {bot.id: Tally() for bot in snap.bots}
     fresh: set[int] = set()
-    for bot_id, tally in made:
+    for bot_id, tally in made.items():
         total.setdefault(bot_id, Tally()).merge(tally)
         fresh |= tally.matches
     done = {stamp.id for stamp in snap.stamps if stamp.status == "done"}
