@@ -833,19 +833,22 @@ class Store:
         return {key: (above, shared) for key, (above, shared) in counts.items()}
 
     def match_list(self, tid: int, bot: str | None = None) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT m.id, m.idx, m.seed, m.status, m.rounds, m.turns, m.termination, m.duration_s, m.error, "
-            "s.seat, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
-            "JOIN bots b ON b.id = s.bot_id WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)).fetchall()
-        matches: dict[int, dict[str, Any]] = {}
-        for row in rows:
-            entry = matches.setdefault(row["id"], {
-                "id": row["id"], "index": row["idx"], "seed": row["seed"], "status": row["status"],
-                "rounds": row["rounds"], "turns": row["turns"], "termination": row["termination"],
-                "duration_s": row["duration_s"], "error": row["error"], "players": []})
-            entry["players"].append({"seat": row["seat"], "bot": row["name"], "place": row["place"],
-                                     "score": row["score"], "fault": row["fault_kind"]})
-        found = list(matches.values())
+        """Every match with its seats, in schedule order, as ``arena matches --json`` gives them (with ``bot``, only
+        that bot's)."""
+        # Plain tuples read by position, a match's fields once: a big league's site lists 400,000 seats.
+        found: list[dict[str, Any]] = []
+        entry: dict[str, Any] = {"id": None}
+        for (match_id, idx, seed, status, rounds, turns, termination, duration_s, error, seat, name, place, score,
+             fault) in self._tuples(
+                "SELECT m.id, m.idx, m.seed, m.status, m.rounds, m.turns, m.termination, m.duration_s, m.error, "
+                "s.seat, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
+                "JOIN bots b ON b.id = s.bot_id WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)):
+            if entry["id"] != match_id:  # a match's seats are read together (ordered by idx, idx unique)
+                entry = {
+                    "id": match_id, "index": idx, "seed": seed, "status": status, "rounds": rounds, "turns": turns,
+                    "termination": termination, "duration_s": duration_s, "error": error, "players": []}
+                found.append(entry)
+            entry["players"].append({"seat": seat, "bot": name, "place": place, "score": score, "fault": fault})
         if bot is not None:
             found = [m for m in found if any(p["bot"] == bot for p in m["players"])]
         return found
