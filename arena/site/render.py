@@ -204,6 +204,12 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     return Markup(head + tail)
 
 
+def listing_rows(rows: Iterable[data.MatchListRow], show_place: bool, page: str) -> Markup:
+    """A listing's rows (:func:`listing_row`), a line each: one call from the template for a page of fifty, whose
+    loop's handling of each row was a third of a listing page's time."""
+    return Markup("\n".join([listing_row(m, show_place, page) for m in rows]))
+
+
 def row_parts(m: data.MatchListRow, page: str) -> tuple[str, str]:
     """A match's row in a listing (:func:`listing_row`) before and after the place cell, its links relative to the
     page at (or the directory) ``page``."""
@@ -320,7 +326,7 @@ def environment() -> Environment:
                        relative=relative, stderr_excerpt=error_view)
     env.filters.update(probability=probability, share=share)
     env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
-                       chart_values=svg.chart_values, listing_row=listing_row,
+                       chart_values=svg.chart_values, listing_rows=listing_rows,
                        opponent_rows=opponent_rows)
     return env
 
