@@ -15,6 +15,7 @@ This is a measurement, not a test: nothing here asserts.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import multiprocessing
 import pickle
@@ -37,7 +38,8 @@ def once(store_path: Path, workers: int) -> dict[str, float]:
         manifest = output.Manifest(Path(out), {}, staged=True)
         started = time.perf_counter()
         if hasattr(render, "_workers"):
-            making = render._workers(snap, manifest, workers)
+            since = "version" in inspect.signature(render._workers).parameters  # a full build keyed by its workers
+            making = render._workers(snap, manifest, "v", workers) if since else render._workers(snap, manifest, workers)
             pool = making.__enter__()
         else:  # before 7caafa5
             needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={},

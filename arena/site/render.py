@@ -506,24 +506,26 @@ def _render_listing(listing: data.Listing) -> str:
     return render_match_list(listing.make())
 
 
-_worker: tuple[data.Snapshot, Path, bool, list[data.Listing]] | None = None
+_worker: tuple[data.Snapshot, Path, bool, str, list[data.Listing]] | None = None
 _start_failure = "it was never started"
 
 
-def _start_worker(snap: str, out: Path, staged: bool) -> None:
+def _start_worker(snap: str, out: Path, staged: bool, version: str) -> None:
     global _worker, _start_failure
     try:
         with open(snap, "rb") as handle:
             unpickled = pickle.load(handle)  # read once per worker, not sent with each chunk
-        _worker = (unpickled, out, staged, data.match_listings(unpickled))
+        _worker = (unpickled, out, staged, version, data.match_listings(unpickled))
+        gc.freeze()  # kept for the worker's life: its collections leave the snapshot alone
     except Exception as error:  # noqa: BLE001 - raised by its tasks instead (_write_chunk)
         # A pool whose initializer raises starts new workers forever: the build would never end.
         _start_failure = repr(error)
 
 
-Work = tuple[int, int, dict[str, str]]
+Work = tuple[int, int, dict[str, str] | None]
 """A file of a match, or a page of the list of all matches, to make: (:data:`MATCH` or :data:`LISTING`, the
-match's position or the page's number from 1, the keys of the files of it that are stale)."""
+match's position or the page's number from 1, the keys of the files of it that are stale, or None for all of
+them, keyed by whoever makes them)."""
 MATCH, LISTING = 0, 1
 
 
@@ -544,10 +546,11 @@ class Made:
 
 
 def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data.Listing], out: Path,
-              staged: bool, made: Made) -> None:
+              staged: bool, version: str, made: Made) -> None:
     """Make and write the stale files of ``work`` (:func:`stale_work`) into ``out``, telling ``made``."""
     for kind, number, stale in work:
         if kind == MATCH:
+            stale = match_outputs(snap, number, version) if stale is None else stale
             files = match_files(snap, number, made.corrupt, made.think)
             row = bot_row_html(snap, number)
             if row is not None:
@@ -555,6 +558,7 @@ def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data
             made.pages += 1
         else:
             listing = listings[number - 1]
+            stale = {listing.path: output.key(version, listing.path, listing.inputs)} if stale is None else stale
             files = [(listing.path, _render_listing(listing))]
         made.written += [(stale[path], *output.write_file(out, path, content, staged))
                          for path, content in files if path in stale]
@@ -563,12 +567,12 @@ def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data
 def _write_chunk(chunk: Sequence[Work]) -> Made:
     if _worker is None:
         raise RuntimeError(f"a worker of the site build could not start: {_start_failure}")
-    snap, out, staged, listings = _worker
+    snap, out, staged, version, listings = _worker
     made = Made()
     matches = [number for kind, number, _ in chunk if kind == MATCH]
     if matches:
         snap.matches.load(range(min(matches), max(matches) + 1))  # its matches, not the blocks around them
-    make_work(snap, chunk, listings, out, staged, made)
+    make_work(snap, chunk, listings, out, staged, version, made)
     # A worker holds one chunk's matches and rows at a time, however big the tournament.
     snap.matches.forget()
     snap.rows.clear()
@@ -584,9 +588,14 @@ def stale_work(snap: data.Snapshot, manifest: output.Manifest, version: str,
                listings: Sequence[data.Listing]) -> list[list[Work]]:
     """What of the matches' files and of the list of all matches is stale, a page of that list at a time: each
     page with its matches' files first (a build stopped in between leaves no link to a page not yet written), so
-    that whoever makes them reads those matches from the store once for both. The fresh ones are kept."""
+    that whoever makes them reads those matches from the store once for both. The fresh ones are kept. Without
+    a manifest, all are stale, keyed as they are made: by the workers, not before they can start (a second at
+    100,000 matches)."""
     spans: list[list[Work]] = []
     for number, (listing, span) in enumerate(zip(listings, data.listing_spans(snap), strict=True), 1):
+        if not manifest.old:
+            spans.append([*((MATCH, position, None) for position in span), (LISTING, number, None)])
+            continue
         work: list[Work] = []
         for position in span:
             keys = match_outputs(snap, position, version)
@@ -623,7 +632,7 @@ def _chunks(spans: Sequence[Sequence[Work]]) -> list[list[Work]]:
 
 
 @contextmanager
-def _workers(snap: data.Snapshot, manifest: output.Manifest, count: int) -> Iterator[Pool]:
+def _workers(snap: data.Snapshot, manifest: output.Manifest, version: str, count: int) -> Iterator[Pool]:
     """``count`` processes that make match pages of ``snap`` into ``manifest``'s directory, each started with what
     they need of the snapshot; on leaving, they are waited for."""
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection. What a match page
@@ -636,7 +645,7 @@ def _workers(snap: data.Snapshot, manifest: output.Manifest, count: int) -> Iter
             pickle.dump(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={}, faulted=[],
                                 shared_wins=Counter(), match_list=[]), handle, protocol=pickle.HIGHEST_PROTOCOL)
         with multiprocessing.get_context("spawn").Pool(count, _start_worker,
-                                                       (needed, manifest.out, manifest.staged)) as pool:
+                                                       (needed, manifest.out, manifest.staged, version)) as pool:
             yield pool
             # Wait for the workers to exit (leaving the block would only terminate them): a build returns with no
             # process of its own still running, and their CPU time is counted as the build's.
@@ -665,12 +674,12 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     expected = len(snap.stamps) if spans is None else match_pages(spans)
     parallel = workers > 1 and expected >= parallel_from
     made = Made()
-    with _workers(snap, manifest, min(workers, -(-expected // CHUNK))) if parallel else nullcontext(None) as pool:
+    with _workers(snap, manifest, version, min(workers, -(-expected // CHUNK))) if parallel else nullcontext(None) as pool:
         spans = stale_work(snap, manifest, version, listings) if spans is None else spans
         pages = match_pages(spans)
         if pool is None:
             for work in spans:
-                make_work(snap, work, listings, manifest.out, manifest.staged, made)
+                make_work(snap, work, listings, manifest.out, manifest.staged, version, made)
                 _take(snap, manifest, made, think)
                 if progress is not None:
                     progress(snap.name, made.pages, pages)
@@ -719,6 +728,20 @@ def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: dic
     made.written, made.rows, made.think = [], {}, []
 
 
+@contextmanager
+def _young_collections_only() -> Iterator[None]:
+    """The garbage collector's full passes held back until the block ends, the young generations still collected
+    (the cycles a page's rendering leaves): a build keeps its snapshot, standings and rows to the end, and each full
+    pass went over all of them again, every time the heap grew by a quarter: 28 passes, 11 s of the building
+    process at 100,000 matches."""
+    young, older, oldest = gc.get_threshold()
+    gc.set_threshold(young, older, 2**30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, older, oldest)
+
+
 def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | Callable[[], data.HomePage],
                full: bool = False, workers: int = 1, parallel_from: int = PARALLEL_FROM,
                progress: Progress | None = None, rest: Callable[[data.Snapshot], None] | None = None) -> BuildReport:
@@ -743,39 +766,40 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
     for path, entry in old.old.items():
         if not path.startswith(mine):
             manifest.new[path] = entry  # another tournament's page: this build leaves it as it is
-    try:
-        for asset in ASSETS:
-            content = (ASSET_DIR / asset).read_bytes()
-            manifest.put((f"assets/{asset}",), output.key(content), partial(_asset_file, asset, content))
-        corrupt: list[str] = []
-        for snap in snaps:
-            # In place, match pages first and the pages that link to them after: a build stopped between the two
-            # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
-            # pages while its workers make the match pages.
-            made: dict[int, Tally] = {}
-            later = LaterListings(snap, manifest, version)
-            kept_steps(snap, manifest, version)
-            unreadable, pooled = write_matches(snap, manifest, version, workers, parallel_from,
-                                               partial(_meanwhile, snap, manifest, version, full, rest), progress,
-                                               made, later.arrived)
-            corrupt += unreadable
-            think = bots_think(snap, manifest, version, made)
+    with _young_collections_only():
+        try:
+            for asset in ASSETS:
+                content = (ASSET_DIR / asset).read_bytes()
+                manifest.put((f"assets/{asset}",), output.key(content), partial(_asset_file, asset, content))
+            corrupt: list[str] = []
+            for snap in snaps:
+                # In place, match pages first and the pages that link to them after: a build stopped between the two
+                # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
+                # pages while its workers make the match pages.
+                made: dict[int, Tally] = {}
+                later = LaterListings(snap, manifest, version)
+                kept_steps(snap, manifest, version)
+                unreadable, pooled = write_matches(snap, manifest, version, workers, parallel_from,
+                                                   partial(_meanwhile, snap, manifest, version, full, rest),
+                                                   progress, made, later.arrived)
+                corrupt += unreadable
+                think = bots_think(snap, manifest, version, made)
+                if full:
+                    write_bot_pages(snap, manifest, version, think, later.made, split=pooled)
+                else:
+                    write_pages(snap, manifest, version, think, None, later.made)
+                keep_steps(snap, manifest, version)
+            home = home if isinstance(home, data.HomePage) else home()
+            manifest.put(("index.html",), output.key(version, home),
+                         partial(_page_file, "index.html", partial(render_home, home)))
+            removed = manifest.sweep(["assets", *built])
+            manifest.save()
             if full:
-                write_bot_pages(snap, manifest, version, think, later.made, split=pooled)
-            else:
-                write_pages(snap, manifest, version, think, None, later.made)
-            keep_steps(snap, manifest, version)
-        home = home if isinstance(home, data.HomePage) else home()
-        manifest.put(("index.html",), output.key(version, home),
-                     partial(_page_file, "index.html", partial(render_home, home)))
-        removed = manifest.sweep(["assets", *built])
-        manifest.save()
-        if full:
-            _swap(root, out)
-    except BaseException:
-        if full:
-            shutil.rmtree(root, ignore_errors=True)
-        raise
+                _swap(root, out)
+        except BaseException:
+            if full:
+                shutil.rmtree(root, ignore_errors=True)
+            raise
     return BuildReport(out, tuple(snap.name for snap in snaps), len(manifest.new), time.monotonic() - started,
                        tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
 
@@ -804,13 +828,9 @@ def write_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str
     theirs = frozenset(bot.id for bot in snap.bots[1::2])
     context = multiprocessing.get_context("fork")
     receiving, sending = context.Pipe(duplex=False)
-    gc.freeze()  # the copy's collections leave the objects it inherits alone: fewer of its pages copied on write
-    try:
-        copy = context.Process(target=_forked_bot_pages, args=(snap, manifest, version, think, made, theirs, sending),
-                               name="arena-site-bots", daemon=True)
-        copy.start()
-    finally:
-        gc.unfreeze()
+    copy = context.Process(target=_forked_bot_pages, args=(snap, manifest, version, think, made, theirs, sending),
+                           name="arena-site-bots", daemon=True)
+    copy.start()
     sending.close()
     try:
         write_pages(snap, manifest, version, think, True, made, [bot.id for bot in snap.bots if bot.id not in theirs])
