@@ -1,6 +1,7 @@
-"""What a big field's bot pages cost to make (the part of a full build that its building process does alone,
-after the workers): every bot's page and the further pages of its matches, made and keyed but not written, from
-a whole snapshot with every match's listing row in it (as the workers hand them over). Prints ONE JSON object.
+"""What a big field's bot pages cost to make (in a full build, the further pages of the bots' matches are made
+while the workers make the match pages, the bots' own pages after them): every bot's page and the further pages
+of its matches, made and keyed but not written, from a whole snapshot with every match's listing row in it (as
+the workers hand them over). Prints ONE JSON object.
 
 The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1, no
 logs), made once unless ``--store`` names one. Run it with another checkout's Python to compare, alternated.

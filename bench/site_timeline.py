@@ -3,7 +3,8 @@ workers make the match pages, and what runs alone after. Prints ONE JSON object.
 
 The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1, no
 logs), made once unless ``--store`` names one. The build's steps (functions of arena/site/render.py and
-arena/site/data.py) are wrapped with timers for the run; a step a checkout does not have is left out.
+arena/site/data.py) are wrapped with timers for the run; a step a checkout does not have is left out. The
+building process's garbage collections are timed too, by generation (``gc.callbacks``).
 
     python bench/site_timeline.py --store /tmp/store.db
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import json
 import os
 import resource
@@ -23,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-STEPS = {"render": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think"), "data": ("read_rest",)}
+STEPS = {"render": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think", "write_bot_pages"),
+         "data": ("read_rest",)}
 
 
 def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
@@ -49,13 +52,25 @@ def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
         for name in STEPS[module]:
             if hasattr(names, name):
                 setattr(names, name, timer(name, getattr(names, name)))
+    counts, seconds, collecting = [0, 0, 0], [0.0, 0.0, 0.0], [0.0]
+
+    def collection(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collecting[0] = time.perf_counter()
+        else:
+            counts[info["generation"]] += 1
+            seconds[info["generation"]] += time.perf_counter() - collecting[0]
+
     store = Store(store_path)
+    gc.callbacks.append(collection)
     started = time.perf_counter()
     render.build_site(store, out, workers=workers, full=True)
+    gc.callbacks.remove(collection)
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"wall_s": round(time.perf_counter() - started, 1),
             "building_process_cpu_s": round(own.ru_utime + own.ru_stime, 1),
             "workers_cpu_s": round(children.ru_utime + children.ru_stime, 1),
+            "building_process_collections": {"count": counts, "s": [round(s, 2) for s in seconds]},
             "steps": sorted(steps, key=lambda step: step["start_s"])}
 
 
