@@ -668,13 +668,14 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable, and whether
     the pages were made by a pool (a build that big splits its bots' pages too: :func:`write_bot_pages`)."""
     listings = data.match_listings(snap)
-    # Without a manifest every match page is to be made, so how many is known before the files' keys are found:
-    # the workers start while they are (a second or two at 100,000 matches), not after.
+    # Without a manifest every match page is to be made, so how many is known before the work is listed: the
+    # workers start while it is.
     spans = stale_work(snap, manifest, version, listings) if manifest.old else None
     expected = len(snap.stamps) if spans is None else match_pages(spans)
     parallel = workers > 1 and expected >= parallel_from
     made = Made()
-    with _workers(snap, manifest, version, min(workers, -(-expected // CHUNK))) if parallel else nullcontext(None) as pool:
+    count = min(workers, -(-expected // CHUNK))
+    with _workers(snap, manifest, version, count) if parallel else nullcontext(None) as pool:
         spans = stale_work(snap, manifest, version, listings) if spans is None else spans
         pages = match_pages(spans)
         if pool is None:
