@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -547,3 +548,25 @@ def test_a_build_holds_back_full_garbage_collections_and_restores_them(tmp_path:
     render.build_site(store, tmp_path / "site", workers=1, progress=lambda *_: during.append(gc.get_threshold()))
     assert during and all(threshold[:2] == before[:2] and threshold[2] >= 2**30 for threshold in during)
     assert gc.get_threshold() == before
+
+
+def test_the_bots_pages_are_not_forked_while_another_thread_runs(built: tuple[Store, Path, render.BuildReport],
+                                                                  tmp_path: Path) -> None:
+    # A fork copies only the calling thread: a lock another thread held (a server's) would stay held in the copy.
+    # With a second thread running, the building process makes every bot's page itself, and the same snapshot
+    # error comes from it directly rather than from a forked copy.
+    store, _, _ = built
+    snap = data.snapshot(store, "t", whole=False)
+    data.read_rest(snap, store)
+    theirs = snap.bots[1]
+    snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
+    snap.standing_cache = snap.place_cache = None
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with pytest.raises(KeyError, match=theirs.name):
+            render.write_bot_pages(snap, output.Manifest(tmp_path, {}, staged=True), "v", {}, set(), split=True)
+    finally:
+        stop.set()
+        other.join()
