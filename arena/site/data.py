@@ -1661,6 +1661,12 @@ class MatchPage:
     """The match's event log in the site (:func:`match_log_href`), when it has one."""
 
     @property
+    def summary(self) -> str:
+        """The places in a line, best first (``1. a, 2. b, –. c``), for the page's description. Here rather than as
+        a template loop: that loop's ``loop.last`` was a sixth of a match page's rendering."""
+        return ", ".join(f"{'–' if p.result is None else p.result.place}. {p.bot}" for p in self.standings)
+
+    @property
     def forfeits(self) -> bool:
         """Whether a seat forfeited (the result's caption then gives rule 8.6)."""
         return any(p.result is not None and p.result.fault is not None for p in self.players)
