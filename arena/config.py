@@ -114,7 +114,7 @@ class TournamentConfig(RunConfig):
 SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
                "registry", "cluster"}
 TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop"}
-LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr"}
+LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr", "throttle"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
@@ -380,10 +380,16 @@ class LeagueConfig(RunConfig):
     keep_stderr: int = 50
     """Each bot version keeps its seats' stderr for its latest this many matches; older seats' is cleared every
     batch (the latest 50 are what an author's ``/me`` page shows)."""
+    throttle: bool = True
+    """Whether a bot whose matches take over twice the median's is scheduled less (arena/run/matchmaking.py). The
+    throttle reads match times, so with it the schedule depends on the machine's speed: ``false`` for a league
+    that must play the same matches on any machine and any backend."""
 
     def identity(self) -> dict[str, Any]:
         """What decides the results (not workers, batch size, cluster or where the registry is), as plain data."""
-        return {**super().identity(), "league": True, "bots": list(self.entries), "versions": self.versions}
+        # The throttle's key only when it is off: the identity of every league made before it stays the same.
+        return {**super().identity(), "league": True, "bots": list(self.entries), "versions": self.versions,
+                **({} if self.throttle else {"throttle": False})}
 
 
 def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) -> LeagueConfig:
@@ -422,8 +428,11 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
     registry = data.get("registry")
     if registry is not None and (not isinstance(registry, str) or not registry):
         problems.expected("registry", "a registry directory (relative to the config file)", registry)
+    throttle = data.get("throttle", True)
+    if not isinstance(throttle, bool):
+        problems.expected("throttle", "true or false", throttle)
     problems.raise_any()
     return LeagueConfig(**shared, players=numbers["players"], seed=numbers["seed"],
                         groups_per_batch=numbers["groups_per_batch"], keep_stderr=numbers["keep_stderr"],
-                        entries=tuple(entries), versions=versions,
+                        entries=tuple(entries), versions=versions, throttle=throttle,
                         source=path, registry=(base / registry).resolve() if registry else default_registry.resolve())

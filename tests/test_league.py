@@ -117,6 +117,8 @@ def test_author_commands(tmp_path: Path) -> None:
      "league.cluster: expected a Dask scheduler address: local:N"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, limits: {move_ms: 0}}\n",
      "league.limits.move_ms: expected a positive integer, got 0"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, throttle: 'off'}\n",
+     "league.throttle: expected true or false, got 'off'"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"

@@ -340,7 +340,7 @@ class League:
         self._ids = {name: bot for bot, name in names.items()}
         in_field = set(active)
         timing = {bot: seconds for bot, seconds in self._timing.items() if bot in in_field}
-        self._weights = throttle_weights(timing)
+        self._weights = throttle_weights(timing) if self.config.throttle else {}
         self.state.throttled = {names[bot]: {"weight": round(weight, 4),
                                              "seconds_per_match": round(timing[bot][1] / timing[bot][0], 3)}
                                 for bot, weight in sorted(self._weights.items())}
