@@ -522,16 +522,22 @@ def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkey
         render._write_chunk([])
 
 
-def test_the_forked_half_of_the_bots_pages_fails_the_build_with_its_reason(
-        built: tuple[Store, Path, render.BuildReport], tmp_path: Path) -> None:
-    # A full build big enough for a pool makes half the bots' pages in a forked copy of itself; what goes wrong
-    # there is the build's error, not a page left out. Here the copy's first bot is not in the standings.
-    store, _, _ = built
+def without_a_standing(store: Store) -> tuple[data.Snapshot, data.BotInfo]:
+    """The test store's whole snapshot with its second bot (the one a forked copy makes the pages of, the one
+    returned) left out of the standings: its page cannot be made."""
     snap = data.snapshot(store, "t", whole=False)
     data.read_rest(snap, store)
     theirs = snap.bots[1]
     snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
     snap.standing_cache = snap.place_cache = None
+    return snap, theirs
+
+
+def test_the_forked_half_of_the_bots_pages_fails_the_build_with_its_reason(
+        built: tuple[Store, Path, render.BuildReport], tmp_path: Path) -> None:
+    # A full build big enough for a pool makes half the bots' pages in a forked copy of itself; what goes wrong
+    # there is the build's error, not a page left out. Here the copy's first bot is not in the standings.
+    snap, theirs = without_a_standing(built[0])
     manifest = output.Manifest(tmp_path, {}, staged=True)
     with pytest.raises(RuntimeError, match=rf"making half the bots' pages failed: .*KeyError.*{theirs.name}"):
         render.write_bot_pages(snap, manifest, "v", {}, set(), split=True)
@@ -555,12 +561,7 @@ def test_the_bots_pages_are_not_forked_while_another_thread_runs(built: tuple[St
     # A fork copies only the calling thread: a lock another thread held (a server's) would stay held in the copy.
     # With a second thread running, the building process makes every bot's page itself, and the same snapshot
     # error comes from it directly rather than from a forked copy.
-    store, _, _ = built
-    snap = data.snapshot(store, "t", whole=False)
-    data.read_rest(snap, store)
-    theirs = snap.bots[1]
-    snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
-    snap.standing_cache = snap.place_cache = None
+    snap, theirs = without_a_standing(built[0])
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()

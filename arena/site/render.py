@@ -468,9 +468,10 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
     matches' stamps (:class:`arena.site.data.Listing`), so that a rebuild tells the hundreds of unchanged pages of
     a big tournament from the few that changed without making any of them. The bots' own pages show their
     ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
-    but those (a full build makes them after the match pages, whose logs give the times and whose workers give
-    their rows: :attr:`arena.site.data.Snapshot.row_html`), None all; but not the pages of bots' matches ``made``
-    already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages (:func:`write_bot_pages`)."""
+    but those (a full build makes them as the match pages are made and after them, whose logs give the times and
+    whose workers give their rows: :attr:`arena.site.data.Snapshot.row_html`), None all; but not the pages of bots'
+    matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
+    (:func:`write_bot_pages`)."""
     if bot_pages is not True:
         page = data.tournament_page(snap)
         yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
@@ -668,16 +669,11 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable, and whether
     the pages were made by a pool (a build that big splits its bots' pages too: :func:`write_bot_pages`)."""
     listings = data.match_listings(snap)
-    # Without a manifest every match page is to be made, so how many is known before the work is listed: the
-    # workers start while it is.
-    spans = stale_work(snap, manifest, version, listings) if manifest.old else None
-    expected = len(snap.stamps) if spans is None else match_pages(spans)
-    parallel = workers > 1 and expected >= parallel_from
+    spans = stale_work(snap, manifest, version, listings)
+    pages = match_pages(spans)
+    parallel = workers > 1 and pages >= parallel_from
     made = Made()
-    count = min(workers, -(-expected // CHUNK))
-    with _workers(snap, manifest, version, count) if parallel else nullcontext(None) as pool:
-        spans = stale_work(snap, manifest, version, listings) if spans is None else spans
-        pages = match_pages(spans)
+    with _workers(snap, manifest, version, min(workers, -(-pages // CHUNK))) if parallel else nullcontext() as pool:
         if pool is None:
             for work in spans:
                 make_work(snap, work, listings, manifest.out, manifest.staged, version, made)
@@ -777,14 +773,14 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
                 # In place, match pages first and the pages that link to them after: a build stopped between the two
                 # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
                 # pages while its workers make the match pages.
-                made: dict[int, Tally] = {}
+                thought: dict[int, Tally] = {}  # the think times of the matches this build makes, by bot
                 later = LaterListings(snap, manifest, version)
                 kept_steps(snap, manifest, version)
                 unreadable, pooled = write_matches(snap, manifest, version, workers, parallel_from,
                                                    partial(_meanwhile, snap, manifest, version, full, rest),
-                                                   progress, made, later.arrived)
+                                                   progress, thought, later.arrived)
                 corrupt += unreadable
-                think = bots_think(snap, manifest, version, made)
+                think = bots_think(snap, manifest, version, thought)
                 if full:
                     write_bot_pages(snap, manifest, version, think, later.made, split=pooled)
                 else:
@@ -826,7 +822,7 @@ def write_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str
     if not (split and len(snap.bots) > 1 and _can_fork()):
         write_pages(snap, manifest, version, think, True, made)
         return
-    theirs = frozenset(bot.id for bot in snap.bots[1::2])
+    mine, theirs = (frozenset(bot.id for bot in snap.bots[half::2]) for half in (0, 1))
     context = multiprocessing.get_context("fork")
     receiving, sending = context.Pipe(duplex=False)
     copy = context.Process(target=_forked_bot_pages, args=(snap, manifest, version, think, made, theirs, sending),
@@ -834,19 +830,19 @@ def write_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str
     copy.start()
     sending.close()
     try:
-        write_pages(snap, manifest, version, think, True, made, [bot.id for bot in snap.bots if bot.id not in theirs])
+        write_pages(snap, manifest, version, think, True, made, mine)
         try:
             outcome = receiving.recv()
         except EOFError:
-            copy.join()
-            raise RuntimeError(f"the process making half the bots' pages ended without them (exit code "
-                               f"{copy.exitcode})") from None
+            outcome = None  # it ended without a word
     except BaseException:
         copy.terminate()
         raise
     finally:
         receiving.close()
         copy.join()
+    if outcome is None:
+        raise RuntimeError(f"the process making half the bots' pages ended without them (exit code {copy.exitcode})")
     failure, new, wrote = outcome
     if failure is not None:
         raise RuntimeError(f"making half the bots' pages failed: {failure}")
