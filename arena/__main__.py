@@ -14,7 +14,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def entry() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        from arena.cli import main
+        from arena.cli.main import main
     except KeyboardInterrupt:
         sys.stderr.write("arena: interrupted\n")
         sys.stderr.flush()

@@ -4,7 +4,7 @@ A schedule is a pure function of (number of bots, seats per match, repeats, seed
 matches in the same order, whatever runs them. Both designs below give every bot the same number of matches and the
 same number of times in each seat: a group of bots plays one match per seat rotation. With duplicate deals (the
 default) the rotations share one deal seed, so every bot gets each seat's cards, and (deal version 2, see
-arena/game.py) mostly each seat's deck draws, once; docs/RATINGS.md measures how much luck that cancels. With
+arena/game/engine.py) mostly each seat's deck draws, once; docs/RATINGS.md measures how much luck that cancels. With
 independent deals every match has its own seed and each group's rotations start from a random seat order, so the
 value of duplicate deals can be measured rather than assumed.
 """
@@ -33,7 +33,7 @@ class ScheduledMatch:
     """Position in schedule order; ratings are applied in this order, never in the order matches finish."""
     group: int
     """The group of bots (and, with duplicate deals, the deal) it belongs to: its matches are rotations of one
-    another, and the unit that confidence intervals resample (arena/confidence.py)."""
+    another, and the unit that confidence intervals resample (arena/stats/confidence.py)."""
     rotation: int
     seed: int
     bots: tuple[int, ...]

@@ -3,7 +3,7 @@
 Schema changes are named, ordered migrations recorded in ``_migrations``, each applied atomically with its record.
 Every finished match is written in one transaction (its row and its seats), so a runner killed at any moment
 leaves only whole matches behind, and resuming is exact. A match is written as the referee's
-:class:`~arena.results.MatchResult` and read back as the same (inside a :class:`StoredMatch`), faults with their
+:class:`~arena.game.results.MatchResult` and read back as the same (inside a :class:`StoredMatch`), faults with their
 reason codes included. Queries for the CLI and the site live here too, so no
 template or command touches SQL.
 
@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from arena import procfs
-from arena.confidence import RESAMPLES, Confidence, GroupPlace, PairTest, SeatColumns, confidence
-from arena.ranking import fit_seats
-from arena.ratings import RatedMatch, Rating
-from arena.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
-from arena.rules import Rules
+from arena.game.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
+from arena.game.rules import Rules
 from arena.schedule import ScheduledMatch
+from arena.stats.confidence import RESAMPLES, Confidence, GroupPlace, PairTest, SeatColumns, confidence
+from arena.stats.ranking import fit_seats
+from arena.stats.ratings import RatedMatch, Rating
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", """
@@ -284,7 +284,7 @@ class Lease:
 @dataclass(frozen=True)
 class StoredMatch:
     """A scheduled match as the store keeps it: its place in the schedule, its status and, once it is done, the
-    referee's :class:`~arena.results.MatchResult` read back as it was written (without the engine events: those
+    referee's :class:`~arena.game.results.MatchResult` read back as it was written (without the engine events: those
     are in the match's log)."""
 
     id: int
@@ -348,7 +348,7 @@ class Standing:
     active: bool = True
     """False for a league's version that has left the field (its results stay)."""
     strength: float | None = None
-    """The fitted Plackett-Luce log strength (arena/ranking.py), the standings' order; None before a match."""
+    """The fitted Plackett-Luce log strength (arena/stats/ranking.py), the standings' order; None before a match."""
 
     @property
     def mean_place(self) -> float | None:
@@ -782,7 +782,7 @@ class Store:
     def standings(self, tid: int, initial: Rating | None = None, seats: SeatColumns | None = None
                   ) -> list[Standing]:
         """Every bot with its rating and totals, best first: by the Plackett-Luce strength fitted to every match's
-        places (arena/ranking.py; docs/RATINGS.md says why), then mean place, then mu - 3 sigma, then name; bots
+        places (arena/stats/ranking.py; docs/RATINGS.md says why), then mean place, then mu - 3 sigma, then name; bots
         yet to play last. They are shown at ``initial`` (default: the tournament's own prior). ``seats`` is
         :meth:`seat_columns` if the caller has read it already."""
         initial = initial or self.initial_rating(tid)
@@ -809,7 +809,7 @@ class Store:
                                                      -s.rating.conservative, s.name))
 
     def standings_and_confidence(self, tid: int, resamples: int = RESAMPLES) -> tuple[list[Standing], Confidence]:
-        """:meth:`standings` and its confidence (rank intervals, P(above) of any two bots: arena/confidence.py),
+        """:meth:`standings` and its confidence (rank intervals, P(above) of any two bots: arena/stats/confidence.py),
         from one read of the seats and one fit: the confidence's resamples start from the standings' fit."""
         seats = self.seat_columns(tid)
         table = self.standings(tid, seats=seats)
@@ -883,7 +883,7 @@ class Store:
         return found
 
     def seat_results(self, tid: int) -> list[GroupPlace]:
-        """Every seat of every finished match as (group, bot, place, match): what arena/confidence.py resamples."""
+        """Every seat of every finished match as (group, bot, place, match): what arena/stats/confidence.py resamples."""
         return self.seat_columns(tid).results()
 
     def seat_columns(self, tid: int, before_group: int | None = None) -> SeatColumns:

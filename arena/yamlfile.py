@@ -21,7 +21,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 MAX_BYTES = 1 << 20
-"""The longest YAML text read by default (a config; a bot's manifest has a smaller cap, arena.manifest)."""
+"""The longest YAML text read by default (a config; a bot's manifest has a smaller cap, arena.bots.manifest)."""
 MAX_NODES = 100_000
 """Nodes (scalars, lists, mappings) of one document, aliases expanded, by default."""
 MAX_DEPTH = 200

@@ -1,4 +1,4 @@
-"""A/B test benchmark: matches to a verdict and error rates of ``arena test``'s SPRT (arena/sprt.py), paired vs
+"""A/B test benchmark: matches to a verdict and error rates of ``arena test``'s SPRT (arena/stats/sprt.py), paired vs
 unpaired, on the ladder bots of bench/rating.py (in-process, on the engine itself). The error rates at 4,000 tests
 per cell, and the interval at the stop, are bench/sprt.py's.
 
@@ -37,9 +37,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rating import ladder_move
 
-from arena.game import Match
-from arena.rules import Rules
-from arena.sprt import Running, Settings
+from arena.game.engine import Match
+from arena.game.rules import Rules
+from arena.stats.sprt import Running, Settings
 
 DESIGNS = ("unpaired", "field", "table")
 TRUTHS = {"identical": (0.1, 0.1), "half_step_better": (0.05, 0.1)}

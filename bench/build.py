@@ -1,5 +1,5 @@
 """How long a compiled bot's build and whole admission check take: each compiled template (``arena new-bot
---language c|cpp|java``) scaffolded once and checked ``--repeats`` times with :func:`arena.checker.check_bot` in the
+--language c|cpp|java``) scaffolded once and checked ``--repeats`` times with :func:`arena.registry.check.check_bot` in the
 process sandbox. Prints ONE JSON object: per language the median wall seconds of the build step and of the whole
 check, and the CPU seconds (this process and its children) per check, with the load average before and after.
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.checker import check_bot
+from arena.bots.scaffold import scaffold
+from arena.registry.check import check_bot
 from arena.sandbox.process import ProcessSandbox
-from arena.scaffold import scaffold
 
 LANGUAGES = ("c", "cpp", "java")
 

@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.config import TournamentConfig, load_config, parse_config
 from arena.run.cluster import connect, prepare_worker, requirements
+from arena.run.config import TournamentConfig, load_config, parse_config
 from arena.run.tournament import run_tournament
 from arena.store import Store
 

@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
-from arena.manifest import BotSpec, load_bot
-from arena.protocol import Limits
-from arena.referee import play_match
-from arena.rules import Rules
+from arena.bots.manifest import BotSpec, load_bot
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import play_match
 from arena.sandbox import Sandbox, SandboxLimits
 from arena.sandbox.docker import DockerSandbox, engine_status
 from arena.sandbox.process import ProcessSandbox

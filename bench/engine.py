@@ -20,9 +20,9 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from arena.cards import VALUE, hand_total
-from arena.game import DECK_TAKE, Declare, Match, Move, Play, SeatView
-from arena.rules import Rules, legal_discards
+from arena.game.cards import VALUE, hand_total
+from arena.game.engine import DECK_TAKE, Declare, Match, Move, Play, SeatView
+from arena.game.rules import Rules, legal_discards
 
 RANDOM_DECLARE_CHANCE = 0.1
 GREEDY_DECLARE_AT = 5

@@ -44,9 +44,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena import protocol
-from arena.game import DEAL_VERSIONS, Match, Move
-from arena.rules import Rules
+from arena.game.engine import DEAL_VERSIONS, Match, Move
+from arena.game.rules import Rules
+from arena.match import protocol
 
 CHECK_MATCHES = 800
 """Random matches whose events are hashed (400 per deal version)."""
@@ -102,9 +102,9 @@ def child_referee(rounds: int, seeds: list[int], log_dir: Path) -> dict[str, Any
     """The ``referee`` workload: bench/protocol.py's match to ``rounds`` rounds, once per seed, logged in
     ``log_dir``."""
     bench = _bench_module("protocol")
-    from arena.manifest import load_bot
-    from arena.protocol import Limits
-    from arena.referee import play_match
+    from arena.bots.manifest import load_bot
+    from arena.match.protocol import Limits
+    from arena.match.referee import play_match
     from arena.sandbox.process import ProcessSandbox
 
     turns = 0

@@ -28,9 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.manifest import load_bot
-from arena.protocol import Limits, hello
-from arena.rules import Rules
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
+from arena.match.protocol import Limits, hello
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 

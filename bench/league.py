@@ -10,7 +10,7 @@ with a round-robin of the same bots. Prints ONE JSON object.
 What is real: the store (SQLite, in a scratch directory), the registry with the admission check of every upload
 (each checked in the process sandbox, as ``arena serve`` does), :class:`arena.run.league.League` and
 :func:`arena.run.loop.run` (entrants, the matchmaker, storing, rating), and the bots' own code: each match is
-played by :func:`arena.local.play_local` on the sample bots' ``bot.py`` (their ``arena_bot.Bot``), through the same
+played by :func:`arena.match.local.play_local` on the sample bots' ``bot.py`` (their ``arena_bot.Bot``), through the same
 messages as the referee sends. What is not: bot processes. Playing 500 + 600 matches in the sandbox costs about
 3 s of a loaded 2-core machine each (an hour for one run), so the player here runs each bot's code in-process; the
 league's matchmaking and its store are the same either way (``arena serve``'s pool plays the same MatchJobs).
@@ -46,19 +46,19 @@ sys.path.insert(0, str(ROOT / "protocol"))
 
 import arena_bot
 
-from arena.checker import check_bot
-from arena.confidence import confidence
-from arena.config import LeagueConfig
-from arena.local import play_local
-from arena.manifest import BotSpec, load_bot
-from arena.registry import Registry
-from arena.results import MatchResult, SeatResult
-from arena.rules import Rules
+from arena.bots.manifest import BotSpec, load_bot
+from arena.game.results import MatchResult, SeatResult
+from arena.game.rules import Rules
+from arena.match.local import play_local
+from arena.registry.check import check_bot
+from arena.registry.versions import Registry
 from arena.run import loop
+from arena.run.config import LeagueConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.league import League, tally_from_store
 from arena.run.matchmaking import Tally, choose_groups, spread
 from arena.schedule import make_schedule
+from arena.stats.confidence import confidence
 from arena.store import Store, is_active
 
 SAMPLES = ROOT / "sample_bots"

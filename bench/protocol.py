@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.manifest import load_bot
-from arena.protocol import Limits
-from arena.referee import play_match
-from arena.rules import Rules
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import play_match
 from arena.sandbox import BotProcess, SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 

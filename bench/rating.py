@@ -1,6 +1,6 @@
 """Rating benchmark: how many matches until the standings have a ladder of bots of known order right, under
 each ranking key (the Plackett-Luce fit the standings use, mean place, TrueSkill), with duplicate and with
-independent deals, and how often the 95% rank intervals of arena/confidence.py hold the truth. Three parts:
+independent deals, and how often the 95% rank intervals of arena/stats/confidence.py hold the truth. Three parts:
 
 - ``fresh``: the epsilon ladder, five in-process bots on the engine itself (no protocol, no processes): the
   greedy policy of bench/engine.py with 0%, 10%, 20%, 30% and 40% of its moves replaced by random legal ones, so
@@ -37,14 +37,14 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
 
-from arena.cards import VALUE, hand_total
-from arena.confidence import GroupPlace, confidence
-from arena.config import RatingConfig
-from arena.game import DEAL_VERSION, DECK_TAKE, Declare, Match, Move, Play, SeatView, competition_places
-from arena.ranking import strengths
-from arena.ratings import RatedMatch, Rater, Rating
-from arena.rules import Rules, legal_discards
+from arena.game.cards import VALUE, hand_total
+from arena.game.engine import DEAL_VERSION, DECK_TAKE, Declare, Match, Move, Play, SeatView, competition_places
+from arena.game.rules import Rules, legal_discards
+from arena.run.config import RatingConfig
 from arena.schedule import DEALS, Deals, make_schedule
+from arena.stats.confidence import GroupPlace, confidence
+from arena.stats.ranking import strengths
+from arena.stats.ratings import RatedMatch, Rater, Rating
 
 LADDER = (0.0, 0.1, 0.2, 0.3, 0.4)
 """Share of random moves of each bot; bot i's true rank is i + 1."""
@@ -472,7 +472,7 @@ def _rank_error(key: Sequence[float]) -> float:
 
 def confidence_seconds(matches: int = 10_000, seed: int = 1, bots: int = len(LADDER), players: int = PLAYERS
                        ) -> float:
-    """CPU seconds of :func:`arena.confidence.confidence` on ``matches`` synthetic matches of arena's schedule of
+    """CPU seconds of :func:`arena.stats.confidence.confidence` on ``matches`` synthetic matches of arena's schedule of
     ``bots`` at ``players`` seats (CPU time: the machine is shared)."""
     rng = random.Random(seed)
     results: list[GroupPlace] = []

@@ -7,7 +7,7 @@ Plackett-Luce model of known log strengths (Gumbel noise on a seeded normal skil
 seeded ``random.Random``. On each store it times, in CPU seconds of this process:
 
 - ``standings``: what ``arena standings --json`` computes: the seats read once, the store's standings (its fit
-  included), :func:`arena.confidence.confidence` from that fit (rank intervals from 400 resamples), and the shared
+  included), :func:`arena.stats.confidence.confidence` from that fit (rank intervals from 400 resamples), and the shared
   ranks, P(above next) and chains of ties of the table; plus how well the fit orders the known truth (Spearman,
   beside mean place's) and the share of bots whose 95% rank interval holds its true rank;
 - ``league``: one league batch's scheduling with every bot active (the tally read from the store once, then
@@ -47,11 +47,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.confidence import confidence
-from arena.ratings import RatingConfig
 from arena.run.league import closeness_checkpoint, tally_from_store
 from arena.run.matchmaking import choose_groups, closeness_of, spread
 from arena.schedule import make_schedule
+from arena.stats.confidence import confidence
+from arena.stats.ratings import RatingConfig
 from arena.store import Store, standings_with_confidence
 
 PLAYERS = 4
@@ -240,7 +240,7 @@ def sizes(out: Path) -> dict[str, Any]:
 
 def schedule_and_dry_run(bots: int, root: Path, seed: int) -> dict[str, Any]:
     """The balanced random design and ``arena run --dry-run``'s summary over ``bots`` bot directories."""
-    from arena.config import load_config
+    from arena.run.config import load_config
     from arena.run.tournament import dry_run
 
     rounds = 4

@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
-from arena.rules import Rules
+from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
+from arena.game.rules import Rules
 from arena.schedule import make_schedule
 from arena.site import data
 from arena.site.render import script_json

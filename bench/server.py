@@ -91,7 +91,7 @@ def request_costs(db: Path, registry_dir: Path, league: str) -> dict[str, float]
     request before arena/server/views.py (open the store, compute the standings, read every versions.json) and of
     what it does now when the answer is cached (ask the data version, stat the registry's indexes), on the
     store the server just used."""
-    from arena.registry import Registry
+    from arena.registry.versions import Registry
     from arena.server.views import Views
     from arena.store import Store
 
@@ -190,7 +190,7 @@ def main() -> None:
                         help="finished matches of another tournament in the store before the server starts")
     args = parser.parse_args()
 
-    from arena.client import pack
+    from arena.registry.client import pack
 
     work = Path(tempfile.mkdtemp(prefix="arena-bench-server-"))
     house = ", ".join(str(SAMPLES / name) for name in HOUSE)

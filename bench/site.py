@@ -5,7 +5,7 @@ is played: places come from fixed bot strengths plus noise, and a few seats faul
 there are no event logs, so every match page takes the "log missing" path; with ``--logs N``, N real engine
 matches (a greedy policy, like the greedy sample bot) are logged once and every stored match points at one of them, so each match page
 reads a real log and renders a real replay, as after ``arena run``. Each match has a log file of its own (a hard
-link to one of the N: a view is kept per file), with its view (arena/matchview.py) as the runner makes one after a
+link to one of the N: a view is kept per file), with its view (arena/match/matchview.py) as the runner makes one after a
 match: ``view_cpu_ms_per_log`` is its CPU time, what the runner spends on it per match. With ``--no-views`` the
 logs have none, and the full build reads and derives every match's log, keeping its view (a store of an arena
 before views; the rebuilds after it have them). Prints ONE JSON object.
@@ -41,16 +41,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.cards import VALUE, hand_total
-from arena.game import DECK_TAKE, Declare, Match, Move, Play
-from arena.matchlog import FORMAT, MatchLog
-from arena.matchview import view_log, view_path
-from arena.protocol import Limits, encode, tell, turn_line
-from arena.ratings import RatingConfig, rate_all
-from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
-from arena.rules import Rules
+from arena.game.cards import VALUE, hand_total
+from arena.game.engine import DECK_TAKE, Declare, Match, Move, Play
+from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
+from arena.game.rules import Rules
+from arena.match.matchlog import FORMAT, MatchLog
+from arena.match.matchview import view_log, view_path
+from arena.match.protocol import Limits, encode, tell, turn_line
 from arena.schedule import make_schedule
 from arena.site.render import build_site
+from arena.stats.ratings import RatingConfig, rate_all
 from arena.store import Store
 
 FAULT_CHANCE = 0.01

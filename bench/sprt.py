@@ -1,4 +1,4 @@
-"""SPRT benchmark: the error rates of ``arena test``'s exact GSPRT (arena/sprt.py) and the coverage of the interval
+"""SPRT benchmark: the error rates of ``arena test``'s exact GSPRT (arena/stats/sprt.py) and the coverage of the interval
 it prints at its stop, on 4,000 simulated tests per cell at the default settings.
 
 The deals are real: a pool of deals per pairing is played first, in-process on the engine, with the ladder bots of
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from abtest import deal_difference, play
 
 from arena.run.abtest import DEFAULT_MARGINS, DEFAULT_MAX_MATCHES
-from arena.sprt import Running, Settings, tilt
+from arena.stats.sprt import Running, Settings, tilt
 
 NEW, BASE = 0.05, 0.1
 """Shares of random moves of the ladder bot: half a step of bench/rating.py's ladder apart."""

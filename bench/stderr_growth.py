@@ -6,7 +6,7 @@ per-seat stderr budget and the league's retention. Prints ONE JSON object.
 
 What is real: the store (SQLite files in a scratch directory, written through :meth:`Store.record_match` as a
 league does, in batches of ``--batch`` matches, with :meth:`Store.clear_old_stderr` after each batch in the
-"after" mode) and the stderr kept by :class:`arena.stderr.StderrKeeper` from what the bot writes. What is not: the
+"after" mode) and the stderr kept by :class:`arena.match.stderr.StderrKeeper` from what the bot writes. What is not: the
 matches. Results are synthetic (each seat a plain clean result), since what is measured is what a seat stores, not
 how it was played. The spammer writes 66 KB of random base64 to stderr in every match and never faults (the
 review's ``spam_bot.py``); its opponent is quiet. Modes, each in its own store:
@@ -32,11 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.config import LeagueConfig
-from arena.results import MatchResult, SeatResult, SeatStats, Termination
-from arena.rules import Rules
+from arena.game.results import MatchResult, SeatResult, SeatStats, Termination
+from arena.game.rules import Rules
+from arena.match.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper
+from arena.run.config import LeagueConfig
 from arena.schedule import make_schedule
-from arena.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper
 from arena.store import Store
 
 MATCHES_PER_HOUR = 327 * 30

@@ -4,7 +4,7 @@ matches it takes. Prints ONE JSON object.
 
 Each simulated tournament is arena's own round-robin schedule (arena/schedule.py) of 5 bots at 3 seats, played
 round by round (30 matches a round); after each round the stop rule's own code decides (arena/run/stoprule.py:
-``decided``, on arena/confidence.py's bootstrap at its production resamples) whether to stop, and at the end the
+``decided``, on arena/stats/confidence.py's bootstrap at its production resamples) whether to stop, and at the end the
 standings' labels are read with the rule's test, as ``arena standings`` shows them. The places are synthetic:
 Plackett-Luce draws (Gumbel noise on a log strength per bot), every match independent, so the bots' true
 strengths, and the equal pair, are exact. Independent draws have no luck of the deal shared between rotations;
@@ -27,10 +27,10 @@ import time
 from itertools import pairwise
 from typing import Any
 
-from arena.confidence import GroupPlace, confidence
-from arena.config import StopRule
+from arena.run.config import StopRule
 from arena.run.stoprule import decided, pair_test, round_of
 from arena.schedule import make_schedule
+from arena.stats.confidence import GroupPlace, confidence
 
 STRENGTHS = (1.8, 0.9, 0.0, 0.0, -0.9)
 """True log strengths: bots 2 and 3 exactly equal; the other neighbours 0.9 apart (a head-to-head share of 71%,

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "protocol"))
 
 import arena_bot
 
-from arena.local import play_local
-from arena.rules import Rules
+from arena.game.rules import Rules
+from arena.match.local import play_local
 
 PLAYERS = 3
 def load_bot_class(name: str) -> type[arena_bot.Bot] | None:

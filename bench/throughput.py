@@ -5,13 +5,13 @@ four sample bots, seat rotations of duplicate deals; ``--repeats`` deals each) w
 time of everything it ran: the runner, the sandboxes and the bots (the children's resource usage, user + system),
 so the machine's load barely moves the figure. With ``--base DIR`` (another checkout of arena, say the commit
 before a speed-up, in a temporary ``git worktree``) the same tournament runs under both, interleaved run by run,
-and the ratio is printed. ``view_cpu_ms_per_match`` is what making each match's view (arena/matchview.py) costs the
+and the ratio is printed. ``view_cpu_ms_per_match`` is what making each match's view (arena/match/matchview.py) costs the
 worker that played it, timed again in this process on the current runs' logs, and ``view_share`` that against a
 match's whole CPU time. Prints ONE JSON object.
 
     python bench/throughput.py [--runs 3] [--repeats 1] [--base /tmp/base-checkout] [--split 12]
 
-``--split N`` also plays N matches of the same groups in this process (``arena.referee.play_match`` on the process
+``--split N`` also plays N matches of the same groups in this process (``arena.match.referee.play_match`` on the process
 sandbox, as a worker does) and splits their CPU: this process's own (the referee's turns, the log, the launch and
 kill of each bot) against its children's (bubblewrap and the bots, which the sandbox reaps). The runner can make
 a match no cheaper than its own share.
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.matchview import view_log
+from arena.match.matchview import view_log
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ("random", "greedy", "planner", "js-greedy")
@@ -67,9 +67,9 @@ def run_once(tree: Path, config: Path, work: Path) -> tuple[float, float, int]:
 
 def split(matches: int) -> dict[str, float]:
     """CPU per match of the runner itself and of its children (sandbox and bots), played in this process."""
-    from arena.manifest import load_bot
-    from arena.referee import play_match
-    from arena.rules import Rules
+    from arena.bots.manifest import load_bot
+    from arena.game.rules import Rules
+    from arena.match.referee import play_match
     from arena.sandbox import get_sandbox
 
     bots = {name: load_bot(ROOT / "sample_bots" / name) for name in BOTS}

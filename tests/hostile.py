@@ -12,8 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from arena.channel import Caps
-from arena.protocol import Limits
+from arena.match.channel import Caps
+from arena.match.protocol import Limits
 
 TEMPLATE = '''\
 import os, sys, time, json, random

@@ -2,7 +2,7 @@
 
 In-process loading goes by file path (the bots are scripts in ``sample_bots/``, not a package), with ``protocol/``
 on ``sys.path`` so that their ``import arena_bot`` resolves as it does under the runner. :class:`PipeBot` runs a
-bot's command from its ``bot.yaml`` behind pipes but answers like an in-process bot, so ``arena.local.play_local``
+bot's command from its ``bot.yaml`` behind pipes but answers like an in-process bot, so ``arena.match.local.play_local``
 can play real programs without the referee or a sandbox.
 """
 

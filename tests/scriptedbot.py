@@ -3,8 +3,8 @@
 A :class:`ScriptedBot` is a :class:`~arena.sandbox.BotProcess` whose conversation follows a script: each message
 the referee writes is checked against the next :class:`Step` (its ``type``), and the step's answer is written to
 the bot's stdout at once. Once the script is done the bot plays on correctly (ready to hello, a legal move to each
-turn, exit when stdin closes). Its stdout and stderr are real pipes, so the real :class:`~arena.referee.Referee`
-and :class:`~arena.channel.BotChannel` run unchanged, on their real poller, with real deadlines.
+turn, exit when stdin closes). Its stdout and stderr are real pipes, so the real :class:`~arena.match.referee.Referee`
+and :class:`~arena.match.channel.BotChannel` run unchanged, on their real poller, with real deadlines.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from arena.cards import VALUE
-from arena.manifest import BotSpec
+from arena.bots.manifest import BotSpec
+from arena.game.cards import VALUE
 from arena.sandbox import GUARANTEES, BotProcess, Exit, Sandbox, SandboxLimits, Stream
 
 READY = b'{"type":"ready"}\n'

@@ -1,7 +1,7 @@
 """Test helper for the results site: a small store filled through its API, with real engine matches and logs.
 
 Matches are played in-process by the engine with a seeded random legal policy (no bot processes), and each gets a
-real event log written with :class:`arena.matchlog.MatchLog`, protocol lines included, so the site reads logs as it
+real event log written with :class:`arena.match.matchlog.MatchLog`, protocol lines included, so the site reads logs as it
 would after ``arena run``. Every fifth match one seat forfeits with a crash and a stderr tail.
 
 :func:`broken_links` checks a built site without a browser: every link and asset reference must be relative and
@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
-from arena.game import Match
-from arena.matchlog import FORMAT, MatchLog
-from arena.ratings import RatingConfig, rate_all
-from arena.results import Fault, MatchResult, Reason, SeatResult
-from arena.rules import Rules
+from arena.game.engine import Match
+from arena.game.results import Fault, MatchResult, Reason, SeatResult
+from arena.game.rules import Rules
+from arena.match.matchlog import FORMAT, MatchLog
 from arena.schedule import make_schedule
+from arena.stats.ratings import RatingConfig, rate_all
 from arena.store import Store
 
 RULES = {"threshold": 30}

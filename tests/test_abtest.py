@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
+from arena.cli.main import main
 from arena.run import abtest
-from arena.sprt import Settings
+from arena.stats.sprt import Settings
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The archive guards of arena/archive.py, one hostile archive per attack, built with the standard library."""
+"""The archive guards of arena/bots/archive.py, one hostile archive per attack, built with the standard library."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.archive import ArchiveLimits, ArchiveRejected, unpack
+from arena.bots.archive import ArchiveLimits, ArchiveRejected, unpack
 
 MANIFEST = b"name: tiny\ncommand: python3 bot.py\n"
 

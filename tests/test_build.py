@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.build import BuildLimits, run_build
-from arena.checker import check_bot
-from arena.cli import main
-from arena.manifest import load_bot
-from arena.registry import Registry
+from arena.bots.manifest import load_bot
+from arena.bots.scaffold import scaffold
+from arena.cli.main import main
+from arena.registry.build import BuildLimits, run_build
+from arena.registry.check import check_bot
+from arena.registry.versions import Registry
 from arena.sandbox.process import ProcessSandbox
-from arena.scaffold import scaffold
 
 BROKEN_C = "int main(void) { return undeclared_thing; }\n"
 

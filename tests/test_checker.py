@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.checker import DEBUG_STDOUT, NO_FLUSH, READ_ALL, check_bot, explain, format_report, no_flush
-from arena.cli import main
-from arena.protocol import Limits
-from arena.results import Fault, Reason
-from arena.scaffold import scaffold
+from arena.bots.scaffold import scaffold
+from arena.cli.main import main
+from arena.game.results import Fault, Reason
+from arena.match.protocol import Limits
+from arena.registry.check import DEBUG_STDOUT, NO_FLUSH, READ_ALL, check_bot, explain, format_report, no_flush
 from tests.hostile import make_bot
 
 QUICK_HELLO = Limits(hello_ms=2000)

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arena import __version__
-from arena.cli import main
+from arena.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = str(ROOT / "sample_bots" / "greedy")

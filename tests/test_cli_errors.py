@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli_play import progress_status
-from arena.matchlog import LogError, describe, load
-from arena.results import counted
+from arena.cli.play import progress_status
+from arena.game.results import counted
+from arena.match.matchlog import LogError, describe, load
 from arena.run.loop import Progress
 from tests.sigint import default_sigint
 from tests.sitestore import make_store

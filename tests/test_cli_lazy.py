@@ -12,17 +12,19 @@ from pathlib import Path
 
 import click
 
-from arena import cli_abtest, cli_bots, cli_server
-from arena.cli import COMMANDS, main
+from arena.cli import abtest as cli_abtest
+from arena.cli import bots as cli_bots
+from arena.cli import server as cli_server
+from arena.cli.main import COMMANDS, main
 from tests.sitestore import make_store
 
-HEAVY = ("arena.referee", "arena.run", "arena.site", "arena.server", "arena.sandbox", "arena.matchlog", "dask",
+HEAVY = ("arena.match.referee", "arena.run", "arena.site", "arena.server", "arena.sandbox", "arena.match.matchlog", "dask",
          "distributed", "docker", "jinja2", "mpmath", "starlette", "yaml")
 """Modules neither command needs; each costs tens of milliseconds or more to import."""
 
 RUN_AND_LIST = """
 import json, sys
-from arena.cli import main
+from arena.cli.main import main
 try:
     main(sys.argv[1:], prog_name="arena")
 except SystemExit as exit:

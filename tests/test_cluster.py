@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arena import matchview
-from arena.config import load_config
-from arena.manifest import load_bot
+from arena.bots.manifest import load_bot
+from arena.match import matchview
+from arena.run.config import load_config
 from arena.run.tournament import run_tournament
 from arena.store import Store
 
@@ -162,7 +162,7 @@ def test_local_cluster_gives_the_local_pool_results(reference, tmp_path):
     files = sorted((tmp_path / "logs" / "t").iterdir())
     logs = [path for path in files if not path.name.endswith(matchview.SUFFIX)]
     assert len(logs) == 12 and not [log for log in logs if not log.name.endswith(".jsonl.gz")]
-    # Each with its view, made by the worker that played it and kept as of the log written here (arena/matchview.py).
+    # Each with its view, made by the worker that played it and kept as of the log written here (arena/match/matchview.py).
     assert [path for path in files if path not in logs] == [matchview.view_path(log) for log in logs]
     assert all(matchview.read_view(os.fspath(log), log.stat()) is not None for log in logs)
     verified = subprocess.run([sys.executable, "-m", "arena", "replay", "--verify", str(logs[0])], cwd=ROOT,
@@ -333,7 +333,7 @@ def test_bots_travel_by_content_and_a_wrong_hash_is_refused(tmp_path, monkeypatc
 
 
 def test_without_a_cluster_dask_is_not_imported():
-    code = ("import sys, arena.cli, arena.run.tournament, arena.run.players, arena.run.league; "
+    code = ("import sys, arena.cli.main, arena.run.tournament, arena.run.players, arena.run.league; "
             "sys.exit(int(any(name.split('.')[0] in ('dask', 'distributed') for name in sys.modules)))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
 
@@ -344,8 +344,8 @@ def test_a_cluster_player_tries_its_scheduler_again_ticking_until_its_patience_e
     is spent. Counted in tries, not timed: the waits are recorded, not slept."""
     import socket
 
-    from arena.protocol import Limits
-    from arena.rules import Rules
+    from arena.game.rules import Rules
+    from arena.match.protocol import Limits
     from arena.run import cluster as dask_cluster
     from arena.run import players
     from arena.run.jobs import MatchJob
@@ -394,8 +394,8 @@ def test_a_league_that_loses_its_scheduler_connects_again_and_plays_on(tmp_path,
     plays on; every match is stored once."""
     import threading
 
-    from arena.config import LeagueConfig
     from arena.run import cluster as dask_cluster
+    from arena.run.config import LeagueConfig
     from arena.run.league import League
 
     monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 3.0)  # an attempt gives up sooner than 30 s

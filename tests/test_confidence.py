@@ -10,9 +10,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.confidence import BotConfidence, Confidence, GroupPlace, PAbove, SeatColumns, confidence
+from arena.cli.main import main
 from arena.run.loop import Progress
+from arena.stats.confidence import BotConfidence, Confidence, GroupPlace, PAbove, SeatColumns, confidence
 from tests.sitestore import make_store
 
 
@@ -97,9 +97,9 @@ def test_standings_show_shared_ranks_intervals_and_p_above_next(tmp_path: Path) 
 def _progress_after(deals: int, strong_wins: float) -> Progress:
     """A run's progress after ``deals`` two-seat deals of two rotations each, where bot a takes first place with
     probability ``strong_wins``."""
-    from arena.manifest import BotSpec
-    from arena.results import MatchResult, SeatResult, SeatStats
-    from arena.rules import Rules
+    from arena.bots.manifest import BotSpec
+    from arena.game.results import MatchResult, SeatResult, SeatStats
+    from arena.game.rules import Rules
     from arena.run.jobs import JobResult, MatchJob
 
     rng = random.Random(7)
@@ -139,7 +139,7 @@ def test_chained_ties_show_the_span_of_the_chain() -> None:
 
 
 def test_the_stop_rules_test_calls_equal_bots_equal_and_a_clear_gap_apart() -> None:
-    from arena.confidence import PairTest
+    from arena.stats.confidence import PairTest
     test = PairTest(alpha=0.05, looks=10, margin=0.3)
     assert math.isclose(test.z, 2.807, abs_tol=1e-3)  # 0.05 / 10 looks, two-sided
     assert math.isclose(test.delta, math.log(0.8 / 0.2))  # a head-to-head share of 80% is the margin's edge

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.cards import DECK, VALUE, hand_total
-from arena.game import (
+from arena.game.cards import DECK, VALUE, hand_total
+from arena.game.engine import (
     DEAL_VERSION,
     DEAL_VERSIONS,
     DECK_TAKE,
@@ -25,8 +25,8 @@ from arena.game import (
     seeded,
     shuffle,
 )
-from arena.matchlog import LoadedLog, verify
-from arena.rules import Rules, legal_discards
+from arena.game.rules import Rules, legal_discards
+from arena.match.matchlog import LoadedLog, verify
 
 # Chi-square critical values at p = 0.001: a correct engine fails one of these tests about once in a thousand
 # seeds; the seeds are fixed, so a pass stays a pass and a broken draw (say, always the lowest card) fails for good.

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from arena.checker import check_bot
-from arena.manifest import load_bot
-from arena.protocol import Limits
-from arena.referee import InfrastructureError, MatchResult, play_match
-from arena.results import FaultKind
-from arena.rules import Rules
+from arena.bots.manifest import load_bot
+from arena.bots.scaffold import scaffold
+from arena.game.results import FaultKind
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import InfrastructureError, MatchResult, play_match
+from arena.registry.check import check_bot
 from arena.sandbox import SandboxError, SandboxLimits, get_sandbox
 from arena.sandbox.docker import (
     LABEL,
@@ -37,7 +38,6 @@ from arena.sandbox.docker import (
     engine_status,
 )
 from arena.sandbox.process import ProcessSandbox
-from arena.scaffold import scaffold
 from tests.hostile import SEE_ALL, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -206,7 +206,7 @@ def test_stale_containers_of_a_dead_runner_are_removed_at_start(sandbox):
 RUNNER = """
 import sys
 from pathlib import Path
-from arena.manifest import load_bot
+from arena.bots.manifest import load_bot
 from arena.sandbox import SandboxLimits
 from arena.sandbox.docker import DockerSandbox
 sandbox = DockerSandbox()
@@ -372,7 +372,7 @@ def test_the_pool_keeps_the_bots_launched_last(tmp_path):
 WARM_RUNNER = """
 import sys
 from pathlib import Path
-from arena.manifest import load_bot
+from arena.bots.manifest import load_bot
 from arena.sandbox import SandboxLimits
 from arena.sandbox.docker import DockerSandbox
 sandbox = DockerSandbox(warm=2)

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from arena.cli import main
+from arena.cli.main import main
 from arena.sandbox import bwrap, get_sandbox, process
 
 

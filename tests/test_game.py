@@ -1,4 +1,4 @@
-"""Tests of the match engine (``arena.game``): the deal, turn order, discards and takes, declarations, scoring,
+"""Tests of the match engine (``arena.game.engine``): the deal, turn order, discards and takes, declarations, scoring,
 the deck running out, the turn cap, elimination, the end of a match and its places, forfeits, move parsing and
 replay.
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from arena.cards import DECK, hand_total
-from arena.game import (
+from arena.game.cards import DECK, hand_total
+from arena.game.engine import (
     DECK_TAKE,
     Declare,
     Forfeit,
@@ -29,8 +29,8 @@ from arena.game import (
     replay,
     score_round,
 )
-from arena.results import Termination
-from arena.rules import Rules
+from arena.game.results import Termination
+from arena.game.rules import Rules
 
 # -- helpers --------------------------------------------------------------------------------------------------------
 

@@ -101,10 +101,10 @@ def test_the_cycle_finder() -> None:
 def test_arena_has_no_import_cycle_but_the_known_ones() -> None:
     graph = import_graph()
     # Imports inside a function and under TYPE_CHECKING count (get_sandbox's, the registry's of the check report).
-    assert "arena.sandbox.process" in graph["arena.sandbox"] and "arena.checker" in graph["arena.registry"]
-    assert {"arena.build", "arena.registry", "arena.checker", "arena.botfiles", "arena.site.replay"} <= set(graph)
-    # The build copies a bot's files with arena.botfiles, not through the registry (which names the checker's
+    assert "arena.sandbox.process" in graph["arena.sandbox"] and "arena.registry.check" in graph["arena.registry.versions"]
+    assert {"arena.registry.build", "arena.registry.versions", "arena.registry.check", "arena.bots.files", "arena.site.replay"} <= set(graph)
+    # The build copies a bot's files with arena.bots.files, not through the registry (which names the checker's
     # report, and the checker runs the build).
-    assert "arena.registry" not in graph["arena.build"] and "arena.botfiles" in graph["arena.build"]
+    assert "arena.registry.versions" not in graph["arena.registry.build"] and "arena.bots.files" in graph["arena.registry.build"]
     new = [sorted(cycle) for cycle in cycles(graph) if not any(cycle <= known for known in KNOWN)]
     assert new == []

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from arena.cards import DECK
-from arena.game import Match
-from arena.local import play_local
-from arena.rules import Rules
+from arena.game.cards import DECK
+from arena.game.engine import Match
+from arena.game.rules import Rules
+from arena.match.local import play_local
 
 CARDS = set(DECK)
 

@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.checker import check_bot
-from arena.client import pack
-from arena.registry import Registry
+from arena.registry.check import check_bot
+from arena.registry.client import pack
+from arena.registry.versions import Registry
 from arena.server.authors import Author, accepted_since, add_author, authenticate, owner_of, submissions_of
 from arena.server.intake import Intake, IntakeSettings
 from arena.store import Store

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.checker import check_bot
-from arena.cli import main
-from arena.config import ConfigError, LeagueConfig
-from arena.registry import Registry
-from arena.results import MatchResult, SeatResult, SeatStats, Termination
-from arena.rules import Rules
+from arena.cli.main import main
+from arena.game.results import MatchResult, SeatResult, SeatStats, Termination
+from arena.game.rules import Rules
+from arena.registry.check import check_bot
+from arena.registry.versions import Registry
+from arena.run.config import ConfigError, LeagueConfig
 from arena.run.league import League, LeagueError, closeness_checkpoint, public_error, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (

@@ -1,4 +1,4 @@
-"""Match views (arena/matchview.py): what the site derives from a match's log, made where the match is played and
+"""Match views (arena/match/matchview.py): what the site derives from a match's log, made where the match is played and
 kept beside the log. A site built from views is the site built from the logs alone, byte for byte; a view that is
 stale, corrupt, of a newer format or missing is never used, and the log is read instead; a read-only store still
 builds. (That ``arena run`` leaves a view beside each log: tests/test_site_render.py, the build after a run.)"""
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from arena import matchview
-from arena.matchlog import LoadedLog, load
+from arena.match import matchview
+from arena.match.matchlog import LoadedLog, load
 from arena.site import data, output, render
 from arena.store import Store
 from tests.sitestore import fill_store, make_store

@@ -1,4 +1,4 @@
-"""The one narrator (arena/narrate.py): a line per engine event, seats told apart, faults by reason code; and
+"""The one narrator (arena/game/narrate.py): a line per engine event, seats told apart, faults by reason code; and
 ``arena replay`` of a log in the first format, narrated and verified."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from arena.cards import hand_total
-from arena.cli import main
-from arena.game import Match
-from arena.matchlog import describe, load
-from arena.narrate import narrate
-from arena.results import Fault, Reason
-from arena.rules import Rules
+from arena.cli.main import main
+from arena.game.cards import hand_total
+from arena.game.engine import Match
+from arena.game.narrate import narrate
+from arena.game.results import Fault, Reason
+from arena.game.rules import Rules
+from arena.match.matchlog import describe, load
 
 NAMES = ["greedy", "greedy", "random"]  # two entrants of one name: only the seat tells them apart
 

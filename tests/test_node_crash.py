@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from arena.client import pack
-from arena.matchlog import find_log
+from arena.match.matchlog import find_log
+from arena.registry.client import pack
 from arena.site import data
 from arena.store import Store
 from tests.test_server import Server, free_port

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from arena.cards import DECK
-from arena.local import play_local
-from arena.rules import Rules, legal_discards
+from arena.game.cards import DECK
+from arena.game.rules import Rules, legal_discards
+from arena.match.local import play_local
 from tests.samplebots import ROOT, SAMPLE_BOTS, PipeBot, bot_env, load_sample_bot, manifest
 
 planner = load_sample_bot("planner")

@@ -14,10 +14,10 @@ from collections import Counter
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from arena.cards import DECK
-from arena.game import Declare, Match, Play, actions_from_events, replay
-from arena.results import Termination
-from arena.rules import Rules
+from arena.game.cards import DECK
+from arena.game.engine import Declare, Match, Play, actions_from_events, replay
+from arena.game.results import Termination
+from arena.game.rules import Rules
 
 FULL_DECK = Counter(DECK)
 

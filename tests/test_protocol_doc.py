@@ -20,8 +20,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from arena.local import play_local
-from arena.rules import Rules, discard_kind
+from arena.game.rules import Rules, discard_kind
+from arena.match.local import play_local
 from tests.samplebots import PROTOCOL_DIR, ROOT, bot_env, load_sample_bot
 
 DOC = PROTOCOL_DIR / "PROTOCOL.md"

@@ -1,6 +1,6 @@
 """The JSON Schemas in protocol/schema/ against what the referee really sends and what the sample bots reply.
 
-Matches are played in-process (``arena.local.play_local``, the referee's own message builders) over rule variants
+Matches are played in-process (``arena.match.local.play_local``, the referee's own message builders) over rule variants
 chosen so that every message type turns up, forfeits included. Every message is validated against the schema of its
 type, and every reply against ``ready`` or ``move``. Each schema must also reject obviously wrong instances, or it
 would pass anything. The transcripts double as a check of information hiding: no message before ``round_end`` shows
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from arena.local import play_local
-from arena.rules import Rules
+from arena.game.rules import Rules
+from arena.match.local import play_local
 from tests.samplebots import PROTOCOL_DIR, load_sample_bot
 
 SCHEMA_DIR = PROTOCOL_DIR / "schema"

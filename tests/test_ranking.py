@@ -1,4 +1,4 @@
-"""The standings' model (arena/ranking.py): Plackett-Luce strengths fitted to every match's places."""
+"""The standings' model (arena/stats/ranking.py): Plackett-Luce strengths fitted to every match's places."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.ranking import VECTOR_SEATS, fit, fit_loop, fit_seats, fit_vector, pair_arrays, pair_counts, strengths
+from arena.stats.ranking import VECTOR_SEATS, fit, fit_loop, fit_seats, fit_vector, pair_arrays, pair_counts, strengths
 
 
 def plackett_luce(rng: random.Random, bots: tuple[int, ...], truth: list[float]) -> list[tuple[int, int]]:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from arena.ratings import RatedMatch, Rater, Rating, RatingConfig, rate_all
+from arena.stats.ratings import RatedMatch, Rater, Rating, RatingConfig, rate_all
 
 PRIORS = {1: Rating(30.0, 2.0), 2: Rating(20.0, 6.0), 3: Rating(25.0, 4.0)}
 PLACES = {1: 2, 2: 1, 3: 2}  # bots 1 and 3 tie for second

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from arena.manifest import load_bot
-from arena.matchlog import load, verify
-from arena.protocol import Limits
-from arena.referee import MatchResult, play_match
-from arena.results import FaultKind, Reason
-from arena.rules import Rules
+from arena.bots.manifest import load_bot
+from arena.game.results import FaultKind, Reason
+from arena.game.rules import Rules
+from arena.match.matchlog import load, verify
+from arena.match.protocol import Limits
+from arena.match.referee import MatchResult, play_match
+from arena.match.stderr import CLEAN_BYTES, FAULT_BYTES
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
-from arena.stderr import CLEAN_BYTES, FAULT_BYTES
 from tests.hostile import LIMIT_FIRST, leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.manifest import load_bot
-from arena.protocol import InvalidReplyError, Limits, parse_move, parse_ready
-from arena.referee import play_match
-from arena.results import FaultKind
-from arena.rules import Rules
+from arena.bots.manifest import load_bot
+from arena.game.results import FaultKind
+from arena.game.rules import Rules
+from arena.match.protocol import InvalidReplyError, Limits, parse_move, parse_ready
+from arena.match.referee import play_match
 from arena.sandbox.process import ProcessSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

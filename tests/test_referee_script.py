@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from arena import protocol
-from arena.channel import TRANSITIONS, BotChannel, Caps, Poller, State
-from arena.game import Match
-from arena.matchlog import load, verify
-from arena.protocol import Limits
-from arena.referee import Referee, seat_names
-from arena.results import MatchResult, Reason
-from arena.rules import Rules
+from arena.game.engine import Match
+from arena.game.results import MatchResult, Reason
+from arena.game.rules import Rules
+from arena.match import protocol
+from arena.match.channel import TRANSITIONS, BotChannel, Caps, Poller, State
+from arena.match.matchlog import load, verify
+from arena.match.protocol import Limits
+from arena.match.referee import Referee, seat_names
 from tests.scriptedbot import READY, ScriptedBot, ScriptedSandbox, Step, spec
 
 QUICK = Limits(hello_ms=2000, move_ms=300, bank_ms=0)

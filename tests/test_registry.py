@@ -14,13 +14,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from arena.botfiles import MAX_FILES, SubmissionRejected, scan
-from arena.cli import main
-from arena.config import ConfigError, load_config
-from arena.registry import Registry
+from arena.bots.files import MAX_FILES, SubmissionRejected, scan
+from arena.bots.scaffold import scaffold
+from arena.cli.main import main
+from arena.registry.versions import Registry
+from arena.run.config import ConfigError, load_config
 from arena.run.plan import load_bots
 from arena.run.tournament import run_tournament
-from arena.scaffold import scaffold
 from arena.store import Store
 from tests.hostile import make_bot
 
@@ -97,7 +97,7 @@ def test_the_stored_copy_is_read_only_world_readable_and_identical(tmp_path):
     assert stat.S_IMODE((stored / "bot.py").stat().st_mode) == 0o444
     assert stat.S_IMODE((stored / "run.sh").stat().st_mode) == 0o555
     assert (stored / "lib" / "helper.py").read_text() == "X = 1\n"
-    from arena.manifest import hash_files
+    from arena.bots.manifest import hash_files
     assert hash_files(stored) == hash_files(bot) == result["files_hash"]
 
 
@@ -247,7 +247,7 @@ def test_a_tree_cannot_grow_past_the_cap_between_scan_and_copy(tmp_path):
     bot = scaffold("grower", "python", tmp_path / "grower")
     files = scan(bot)
     (bot / "bot.py").write_text("x" * 2048)
-    from arena.botfiles import safe_copy
+    from arena.bots.files import safe_copy
     with pytest.raises(SubmissionRejected, match="too large"):
         safe_copy(bot, tmp_path / "copy", files, max_bytes=1024)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
+from arena.cli.main import main
 from arena.site import data
 from arena.store import LeaseHeldError, Store
 from tests.sigint import default_sigint

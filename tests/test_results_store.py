@@ -11,9 +11,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination, reason_of, termination_of
-from arena.rules import Rules
+from arena.cli.main import main
+from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination, reason_of, termination_of
+from arena.game.rules import Rules
 from arena.schedule import make_schedule
 from arena.store import MIGRATIONS, Store
 

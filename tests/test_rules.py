@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from arena.cards import DECK, RANK, RANKS, SUIT, SUITS, VALUE, hand_total, parse_card
-from arena.rules import Rules, RulesError, discard_kind, legal_discards
+from arena.game.cards import DECK, RANK, RANKS, SUIT, SUITS, VALUE, hand_total, parse_card
+from arena.game.rules import Rules, RulesError, discard_kind, legal_discards
 
 # -- clause 1: the cards and what they count ------------------------------------------------------------------------
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.config import LeagueConfig, load_config
-from arena.rules import Rules
+from arena.cli.main import main
+from arena.game.rules import Rules
+from arena.run.config import LeagueConfig, load_config
 from arena.run.league import League
 from arena.run.tournament import run_tournament
 from arena.store import LeaseHeldError, Store

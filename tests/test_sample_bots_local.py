@@ -1,6 +1,6 @@
 """The sample bots: always legal, deterministic, greedy clearly stronger than random, and the JS bot speaks v1.
 
-Most matches are played in-process with ``arena.local.play_local`` (no processes, no clock), which sends exactly the
+Most matches are played in-process with ``arena.match.local.play_local`` (no processes, no clock), which sends exactly the
 referee's messages. The bots' real commands are exercised too, over pipes, so a broken ``bot.yaml`` or a missing
 flush shows up here rather than as a forfeit in a tournament.
 """
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from arena.cards import DECK
-from arena.game import Match
-from arena.local import play_local
-from arena.rules import Rules, discard_kind, legal_discards
+from arena.game.cards import DECK
+from arena.game.engine import Match
+from arena.game.rules import Rules, discard_kind, legal_discards
+from arena.match.local import play_local
 from tests.samplebots import SAMPLE_BOTS, PipeBot, bot_env, command, load_sample_bot, manifest
 
 RandomBot = load_sample_bot("random").RandomBot

@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from arena.manifest import load_bot
-from arena.protocol import Limits
-from arena.referee import MatchResult, play_match
-from arena.results import FaultKind
-from arena.rules import Rules
+from arena.bots.manifest import load_bot
+from arena.game.results import FaultKind
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import MatchResult, play_match
 from arena.sandbox import SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox, bwrap_status
 from tests.hostile import LIMIT_FIRST, SEE_ALL, leftovers, make_bot

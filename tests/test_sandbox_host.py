@@ -16,9 +16,10 @@ from typing import TypeVar
 
 import pytest
 
-from arena import procfs, protocol
-from arena.manifest import load_bot
-from arena.rules import Rules
+from arena import procfs
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
+from arena.match import protocol
 from arena.sandbox import SandboxError, SandboxLimits, cgroups
 from arena.sandbox.bwrap import bwrap_command, bwrap_status, sweep_probes
 from arena.sandbox.process import ProcessSandbox

@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 import pytest
 
-from arena.client import pack
-from arena.ratings import RatingConfig, rate_all
-from arena.scaffold import scaffold
+from arena.bots.scaffold import scaffold
+from arena.registry.client import pack
+from arena.stats.ratings import RatingConfig, rate_all
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -29,7 +29,7 @@ if MISSING is not None:
 
 from playwright.sync_api import Page, expect, sync_playwright
 
-from arena.client import pack
+from arena.registry.client import pack
 
 pytestmark = pytest.mark.slow
 
@@ -121,7 +121,7 @@ def test_an_author_logs_in_sees_their_own_page_and_logs_out(server: Server, page
 
 
 def test_a_build_that_fails_shows_its_log_on_the_upload_page(server: Server, page: Page, tmp_path: Path) -> None:
-    from arena.scaffold import scaffold
+    from arena.bots.scaffold import scaffold
     token = server.add_author("c-author")
     bot = scaffold("broken-c", "c", tmp_path / "broken-c")
     (bot / "bot.c").write_text("int main(void) { return undeclared_thing; }\n")

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arena.archive import ArchiveRejected, unpack
-from arena.botfiles import SubmissionRejected, remove_tree, scan, walk
-from arena.manifest import ManifestError, load_bot
-from arena.registry import Registry, sweep_incoming
+from arena.bots.archive import ArchiveRejected, unpack
+from arena.bots.files import SubmissionRejected, remove_tree, scan, walk
+from arena.bots.manifest import ManifestError, load_bot
+from arena.registry.versions import Registry, sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
 from arena.server.authors import skeleton
 from arena.server.guard import RateLimitedLog

@@ -26,8 +26,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.narrate import Line, narrate
+from arena.cli.main import main
+from arena.game.narrate import Line, narrate
 from arena.site import data
 from arena.site.render import script_json
 from arena.site.replay import card_text, compact_events
@@ -246,7 +246,7 @@ def _at_step(page: Page, step: int) -> None:
 
 
 def _narration(site: Path, page: Page) -> list[Line]:
-    """What the one narrator (arena/narrate.py) says of each event of the match the page shows, read from the
+    """What the one narrator (arena/game/narrate.py) says of each event of the match the page shows, read from the
     store and the match's log: step i of its replay must show line i - 1."""
     snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
     match = next(m for m in snap.matches if m.id == int(to_path(page.url).stem))  # pages are named by match id
@@ -297,7 +297,7 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
         texts.append(_state(page)["what"])
     assert any(" throws " in text and " takes " in text for text in texts)
     # Each step shows the narrator's line for its event, word for word: replay.js words a turn the way
-    # arena/narrate.py does, and takes every other line from the page's move list. All the steps of the match.
+    # arena/game/narrate.py does, and takes every other line from the page's move list. All the steps of the match.
     lines = [line.text for line in _narration(site, page)]
     page.keyboard.press("Home")
     shown = [_state(page)["what"]]
@@ -312,9 +312,9 @@ def test_replay_steps_forward_and_back(site: Path, page: Page) -> None:
 
 
 def test_replay_says_each_moves_think_time_and_the_bank_left(site: Path, page: Page) -> None:
-    """Each move's step says its bot's think time and bank as the log has them (arena/thinktime.py); other steps
+    """Each move's step says its bot's think time and bank as the log has them (arena/match/thinktime.py); other steps
     say nothing of time. The bot's page sums them, with a link to the step of its move closest to the limit."""
-    from arena import thinktime
+    from arena.match import thinktime
     page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
     snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
     match = next(m for m in snap.matches if m.id == 2)
@@ -342,10 +342,10 @@ def test_replay_says_each_moves_think_time_and_the_bank_left(site: Path, page: P
 
 
 def test_every_moves_think_time_reads_as_the_log_has_it(page: Page, tmp_path: Path) -> None:
-    """replay.js decodes the data file's think times (arena/thinktime.py, compact: a few letters a move, a bank only
+    """replay.js decodes the data file's think times (arena/match/thinktime.py, compact: a few letters a move, a bank only
     where the referee's is not the one predicted) into the text it showed from the plain numbers before, on every
     step of a match whose bots draw on their banks, a referee's count a millisecond off the log's included."""
-    from arena import thinktime
+    from arena.match import thinktime
     from arena.site.render import build_site
     from tests.sitestore import fill_store
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from arena.matchlog import find_log
-from arena.ratings import Rating
-from arena.results import Reason, Termination
+from arena.game.results import Reason, Termination
+from arena.match.matchlog import find_log
 from arena.site import data, render, replay, svg
+from arena.stats.ratings import Rating
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
@@ -489,7 +489,7 @@ def test_logs_read_the_same_with_orjson_or_json(snap: data.Snapshot, tmp_path: P
     # a garbled event line must be a LogError naming the file either way.
     import orjson
 
-    from arena import matchlog
+    from arena.match import matchlog
     paths = [path for m in snap.matches if (path := find_log(m.log_path, snap.store_dir, snap.name, m.idx))]
     assert matchlog.parse_json is orjson.loads and len(paths) == len(snap.matches)
     garbled = tmp_path / "garbled.jsonl.gz"

@@ -160,7 +160,7 @@ def test_a_live_build_marks_the_pages_and_the_last_build_unmarks_only_those(tmp_
 def test_run_options_that_contradict_each_other_are_refused(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from arena.cli import main
+    from arena.cli.main import main
 
     result = CliRunner().invoke(main, ["run", "demo", "--db", str(tmp_path / "a.db"), "--no-site", "--live"])
     assert result.exit_code == 2 and "--no-site" in result.stderr and "--live" in result.stderr

@@ -20,9 +20,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from arena import matchview
-from arena.cli import main
-from arena.matchlog import load
+from arena.cli.main import main
+from arena.match import matchview
+from arena.match.matchlog import load
 from arena.site import data, output, render
 from arena.store import Store
 from tests.sigint import default_sigint
@@ -193,7 +193,7 @@ def test_arena_run_builds_the_site_unless_told_not_to(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(db), "--no-site", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["site"] is None and not (tmp_path / "results" / "site").exists()
-    # Each match's log has its view beside it (arena/matchview.py), made by the worker that played it.
+    # Each match's log has its view beside it (arena/match/matchview.py), made by the worker that played it.
     logs = sorted((tmp_path / "results" / "logs" / "small").glob("*.jsonl.gz"))
     assert logs and all(matchview.read_view(os.fspath(log), log.stat()) == matchview.derive(load(log), 2)
                         for log in logs)
@@ -394,7 +394,7 @@ def test_a_new_stylesheet_is_one_file_written_and_the_code_version_covers_the_pa
     narrator = tmp_path / "narrate.py"
     narrator.write_text("A = 1\n")
     before = output.code_version(narrator)
-    assert (render.PACKAGE_DIR / "narrate.py").is_file() and (render.PACKAGE_DIR / "site" / "data.py").is_file()
+    assert (render.PACKAGE_DIR / "game" / "narrate.py").is_file() and (render.PACKAGE_DIR / "site" / "data.py").is_file()
     narrator.write_text("A = 2\n")
     output.code_version.cache_clear()
     assert output.code_version(narrator) != before
@@ -497,7 +497,7 @@ def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, 
     real = data.match_view
 
     def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.MatchView | None, Path | None]:
-        read.append(match.id)  # a match's log, or its view (arena/matchview.py)
+        read.append(match.id)  # a match's log, or its view (arena/match/matchview.py)
         return real(snap, match)
 
     monkeypatch.setattr(data, "match_view", counted)

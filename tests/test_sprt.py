@@ -1,4 +1,4 @@
-"""arena/sprt.py: the exact GSPRT's LLR against hand-computed values and a brute-force maximum likelihood, the
+"""arena/stats/sprt.py: the exact GSPRT's LLR against hand-computed values and a brute-force maximum likelihood, the
 Brownian outcome probabilities against closed forms, and small seeded simulations of the whole test that fail if
 the error rates or the estimate at the stop go wrong (bench/sprt.py runs 4,000 tests per cell)."""
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from arena.sprt import Running, Settings, estimate, first_verdict, llr, outcome_cdf, paired_difference, tilt
+from arena.stats.sprt import Running, Settings, estimate, first_verdict, llr, outcome_cdf, paired_difference, tilt
 
 
 def test_on_two_values_the_llr_is_the_binomial_one() -> None:

@@ -1,4 +1,4 @@
-"""What is kept of a bot's stderr and what is shown of it (arena/stderr.py): the head and the tail within a byte
+"""What is kept of a bot's stderr and what is shown of it (arena/match/stderr.py): the head and the tail within a byte
 cap, and an error_view with the first error and the last lines, so that a Node bot's crash shows its ``TypeError``
 and its own ``bot.js`` line everywhere an author looks (issue 25): ``arena match``, ``arena show`` and its
 ``--json``, and the site's fault listing; and a clean seat's stderr too, on the local site and in ``arena show``."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.match.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper, error_view
 from arena.server.public import publish
-from arena.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper, error_view
 from arena.store import Store
 from tests.sitestore import fill_store
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.config import ConfigError, StopRule, load_config
+from arena.cli.main import main
+from arena.run.config import ConfigError, StopRule, load_config
 from arena.run.loop import Progress
 from arena.run.tournament import run_tournament
 from arena.store import Store

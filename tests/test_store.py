@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
+from arena.cli.main import main
 from arena.store import MIGRATIONS, Store, StoreError
 
 

@@ -1,4 +1,4 @@
-"""Think times read back from a log's messages (arena/thinktime.py): each turn's time and bank, its replay step, the
+"""Think times read back from a log's messages (arena/match/thinktime.py): each turn's time and bank, its replay step, the
 sums per seat and per bot, and what a site build keeps of them between builds."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from arena import thinktime
-from arena.matchlog import MatchLog, load
-from arena.matchview import view_path
+from arena.match import thinktime
+from arena.match.matchlog import MatchLog, load
+from arena.match.matchview import view_path
+from arena.match.thinktime import Tally, Thought
 from arena.site import data, render
-from arena.thinktime import Tally, Thought
 from tests.sitestore import make_store
 
 EVENTS = [{"type": "match_start"}, {"type": "round_start"}, {"type": "play", "seat": 0}, {"type": "play", "seat": 1},
@@ -121,7 +121,7 @@ def test_the_site_sums_each_bots_think_times_and_a_rebuild_reads_only_new_logs(t
     assert render.build_site(store, out).written == 0
     assert (out / data.bot_href("t", bot.slug)).read_text(encoding="utf-8") == page
     assert (out / "t" / "t" / render.THINK_FILE).read_text(encoding="utf-8") == kept
-    # Without the kept sums, the build reads the views again (arena/matchview.py, trusted by the log's size and
+    # Without the kept sums, the build reads the views again (arena/match/matchview.py, trusted by the log's size and
     # time as the sums are) and, without its view, the spoilt log: it has no times to give.
     (out / "t" / "t" / render.THINK_FILE).unlink()
     view_path(spoilt.path).unlink()

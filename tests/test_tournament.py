@@ -16,8 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.config import ConfigError, load_config
+from arena.cli.main import main
+from arena.run.config import ConfigError, load_config
 from arena.run.plan import identity_hash
 from arena.run.tournament import run_tournament
 from arena.sandbox.rlimits import ceiling
@@ -159,7 +159,7 @@ def test_bots_the_host_cannot_launch_fail_their_matches_and_the_tournament_goes_
     # the child: each match is retried, then marked failed with the real cause, and the run ends with exit 1.
     path = write_config(tmp_path, limits={"move_ms": 2000, "open_files": nofile_above_the_host()}, repeats=1,
                         retries=1)
-    monkeypatch.setattr("arena.config.ungrantable", lambda limits, backend: {})
+    monkeypatch.setattr("arena.run.config.ungrantable", lambda limits, backend: {})
     result = CliRunner().invoke(main, ["run", str(path), "--db", str(tmp_path / "a.db"), "--workers", "2"])
     assert result.exit_code == 1, result.output
     assert "6 matches failed for infrastructure reasons" in result.stderr and "Traceback" not in result.output

@@ -12,7 +12,7 @@ difference, BASE's mean place minus NEW's, from which the luck of the cards has 
   these opponents", but the two matches drift apart as soon as a random choice differs, and bench/abtest.py
   measures it saving 0-20% against an unpaired test.
 
-The differences go, in schedule order, to the exact GSPRT of arena/sprt.py, which stops at "better" or "not
+The differences go, in schedule order, to the exact GSPRT of arena/stats/sprt.py, which stops at "better" or "not
 better"; or the test stops at ``max_matches``, undecided. A difference at the table counts NEW's gain and BASE's
 loss, head to head, so it is about twice a difference against the field for the same two bots (bench/sprt.py
 measures the ratio on its pools): the default margin per pairing, :data:`DEFAULT_MARGINS`, makes the two pairings
@@ -39,9 +39,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
 
-from arena.config import TournamentConfig
-from arena.manifest import BotSpec
+from arena.bots.manifest import BotSpec
 from arena.run import loop
+from arena.run.config import TournamentConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import FinalRatings
 from arena.run.plan import (
@@ -57,7 +57,7 @@ from arena.run.plan import (
 )
 from arena.run.players import played, player_for
 from arena.schedule import ScheduledMatch, deal_seeds, rotations
-from arena.sprt import MARGIN, Running, Settings, Status, paired_difference
+from arena.stats.sprt import MARGIN, Running, Settings, Status, paired_difference
 from arena.store import Store
 
 NEW, BASE = 0, 1

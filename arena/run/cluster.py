@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.manifest import BotSpec, hash_files
-from arena.matchview import keep_moved_view, view_path
+from arena.bots.manifest import BotSpec, hash_files
+from arena.match.matchview import keep_moved_view, view_path
 from arena.run.jobs import JobResult, MatchJob, run_job
 
 LOCAL_PREFIX = "local:"
@@ -135,7 +135,7 @@ def sandbox_guarantees(sandbox: str) -> tuple[tuple[str, bool, str], ...]:
 def requirements(sandbox: str) -> Requirements:
     """The runner's side of the check: its versions, and every guarantee that holds here for ``sandbox``."""
     import arena
-    from arena.protocol import VERSION
+    from arena.match.protocol import VERSION
 
     if sandbox == "docker":
         return Requirements(arena.__version__, VERSION, sandbox, ("docker_engine",))
@@ -152,7 +152,7 @@ def worker_report(sandbox: str, worker: Any = None) -> WorkerReport:
     from distributed import get_worker
 
     import arena
-    from arena.protocol import VERSION
+    from arena.match.protocol import VERSION
 
     with _REPORT_LOCK:
         if sandbox not in _REPORTS:
@@ -242,7 +242,7 @@ def materialise(files_hash: str, blob: bytes) -> Path:
 @dataclass(frozen=True)
 class Played:
     """What a match task sends back: the result, the event log's bytes and the worker that played it, and the
-    bytes of the log's view (arena/matchview.py) when the worker made one."""
+    bytes of the log's view (arena/match/matchview.py) when the worker made one."""
 
     result: JobResult
     log: bytes | None

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.manifest import BotSpec
-from arena.matchview import view_log
-from arena.protocol import Limits
-from arena.referee import InfrastructureError, play_match
-from arena.results import MatchResult
-from arena.rules import Rules
+from arena.bots.manifest import BotSpec
+from arena.game.results import MatchResult
+from arena.game.rules import Rules
+from arena.match.matchview import view_log
+from arena.match.protocol import Limits
+from arena.match.referee import InfrastructureError, play_match
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 
 PR_SET_PDEATHSIG = 1

@@ -1,6 +1,6 @@
 """The continuous league: a policy of the run loop (arena/run/loop.py) whose batches never end.
 
-A league is a run in the store like any other (named by its config, arena/config.py's :class:`LeagueConfig`), so
+A league is a run in the store like any other (named by its config, arena/run/config.py's :class:`LeagueConfig`), so
 ``arena standings``, ``matches`` and ``show`` work on it, and it is held by the loop's lease while it plays; what
 differs is that its bots and matches are not fixed up front. Each batch:
 
@@ -41,18 +41,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.confidence import confidence
-from arena.config import LeagueConfig
-from arena.manifest import BotSpec, ManifestError, load_bot
-from arena.registry import REGISTRY_PREFIX, Registry, RegistryError
+from arena.bots.manifest import BotSpec, ManifestError, load_bot
+from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run import loop
 from arena.run.cluster import ClusterStats
+from arena.run.config import LeagueConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import RunningRatings
 from arena.run.matchmaking import Closeness, Tally, choose_groups, closeness_of, spread, throttle_weights
 from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
 from arena.run.players import DaskCluster, Player, played, player_for
 from arena.schedule import ScheduledMatch, rotations
+from arena.stats.confidence import confidence
 from arena.store import Store, disk_full, entered_group, is_active
 
 log = logging.getLogger("arena.league")

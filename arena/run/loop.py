@@ -30,14 +30,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena.confidence import GroupPlace, confidence
-from arena.matchlog import log_path_for
-from arena.matchview import view_path
-from arena.ratings import Rater, Rating, RatingConfig, rate_all
+from arena.match.matchlog import log_path_for
+from arena.match.matchview import view_path
 from arena.run.cluster import ClusterStats
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.plan import Plan
 from arena.run.players import Player, stop_signals_held
+from arena.stats.confidence import GroupPlace, confidence
+from arena.stats.ratings import Rater, Rating, RatingConfig, rate_all
 from arena.store import Lease, Standing, Store, StoreError, disk_full
 
 HEARTBEAT_S = 10.0

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from arena import procfs
-from arena.build import playable
-from arena.config import TournamentConfig
-from arena.manifest import BotSpec, ManifestError, load_bot
-from arena.matchlog import log_dir_for, log_path_for
-from arena.protocol import Limits
-from arena.registry import entrant_names
-from arena.rules import Rules
+from arena.bots.manifest import BotSpec, ManifestError, load_bot
+from arena.game.rules import Rules
+from arena.match.matchlog import log_dir_for, log_path_for
+from arena.match.protocol import Limits
+from arena.registry.build import playable
+from arena.registry.versions import entrant_names
+from arena.run.config import TournamentConfig
 from arena.run.jobs import MatchJob
 from arena.sandbox import SandboxLimits
 from arena.schedule import ScheduledMatch, make_schedule

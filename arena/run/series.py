@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.manifest import BotSpec
-from arena.protocol import Limits
-from arena.results import MatchResult
-from arena.rules import Rules
+from arena.bots.manifest import BotSpec
+from arena.game.results import MatchResult
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
 from arena.run.plan import JobSettings, jobs
 from arena.run.players import LocalPool, played, stop_signals_held
 from arena.sandbox import SandboxLimits
 from arena.schedule import ScheduledMatch, make_schedule
-from arena.sprt import Z95
+from arena.stats.sprt import Z95
 
 
 @dataclass(frozen=True)

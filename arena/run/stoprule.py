@@ -1,9 +1,9 @@
-"""An open-ended tournament: ``stop: {confidence: 0.95, max_matches: N}`` in the config (arena/config.py).
+"""An open-ended tournament: ``stop: {confidence: 0.95, max_matches: N}`` in the config (arena/run/config.py).
 
 The schedule is the usual one with as many repeats as ``max_matches`` allows (arena/schedule.py), played round by
 round: a round is every group of the design once, all its seat rotations, so after each round every bot has
 played the same number of matches in each seat. After each whole round, and only then, the results of the rounds
-so far go to arena/confidence.py, and every adjacent pair of the standings is tested (arena.confidence.PairTest):
+so far go to arena/stats/confidence.py, and every adjacent pair of the standings is tested (arena.stats.confidence.PairTest):
 *apart*, *equal* within ``margin``, or not yet either. When every pair is decided, the later rounds are dropped from
 the store and the tournament is finished; the standings then show the equal pairs as sharing a rank. The test
 spends 1 - ``confidence`` over the rounds, so that looking after every round does not make equal bots part
@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from itertools import pairwise
 
-from arena.confidence import Confidence, PairTest, confidence
-from arena.config import StopRule, TournamentConfig
+from arena.run.config import StopRule, TournamentConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import FinalRatings
 from arena.run.plan import Plan, pending_jobs, plan_tournament, settings_of
 from arena.schedule import design_for
+from arena.stats.confidence import Confidence, PairTest, confidence
 from arena.store import Store
 
 

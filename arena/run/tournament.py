@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
-from arena.config import TournamentConfig
 from arena.run import loop
+from arena.run.config import TournamentConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import FinalRatings, Progress, RunReport
 from arena.run.plan import Plan, load_bots, pending_jobs, plan_tournament, settings_of

@@ -17,7 +17,7 @@ import abc
 from dataclasses import dataclass
 from typing import Literal
 
-from arena.manifest import BotSpec
+from arena.bots.manifest import BotSpec
 
 Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")

@@ -41,7 +41,7 @@ PROBE_PREFIX = "arena-probe-"
 PROBE_NAME = re.compile(r"arena-probe-(?:(\d+)-)?[A-Za-z0-9_]+")
 BUILD_SOURCE = "/src"
 """Where a build (``writable``) finds the bot's sources, read-only: its ``/bot`` is a size-capped tmpfs that the
-build fills from there (arena.build), so what a build writes is bounded and never touches the host's disk."""
+build fills from there (arena.registry.build), so what a build writes is bounded and never touches the host's disk."""
 UNOWNED_PROBE_AGE_S = 600
 """A probe directory without a pid in its name (made before names carried one) is swept once this old: no probe
 lasts longer than its 20 s timeout."""
@@ -68,7 +68,7 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
     """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root).
 
     ``writable`` is for a build: ``bot_dir`` is bound read-only at ``BUILD_SOURCE`` and ``/bot`` is a size-capped
-    tmpfs that the build copies it into and writes its result to (see :mod:`arena.build`);
+    tmpfs that the build copies it into and writes its result to (see :mod:`arena.registry.build`);
     ``seccomp_fd`` holds the filter bwrap installs before it execs ``command`` (:mod:`arena.sandbox.seccomp`)."""
     args = [BWRAP]
     if uid is None:

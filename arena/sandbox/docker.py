@@ -47,7 +47,7 @@ from docker.models.containers import Container  # type: ignore[import-untyped]
 from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped]
 
 from arena import procfs
-from arena.manifest import BotSpec
+from arena.bots.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream
 from arena.sandbox.common import (
     BOT_DIR,

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from arena import procfs
-from arena.manifest import BotSpec
+from arena.bots.manifest import BotSpec
 from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, reaper, seccomp
 from arena.sandbox.bwrap import BASH, ORPHAN_SWEEPS, SH, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
@@ -298,7 +298,7 @@ class ProcessSandbox(Sandbox):
 
     def launch(self, bot: BotSpec, limits: SandboxLimits, writable: bool = False) -> BotProcess:
         """Start ``bot`` (see :meth:`Sandbox.launch`); ``writable``: its directory is writable inside, which only a
-        build in a scratch copy asks for (:mod:`arena.build`)."""
+        build in a scratch copy asks for (:mod:`arena.registry.build`)."""
         lease = UidLease() if self.per_bot_uid else None
         scratch: Path | None = None
         cgroup = None

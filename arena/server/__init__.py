@@ -5,7 +5,7 @@ results site stays current. See docs/SERVER.md.
   accepted submissions that the rate limit counts;
 - :mod:`arena.server.intake`: one upload from archive to registry version (archive guards, admission check,
   ownership, rate limit);
-- :mod:`arena.server.config`: the server's config file (its ``league:`` section is arena/config.py's, and the
+- :mod:`arena.server.config`: the server's config file (its ``league:`` section is arena/run/config.py's, and the
   league itself a runner of arena/run/league.py);
 - :mod:`arena.server.views`: what the web threads read (a store connection per thread, cached public answers);
 - :mod:`arena.server.sessions`: authors' browser sessions and the forms' CSRF tokens;

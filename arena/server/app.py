@@ -41,10 +41,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from arena.archive import ArchiveLimits
-from arena.checker import check_bot
-from arena.manifest import ManifestError, load_bot
-from arena.registry import REGISTRY_PREFIX, Registry, RegistryError
+from arena.bots.archive import ArchiveLimits
+from arena.bots.manifest import ManifestError, load_bot
+from arena.registry.check import check_bot
+from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
 from arena.server import authorpage
 from arena.server.admission import Admission

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.registry import Registry
+from arena.registry.versions import Registry
 from arena.server.authors import Author, owned_by
 from arena.server.pages import form_page
 from arena.server.public import league_href

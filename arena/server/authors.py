@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.manifest import NAME_PATTERN
+from arena.bots.manifest import NAME_PATTERN
 from arena.store import Store
 
 TOKEN_BYTES = 32
@@ -174,7 +174,7 @@ _CONFUSABLE = str.maketrans({"0": "o", "1": "l", "i": "l", "3": "e", "4": "a", "
 
 def skeleton(name: str) -> str:
     """What a bot name looks like, for telling look-alikes apart: two names with the same skeleton are one name to
-    a reader. Names are already ``[a-z0-9_-]`` (arena.manifest); this drops ``-`` and ``_``, reads ``0`` as
+    a reader. Names are already ``[a-z0-9_-]`` (arena.bots.manifest); this drops ``-`` and ``_``, reads ``0`` as
     ``o``, ``1`` and ``i`` as ``l``, ``3`` as ``e``, ``4`` as ``a``, ``5`` as ``s``, ``7`` as ``t``, ``8`` as ``b``,
     and ``rn`` as ``m``, ``vv`` as ``w``.
 

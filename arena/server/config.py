@@ -1,4 +1,4 @@
-"""The league server's config file: its ``league:`` section (arena/config.py's :class:`LeagueConfig`) and the
+"""The league server's config file: its ``league:`` section (arena/run/config.py's :class:`LeagueConfig`) and the
 optional ``server:`` settings (uploads, the check's sandbox, the limits of a build)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
-from arena.config import ConfigError, LeagueConfig, parse_league
+from arena.registry.build import DEFAULT_BUILD_LIMITS, BuildLimits
+from arena.run.config import ConfigError, LeagueConfig, parse_league
 from arena.sandbox import BACKENDS as SANDBOXES
 from arena.server.admission import AdmissionLimits
 from arena.server.guard import ConnectionLimits

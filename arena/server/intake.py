@@ -2,12 +2,12 @@
 
 The order matters and is the same for every upload:
 
-1. unpack the archive into a fresh scratch directory with every guard of :mod:`arena.archive` (400 on refusal);
+1. unpack the archive into a fresh scratch directory with every guard of :mod:`arena.bots.archive` (400 on refusal);
 2. read its ``bot.yaml`` (400);
 3. holding this author's lock, then the bot name's lock (so two uploads can neither both take a free name nor
    both squeeze under the rate limit): 403 if the name belongs to another author or to the organiser (a registry
    bot no author owns); 429 if the author's accepted uploads in the last hour reached the limit;
-4. :meth:`arena.registry.Registry.submit`: the registry's own guards, the build if the manifest has one and the
+4. :meth:`arena.registry.versions.Registry.submit`: the registry's own guards, the build if the manifest has one and the
    same admission check as ``arena check`` (both in the sandbox), then the version taken atomically, its entry in
    ``versions.json`` naming the author; a bot that fails its build or its check gets 422 and its report;
 5. only then is the name claimed and the submission logged (one transaction), so a rejected upload neither claims
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.archive import ArchiveLimits, ArchiveRejected, unpack
-from arena.botfiles import SubmissionRejected, remove_tree
-from arena.build import DEFAULT_BUILD_LIMITS, BuildLimits
-from arena.checker import CheckReport, check_bot
-from arena.manifest import ManifestError, load_bot
-from arena.registry import Registry, RegistryError
+from arena.bots.archive import ArchiveLimits, ArchiveRejected, unpack
+from arena.bots.files import SubmissionRejected, remove_tree
+from arena.bots.manifest import ManifestError, load_bot
+from arena.registry.build import DEFAULT_BUILD_LIMITS, BuildLimits
+from arena.registry.check import CheckReport, check_bot
+from arena.registry.versions import Registry, RegistryError
 from arena.server.authors import (
     Author,
     NameTaken,
@@ -56,7 +56,7 @@ HOUR = 3600.0
 
 
 class Checker(Protocol):
-    """:func:`arena.checker.check_bot`'s shape: check ``directory`` in ``sandbox``, leaving a build at ``built``."""
+    """:func:`arena.registry.check.check_bot`'s shape: check ``directory`` in ``sandbox``, leaving a build at ``built``."""
 
     def __call__(self, directory: Path, sandbox: str, *, build_limits: BuildLimits, built: Path) -> CheckReport: ...
 

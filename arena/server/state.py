@@ -15,7 +15,7 @@ from jinja2 import Environment
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from arena.registry import Registry
+from arena.registry.versions import Registry
 from arena.run.league import League
 from arena.server.admission import Admission
 from arena.server.authors import Author

@@ -28,8 +28,8 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TypeVar
 
-from arena.botfiles import VERSIONS_FILE
-from arena.registry import Registry
+from arena.bots.files import VERSIONS_FILE
+from arena.registry.versions import Registry
 from arena.server.authors import Author, live_authors, match_token
 from arena.store import Store
 

@@ -1,7 +1,7 @@
 """What each page of the results site shows: the store's results (:class:`~arena.store.StoredMatch` holding the
-referee's :class:`~arena.results.SeatResult` values, used as they are) with the links and sums a page adds, and the
-narration of each match's log (:mod:`arena.narrate`, logs read by :mod:`arena.matchlog`). A match's move list and
-its replay's data are :mod:`arena.site.replay`'s, from the match's view (:mod:`arena.matchview`: what its log
+referee's :class:`~arena.game.results.SeatResult` values, used as they are) with the links and sums a page adds, and the
+narration of each match's log (:mod:`arena.game.narrate`, logs read by :mod:`arena.match.matchlog`). A match's move list and
+its replay's data are :mod:`arena.site.replay`'s, from the match's view (:mod:`arena.match.matchview`: what its log
 decides, kept beside it; the log itself is read only when the view is missing or stale).
 
 Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML. A tournament is read into a
@@ -32,16 +32,16 @@ from pathlib import Path
 from typing import Any, overload
 from urllib.parse import quote_plus
 
-from arena.confidence import Confidence, PAbove, PairTest
-from arena.matchlog import LoadedLog, LogError, find_log, load, locate_log
-from arena.matchview import MatchView, derive, plain_names, source_view
-from arena.narrate import narrate
-from arena.ratings import Rating
-from arena.results import Fault, SeatResult, Termination
-from arena.rules import Rules
+from arena.game.narrate import narrate
+from arena.game.results import Fault, SeatResult, Termination
+from arena.game.rules import Rules
+from arena.match.matchlog import LoadedLog, LogError, find_log, load, locate_log
+from arena.match.matchview import MatchView, derive, plain_names, source_view
+from arena.match.thinktime import Mark, Tally
 from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, move_blocks
+from arena.stats.confidence import Confidence, PAbove, PairTest
+from arena.stats.ratings import Rating
 from arena.store import MatchStamp, Standing, Store, StoredMatch
-from arena.thinktime import Mark, Tally
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -381,7 +381,7 @@ class Snapshot:
     history: dict[int, list[tuple[int, Rating]]]
     store_dir: Path
     sure: Confidence
-    """How settled the order of the standings is (shared ranks, P(above the next)): arena/confidence.py."""
+    """How settled the order of the standings is (shared ranks, P(above the next)): arena/stats/confidence.py."""
     shared_wins: Counter[int] = field(default_factory=Counter)
     """Per bot, the wins it shared with another seat placed first."""
     seat_totals: dict[tuple[int, int], tuple[int, int, int]] = field(default_factory=dict)
@@ -533,7 +533,7 @@ class StandingRow:
     faults: dict[str, int]
     shared_rank: str = ""
     """The rank as shown: ``2=`` when its order with a neighbour is not settled at 95%, or not separated by the
-    stop rule's test (arena/confidence.py)."""
+    stop rule's test (arena/stats/confidence.py)."""
     p_above_next: float | None = None
     """P(this bot is truly above the next one), None for the last."""
     wins_shared: int = 0
@@ -541,7 +541,7 @@ class StandingRow:
     active: bool = True
     """False for a league's version that has left the field."""
     strength: float | None = None
-    """The fitted Plackett-Luce log strength, the standings' order (arena/ranking.py)."""
+    """The fitted Plackett-Luce log strength, the standings' order (arena/stats/ranking.py)."""
     tied: tuple[int, int] = (0, 0)
     """The first and last position of its chain of shared ranks (its own position twice when not shared)."""
     rank95: tuple[int, int] | None = None
@@ -1264,7 +1264,7 @@ class Opponent:
 
 @dataclass(frozen=True)
 class BotThink:
-    """A bot's think times over the tournament's finished matches (:mod:`arena.thinktime`), with links to the
+    """A bot's think times over the tournament's finished matches (:mod:`arena.match.thinktime`), with links to the
     replay steps of its move closest to the limit and of the move that left its bank lowest."""
 
     moves: int
@@ -1576,7 +1576,7 @@ def match_log(snap: Snapshot, match: StoredMatch) -> tuple[LoadedLog | None, Pat
 
 
 def match_view(snap: Snapshot, match: StoredMatch | MatchStamp) -> tuple[MatchView | None, Path | None]:
-    """What the match's page takes from its log (:func:`arena.matchview.source_view`: the view kept beside the
+    """What the match's page takes from its log (:func:`arena.match.matchview.source_view`: the view kept beside the
     log, or the log read), None when the log is missing or unreadable; and the path of a log that is there but
     unreadable (corrupt), which the build reports."""
     found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)

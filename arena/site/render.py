@@ -34,14 +34,14 @@ from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSyst
 from markupsafe import Markup, escape
 
 from arena import procfs
-from arena.confidence import PairTest
-from arena.matchlog import LoadedLog, locate_log
-from arena.matchview import MatchView
+from arena.match.matchlog import LoadedLog, locate_log
+from arena.match.matchview import MatchView
+from arena.match.stderr import error_view
+from arena.match.thinktime import Tally
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
-from arena.stderr import error_view
+from arena.stats.confidence import PairTest
 from arena.store import MatchStamp, Store, standings_with_confidence
-from arena.thinktime import Tally
 
 SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"
@@ -183,7 +183,7 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     Made here rather than by a template macro: every match is in four listings, and the macro's handling of each
     value was most of the time a full build spent on them.
 
-    >>> from arena.results import Termination
+    >>> from arena.game.results import Termination
     >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, Termination.LAST_STANDING, (
     ...     data.PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
     ...     data.PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
@@ -922,7 +922,7 @@ def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
 
 THINK_FILE = "think.json"
 """In a tournament's directory of the site: its bots' think times as the last build summed them, and the matches
-they are of (:meth:`arena.thinktime.Tally.state`), so that a rebuild reads the logs of new matches only."""
+they are of (:meth:`arena.match.thinktime.Tally.state`), so that a rebuild reads the logs of new matches only."""
 
 
 def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,

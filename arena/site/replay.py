@@ -4,7 +4,7 @@ with the round's turns as a plain-text grid (:func:`turn_grid`) and short lines 
 (:func:`compact_events`), which takes the turns' cards from the page's grids when they can be read back
 (:func:`grid_readable`), so that no move is stored twice.
 
-The walk over the log's events that finds all this is :mod:`arena.matchview`'s (the runner makes it once, where
+The walk over the log's events that finds all this is :mod:`arena.match.matchview`'s (the runner makes it once, where
 the match is played, and keeps it beside the log): here the names and the words are added to what it found
 (:func:`move_blocks`). It knows nothing of the store or of snapshots: :func:`arena.site.data.match_page` gives it
 a match's view and names and puts what it makes on the match's page.
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.matchview import CARD_SET, Block, Grid, compact_events, dealt_line, grid_readable, read_deal, walk
+from arena.match.matchview import CARD_SET, Block, Grid, compact_events, dealt_line, grid_readable, read_deal, walk
 
 __all__ = ["CARD_SET", "CARD_TEXTS", "FOLD_LINES", "TURNS", "MoveBlock", "card_text", "compact_events",
            "dealt_line", "fold_line", "grid_readable", "match_moves", "move_blocks", "read_deal", "turn_grid"]
@@ -53,7 +53,7 @@ class MoveBlock:
 
 
 TURNS = frozenset({"play", "declare", "reshuffle"})
-"""Events shown in a round's grid of turns; replay.js words their step the way :mod:`arena.narrate` does."""
+"""Events shown in a round's grid of turns; replay.js words their step the way :mod:`arena.game.narrate` does."""
 CARD = re.compile(r"[A2-9TJQK][CDHS]")
 
 
@@ -71,7 +71,7 @@ def grid_text(block: Block, names: Sequence[str]) -> tuple[str, int]:
 
 def move_blocks(blocks: Iterable[Block], names: Sequence[str],
                 line: Callable[[dict[str, Any]], str]) -> list[MoveBlock]:
-    """The move list of a match's blocks (:func:`arena.matchview.walk`): each event that is not a turn in the
+    """The move list of a match's blocks (:func:`arena.match.matchview.walk`): each event that is not a turn in the
     words of ``line``, each grid with the players' names."""
     return [MoveBlock(tuple([(index, line(event)) for index, event in block.events]), *grid_text(block, names))
             for block in blocks]

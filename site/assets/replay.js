@@ -2,7 +2,7 @@
 // one but not fetch a file), which sets window.arenaMatch to the names and the engine events in the compact form
 // of arena/site/replay.py (compact_events; a run of turns is only their seats, their cards are the move list's
 // grid cells on the page). Every step is the table after one engine event. Its text is the
-// narrator's (arena/narrate.py) line for that event: from the page's move list ([data-e] elements) for a forfeit
+// narrator's (arena/game/narrate.py) line for that event: from the page's move list ([data-e] elements) for a forfeit
 // and the match's start and end; a turn (a play, a declaration, a reshuffle), a deal and a round's end are worded
 // here the way the narrator words it (the browser tests check that every line agrees), since a page of 10,000
 // that carried a sentence per turn would be several times the size.
@@ -138,7 +138,7 @@
     if (token[0] !== "t") { events.push(decode(token, events.length)); return; }
     for (var i = 1; i < token.length; i++) events.push(turn(Number(token[i])));
   });
-  // Each move's think time and the mover's bank after it (arena/thinktime.py, compact): a number a move event, its
+  // Each move's think time and the mover's bank after it (arena/match/thinktime.py, compact): a number a move event, its
   // last digit in base 36 (0-9a-z), the digits before it in base 26 (A-Z); after it, ~ and the bank, where that is
   // not what the bank before (the match's, at first) less the time beyond the move's own (data.move) makes it.
   var thinks = [], code = data.think || "", at = 0;
@@ -166,7 +166,7 @@
   });
   function ms(n) { return n.toLocaleString("en") + " ms"; }
 
-  // A turn's sentence, as arena/narrate.py words it (after the event is applied to the hands).
+  // A turn's sentence, as arena/game/narrate.py words it (after the event is applied to the hands).
   function who(seat) { return names[seat] + " (seat " + seat + ")"; }
   function cardsText(codes) { return codes.map(label).join(" "); }
   function turnText(e) {
@@ -180,7 +180,7 @@
     if (e.type === "reshuffle") return "The deck is empty: " + e.deck_size + " dead cards are shuffled into a new deck.";
     return e.type;
   }
-  // A deal's and a round end's sentence, as arena/narrate.py words them (the page's move list has a shorter line
+  // A deal's and a round end's sentence, as arena/game/narrate.py words them (the page's move list has a shorter line
   // of its own for them, arena/site/replay.py fold_line): the sums of round_arithmetic, from the event's hands.
   function roundText(e) {
     if (e.type === "round_start") {

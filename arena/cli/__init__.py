@@ -1,0 +1,1 @@
+"""The ``arena`` command line: a root group and one module per family of commands."""

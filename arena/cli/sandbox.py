@@ -1,0 +1,41 @@
+"""``arena sandbox ...``: commands that prepare a host's sandbox backends (the docker runtime image).
+
+Kept apart from ``arena/cli/main.py`` so that backend chores do not crowd the match and tournament commands, and out of
+the ``arena.sandbox`` package, which knows processes and containers, not command lines.
+"""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.common import CONTEXT, ExitCode, emit_json, fail, json_option
+from arena.sandbox import SandboxError
+
+
+@click.group("sandbox", context_settings=CONTEXT)
+def sandbox_group() -> None:
+    """Prepare this host's sandbox backends."""
+
+
+@sandbox_group.command("build-image")
+@click.option("--tag", default=None, help="Image name and tag (default: the docker backend's runtime image).")
+@json_option("Print what was built as one JSON object.")
+def build_image(tag: str | None, as_json: bool) -> None:
+    """Build the docker backend's runtime image locally, with no registry and no network.
+
+    The image holds only empty mount points and the host's top-level symlinks; at run time the host's /usr and a
+    few /etc files are bound into it read-only, so bots use this host's interpreters (python3, node, ...).
+    """
+    from arena.sandbox.docker import RUNTIME_IMAGE, build_runtime_image, connect, runtime_mounts
+
+    tag = tag or RUNTIME_IMAGE
+    try:
+        image_id = build_runtime_image(connect(), tag)
+    except SandboxError as error:
+        fail(str(error), ExitCode.FAILED)
+    binds = [mount["Target"] for mount in runtime_mounts()]
+    if as_json:
+        emit_json({"image": tag, "id": image_id, "read_only_binds": binds})
+        return
+    click.echo(f"built {tag} ({image_id}): an image of empty mount points, imported from a tarball made here")
+    click.echo(f"bots in it see these host paths, read-only: {', '.join(binds)}")

@@ -1,0 +1,1 @@
+"""The statistics: the Plackett-Luce ranking, confidence, the GSPRT and TrueSkill ratings."""
