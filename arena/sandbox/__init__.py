@@ -23,8 +23,9 @@ Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")
 """The backends' names, as ``--sandbox`` and a config's ``sandbox:`` take them; the first is the default."""
 GUARANTEES = ("filesystem", "network", "proc_and_signals", "environment", "scratch_cap", "processes", "per_bot_uid",
-              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces")
-"""The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them."""
+              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces", "no_shared_locks")
+"""The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them. ``no_shared_locks``: no lock,
+watch or page-cache probe on a file they both see passes bits between two concurrently running bots."""
 
 
 class SandboxError(RuntimeError):
