@@ -23,7 +23,7 @@ line on stdout, so a test can order the two sides exactly (the receiver reads on
 * ``{"do": "watch", "channel": "inotify", "paths": [...]}`` answers ``{"watching": true}`` or ``{"refused": ...}``;
 * ``{"do": "receive", "channel": C, "nbytes": N, ...}`` answers ``{"got": hex}`` or ``{"refused": errno}``;
 * ``{"do": "probe"}`` answers what the sandbox lets a bot do: ``{"io_uring_setup": errno or 0, "proc_locks":
-  lines}``.
+  lines, "proc_locks_errno": errno or 0}``.
 
 A bot that publishes its hand to its copies can call the same functions with its own paths and offsets.
 """
@@ -161,13 +161,13 @@ def io_uring_setup() -> int:
     return 0
 
 
-def proc_locks() -> int:
-    """How many lines /proc/locks shows (0 when it is absent or unreadable)."""
+def proc_locks() -> tuple[int, int]:
+    """How many lines /proc/locks shows, and the errno that reading it failed with (0: it did not)."""
     try:
         with open("/proc/locks", "rb") as handle:
-            return len(handle.read().splitlines())
-    except OSError:
-        return 0
+            return len(handle.read().splitlines()), 0
+    except OSError as error:
+        return 0, error.errno or 0
 
 
 def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
@@ -175,7 +175,9 @@ def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     channel = request.get("channel")
     try:
         if request["do"] == "probe":
-            return {"io_uring_setup": io_uring_setup(), "proc_locks": proc_locks(), "machine": platform.machine()}
+            lines, failed = proc_locks()
+            return {"io_uring_setup": io_uring_setup(), "proc_locks": lines, "proc_locks_errno": failed,
+                    "machine": platform.machine()}
         if request["do"] == "watch":
             state["inotify"] = inotify_watch(request["paths"])
             return {"watching": True}

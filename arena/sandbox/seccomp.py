@@ -18,10 +18,13 @@ byte N of ``/usr/lib/python3/os.py`` taken in one sandbox is seen by ``F_GETLK``
 another sandbox's ``LOCK_NB`` sees, and an inotify watch reports another sandbox's opens. Two copies of one bot
 holding different seats of one duplicate deal told each other their hands this way. So the filter refuses:
 
-* ``flock``, and ``fcntl``'s lock commands (``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their 64-bit twins 12-14 which
-  a 64-bit kernel only knows from 32-bit callers, and the open-file-description ``F_OFD_GETLK``/``SETLK``/``SETLKW``
-  36-38) with **ENOLCK**, what a filesystem without locking (some NFS set-ups) answers: programs that lock treat it
-  as "locking unsupported" (cargo does, and proceeds) or as a failure of that one operation, never as a crash;
+* ``fcntl``'s lock commands (``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their 64-bit twins 12-14 which a 64-bit
+  kernel only knows from 32-bit callers, and the open-file-description ``F_OFD_GETLK``/``SETLK``/``SETLKW`` 36-38)
+  with **ENOLCK**, what a filesystem without locking (NFS without its lock daemon) answers: a failure of that one
+  operation, which programs report (SQLite: "database is locked") rather than crash on;
+* ``flock`` with **ENOSYS**, as on a kernel without it: programs that lock a cache or a build directory treat
+  ENOSYS (unlike ENOLCK) as "locking unsupported" and go on without (measured: cargo 1.95 builds a crate under
+  this filter with ENOSYS, and stops at "failed to lock file ... No locks available" with ENOLCK);
 * ``fcntl``'s leases (``F_SETLEASE``, ``F_GETLEASE``) and directory notification (``F_NOTIFY``, dnotify) with
   **EINVAL**, what a filesystem without leases and a kernel without dnotify answer;
 * ``inotify_init``, ``inotify_init1`` and ``fanotify_init`` with **ENOSYS**, as on a kernel built without them:
@@ -92,7 +95,7 @@ BASE_RULES = (
 )
 """Keyrings and user namespaces (see the module docstring)."""
 CHANNEL_RULES = (
-    Rule("flock", errno.ENOLCK),
+    Rule("flock", errno.ENOSYS),
     Rule("fcntl", errno.ENOLCK, arg=1, values=LOCK_COMMANDS),
     Rule("fcntl", errno.EINVAL, arg=1, values=LEASE_AND_NOTIFY_COMMANDS),
     Rule("inotify_init", errno.ENOSYS), Rule("inotify_init1", errno.ENOSYS), Rule("fanotify_init", errno.ENOSYS),
