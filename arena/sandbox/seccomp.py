@@ -22,9 +22,13 @@ holding different seats of one duplicate deal told each other their hands this w
   kernel only knows from 32-bit callers, and the open-file-description ``F_OFD_GETLK``/``SETLK``/``SETLKW`` 36-38)
   with **ENOLCK**, what a filesystem without locking (NFS without its lock daemon) answers: a failure of that one
   operation, which programs report (SQLite: "database is locked") rather than crash on;
-* ``flock`` with **ENOSYS**, as on a kernel without it: programs that lock a cache or a build directory treat
-  ENOSYS (unlike ENOLCK) as "locking unsupported" and go on without (measured: cargo 1.95 builds a crate under
-  this filter with ENOSYS, and stops at "failed to lock file ... No locks available" with ENOLCK);
+* ``flock`` **succeeds without doing anything** (a seccomp "errno" of 0): no lock is taken, so another sandbox's
+  ``LOCK_NB`` never sees one, and the bit is never set. An error would break programs that flock their own files
+  and treat any failure as fatal or, worse, say so on stdout: the JVM flocks its ``/tmp/hsperfdata_USER/PID`` file
+  and, when that fails, prints "Cannot use file ... because flock() failed" on **stdout** (seen under docker,
+  whose uid 65534 is named ``nobody``), which broke the Java template's protocol; cargo 1.95 stops at "failed to
+  lock file ... No locks available" on ENOLCK. The cost: a bot's own processes get no exclusion from ``flock`` (within
+  one sandbox only the bot's own processes exist);
 * ``fcntl``'s leases (``F_SETLEASE``, ``F_GETLEASE``) and directory notification (``F_NOTIFY``, dnotify) with
   **EINVAL**, what a filesystem without leases and a kernel without dnotify answer;
 * ``inotify_init``, ``inotify_init1`` and ``fanotify_init`` with **ENOSYS**, as on a kernel built without them:
@@ -78,8 +82,9 @@ LEASE_AND_NOTIFY_COMMANDS = (1024, 1025, 1026)
 
 @dataclass(frozen=True)
 class Rule:
-    """One refusal: ``call`` gets ``errno``; with ``arg``, only when that argument's low 32 bits equal one of
-    ``values`` or share a bit with ``mask`` (the kernel reads these arguments as 32-bit ints)."""
+    """One refusal: ``call`` gets ``errno`` (0: it returns 0 without running); with ``arg``, only when that
+    argument's low 32 bits equal one of ``values`` or share a bit with ``mask`` (the kernel reads these arguments
+    as 32-bit ints)."""
 
     call: str
     errno: int
@@ -95,7 +100,7 @@ BASE_RULES = (
 )
 """Keyrings and user namespaces (see the module docstring)."""
 CHANNEL_RULES = (
-    Rule("flock", errno.ENOSYS),
+    Rule("flock", 0),  # succeeds, does nothing: see the module docstring
     Rule("fcntl", errno.ENOLCK, arg=1, values=LOCK_COMMANDS),
     Rule("fcntl", errno.EINVAL, arg=1, values=LEASE_AND_NOTIFY_COMMANDS),
     Rule("inotify_init", errno.ENOSYS), Rule("inotify_init1", errno.ENOSYS), Rule("fanotify_init", errno.ENOSYS),
