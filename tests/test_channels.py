@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from arena.bots.manifest import load_bot
-from arena.sandbox import BotProcess, Sandbox, SandboxLimits
+from arena.sandbox import BotProcess, Sandbox, SandboxLimits, seccomp
 from arena.sandbox.common import SYSTEM_PATH
 from arena.sandbox.process import ProcessSandbox, bwrap_status
 from tests.channels import FLOCK, write_probe_bot
@@ -229,3 +229,61 @@ def test_control_io_uring_works_without_the_rules(open_: Sandbox, tmp_path: Path
     finally:
         process.kill()
     assert answer["io_uring_setup"] == 0, answer
+
+
+# -- the rules themselves, for an architecture this host cannot run ------------------------------------------------
+
+def run_bpf(code: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int:
+    """Classic BPF as the kernel runs a seccomp filter (only the instructions seccomp.py emits): its return value."""
+    data = struct.pack("<II8x6Q", nr, arch, *(list(args) + [0] * (6 - len(args))))
+    rows = [struct.unpack("=HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
+    accumulator, pc = 0, 0
+    while True:
+        op, jt, jf, k = rows[pc]
+        if op == 0x20:  # ld [k]
+            accumulator = struct.unpack_from("<I", data, k)[0]
+        elif op == 0x06:  # ret k
+            return int(k)
+        else:
+            taken = {0x15: accumulator == k, 0x35: accumulator >= k, 0x45: bool(accumulator & k)}[op]
+            pc += jt if taken else jf
+        pc += 1
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.ABIS))
+def test_the_filter_refuses_what_it_says_on_each_architecture(machine: str) -> None:
+    abi = seccomp.ABIS[machine]
+    code, base = seccomp.program(abi), seccomp.program(abi, channels=False)
+    n = abi.numbers
+    allow, errno_ = 0x7FFF0000, 0x00050000
+
+    def verdict(call: str, *args: int, program: bytes = code) -> int:
+        return run_bpf(program, n[call], abi.audit_arch, args)
+
+    assert verdict("fcntl", 3, fcntl.F_GETLK) == errno_ | errno.ENOLCK
+    assert verdict("fcntl", 3, fcntl.F_OFD_SETLK) == errno_ | errno.ENOLCK
+    assert verdict("fcntl", 3, fcntl.F_GETLK | 1 << 32) == errno_ | errno.ENOLCK  # the kernel reads 32 bits
+    assert verdict("fcntl", 3, fcntl.F_NOTIFY) == errno_ | errno.EINVAL
+    assert verdict("fcntl", 3, fcntl.F_GETFL) == allow and verdict("fcntl", 3, fcntl.F_DUPFD_CLOEXEC) == allow
+    assert verdict("flock", 3, fcntl.LOCK_EX) == errno_ | 0  # returns 0, does nothing
+    assert verdict("inotify_init1", 0) == errno_ | errno.ENOSYS
+    assert verdict("io_uring_setup", 1, 0) == errno_ | errno.ENOSYS
+    assert verdict("fadvise64", 3, 0, 0, 4) == errno_ | errno.EINVAL
+    assert verdict("fadvise64", 3, 0, 0, 3) == allow  # POSIX_FADV_WILLNEED
+    assert verdict("unshare", seccomp.CLONE_NEWUSER) == errno_ | errno.EPERM
+    assert verdict("clone", 0x11) == allow  # a fork
+    assert verdict("keyctl", 0) == errno_ | errno.EPERM
+    assert run_bpf(code, 0, 0x40000003) == errno_ | errno.ENOSYS  # another ABI (i386)
+    # Without the channel rules the locks pass and the rest stays.
+    assert verdict("fcntl", 3, fcntl.F_GETLK, program=base) == allow
+    assert verdict("flock", 3, fcntl.LOCK_EX, program=base) == allow
+    assert verdict("keyctl", 0, program=base) == errno_ | errno.EPERM
+    # The docker profile says the same, comparing fcntl's command on its low 32 bits only.
+    profile = seccomp.docker_profile(abi)
+    assert profile["architectures"] == [abi.docker_arch]
+    rules = profile["syscalls"]
+    assert isinstance(rules, list)
+    getlk = [rule for rule in rules if rule["names"] == ["fcntl"] and rule["args"][0]["valueTwo"] == fcntl.F_GETLK]
+    assert getlk == [{"names": ["fcntl"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOLCK,
+                      "args": [{"index": 1, "value": 0xFFFFFFFF, "valueTwo": fcntl.F_GETLK,
+                                "op": "SCMP_CMP_MASKED_EQ"}]}]

@@ -121,8 +121,8 @@ GUARANTEES: dict[str, tuple[bool, str]] = {
     "tree_kill": (True, "the container is killed and removed with everything in it"),
     "keyrings": (True, "arena's seccomp profile refuses add_key, request_key and keyctl"),
     "user_namespaces": (True, "arena's seccomp profile refuses clone/unshare with CLONE_NEWUSER"),
-    "no_shared_locks": (True, ("arena's seccomp profile refuses flock, fcntl locks, leases and dnotify, inotify, "
-                               "fanotify, io_uring and page-cache probes; /proc/locks masked")),
+    "no_shared_locks": (True, ("arena's seccomp profile refuses fcntl locks, leases and dnotify, inotify, fanotify, "
+                               "io_uring and page-cache probes, and makes flock a no-op; /proc/locks masked")),
 }
 """What this backend guarantees about a hostile bot, wherever an engine answers (see :data:`arena.sandbox.GUARANTEES`)."""
 

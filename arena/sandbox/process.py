@@ -299,8 +299,8 @@ class ProcessSandbox(Sandbox):
             "user_namespaces": (iso and kf, "seccomp: clone/unshare with CLONE_NEWUSER refused" if iso and kf
                                 else no_iso if not iso else "no seccomp filter for this architecture"),
             "no_shared_locks": (iso and kf and self.close_channels,
-                                "seccomp: flock, fcntl locks, leases and dnotify, inotify, fanotify, io_uring and "
-                                "page-cache probes refused; /proc/locks hidden" if iso and kf and self.close_channels
+                                "seccomp: fcntl locks, leases and dnotify, inotify, fanotify, io_uring and page-cache "
+                                "probes refused, flock a no-op; /proc/locks hidden" if iso and kf and self.close_channels
                                 else no_iso + ": bots share this user's files" if not iso
                                 else "no seccomp filter for this architecture" if not kf
                                 else "the channel rules are turned off (close_channels=False)"),
