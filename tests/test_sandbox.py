@@ -150,9 +150,10 @@ def channels_refused(result: MatchResult, tail: str, env: Env) -> None:
     of the lock the test holds on the host."""
     # preadv2 is refused with ENOSYS, which glibc turns into EOPNOTSUPP for flags it cannot emulate (RWF_NOWAIT);
     # flock succeeds and does nothing (tests/test_channels.py shows that nothing passes).
-    expected: dict[str, object] = {"FLOCK": "ok", "LOCKF": errno.ENOLCK, "OFDLOCK": errno.ENOLCK, "NOTIFY": errno.EINVAL,
-                "NOWAIT": errno.EOPNOTSUPP, "EVICT": errno.EINVAL, "HIGHCMD": errno.ENOLCK, "CACHESTAT": errno.ENOSYS,
-                "INOTIFY": errno.ENOSYS, "IOURING": errno.ENOSYS, "PROCLOCKS": 0}
+    expected: dict[str, object] = {
+        "FLOCK": "ok", "LOCKF": errno.ENOLCK, "OFDLOCK": errno.ENOLCK, "NOTIFY": errno.EINVAL,
+        "NOWAIT": errno.EOPNOTSUPP, "EVICT": errno.EINVAL, "HIGHCMD": errno.ENOLCK, "CACHESTAT": errno.ENOSYS,
+        "INOTIFY": errno.ENOSYS, "IOURING": errno.ENOSYS, "PROCLOCKS": 0}
     assert {label: revealed(tail, label) for label in expected} == {
         label: [str(value)] for label, value in expected.items()}, tail[-800:]
 

@@ -6,8 +6,8 @@ containers, never the rules or the protocol.
 
 The package, one job per module: ``common`` (what every backend shares: paths inside the sandbox, the bot's
 environment, signal-to-limit names, the stand-in for a bot that never started), ``rlimits``, ``uids`` (per-bot
-uid leases), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's profile), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and
-``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
+uid leases), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's
+profile), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and ``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
 the site use too.
 """
 

@@ -87,7 +87,8 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
         # As root, a user namespace would map the bot back to root outside; we drop to a real unprivileged uid
         # instead, so every other namespace of --unshare-all, but not the user one.
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", *_masked_proc(), "--dev", "/dev",
+    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", *_masked_proc(),
+             "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
              "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR,
              *(["--ro-bind", str(bot_dir), BUILD_SOURCE, "--perms", "0777", "--size", str(limits.scratch_mb << 20),

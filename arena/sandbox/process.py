@@ -9,8 +9,9 @@ Two variants, chosen by :class:`ProcessSandbox` (``isolate=None`` picks the best
   the runner is root -- a dedicated unprivileged uid per running bot, so RLIMIT_NPROC, kill permissions and file
   access are per bot; a seccomp filter (:mod:`~arena.sandbox.seccomp`) refuses kernel keyrings, new user
   namespaces and the calls that make a channel between concurrently running sandboxes through the host inodes
-  they share (locks, inotify, io_uring, page-cache probes), and ``/proc/locks`` is hidden. Killing SIGKILLs bwrap's process group and the namespace's init (which takes every process in the
-  namespace with it), then reaps the init, which the kernel allows only once the namespace is empty.
+  they share (locks, inotify, io_uring, page-cache probes), and ``/proc/locks`` is hidden. Killing SIGKILLs
+  bwrap's process group and the namespace's init (which takes every process in the namespace with it), then reaps
+  the init, which the kernel allows only once the namespace is empty.
 * **plain** (no bwrap): a child process in a new session under the same rlimits; killing signals its process
   group and its cgroup (without a cgroup, a walk over /proc finds its tree). No filesystem, network, /proc or signal
   isolation: for trusted bots only. A warning says so, once per run.
@@ -274,6 +275,7 @@ class ProcessSandbox(Sandbox):
     def guarantees(self) -> dict[str, tuple[bool, str]]:
         """What this sandbox guarantees about a hostile bot, each with a one-line reason."""
         iso, uid, cg, kf = self.isolated, self.per_bot_uid, self.cgroups is not None, self.filter is not None
+        closed = iso and kf and self.close_channels
         no_iso = f"no bwrap ({self.reason})"
         return {
             "filesystem": (iso, "only /usr, a few /etc files, /protocol and its own /bot, read-only" if iso
@@ -298,9 +300,9 @@ class ProcessSandbox(Sandbox):
                          else no_iso if not iso else "no seccomp filter for this architecture"),
             "user_namespaces": (iso and kf, "seccomp: clone/unshare with CLONE_NEWUSER refused" if iso and kf
                                 else no_iso if not iso else "no seccomp filter for this architecture"),
-            "no_shared_locks": (iso and kf and self.close_channels,
+            "no_shared_locks": (closed,
                                 "seccomp: fcntl locks, leases and dnotify, inotify, fanotify, io_uring and page-cache "
-                                "probes refused, flock a no-op; /proc/locks hidden" if iso and kf and self.close_channels
+                                "probes refused, flock a no-op; /proc/locks hidden" if closed
                                 else no_iso + ": bots share this user's files" if not iso
                                 else "no seccomp filter for this architecture" if not kf
                                 else "the channel rules are turned off (close_channels=False)"),

@@ -26,16 +26,17 @@ holding different seats of one duplicate deal told each other their hands this w
   ``LOCK_NB`` never sees one, and the bit is never set. An error would break programs that flock their own files
   and treat any failure as fatal or, worse, say so on stdout: the JVM flocks its ``/tmp/hsperfdata_USER/PID`` file
   and, when that fails, prints "Cannot use file ... because flock() failed" on **stdout** (seen under docker,
-  whose uid 65534 is named ``nobody``), which broke the Java template's protocol; cargo 1.95 stops at "failed to
-  lock file ... No locks available" on ENOLCK. The cost: a bot's own processes get no exclusion from ``flock`` (within
-  one sandbox only the bot's own processes exist);
+  whose uid 65534 is named ``nobody``), which broke the Java template's protocol; cargo 1.95 stops at "failed
+  to lock file ... No locks available" on ENOLCK. The cost: a bot's own processes get no exclusion from
+  ``flock`` (within one sandbox only the bot's own processes exist);
 * ``fcntl``'s leases (``F_SETLEASE``, ``F_GETLEASE``) and directory notification (``F_NOTIFY``, dnotify) with
   **EINVAL**, what a filesystem without leases and a kernel without dnotify answer;
 * ``inotify_init``, ``inotify_init1`` and ``fanotify_init`` with **ENOSYS**, as on a kernel built without them:
   file watchers (Python's watchdog, Node's ``fs.watch``) fall back to polling or report that watching is
   unsupported;
-* ``io_uring_setup``, ``io_uring_enter`` and ``io_uring_register`` with **ENOSYS**: io_uring can take the same
-  locks and make the page-cache probes below, and it is a large kernel surface; libuv (Node) probes it at start
+* ``io_uring_setup``, ``io_uring_enter`` and ``io_uring_register`` with **ENOSYS**: the operations of a ring are
+  not system calls, so the filter never sees them (a ring's reads and fadvise would make the page-cache probes
+  below), and it is a large kernel surface; libuv (Node) probes it at start
   and falls back to its thread pool on ENOSYS;
 * the page-cache residency probes that would make a shared file's cache a channel: ``cachestat`` (ENOSYS), and
   ``preadv2``/``pwritev2`` (ENOSYS; their ``RWF_NOWAIT`` tells whether a page is cached; glibc falls back to
@@ -44,9 +45,9 @@ holding different seats of one duplicate deal told each other their hands this w
   the kernel reports every page of a file the caller may not write as resident.
 
 The filter cannot tell a lock on a shared file from one on the bot's own ``/tmp``: a classic BPF program sees a
-descriptor's number, not its file. So locks are refused everywhere; docs/SECURITY.md says which programs keep
-working. ``/proc/locks``, which lists the open-file-description locks of every namespace, is hidden by the
-backends themselves (bwrap binds ``/dev/null`` over it; docker masks it).
+descriptor's number, not its file. So fcntl locks are refused and flock does nothing everywhere;
+docs/SECURITY.md says which programs keep working. ``/proc/locks``, which lists the open-file-description locks
+of every namespace, is hidden by the backends themselves (bwrap binds ``/dev/null`` over it; docker masks it).
 
 System calls of another ABI than the host's own (32-bit ones on x86-64, x32) get ENOSYS from the process filter:
 the filter would otherwise need their numbers too, and no bot runtime here uses them.
