@@ -331,6 +331,43 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
          "return None"),
         "",
     ),
+    # Channels between concurrent sandboxes (the red team's H1; tests/test_channels.py passes messages through
+    # them): each refused call must be an error the bot catches, after which it plays on to the end of its match.
+    "shared_locks": (
+        1,
+        ("import ctypes, errno, fcntl\n"
+         "libc = ctypes.CDLL(None, use_errno=True)\n"
+         "fd = os.open(PARAMS['shared'], os.O_RDONLY)\n"
+         "for name, call in [('FLOCK', lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),\n"
+         "                   ('LOCKF', lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 1000)),\n"
+         "                   ('OFDLOCK', lambda: fcntl.fcntl(fd, fcntl.F_OFD_GETLK, bytes(32))),\n"
+         "                   ('NOTIFY', lambda: fcntl.fcntl(os.open('/usr', os.O_RDONLY), fcntl.F_NOTIFY, 1)),\n"
+         "                   ('NOWAIT', lambda: os.preadv(fd, [bytearray(16)], 0, os.RWF_NOWAIT)),\n"
+         "                   ('EVICT', lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED))]:\n"
+         "    try:\n"
+         "        call()\n"
+         "        reveal(name, 'ok')\n"
+         "    except OSError as error:\n"
+         "        reveal(name, error.errno)\n"
+         "import platform\n"
+         "fcntl_nr = {'x86_64': 72, 'aarch64': 25}[platform.machine()]\n"
+         "# F_GETLK with a high bit set above the 32 the kernel reads: a 64-bit comparison would let it through\n"
+         "high = libc.syscall(fcntl_nr, fd, ctypes.c_ulong(fcntl.F_GETLK | 1 << 32), ctypes.create_string_buffer(32))\n"
+         "reveal('HIGHCMD', 'ok' if high >= 0 else ctypes.get_errno())\n"
+         "cached = libc.syscall(451, fd, ctypes.create_string_buffer(16), ctypes.create_string_buffer(48), 0)\n"
+         "reveal('CACHESTAT', 'ok' if cached >= 0 else ctypes.get_errno())  # 451 everywhere\n"
+         "watcher = libc.inotify_init1(0)\n"
+         "reveal('INOTIFY', 'ok' if watcher >= 0 else ctypes.get_errno())\n"
+         "ring = libc.syscall(425, 1, ctypes.create_string_buffer(120))  # io_uring_setup: one number everywhere\n"
+         "reveal('IOURING', 'ok' if ring >= 0 else ctypes.get_errno())\n"
+         "try:\n"
+         "    with open('/proc/locks') as handle:\n"
+         "        reveal('PROCLOCKS', len(handle.read().splitlines()))\n"
+         "except OSError as error:  # hidden: EACCES under bwrap\n"
+         "    reveal('PROCLOCKS', 0)\n"
+         "return None"),
+        "",
+    ),
 }
 
 

@@ -20,6 +20,8 @@ def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:
         assert expected in names
     assert all(isinstance(c["ok"], bool) and c["reason"] for c in report["checks"])
     assert report["process_sandbox"]["environment"]["ok"] is True
+    # The channels between sandboxes are closed exactly where bwrap (and its seccomp filter) runs the bots.
+    assert report["process_sandbox"]["no_shared_locks"]["ok"] is bwrap.bwrap_status()[0]
     text = CliRunner().invoke(main, ["doctor"])
     assert text.exit_code == 0 and "bwrap sandbox works" in text.output
 
@@ -46,5 +48,6 @@ def test_doctor_shows_the_docker_backends_guarantees_when_an_engine_answers() ->
     if answers:
         assert set(report["docker_sandbox"]) == set(report["process_sandbox"])
         assert report["docker_sandbox"]["network"]["ok"] is True
+        assert report["docker_sandbox"]["no_shared_locks"]["ok"] is True
     else:
         assert "docker_sandbox" not in report and docker_check["reason"] == reason

@@ -9,11 +9,14 @@ silent skip; attacks that would harm the machine without a sandbox are skipped f
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import gzip
 import os
 import re
 import secrets
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -95,6 +98,8 @@ class Env:
     forbidden: list[Path] = field(default_factory=list)
     listener: socket.socket | None = None
     standin: subprocess.Popen[bytes] | None = None
+    held: int | None = None
+    """A descriptor holding an open-file-description lock on the host while the attack runs."""
 
 
 def revealed(tail: str, label: str) -> list[str]:
@@ -139,6 +144,20 @@ def no_note_across_sandboxes(result: MatchResult, tail: str, env: Env) -> None:
     assert not revealed(tail, "KEYFOUND"), tail[-500:]
 
 
+def channels_refused(result: MatchResult, tail: str, env: Env) -> None:
+    """Every call that makes a channel between sandboxes was refused with the errno a program can handle (and the
+    bot, which caught them, played its match to the end: the test's other checks), and /proc/locks showed none
+    of the lock the test holds on the host."""
+    # preadv2 is refused with ENOSYS, which glibc turns into EOPNOTSUPP for flags it cannot emulate (RWF_NOWAIT);
+    # flock succeeds and does nothing (tests/test_channels.py shows that nothing passes).
+    expected: dict[str, object] = {
+        "FLOCK": "ok", "LOCKF": errno.ENOLCK, "OFDLOCK": errno.ENOLCK, "NOTIFY": errno.EINVAL,
+        "NOWAIT": errno.EOPNOTSUPP, "EVICT": errno.EINVAL, "HIGHCMD": errno.ENOLCK, "CACHESTAT": errno.ENOSYS,
+        "INOTIFY": errno.ENOSYS, "IOURING": errno.ENOSYS, "PROCLOCKS": 0}
+    assert {label: revealed(tail, label) for label in expected} == {
+        label: [str(value)] for label, value in expected.items()}, tail[-800:]
+
+
 CASES: dict[str, Case] = {
     # resources
     "fork_bomb": Case(None, needs=("processes",), dangerous="an uncapped fork bomb as this user",
@@ -173,6 +192,7 @@ CASES: dict[str, Case] = {
     "kill_everyone": Case(None, needs=("proc_and_signals",), dangerous="kill(-1, SIGKILL) as this user"),
     "signal_referee": Case(None, needs=("proc_and_signals",), dangerous="SIGSTOP and SIGKILL to the test runner",
                            check=nothing_signalled),
+    "shared_locks": Case(None, needs=("no_shared_locks",), check=channels_refused),
 }
 
 
@@ -203,6 +223,11 @@ def plant(tmp: Path, attack: str) -> Env:
         env.standin = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                                        env={**os.environ, SECRET_ENV: env.secret})
         env.params["pids"] = [env.standin.pid]
+    elif attack == "shared_locks":
+        # A host lock of ours, which an unmasked /proc/locks would show inside the sandbox.
+        env.held = os.open(tmp / "held.lock", os.O_RDWR | os.O_CREAT)
+        fcntl.fcntl(env.held, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+        env.params["shared"] = "/usr/bin/env"  # the same inode in every sandbox
     elif attack == "keyring_note":
         env.params["note"] = env.secret
     elif attack == "connect_loopback":
@@ -236,6 +261,8 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
         elapsed = time.monotonic() - started
     finally:
         os.environ.pop(SECRET_ENV, None)
+        if env.held is not None:
+            os.close(env.held)
         if env.standin is not None:
             env.standin.kill()
             env.standin.wait()

@@ -6,8 +6,8 @@ containers, never the rules or the protocol.
 
 The package, one job per module: ``common`` (what every backend shares: paths inside the sandbox, the bot's
 environment, signal-to-limit names, the stand-in for a bot that never started), ``rlimits``, ``uids`` (per-bot
-uid leases), ``bwrap`` (command line and probe), ``seccomp`` (its filter), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and
-``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
+uid leases), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's
+profile), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and ``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
 the site use too.
 """
 
@@ -23,8 +23,9 @@ Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")
 """The backends' names, as ``--sandbox`` and a config's ``sandbox:`` take them; the first is the default."""
 GUARANTEES = ("filesystem", "network", "proc_and_signals", "environment", "scratch_cap", "processes", "per_bot_uid",
-              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces")
-"""The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them."""
+              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces", "no_shared_locks")
+"""The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them. ``no_shared_locks``: no lock,
+watch or page-cache probe on a file they both see passes bits between two concurrently running bots."""
 
 
 class SandboxError(RuntimeError):

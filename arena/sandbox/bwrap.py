@@ -63,6 +63,16 @@ def _runtime_binds() -> tuple[str, ...]:
     return tuple(args)
 
 
+MASKED_PROC = ("/proc/locks",)
+"""Files of the sandbox's own /proc that show more than its own namespace: ``/proc/locks`` lists the
+open-file-description locks of every namespace on the host (with pid -1), a view of other sandboxes' locks.
+Each gets ``/dev/null`` bound over it, read-only: it reads as empty."""
+
+
+def _masked_proc() -> list[str]:
+    return [arg for path in MASKED_PROC for arg in ("--ro-bind", "/dev/null", path)]
+
+
 def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid: int | None,
                   info_fd: int | None = None, writable: bool = False, seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root).
@@ -77,7 +87,8 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
         # As root, a user namespace would map the bot back to root outside; we drop to a real unprivileged uid
         # instead, so every other namespace of --unshare-all, but not the user one.
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
+    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", *_masked_proc(),
+             "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
              "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR,
              *(["--ro-bind", str(bot_dir), BUILD_SOURCE, "--perms", "0777", "--size", str(limits.scratch_mb << 20),

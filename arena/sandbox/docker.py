@@ -8,6 +8,13 @@ reaches the host's disk), the bot's directory read-only at ``/bot`` (its working
 read-only at ``/protocol`` (on PYTHONPATH) and an explicit minimal environment. The other limits of
 :class:`~arena.sandbox.SandboxLimits` are ulimits (``fsize``, ``nofile``, ``cpu``).
 
+Every container shares the host's ``/usr`` (and ``/protocol``, and a bot's copies their ``/bot``): the same inodes,
+on which locks and inotify watches pass bits between concurrently running bots. So containers get arena's own
+seccomp profile (:func:`arena.sandbox.seccomp.docker_profile`: the process backend's rules, locks, watches,
+io_uring and page-cache probes refused, plus what the engine's default profile refuses that a container without
+capabilities could still reach), which replaces the engine's default, and ``/proc/locks`` joins the engine's
+masked paths (:data:`MASKED_PATHS`).
+
 Images: a bot may name its own ``image:`` in bot.yaml, and a runner may map languages to images
 (``DockerSandbox(images={"python": "..."})``). Otherwise bots run in the local *runtime image*
 (:data:`RUNTIME_IMAGE`, made by ``arena sandbox build-image`` with no registry at all): an image holding only
@@ -48,7 +55,7 @@ from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped
 
 from arena import procfs
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, seccomp
 from arena.sandbox.common import (
     BOT_DIR,
     PROTOCOL_DIR,
@@ -96,6 +103,10 @@ STREAMS: dict[int, Stream] = {1: "stdout", 2: "stderr"}
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 """What a down or misbehaving engine raises through the SDK (APIError and NotFound are DockerExceptions)."""
 SIGKILL = int(signal.SIGKILL)
+MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+                "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/proc/locks")
+"""What the runtime hides (binds /dev/null over): the engine's defaults, which a container's own list replaces,
+and ``/proc/locks``, which lists the open-file-description locks of every namespace on the host."""
 
 
 GUARANTEES: dict[str, tuple[bool, str]] = {
@@ -108,8 +119,10 @@ GUARANTEES: dict[str, tuple[bool, str]] = {
     "per_bot_uid": (False, "every container runs as uid 65534; containers, not uids, keep bots apart"),
     "memory_limit_fault": (True, "memory limit with no extra swap: an OOM kill is a `limit` fault"),
     "tree_kill": (True, "the container is killed and removed with everything in it"),
-    "keyrings": (True, "the engine's default seccomp profile refuses add_key, request_key and keyctl"),
-    "user_namespaces": (True, "the engine's default seccomp profile refuses new user namespaces"),
+    "keyrings": (True, "arena's seccomp profile refuses add_key, request_key and keyctl"),
+    "user_namespaces": (True, "arena's seccomp profile refuses clone/unshare with CLONE_NEWUSER"),
+    "no_shared_locks": (True, ("arena's seccomp profile refuses fcntl locks, leases and dnotify, inotify, fanotify, "
+                               "io_uring and page-cache probes, and makes flock a no-op; /proc/locks masked")),
 }
 """What this backend guarantees about a hostile bot, wherever an engine answers (see :data:`arena.sandbox.GUARANTEES`)."""
 
@@ -563,12 +576,16 @@ class DockerSandbox(Sandbox):
 
     ``images`` maps a bot's ``language`` to an image (a bot's own ``image:`` wins); bots of other languages use
     ``runtime_image``, which is built on first use when missing. ``cpus`` is each container's CPU quota.
+    ``close_channels=False`` gives containers the engine's default seccomp profile instead of arena's, which leaves
+    the channels between containers open; only the channel tests' controls ask for that.
     """
 
     name = "docker"
 
     def __init__(self, images: Mapping[str, str] | None = None, runtime_image: str = RUNTIME_IMAGE,
-                 base_url: str | None = None, cpus: float = 1.0, warm: int = WARM_CONTAINERS) -> None:
+                 base_url: str | None = None, cpus: float = 1.0, warm: int = WARM_CONTAINERS,
+                 close_channels: bool = True) -> None:
+        self.profile = seccomp.docker_security_opt() if close_channels else None
         self.client = connect(base_url)
         self.pool = WarmPool(warm)
         self.images = dict(images or {})
@@ -588,7 +605,14 @@ class DockerSandbox(Sandbox):
     per_bot_uid = False
 
     def guarantees(self) -> dict[str, tuple[bool, str]]:
-        return dict(GUARANTEES)
+        if self.profile is not None:
+            return dict(GUARANTEES)
+        default = "the engine's default seccomp profile (arena's has no numbers for this architecture, or it was "
+        return GUARANTEES | {
+            "keyrings": (True, default + "turned off); it refuses the keyring calls"),
+            "user_namespaces": (True, default + "turned off); it refuses new user namespaces"),
+            "no_shared_locks": (False, default + "turned off): locks and inotify on the shared /usr pass bits "
+                                               "between containers")}
 
     def image_for(self, bot: BotSpec) -> str:
         if bot.image:
@@ -639,7 +663,7 @@ class DockerSandbox(Sandbox):
             "read_only": True,
             "tmpfs": {SCRATCH_DIR: f"size={limits.scratch_mb}m,mode=1777,nosuid,nodev"},
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
+            "security_opt": ["no-new-privileges", *([self.profile] if self.profile else [])],
             "init": True,
             "log_config": LogConfig(type="none"),
             "mounts": mounts,
@@ -676,7 +700,7 @@ class DockerSandbox(Sandbox):
             options["command"] = ["/bin/sh", "-c", WARM_SCRIPT, "arena-warm", *bot.command]
             options["labels"] = options["labels"] | {WARM_LABEL: "1"}
         try:
-            container = self.client.containers.create(**options)
+            container = _create(self.client, options)
         except docker.errors.ImageNotFound as error:
             # The bot asked for an image this host does not have: like a command that is not installed.
             return FailedBot(f"image {image!r} is not available on this host: {error.explanation}")
@@ -745,6 +769,17 @@ class DockerSandbox(Sandbox):
         for container in self._all_containers():
             _discard(container)
         self.client.close()
+
+
+def _create(client: docker.DockerClient, options: dict[str, Any]) -> Container:
+    """``client.containers.create(**options)`` with :data:`MASKED_PATHS`, which the SDK's keywords cannot express:
+    the engine's API takes them in the host config (``MaskedPaths``, API 1.30 and later)."""
+    from docker.models.containers import _create_container_args
+
+    arguments = _create_container_args(options | {"version": client.api.api_version})
+    arguments["host_config"]["MaskedPaths"] = list(MASKED_PATHS)
+    created = client.api.create_container(**arguments)
+    return client.containers.get(created["Id"])
 
 
 def _discard(container: Container) -> None:

@@ -7,9 +7,11 @@ Two variants, chosen by :class:`ProcessSandbox` (``isolate=None`` picks the best
   root), a read-only view of the system runtime, the bot's own directory read-only at ``/bot`` (its cwd),
   ``protocol/`` read-only at ``/protocol`` (on PYTHONPATH), a size-capped tmpfs at ``/tmp`` as scratch, and -- when
   the runner is root -- a dedicated unprivileged uid per running bot, so RLIMIT_NPROC, kill permissions and file
-  access are per bot; a seccomp filter (:mod:`~arena.sandbox.seccomp`) refuses kernel keyrings and new user
-  namespaces. Killing SIGKILLs bwrap's process group and the namespace's init (which takes every process in the
-  namespace with it), then reaps the init, which the kernel allows only once the namespace is empty.
+  access are per bot; a seccomp filter (:mod:`~arena.sandbox.seccomp`) refuses kernel keyrings, new user
+  namespaces and the calls that make a channel between concurrently running sandboxes through the host inodes
+  they share (locks, inotify, io_uring, page-cache probes), and ``/proc/locks`` is hidden. Killing SIGKILLs
+  bwrap's process group and the namespace's init (which takes every process in the namespace with it), then reaps
+  the init, which the kernel allows only once the namespace is empty.
 * **plain** (no bwrap): a child process in a new session under the same rlimits; killing signals its process
   group and its cgroup (without a cgroup, a walk over /proc finds its tree). No filesystem, network, /proc or signal
   isolation: for trusted bots only. A warning says so, once per run.
@@ -242,12 +244,14 @@ class ProcessSandbox(Sandbox):
     """Child processes under rlimits, inside bubblewrap where it works (see the module docstring).
 
     ``isolate``: None picks bwrap when it works here and falls back loudly otherwise; True requires it (a
-    :class:`SandboxError` if it does not work); False never uses it (trusted bots only).
+    :class:`SandboxError` if it does not work); False never uses it (trusted bots only). ``close_channels=False``
+    leaves out the filter's rules against channels between sandboxes (locks, watches, io_uring, page-cache
+    probes: :data:`arena.sandbox.seccomp.CHANNEL_RULES`); only the channel tests' controls ask for that.
     """
 
     name = "process"
 
-    def __init__(self, isolate: bool | None = None, use_cgroups: bool = True) -> None:
+    def __init__(self, isolate: bool | None = None, use_cgroups: bool = True, close_channels: bool = True) -> None:
         reaper.become_subreaper()
         works, reason = bwrap_status() if isolate is not False else (False, "isolation turned off")
         if isolate and not works:
@@ -258,7 +262,8 @@ class ProcessSandbox(Sandbox):
         self.cgroups = cgroups.detect()[0] if use_cgroups else None
         if self.cgroups is not None:
             cgroups.sweep_stale(self.cgroups)
-        self.filter = seccomp.host_program() if works else None
+        self.close_channels = close_channels
+        self.filter = seccomp.host_program(close_channels) if works else None
         self.launched: list[Launch] = []
         if not works:
             _warn_unisolated(reason)
@@ -270,6 +275,7 @@ class ProcessSandbox(Sandbox):
     def guarantees(self) -> dict[str, tuple[bool, str]]:
         """What this sandbox guarantees about a hostile bot, each with a one-line reason."""
         iso, uid, cg, kf = self.isolated, self.per_bot_uid, self.cgroups is not None, self.filter is not None
+        closed = iso and kf and self.close_channels
         no_iso = f"no bwrap ({self.reason})"
         return {
             "filesystem": (iso, "only /usr, a few /etc files, /protocol and its own /bot, read-only" if iso
@@ -294,6 +300,12 @@ class ProcessSandbox(Sandbox):
                          else no_iso if not iso else "no seccomp filter for this architecture"),
             "user_namespaces": (iso and kf, "seccomp: clone/unshare with CLONE_NEWUSER refused" if iso and kf
                                 else no_iso if not iso else "no seccomp filter for this architecture"),
+            "no_shared_locks": (closed,
+                                "seccomp: fcntl locks, leases and dnotify, inotify, fanotify, io_uring and page-cache "
+                                "probes refused, flock a no-op; /proc/locks hidden" if closed
+                                else no_iso + ": bots share this user's files" if not iso
+                                else "no seccomp filter for this architecture" if not kf
+                                else "the channel rules are turned off (close_channels=False)"),
         }
 
     def launch(self, bot: BotSpec, limits: SandboxLimits, writable: bool = False) -> BotProcess:
