@@ -1,14 +1,13 @@
 """The one run loop under every runner (arena/run/): what each runner gains by being a policy over it.
 
 Real runs throughout: ``arena test`` and ``arena run`` in subprocesses with real signals, a real SQLite store, a
-local Dask cluster, a league thread. The structure checks at the end keep the design honest: no import cycles in
-``arena/``, no SQL on the store's tables outside ``store.py``, one place that starts match workers and one that
-talks to Dask.
+local Dask cluster, a league thread. The structure checks at the end keep the design honest in ``arena/``: no SQL
+on the store's tables outside ``store.py``, one place that starts match workers and one that talks to Dask (the
+import graph's floors are tests/test_imports.py's).
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import shutil
@@ -156,69 +155,6 @@ def test_a_league_holds_its_run_while_it_plays_and_lets_go_when_it_stops(tmp_pat
 
 
 # -- the structure --------------------------------------------------------------------------------------------
-
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in PACKAGE.rglob("*.py"):
-        if "templates" in path.parts:
-            continue
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return found
-
-
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """The arena modules ``name`` imports anywhere in its file (function-level imports too; not those only for
-    type checking)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    checking = {id(node) for stmt in ast.walk(tree) if isinstance(stmt, ast.If)
-                and "TYPE_CHECKING" in ast.unparse(stmt.test) for node in ast.walk(stmt)}
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(tree):
-        if id(node) in checking:
-            continue
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base
-                                                                                                 else []))
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
-        else:
-            continue
-        for target in targets:
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                found.add(target)
-    return found
-
-
-def test_arena_has_no_import_cycle() -> None:
-    found = modules()
-    # a package imports its modules lazily where it is a registry (sandbox.get_sandbox): not an arrow back
-    graph = {name: {target for target in imports_of(name, path, set(found)) if not name.startswith(target + ".")}
-             for name, path in found.items()}
-    assert "arena.run.loop" in graph and "arena.store" in graph["arena.run.loop"]  # the check sees imports
-    cycles = []
-    state: dict[str, int] = {}
-
-    def visit(node: str, trail: list[str]) -> None:
-        state[node] = 1
-        for target in sorted(graph[node]):
-            if state.get(target) == 1:
-                cycles.append(trail[trail.index(target):] + [target])
-            elif target not in state:
-                visit(target, trail + [target])
-        state[node] = 2
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [name])
-    assert not cycles, "\n".join(" -> ".join(cycle) for cycle in cycles)
-
 
 STORE_TABLES = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|FROM|JOIN)\s+"
                           r"(?:matches|seats|bots|ratings|tournaments)\b", re.IGNORECASE)
