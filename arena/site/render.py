@@ -401,7 +401,8 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     without reading the log. Nothing here changes when other matches are added, but the next link of the last
     page; the data file depends on the names and the log only."""
     match = snap.stamps[position]
-    found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
+    # A sealed match has no replay nor log in the site yet (arena/site/data.py's match_view).
+    found = None if match.sealed else locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
