@@ -28,6 +28,7 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.run.config import ConfigError, LeagueConfig, load_config, seed_bits
+from arena.run.jobs import run_job
 from arena.run.league import League
 from arena.run.plan import plan_tournament
 from arena.run.tournament import run_tournament
@@ -320,18 +321,30 @@ def test_a_league_keeps_its_secret_from_the_api_the_site_and_its_log(tmp_path: P
     tid = store.tournament("ladder")["id"]  # type: ignore[index]
     secret = store.secret(tid)
     assert secret is not None and len(secret) == 64  # made when the league was created: none was configured
-    served = "\n".join(answers) + (tmp_path / "serve.log").read_text()
+    status = [CliRunner().invoke(main, ["league", "status", *extra, "--db", str(db)]) for extra in ([], ["--json"])]
+    assert all(result.exit_code == 0 for result in status)
+    served = "\n".join(answers + [result.output for result in status]) + (tmp_path / "serve.log").read_text()
     assert secret not in served
     # One more group scheduled and not played: its deal seed, like the secret, is in no file of the public site.
     league = League(load_league(config, tmp_path), db)
-    league.schedule(store, league.plan(store, False).tid, league.entrants(store, tid), 1)
+    plan = league.plan(store, False)
+    league.schedule(store, plan.tid, league.entrants(store, tid), 1)
     sealed = {deal_seeds(store, "ladder")[group] for group in store.sealed_groups(tid)}
-    out = tmp_path / "results" / "site"
+    out = tmp_path / "published"
     publish(store, "ladder", out)
     texts = site_text(out)
     assert sealed and not holding(texts, secret) and not any(holding(texts, str(seed)) for seed in sealed)
     over = [seed for group, seed in deal_seeds(store, "ladder").items() if group not in store.sealed_groups(tid)]
     assert over and all(holding(texts, str(seed)) for seed in over)
+    # Played (in the process sandbox, as the league plays them), the groups are over: the next publish shows them.
+    for job in league.pending_jobs(store, plan):
+        played = run_job(job)
+        assert played.result is not None, played.error
+        store.record_match(tid, job.index, played.result, played.attempts)
+    assert store.sealed_groups(tid) == frozenset()
+    publish(store, "ladder", out)
+    texts = site_text(out)
+    assert all(holding(texts, str(seed)) for seed in sealed) and not holding(texts, secret)
 
 
 def load_league(config: Path, root: Path) -> LeagueConfig:
