@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import os
 import random
 import secrets
 import signal
@@ -359,3 +360,118 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+# -- a cheater: a bot that searches for its deal's seed from its own view ------------------------------------------
+
+SEARCHER = '''\
+"""Greedy, plus a search at round 1 for the deal seed among what the public config gives: the old scheme's streams
+from the config's seed, and the keyed scheme with every small secret. It reports what it learnt on stderr."""
+import hashlib, hmac, json, os, random, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import arena_bot
+from greedy import GreedyBot
+from arena.game.engine import Match
+from arena.game.rules import Rules
+
+PUBLIC = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "public.txt")).read().strip()
+
+
+def keyed(secret, *identity):
+    digest = hmac.new(str(secret).encode(), "/".join(map(str, identity)).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def candidates():
+    old = random.Random(f"{PUBLIC}/deals")
+    yield from (old.getrandbits(63) for _ in range(64))
+    for secret in [PUBLIC, *range(1000)]:
+        yield from (keyed(secret, "deal", group) for group in range(8))
+
+
+class Searcher(GreedyBot):
+    def on_hello(self, message):
+        super().on_hello(message)
+        self.players = len(message["players"])
+
+    def on_message(self, message):
+        if message.get("type") != "round_start" or message["round"] != 1:
+            return
+        rules = Rules.from_dict(self.rules)
+        tried = 0
+        for seed in candidates():
+            tried += 1
+            match = Match(self.players, seed, rules)
+            if sorted(match.hands[self.seat]) == sorted(message["hand"]) and list(match.floor) == message["floor"]:
+                arena_bot.log("LEARNED " + json.dumps({"seed": seed, "hands": [list(h) for h in match.hands]}))
+                return
+        arena_bot.log(f"LEARNED nothing ({tried} seeds tried)")
+
+
+if __name__ == "__main__":
+    arena_bot.run(Searcher())
+'''
+
+
+def searcher(where: Path, public: str) -> Path:
+    """The searcher bot, with the engine's own code beside it (a bot may ship any code) and the config's seed as its
+    author knows it."""
+    bot = where / "searcher"
+    (bot / "arena" / "game").mkdir(parents=True)
+    (bot / "arena" / "__init__.py").write_text("")
+    for module in ("__init__", "cards", "rules", "results", "engine"):
+        (bot / "arena" / "game" / f"{module}.py").write_text((ROOT / "arena" / "game" / f"{module}.py").read_text())
+    (bot / "greedy.py").write_text((SAMPLES / "greedy" / "bot.py").read_text())
+    (bot / "bot.py").write_text(SEARCHER)
+    (bot / "public.txt").write_text(public)
+    (bot / "bot.yaml").write_text("name: searcher\ncommand: python3 bot.py\n")
+    return bot
+
+
+def docker_or_skip() -> None:
+    from arena.sandbox.docker import engine_status
+
+    works, reason = engine_status()
+    if not works:
+        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
+        pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
+
+
+@pytest.mark.slow  # three 4-match tournaments with workers: 2 in the sandbox
+@pytest.mark.parametrize("sandbox", ["process", "docker"])
+def test_a_bot_that_searches_for_its_deals_seed_learns_nothing_unless_the_seed_is_short(
+        tmp_path: Path, sandbox: str) -> None:
+    if sandbox == "docker":
+        docker_or_skip()
+    learnt = {}
+    for case, seed in (("generated", None), ("long", secrets.token_hex(16)), ("short", 7)):
+        where = tmp_path / case
+        where.mkdir()
+        # What its author can know: a configured seed is as secret as the generated one (docs/SECURITY.md), so
+        # the bot tries the seed of no config ("None", the old scheme's streams), and every small secret.
+        bot = searcher(where, "None")
+        settings: dict[str, object] = {"bots": [str(bot), str(SAMPLES / "random")], "repeats": 2,
+                                       "sandbox": sandbox, "limits": {"move_ms": 2000, "hello_ms": 10000}}
+        if seed is not None:
+            settings["seed"] = seed
+        config = load_config(write_config(where, **settings))
+        store = Store(where / "arena.db")
+        report = run_tournament(config, store, workers=2)
+        assert report.played == 4 and report.failed == 0
+        said = []
+        for match in store.matches(store.tournament("t")["id"]):  # type: ignore[index]
+            assert match.result is not None and match.log_path is not None
+            (seat,) = [p for p in match.result.players if p.name == "searcher"]
+            assert seat.fault is None, seat.fault
+            (line,) = [line for line in seat.stderr_tail.splitlines() if line.startswith("LEARNED")]
+            events = [json.loads(record)["event"] for record in gzip.decompress(match.log_path.read_bytes())
+                      .splitlines() if b'"t":"event"' in record]
+            dealt = next(event for event in events if event["type"] == "round_start")["hands"]
+            said.append((line, dealt))
+        learnt[case] = said
+    for case in ("generated", "long"):  # the search ran, and found nothing
+        assert all(line == "LEARNED nothing (8072 seeds tried)" for line, _ in learnt[case]), learnt[case]
+    # The control: a seed of a few bits is found from a bot's own hand, and with it every hand, as the log has them.
+    for line, dealt in learnt["short"]:
+        assert line.startswith("LEARNED {") and json.loads(line.removeprefix("LEARNED "))["hands"] == dealt
