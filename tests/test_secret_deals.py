@@ -18,6 +18,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,6 +29,7 @@ import yaml
 from click.testing import CliRunner
 
 from arena.cli.main import main
+from arena.game.rules import Rules
 from arena.run.config import ConfigError, LeagueConfig, load_config, seed_bits
 from arena.run.jobs import run_job
 from arena.run.league import League
@@ -374,7 +376,9 @@ from greedy import GreedyBot
 from arena.game.engine import Match
 from arena.game.rules import Rules
 
-PUBLIC = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "public.txt")).read().strip()
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "public.json")) as known:
+    KNOWN = json.load(known)  # what the author knows: the public seed, the kind of run, how many groups
+PUBLIC = KNOWN["public"]
 
 
 def keyed(secret, *identity):
@@ -383,10 +387,16 @@ def keyed(secret, *identity):
 
 
 def candidates():
-    old = random.Random(f"{PUBLIC}/deals")
-    yield from (old.getrandbits(63) for _ in range(64))
-    for secret in [PUBLIC, *range(1000)]:
-        yield from (keyed(secret, "deal", group) for group in range(8))
+    if KNOWN["kind"] == "league":
+        for first in range(KNOWN["groups"]):  # each batch's stream, as getrandbits(63) at every word offset
+            old = random.Random(f"{PUBLIC}/league/{first}")
+            words = [old.getrandbits(32) for _ in range(100)]
+            yield from ((high >> 1) << 32 | low for low, high in zip(words, words[1:]))
+    else:
+        old = random.Random(f"{PUBLIC}/deals")
+        yield from (old.getrandbits(63) for _ in range(64))
+    for secret in [PUBLIC, *range(KNOWN["secrets"])]:
+        yield from (keyed(secret, KNOWN["kind"], group) for group in range(KNOWN["groups"]))
 
 
 class Searcher(GreedyBot):
@@ -413,7 +423,7 @@ if __name__ == "__main__":
 '''
 
 
-def searcher(where: Path, public: str) -> Path:
+def searcher(where: Path, public: str, kind: str = "deal", groups: int = 8, secrets_below: int = 1000) -> Path:
     """The searcher bot, with the engine's own code beside it (a bot may ship any code) and the config's seed as its
     author knows it."""
     bot = where / "searcher"
@@ -423,7 +433,8 @@ def searcher(where: Path, public: str) -> Path:
         (bot / "arena" / "game" / f"{module}.py").write_text((ROOT / "arena" / "game" / f"{module}.py").read_text())
     (bot / "greedy.py").write_text((SAMPLES / "greedy" / "bot.py").read_text())
     (bot / "bot.py").write_text(SEARCHER)
-    (bot / "public.txt").write_text(public)
+    (bot / "public.json").write_text(json.dumps({"public": public, "kind": kind, "groups": groups,
+                                                 "secrets": secrets_below}))
     (bot / "bot.yaml").write_text("name: searcher\ncommand: python3 bot.py\n")
     return bot
 
@@ -475,3 +486,47 @@ def test_a_bot_that_searches_for_its_deals_seed_learns_nothing_unless_the_seed_i
     # The control: a seed of a few bits is found from a bot's own hand, and with it every hand, as the log has them.
     for line, dealt in learnt["short"]:
         assert line.startswith("LEARNED {") and json.loads(line.removeprefix("LEARNED "))["hands"] == dealt
+
+
+@pytest.mark.slow  # two leagues with workers: 2 playing 8 matches or more each in the sandbox
+@pytest.mark.parametrize("sandbox", ["process", "docker"])
+def test_a_bot_that_searches_for_its_deals_seed_in_a_league_learns_nothing_unless_the_seed_is_short(
+        tmp_path: Path, sandbox: str) -> None:
+    if sandbox == "docker":
+        docker_or_skip()
+    for case, seed in (("generated", None), ("short", 7)):
+        where = tmp_path / case
+        where.mkdir()
+        bot = searcher(where, "None", kind="league", groups=40, secrets_below=100)
+        config = LeagueConfig(name="ladder", entries=(str(bot), str(SAMPLES / "random")), players=2, seed=seed,
+                              rules=Rules(threshold=25), sandbox=sandbox, workers=2, groups_per_batch=2,
+                              registry=where / "bots")
+        league = League(config, where / "arena.db")
+        stop = threading.Event()
+        playing = threading.Thread(target=league.run, args=(stop,))
+        playing.start()
+        store = Store(where / "arena.db")
+        try:
+            deadline = time.monotonic() + 120
+            while (row := store.tournament("ladder")) is None or store.status_counts(row["id"]).get("done", 0) < 8:
+                assert time.monotonic() < deadline, f"the league played too little: {league.state.to_dict()}"
+                time.sleep(0.3)
+        finally:
+            stop.set()
+            playing.join(timeout=60)
+        lines = []
+        for match in store.matches(row["id"]):
+            if match.result is None or match.log_path is None:
+                continue
+            (seat,) = [p for p in match.result.players if p.name == "searcher"]
+            assert seat.fault is None, seat.fault
+            (line,) = [line for line in seat.stderr_tail.splitlines() if line.startswith("LEARNED")]
+            events = [json.loads(record)["event"] for record in gzip.decompress(match.log_path.read_bytes())
+                      .splitlines() if b'"t":"event"' in record]
+            lines.append((line, next(event for event in events if event["type"] == "round_start")["hands"]))
+        assert len(lines) >= 8
+        if case == "generated":
+            assert all(line.startswith("LEARNED nothing") for line, _ in lines), lines
+        else:  # the control: a short secret is found, and every hand with it
+            assert all(line.startswith("LEARNED {") and json.loads(line.removeprefix("LEARNED "))["hands"] == dealt
+                       for line, dealt in lines), lines
