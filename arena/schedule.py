@@ -7,9 +7,10 @@ find a group's from its neighbours' (a bot that knew its deal's seed would know 
 
 Both designs below give every bot the same number of matches and the same number of times in each seat: a group
 of bots plays one match per seat rotation. With duplicate deals (the default) the rotations share one deal seed, so
-every bot gets each seat's cards, and (deal version 2, see arena/game/engine.py) mostly each seat's deck draws, once; docs/RATINGS.md measures how much luck that cancels. With
-independent deals every match has its own seed and each group's rotations start from a random seat order, so the
-value of duplicate deals can be measured rather than assumed.
+every bot gets each seat's cards, and (deal version 2, see arena/game/engine.py) mostly each seat's deck draws,
+once; docs/RATINGS.md measures how much luck that cancels. With independent deals every match has its own seed and
+each group's rotations start from a random seat order, so the value of duplicate deals can be measured rather than
+assumed.
 """
 
 from __future__ import annotations

@@ -173,6 +173,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX matches_not_done ON matches (tournament_id, grp) WHERE status != 'done';
     """),
 ]
+SEALED = ("EXISTS (SELECT 1 FROM matches o WHERE o.tournament_id = m.tournament_id AND o.grp = m.grp "
+          "AND o.status != 'done')")
+"""Whether match ``m``'s group is sealed (:meth:`Store.sealed_groups`' rule, for a read of a few matches): one
+look-up in the index of the matches not done."""
 TOURNAMENT_COLUMNS = "id, name, json_remove(config, '$.seed') AS config, config_hash, created_at, finished_at"
 """What a tournament's row shows: never its secret, nor a seed left in the config of a store not yet migrated (read
 by a read-only command)."""
@@ -448,6 +452,9 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")  # the site build reads while a runner writes
             self.db.execute("PRAGMA synchronous = NORMAL")
         self._migrate(new)
+        self._indexed = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'matches_not_done'").fetchone() is not None
+        """Whether the store has the index :data:`SEALED` looks up (a read-only command may read an older store)."""
         if not new:
             # A damaged page may lie where one command reads and another does not: every command checks the
             # whole file first, so each says the same thing (a linear read: well under a second for a large store).
@@ -758,8 +765,8 @@ class Store:
     def _stored(self, where: str, key: Sequence[Any], stderr: bool = True) -> list[StoredMatch]:
         rows = self._tuples(
             f"SELECT m.id, t.name, m.idx, m.seed, m.status, m.attempts, m.error, m.finished_at, t.config, "
-            f"m.termination, m.rounds, m.turns, m.duration_s, m.log_path, m.tournament_id, m.grp "
-            f"FROM matches m JOIN tournaments t "
+            f"m.termination, m.rounds, m.turns, m.duration_s, m.log_path, m.tournament_id, m.grp, "
+            f"{SEALED if self._indexed else 'NULL'} FROM matches m JOIN tournaments t "
             f"ON t.id = m.tournament_id WHERE {where} ORDER BY m.idx", key)
         seats: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
         # In the matches' order (their index), so that SQLite need not sort; seat order within a match.
@@ -771,12 +778,14 @@ class Store:
                 f"WHERE {where} ORDER BY m.idx, s.seat", key):
             seats[seat[0]].append(seat)
         rules: dict[str, Rules] = {}  # one per tournament, shared by its matches
-        sealed: dict[int, frozenset[int]] = {}
         found = []
+        groups: dict[int, frozenset[int]] = {}  # a store read before its index existed: each run's, read once
         for (match_id, tournament, idx, seed, status, attempts, error, finished_at, config, termination, rounds, turns,
-             duration_s, log_path, tid, group) in rows:
-            if tid not in sealed:
-                sealed[tid] = self.sealed_groups(tid)
+             duration_s, log_path, tid, group, sealed) in rows:
+            if sealed is None:
+                if tid not in groups:
+                    groups[tid] = self.sealed_groups(tid)
+                sealed = group in groups[tid]
             if config not in rules:
                 rules[config] = Rules.from_dict(json.loads(config).get("rules", {}))
             mine = seats[match_id]
@@ -787,7 +796,7 @@ class Store:
                     players=tuple(_seat_result(s) for s in mine), duration_s=duration_s,
                     log_path=None if log_path is None else Path(log_path))
             found.append(StoredMatch(match_id, tournament, idx, seed, status, attempts, tuple(s[1] for s in mine),
-                                     tuple(s[3] for s in mine), result, error, finished_at, group in sealed[tid]))
+                                     tuple(s[3] for s in mine), result, error, finished_at, bool(sealed)))
         return found
 
     def _tuples(self, sql: str, parameters: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -900,11 +909,13 @@ class Store:
         for (match_id, idx, seed, status, rounds, turns, termination, duration_s, error, seat, name, place, score,
              fault, group) in self._tuples(
                 "SELECT m.id, m.idx, m.seed, m.status, m.rounds, m.turns, m.termination, m.duration_s, m.error, "
-                "s.seat, b.name, s.place, s.score, s.fault_kind, m.grp FROM matches m JOIN seats s ON s.match_id = m.id "
+                "s.seat, b.name, s.place, s.score, s.fault_kind, m.grp FROM matches m "
+                "JOIN seats s ON s.match_id = m.id "
                 "JOIN bots b ON b.id = s.bot_id WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)):
             if entry["id"] != match_id:  # a match's seats are read together (ordered by idx, idx unique)
                 entry = {
-                    "id": match_id, "index": idx, "seed": None if group in sealed else seed, "status": status, "rounds": rounds, "turns": turns,
+                    "id": match_id, "index": idx, "seed": None if group in sealed else seed, "status": status,
+                    "rounds": rounds, "turns": turns,
                     "termination": termination, "duration_s": duration_s, "error": error, "players": []}
                 found.append(entry)
             entry["players"].append({"seat": seat, "bot": name, "place": place, "score": score, "fault": fault})

@@ -182,6 +182,13 @@ def test_a_run_stored_before_keyed_deals_resumes_on_its_own_deals(tmp_path: Path
         db.execute("DROP INDEX matches_not_done")
         db.execute("DELETE FROM _migrations WHERE name = '0007_deal_secrets'")
     store.close()
+    # Read as a read-only command reads it, before any run migrates it: the seed is in no row shown, and every
+    # group (none played) is sealed.
+    reader = Store(tmp_path / "arena.db", readonly=True)
+    row = reader.tournament("t")
+    assert row is not None and "seed" not in json.loads(row["config"])
+    assert all(match.sealed and match.to_dict()["seed"] is None for match in reader.matches(row["id"]))
+    reader.close()
     store = Store(tmp_path / "arena.db")  # migrates: the seed moves out of the config into the secret
     row = store.tournament("t")
     assert row is not None and "seed" not in json.loads(row["config"]) and store.secret(row["id"]) == "9"

@@ -245,7 +245,8 @@ def _parse_shared(data: Mapping[Any, Any], known: set[str], problems: _Problems,
                                               (Limits(), SandboxLimits()))
     rating = problems.checked(lambda: parse_rating(data.get("rating") or {}, problems.bad), RatingConfig())
     return {"name": name, "seed": parse_seed(data, problems), "sandbox": sandbox, "workers": workers,
-            "retries": retries, "cluster": cluster, "rules": rules, "limits": limits, "sandbox_limits": sandbox_limits, "rating": rating}
+            "retries": retries, "cluster": cluster, "rules": rules, "limits": limits,
+            "sandbox_limits": sandbox_limits, "rating": rating}
 
 
 def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:

@@ -178,8 +178,9 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
                   closeness: Mapping[tuple[int, int], float] | None = None,
                   weights: Mapping[int, float] | None = None) -> list[tuple[int, ...]]:
     """The next ``groups`` groups of ``tally.players`` bots by the rule in the module docstring (their deals are
-    the caller's: a deal seed never comes from ``rng``, arena/schedule.py's ``deal_seed``); ``tally`` is updated with them. ``closeness`` maps ordered pairs ``(low id, high id)`` to [0, 1]
-    (missing: 0); ``weights`` scale bots' shares (missing: 1)."""
+    the caller's: a deal seed never comes from ``rng``, arena/schedule.py's ``deal_seed``); ``tally`` is updated
+    with them. ``closeness`` maps ordered pairs ``(low id, high id)`` to [0, 1] (missing: 0); ``weights`` scale
+    bots' shares (missing: 1)."""
     players = tally.players
     if len(active) < players:
         return []
