@@ -285,6 +285,11 @@ def test_the_secret_is_shown_nowhere_and_a_groups_seeds_only_once_it_is_played(t
     assert f"t/t/matches/{done.id}.jsonl.gz" in texts and f"t/t/matches/{done.id}.js" in texts
     verified = CliRunner().invoke(main, ["replay", str(out / f"t/t/matches/{done.id}.jsonl.gz"), "--verify"])
     assert verified.exit_code == 0, verified.output
+    # What the builds made of the group while it was sealed (no think times, no log) is all made again: the site
+    # is the one a build from scratch makes.
+    build_site(store, tmp_path / "scratch")
+    fresh = site_text(tmp_path / "scratch")
+    assert {name for name in texts if texts[name] != fresh.get(name)} <= {".arena-site.json"}
     assert secret not in cli_outputs(store.path, [m.id for m in store.matches(tid)])
 
 
@@ -537,3 +542,25 @@ def test_a_bot_that_searches_for_its_deals_seed_in_a_league_learns_nothing_unles
         else:  # the control: a short secret is found, and every hand with it
             assert all(line.startswith("LEARNED {") and json.loads(line.removeprefix("LEARNED "))["hands"] == dealt
                        for line, dealt in lines), lines
+
+
+def test_a_group_sealed_at_one_build_is_published_whole_by_the_next(tmp_path: Path) -> None:
+    from tests.sitestore import fill_store
+
+    store = Store(tmp_path / "arena.db")
+    tid = fill_store(store, think=True)  # every fifth match has a forfeit, every move a think time
+    faulted = next(m for m in store.matches(tid) if m.result and any(p.fault for p in m.result.players))
+    sibling = next(m for m in store.matches(tid) if m.seed == faulted.seed and m.id != faulted.id)
+    assert sibling.result is not None
+    store.record_failure(tid, sibling.idx, "attempt 1: the sandbox went away", 1)
+    out = tmp_path / "site"
+    build_site(store, out, workers=1)
+    sealed = site_text(out)
+    assert f"t/t/matches/{faulted.id}.js" not in sealed and not holding(sealed, str(faulted.seed))
+    store.record_match(tid, sibling.idx, sibling.result, 2)  # played again: the group is over
+    build_site(store, out, workers=1)
+    build_site(store, tmp_path / "scratch", workers=1)
+    texts, fresh = site_text(out), site_text(tmp_path / "scratch")
+    assert holding(texts, str(faulted.seed)) and f"t/t/matches/{faulted.id}.js" in texts
+    # The forfeit's replay step, the think times and every page are what a build from scratch makes.
+    assert {name for name in texts if texts[name] != fresh.get(name)} <= {".arena-site.json"}
