@@ -513,11 +513,11 @@ def test_a_bot_that_searches_for_its_deals_seed_in_a_league_learns_nothing_unles
         config = LeagueConfig(name="ladder", entries=(str(bot), str(SAMPLES / "random")), players=2, seed=seed,
                               rules=Rules(threshold=25), sandbox=sandbox, workers=2, groups_per_batch=2,
                               registry=where / "bots")
+        store = Store(where / "arena.db")  # made before the league opens it: never read half made
         league = League(config, where / "arena.db")
         stop = threading.Event()
         playing = threading.Thread(target=league.run, args=(stop,))
         playing.start()
-        store = Store(where / "arena.db")
         try:
             deadline = time.monotonic() + 120
             while (row := store.tournament("ladder")) is None or store.status_counts(row["id"]).get("done", 0) < 8:
