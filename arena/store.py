@@ -161,7 +161,25 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_stderr_retention", """
         CREATE INDEX seats_with_stderr ON seats (bot_id, match_id) WHERE stderr_tail IS NOT NULL;
     """),
+    # A run's secret, which its deals follow from (arena/schedule.py's deal_seed), kept apart from the config the
+    # store shows (docs/SECURITY.md): the configured seed as text, or the one made when the run was created. A run
+    # stored before it keeps its seed as its secret (its deals were drawn from it another way: their seeds are in
+    # its matches, which is all a resume reads). The groups with a match not yet done, found by an index: their
+    # deal seeds and logs are not shown (Store.sealed_groups).
+    ("0007_deal_secrets", """
+        ALTER TABLE tournaments ADD COLUMN secret TEXT;
+        UPDATE tournaments SET secret = CAST(json_extract(config, '$.seed') AS TEXT),
+                               config = json_remove(config, '$.seed');
+        CREATE INDEX matches_not_done ON matches (tournament_id, grp) WHERE status != 'done';
+    """),
 ]
+SEALED = ("EXISTS (SELECT 1 FROM matches o WHERE o.tournament_id = m.tournament_id AND o.grp = m.grp "
+          "AND o.status != 'done')")
+"""Whether match ``m``'s group is sealed (:meth:`Store.sealed_groups`' rule, for a read of a few matches): one
+look-up in the index of the matches not done."""
+TOURNAMENT_COLUMNS = "id, name, json_remove(config, '$.seed') AS config, config_hash, created_at, finished_at"
+"""What a tournament's row shows: never its secret, nor a seed left in the config of a store not yet migrated (read
+by a read-only command)."""
 
 LEASE_SECONDS = 60.0
 """How long a lease lasts without a heartbeat: a holder on another host cannot be checked any other way."""
@@ -302,15 +320,25 @@ class StoredMatch:
     """The result when the match is done, else None."""
     error: str | None
     finished_at: str | None
+    sealed: bool = False
+    """Its group can still be played (:meth:`Store.sealed_groups`): its deal seed and its log are not shown."""
 
     @property
     def log_path(self) -> Path | None:
         return None if self.result is None else self.result.log_path
 
+    @property
+    def public_seed(self) -> int | None:
+        """The deal seed, once its group is over; None while it is sealed."""
+        return None if self.sealed else self.seed
+
     def to_dict(self, stderr: bool = False) -> dict[str, Any]:
-        return {"id": self.id, "tournament": self.tournament, "index": self.idx, "seed": self.seed,
+        result = None if self.result is None else self.result.to_dict(stderr)
+        if result is not None:
+            result["seed"] = self.public_seed
+        return {"id": self.id, "tournament": self.tournament, "index": self.idx, "seed": self.public_seed,
                 "status": self.status, "attempts": self.attempts, "bots": list(self.names), "error": self.error,
-                "finished_at": self.finished_at, "result": None if self.result is None else self.result.to_dict(stderr)}
+                "finished_at": self.finished_at, "result": result}
 
 
 @dataclass(frozen=True)
@@ -328,6 +356,13 @@ class MatchStamp:
     finished_at: str | None
     bot_ids: tuple[int, ...]
     log_path: str | None
+    sealed: bool = False
+    """Its group can still be played (:meth:`Store.sealed_groups`): its deal seed and its log are not shown."""
+
+    @property
+    def public_seed(self) -> int | None:
+        """The deal seed, once its group is over; None while it is sealed."""
+        return None if self.sealed else self.seed
 
 
 @dataclass
@@ -417,6 +452,9 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")  # the site build reads while a runner writes
             self.db.execute("PRAGMA synchronous = NORMAL")
         self._migrate(new)
+        self._indexed = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'matches_not_done'").fetchone() is not None
+        """Whether the store has the index :data:`SEALED` looks up (a read-only command may read an older store)."""
         if not new:
             # A damaged page may lie where one command reads and another does not: every command checks the
             # whole file first, so each says the same thing (a linear read: well under a second for a large store).
@@ -505,15 +543,36 @@ class Store:
     # -- writing ------------------------------------------------------------------------------------------------
 
     def tournament(self, name: str) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments WHERE name = ?", (name,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute(f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE name = ?",
+                                                  (name,)).fetchone()
         return row
 
+    def secret(self, tid: int) -> str | None:
+        """The run's secret (docs/SECURITY.md): what its deals follow from. Only a runner reads it; nothing shows
+        it."""
+        found: str | None = self.db.execute("SELECT secret FROM tournaments WHERE id = ?", (tid,)).fetchone()[0]
+        return found
+
+    def sealed_groups(self, tid: int) -> frozenset[int]:
+        """The groups of the run that can still be played: those with a match pending or failed (a failed one is
+        tried again). The one rule of what may be shown: a group's deal seeds, event logs and replays are public
+        once it is not sealed, never before (a bot that learnt them would know the hands of the rotations still to
+        play). A group with every match done stays done: nothing is appended to a group once scheduled."""
+        return frozenset(grp for (grp,) in self._tuples(
+            "SELECT DISTINCT grp FROM matches WHERE tournament_id = ? AND status != 'done'", (tid,)))
+
     def create_tournament(self, name: str, config: dict[str, Any], config_hash: str,
-                          bots: Sequence[dict[str, Any]], schedule: Sequence[ScheduledMatch]) -> int:
-        """The tournament, its bots and every scheduled match (pending) in one transaction."""
+                          bots: Sequence[dict[str, Any]], schedule: Sequence[ScheduledMatch],
+                          secret: str | None = None) -> int:
+        """The tournament, its bots and every scheduled match (pending) in one transaction. The config is stored
+        without its seed, which is kept as the ``secret`` (given, or the config's seed as text)."""
+        shown = {key: value for key, value in config.items() if key != "seed"}
+        if secret is None and config.get("seed") is not None:
+            secret = str(config["seed"])
         with self.atomic() as db:
-            tid = db.execute("INSERT INTO tournaments (name, config, config_hash, created_at) VALUES (?, ?, ?, ?)",
-                             (name, json.dumps(config, sort_keys=True), config_hash, _now())).lastrowid
+            tid = db.execute("INSERT INTO tournaments (name, config, config_hash, created_at, secret) "
+                             "VALUES (?, ?, ?, ?, ?)",
+                             (name, json.dumps(shown, sort_keys=True), config_hash, _now(), secret)).lastrowid
             assert tid is not None
             bot_ids = [_insert_bot(db, tid, slot, bot) for slot, bot in enumerate(bots)]
             _insert_matches(db, tid, schedule, bot_ids)
@@ -667,10 +726,11 @@ class Store:
     # -- reading ------------------------------------------------------------------------------------------------
 
     def tournaments(self) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM tournaments ORDER BY id").fetchall()
+        return self.db.execute(f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id").fetchall()
 
     def latest_tournament(self) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.db.execute("SELECT * FROM tournaments ORDER BY id DESC LIMIT 1").fetchone()
+        row: sqlite3.Row | None = self.db.execute(
+            f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments ORDER BY id DESC LIMIT 1").fetchone()
         return row
 
     def matches(self, tid: int, first: int | None = None, last: int | None = None,
@@ -695,8 +755,9 @@ class Store:
                 "SELECT s.match_id, s.bot_id FROM matches m JOIN seats s ON s.match_id = m.id "
                 "WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)):
             seats[match_id].append(bot_id)
+        sealed = self.sealed_groups(tid)
         return [MatchStamp(match_id, idx, seed, group, status, attempts, error, finished_at,
-                           tuple(seats[match_id]), log_path)
+                           tuple(seats[match_id]), log_path, group in sealed)
                 for match_id, idx, seed, group, status, attempts, error, finished_at, log_path in self._tuples(
                     "SELECT id, idx, seed, grp, status, attempts, error, finished_at, log_path FROM matches "
                     "WHERE tournament_id = ? ORDER BY idx", (tid,))]
@@ -704,7 +765,8 @@ class Store:
     def _stored(self, where: str, key: Sequence[Any], stderr: bool = True) -> list[StoredMatch]:
         rows = self._tuples(
             f"SELECT m.id, t.name, m.idx, m.seed, m.status, m.attempts, m.error, m.finished_at, t.config, "
-            f"m.termination, m.rounds, m.turns, m.duration_s, m.log_path FROM matches m JOIN tournaments t "
+            f"m.termination, m.rounds, m.turns, m.duration_s, m.log_path, m.tournament_id, m.grp, "
+            f"{SEALED if self._indexed else 'NULL'} FROM matches m JOIN tournaments t "
             f"ON t.id = m.tournament_id WHERE {where} ORDER BY m.idx", key)
         seats: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
         # In the matches' order (their index), so that SQLite need not sort; seat order within a match.
@@ -717,8 +779,13 @@ class Store:
             seats[seat[0]].append(seat)
         rules: dict[str, Rules] = {}  # one per tournament, shared by its matches
         found = []
+        groups: dict[int, frozenset[int]] = {}  # a store read before its index existed: each run's, read once
         for (match_id, tournament, idx, seed, status, attempts, error, finished_at, config, termination, rounds, turns,
-             duration_s, log_path) in rows:
+             duration_s, log_path, tid, group, sealed) in rows:
+            if sealed is None:
+                if tid not in groups:
+                    groups[tid] = self.sealed_groups(tid)
+                sealed = group in groups[tid]
             if config not in rules:
                 rules[config] = Rules.from_dict(json.loads(config).get("rules", {}))
             mine = seats[match_id]
@@ -729,7 +796,7 @@ class Store:
                     players=tuple(_seat_result(s) for s in mine), duration_s=duration_s,
                     log_path=None if log_path is None else Path(log_path))
             found.append(StoredMatch(match_id, tournament, idx, seed, status, attempts, tuple(s[1] for s in mine),
-                                     tuple(s[3] for s in mine), result, error, finished_at))
+                                     tuple(s[3] for s in mine), result, error, finished_at, bool(sealed)))
         return found
 
     def _tuples(self, sql: str, parameters: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -838,14 +905,17 @@ class Store:
         # Plain tuples read by position, a match's fields once: a big league's site lists 400,000 seats.
         found: list[dict[str, Any]] = []
         entry: dict[str, Any] = {"id": None}
+        sealed = self.sealed_groups(tid)  # their deal seeds are not shown yet
         for (match_id, idx, seed, status, rounds, turns, termination, duration_s, error, seat, name, place, score,
-             fault) in self._tuples(
+             fault, group) in self._tuples(
                 "SELECT m.id, m.idx, m.seed, m.status, m.rounds, m.turns, m.termination, m.duration_s, m.error, "
-                "s.seat, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
+                "s.seat, b.name, s.place, s.score, s.fault_kind, m.grp FROM matches m "
+                "JOIN seats s ON s.match_id = m.id "
                 "JOIN bots b ON b.id = s.bot_id WHERE m.tournament_id = ? ORDER BY m.idx, s.seat", (tid,)):
             if entry["id"] != match_id:  # a match's seats are read together (ordered by idx, idx unique)
                 entry = {
-                    "id": match_id, "index": idx, "seed": seed, "status": status, "rounds": rounds, "turns": turns,
+                    "id": match_id, "index": idx, "seed": None if group in sealed else seed, "status": status,
+                    "rounds": rounds, "turns": turns,
                     "termination": termination, "duration_s": duration_s, "error": error, "players": []}
                 found.append(entry)
             entry["players"].append({"seat": seat, "bot": name, "place": place, "score": score, "fault": fault})

@@ -30,8 +30,7 @@ def play_league(players: int, bots: int, matches: int, swap_at: int | None, seed
     while len(made) * players < matches:
         if swap_at is not None and len(made) * players >= swap_at and 0 in active:
             active = [*active[1:], bots]
-        for group, _ in choose_groups(tally, active, per_batch, random.Random(f"{seed}/{len(made)}"), closeness):
-            made.append(group)
+        made.extend(choose_groups(tally, active, per_batch, random.Random(f"{seed}/{len(made)}"), closeness))
     return tally, active, made
 
 

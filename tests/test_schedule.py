@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.schedule import MAX_COMBINATIONS, design_for, make_schedule
+from arena.schedule import MAX_COMBINATIONS, deal_seed, design_for, make_schedule
 
 
 def seat_counts(schedule, bots, players):
@@ -71,9 +71,12 @@ def test_impossible_schedules_are_refused(bots, players, repeats):
 def test_duplicate_deals_are_the_default_and_unchanged():
     schedule = make_schedule(5, 3, 1, 7)
     assert schedule == make_schedule(5, 3, 1, 7, deals="duplicate")
-    # The seeds the schedule had before independent deals existed: stored tournaments keep their deals.
+    # Each group's deal is the keyed hash of the secret and the group's number (arena/schedule.py's deal_seed),
+    # whatever else the schedule holds; tournaments stored before keep the seeds they were stored with
+    # (tests/test_secret_deals.py).
     assert [schedule[0].seed, schedule[3].seed, schedule[-1].seed] == [
-        3333410122014758397, 1359305515856566714, 9181534801221374430]
+        deal_seed(7, "deal", 0), deal_seed(7, "deal", 1), deal_seed(7, "deal", schedule[-1].group)]
+    assert deal_seed(7, "deal", 0) == deal_seed("7", "deal", 0) == 2013915985281164308
 
 
 @pytest.mark.parametrize("bots, players, repeats", [(5, 3, 2), (40, 4, 2), (4, 2, 3)])

@@ -38,7 +38,7 @@ from arena.registry.versions import default_registry
 from arena.resources import NoSuchSample, data_dir, sample_bot
 from arena.run import tournament
 from arena.run.cluster import ClusterError  # no Dask at import: it is imported only to play
-from arena.run.config import ConfigError, TournamentConfig, load_config
+from arena.run.config import ConfigError, TournamentConfig, load_config, seed_warning
 from arena.run.loop import Progress, RunReport
 from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
@@ -262,6 +262,9 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         config = load_config(example_or_path(config_file), registry=default_registry(db_path))
         if cluster is None and config.cluster is not None and not dry_run:
             require_extra("cluster", f"{config_file}: cluster:")
+        warning = seed_warning(config)  # once the config is known to run: a refusal is said alone
+        if warning is not None:
+            click.echo(warning, err=True)
         if dry_run:
             summary = tournament.dry_run(config, workers, cluster)
             if as_json:

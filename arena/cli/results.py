@@ -130,9 +130,10 @@ def show(match_id: int, db_path: Path, as_json: bool) -> None:
     result = match_.result
     # "#N" is the match's number everywhere (the site's Match #N, arena matches' id): the schedule's place is
     # spelt out, so that no second number reads like it.
-    click.echo(f"match {match_.id} of {match_.tournament} (schedule #{match_.idx}, seed {match_.seed}): {match_.status}"
-               + ("" if result is None else
-                  f", {result.summary()}"))
+    # The seed only once its group is over (docs/SECURITY.md): until then it would give the hands still to play.
+    seed = "seed withheld until its group is over" if match_.sealed else f"seed {match_.seed}"
+    click.echo(f"match {match_.id} of {match_.tournament} (schedule #{match_.idx}, {seed}): {match_.status}"
+               + ("" if result is None else f", {result.summary()}"))
     if match_.error:
         click.echo(f"infrastructure error: {match_.error}")
     if result is None:

@@ -21,7 +21,7 @@ import click
 
 from arena.cli.common import check_cluster, json_option, require_extra
 from arena.registry.versions import default_registry, sweep_incoming
-from arena.run.config import ConfigError
+from arena.run.config import ConfigError, seed_warning
 from arena.store import Store, StoreError
 
 DEFAULT_DB = Path("results/arena.db")
@@ -70,6 +70,9 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         config = load_serve_config(config_file, default_registry(db_path))
     except ConfigError as error:
         _fail(str(error))
+    warning = seed_warning(config.league)
+    if warning is not None:
+        click.echo(warning, err=True)
     if cluster is not None:
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     if config.league.cluster is not None:

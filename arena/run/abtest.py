@@ -56,7 +56,7 @@ from arena.run.plan import (
     unique_names,
 )
 from arena.run.players import played, player_for
-from arena.schedule import ScheduledMatch, deal_seeds, rotations
+from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.sprt import MARGIN, Running, Settings, Status, paired_difference
 from arena.store import Store
 
@@ -147,13 +147,12 @@ def schedule(test: ABTest) -> list[ScheduledMatch]:
     """Every match the test may play, deal by deal: group = deal, all on the deal's seed. At the table: the
     rotations of (NEW, BASE, opponents...), then (for 3 seats or more) those of (BASE, NEW, opponents...). Against
     the field: rotation by rotation, NEW's match then BASE's in the same seats."""
-    seeds = deal_seeds(test.config.seed)
     players = test.config.players
     table = test.pairing == "table"
     fields = list(combinations(range(2, 2 + test.opponents), players - (2 if table else 1)))
     matches: list[ScheduledMatch] = []
     for deal in range(test.deals):
-        seed = seeds.getrandbits(63)
+        seed = deal_seed(test.config.seed if test.config.seed is not None else "", "deal", deal)
         others = fields[deal % len(fields)]  # every set of opponents in turn
         groups = ([(NEW, BASE, *others)] + ([(BASE, NEW, *others)] if players > 2 else []) if table
                   else [(NEW, *others), (BASE, *others)])

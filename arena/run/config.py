@@ -9,6 +9,7 @@ command runs.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -25,7 +26,7 @@ from arena.registry.versions import REGISTRY_PREFIX, VERSION_MODES, Registry, Re
 from arena.resources import NoSuchSample, sample_bot
 from arena.sandbox import BACKENDS, SandboxLimits
 from arena.sandbox.rlimits import ungrantable
-from arena.schedule import DEALS, Deals, make_schedule
+from arena.schedule import DEALS, Deals, Secret, make_schedule
 from arena.stats.confidence import MARGIN
 from arena.stats.ratings import RatingConfig
 from arena.yamlfile import excerpt, load_yaml
@@ -66,7 +67,10 @@ class RunConfig:
 
     name: str
     players: int
-    seed: int
+    seed: Secret | None = field(default=None, repr=False)
+    """The run's secret, which every deal follows from (arena/schedule.py's :func:`~arena.schedule.deal_seed`); None:
+    one is made when the run is created and kept in the store (docs/SECURITY.md). Never shown: not in ``repr``,
+    and the store keeps it out of the config it shows."""
     rules: Rules = Rules()
     limits: Limits = Limits()
     sandbox_limits: SandboxLimits = SandboxLimits()
@@ -109,6 +113,50 @@ class TournamentConfig(RunConfig):
                              if key != "margin" or value != StopRule.margin}
         return {**super().identity(), "bots": [str(path) for path in self.bots], "repeats": self.repeats,
                 "format": self.format, **extra}
+
+
+SEED_MAX_CHARS = 1000
+WEAK_SEED_BITS = 64
+"""A configured seed with fewer bits than this (by :func:`seed_bits`) is one a bot could find by trying seeds
+against its own hand: :func:`seed_warning` says so."""
+SEED_EXPECTED = f"a non-negative integer or a string of 1 to {SEED_MAX_CHARS} characters (best: leave it out)"
+
+
+def parse_seed(data: Mapping[Any, Any], problems: _Problems) -> Secret | None:
+    """The ``seed`` key: absent (None: a secret is made when the run is created), a non-negative integer or a
+    string."""
+    seed = data.get("seed")
+    if seed is None and "seed" not in data:
+        return None
+    if type(seed) is int and seed >= 0 or isinstance(seed, str) and 1 <= len(seed) <= SEED_MAX_CHARS:
+        return seed
+    # The value is not echoed: a seed is a secret, even a bad one.
+    got = ("a negative integer" if type(seed) is int else f"a string of {len(seed)} characters"
+           if isinstance(seed, str) else "nothing" if seed is None else f"a {type(seed).__name__}")
+    problems.say("seed", f"expected {SEED_EXPECTED}, got {got}")
+    return None
+
+
+def seed_bits(seed: Secret) -> float:
+    """A generous estimate of the bits a guesser must try to find ``seed``: an integer's length in bits; a string's
+    length times the bits of a character drawn from the classes it uses (lower and upper case letters, digits,
+    anything else). Words and patterns make a real string far weaker than this."""
+    if isinstance(seed, int):
+        return float(seed.bit_length())
+    pool = sum(size for found, size in ((any(c.islower() for c in seed), 26), (any(c.isupper() for c in seed), 26),
+                                        (any(c.isdigit() for c in seed), 10),
+                                        (any(not c.isalnum() for c in seed), 33)) if found)
+    return len(seed) * math.log2(max(pool, 2))
+
+
+def seed_warning(config: RunConfig) -> str | None:
+    """A one-line warning for a configured seed short enough to guess, else None. It never shows the seed."""
+    if config.seed is None or seed_bits(config.seed) >= WEAK_SEED_BITS:
+        return None
+    return (f"warning: {config.source or config.name}: seed: easy to guess (about {seed_bits(config.seed):.0f} bits, "
+            f"under {WEAK_SEED_BITS}): a bot that tries seeds against its own hand could find it and know every hand; "
+            "leave seed out (a secret is then made and kept in the store) or give a long random one, such as the "
+            "output of: python3 -c 'import secrets; print(secrets.token_hex(16))'")
 
 
 SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
@@ -168,13 +216,13 @@ def load_config(path: str | os.PathLike[str], registry: Path | None = None) -> T
 
 def _parse_shared(data: Mapping[Any, Any], known: set[str], problems: _Problems, workers: int) -> dict[str, Any]:
     """The :class:`RunConfig` keys checked alike for a tournament and a league, as keyword arguments: all but
-    ``players`` and ``seed``, whose bounds differ (a tournament's table is at most its bots). Unknown and missing
-    keys are problems too; ``workers`` is that key's default."""
+    ``players``, whose bounds differ (a tournament's table is at most its bots). Unknown and missing keys are
+    problems too; ``workers`` is that key's default."""
     for key in sorted(str(key) for key in data if key not in known):
         problems.say(key, f"unknown key (known: {', '.join(sorted(known))})")
-    for required in ("name", "bots", "players", "seed"):
+    for required in ("name", "bots", "players"):
         if required not in data:
-            problems.say(required, "missing (required keys: name, bots, players, seed)")
+            problems.say(required, "missing (required keys: name, bots, players)")
     name = data.get("name", "")
     if "name" in data and (not isinstance(name, str) or not TOURNAMENT_NAME.fullmatch(name)):
         problems.expected("name", "a slug matching [a-z0-9][a-z0-9_-]{0,39}", name)
@@ -196,8 +244,9 @@ def _parse_shared(data: Mapping[Any, Any], known: set[str], problems: _Problems,
     limits, sandbox_limits = problems.checked(lambda: parse_limits(data.get("limits") or {}, problems.bad, sandbox),
                                               (Limits(), SandboxLimits()))
     rating = problems.checked(lambda: parse_rating(data.get("rating") or {}, problems.bad), RatingConfig())
-    return {"name": name, "sandbox": sandbox, "workers": workers, "retries": retries, "cluster": cluster,
-            "rules": rules, "limits": limits, "sandbox_limits": sandbox_limits, "rating": rating}
+    return {"name": name, "seed": parse_seed(data, problems), "sandbox": sandbox, "workers": workers,
+            "retries": retries, "cluster": cluster, "rules": rules, "limits": limits,
+            "sandbox_limits": sandbox_limits, "rating": rating}
 
 
 def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:
@@ -216,9 +265,6 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
     players = data.get("players", 2)
     if "players" in data and (type(players) is not int or not 2 <= players <= most):
         problems.expected("players", f"an integer from 2 to {most} (at most the number of bots)", players)
-    seed = data.get("seed", 0)
-    if type(seed) is not int or seed < 0:
-        problems.expected("seed", "a non-negative integer", seed)
     repeats = data.get("repeats", 1)
     if type(repeats) is not int or not 1 <= repeats <= 10_000:
         problems.expected("repeats", "an integer from 1 to 10000", repeats)
@@ -240,7 +286,7 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
                                   stop.max_matches)
             repeats = max(1, stop.max_matches // round_matches)
     problems.raise_any()
-    return TournamentConfig(**shared, bots=bots, players=players, seed=seed, repeats=repeats, format=format_,
+    return TournamentConfig(**shared, bots=bots, players=players, repeats=repeats, format=format_,
                             deals=deals, stop=stop, source=source)
 
 
@@ -415,7 +461,7 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
         entries.append(str(directory))
     numbers: dict[str, int] = {}
     defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}
-    for key, low, high in (("players", 2, 8), ("seed", 0, 2**63 - 1), ("groups_per_batch", 1, 1000),
+    for key, low, high in (("players", 2, 8), ("groups_per_batch", 1, 1000),
                            ("keep_stderr", 1, 1_000_000)):
         # one group per worker keeps the pool busy without stale schedules
         value = data.get(key, defaults.get(key, low))
@@ -432,7 +478,7 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
     if not isinstance(throttle, bool):
         problems.expected("throttle", "true or false", throttle)
     problems.raise_any()
-    return LeagueConfig(**shared, players=numbers["players"], seed=numbers["seed"],
+    return LeagueConfig(**shared, players=numbers["players"],
                         groups_per_batch=numbers["groups_per_batch"], keep_stderr=numbers["keep_stderr"],
                         entries=tuple(entries), versions=versions, throttle=throttle,
                         source=path, registry=(base / registry).resolve() if registry else default_registry.resolve())

@@ -8,12 +8,14 @@ differs is that its bots and matches are not fixed up front. Each batch:
    batch); a new version gets a new bot row, named ``NAME@VERSION``; with ``versions: latest`` (the default) an
    author's older versions stop being scheduled (they keep their rows and results);
 2. **schedule**: ``groups_per_batch`` duplicate-deal groups are appended (one deal seed, one match per seat
-   rotation, exactly like a tournament's). Who sits in a group is arena/run/matchmaking.py's rule: every active bot
+   rotation, exactly like a tournament's; group ``n``'s deal seed is arena/schedule.py's
+   ``deal_seed(secret, "league", n)``, keyed by the league's secret: its configured ``seed``, or one made when the
+   league was created and kept in the store). Who sits in a group is arena/run/matchmaking.py's rule: every active bot
    near its fair share of matches, every pair of active bots meeting within a bounded ratio of each other, the rest
    spent on the pairs whose order is uncertain (P(above) near 1/2 in the standings' confidence; a new version is
    uncertain against everyone), a bot whose matches take far longer than the median's scheduled for its share of
-   worker time only, and the remaining choices drawn from a :class:`random.Random` seeded from the config's seed
-   and the batch's first group number: the schedule is a function of the store;
+   worker time only, and the remaining choices drawn from a :class:`random.Random` seeded from the secret and the
+   batch's first group number (never a deal seed): the schedule is a function of the store;
 3. **play** the pending matches on the league's player (a local pool kept for the life of the league, or a Dask
    cluster), storing each as it finishes;
 4. **rate** every finished match in schedule order (the same TrueSkill as a tournament, brought up to date after
@@ -51,7 +53,7 @@ from arena.run.loop import RunningRatings
 from arena.run.matchmaking import Closeness, Tally, choose_groups, closeness_of, spread, throttle_weights
 from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
 from arena.run.players import DaskCluster, Player, played, player_for
-from arena.schedule import ScheduledMatch, rotations
+from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
 from arena.store import Store, disk_full, entered_group, is_active
 
@@ -202,6 +204,8 @@ class League:
         """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
         self._ids: dict[str, int] = {}
         self._spread_at = 0.0
+        self._secret = ""
+        """What the deals follow from (docs/SECURITY.md): read from the store by :meth:`plan`."""
 
     # -- the policy -----------------------------------------------------------------------------------------------
 
@@ -218,6 +222,7 @@ class League:
             self._published_at = time.monotonic()
             self._published_once = True
         planned.log_dir.mkdir(parents=True, exist_ok=True)
+        self._secret = planned.secret
         return planned
 
     def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
@@ -344,11 +349,15 @@ class League:
         self.state.throttled = {names[bot]: {"weight": round(weight, 4),
                                              "seconds_per_match": round(timing[bot][1] / timing[bot][0], 3)}
                                 for bot, weight in sorted(self._weights.items())}
-        rng = random.Random(f"{self.config.seed}/league/{first}")
+        if not self._secret:
+            raise LeagueError(f"{self.db}: league {self.name!r} has no secret in the store to deal from")
+        # Tie-breaks only: no deal seed is drawn from this generator (its seed is secret all the same).
+        rng = random.Random(f"{self._secret}/league/{first}")
         chosen = choose_groups(self._tally, active, groups, rng, self.closeness(store, tid, active, first),
                                self._weights)
         matches: list[ScheduledMatch] = []
-        for number, (group, seed) in enumerate(chosen, first):
+        for number, group in enumerate(chosen, first):
+            seed = deal_seed(self._secret, "league", number)
             for rotation, seats in enumerate(rotations(group)):
                 matches.append(ScheduledMatch(index, number, rotation, seed, tuple(slot_of[bot] for bot in seats)))
                 index += 1

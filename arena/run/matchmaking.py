@@ -15,8 +15,8 @@ each batch's groups. The rule, in the order of what it guarantees:
    confidence (1 for a toss-up, 0 for a settled pair; a bot with no results yet is a toss-up with everyone, so a
    new version plays its pairs up quickly), so those pairs meet up to ``1 + CLOSE_WEIGHT`` times as often;
 4. **randomised**: remaining ties are broken by a :class:`random.Random` the caller seeds (the league: from its
-   seed and the batch's first group number, so the schedule is a function of the store) and, over a large field,
-   the other seats are drawn from a random sample of ``POOL`` bots,
+   secret and the batch's first group number, so the schedule is a function of the store; deal seeds never come
+   from it) and, over a large field, the other seats are drawn from a random sample of ``POOL`` bots,
    so the groups never settle into fixed tables;
 5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose
    matches take ``r`` times the median ``1/r``), so a bot that spends its whole clock costs the league about its
@@ -176,10 +176,11 @@ def targets(tally: Tally, bots: Sequence[int], weights: Mapping[int, float]) -> 
 
 def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.Random,
                   closeness: Mapping[tuple[int, int], float] | None = None,
-                  weights: Mapping[int, float] | None = None) -> list[tuple[tuple[int, ...], int]]:
-    """The next ``groups`` groups of ``tally.players`` bots, each with its deal seed, by the rule in the module
-    docstring; ``tally`` is updated with them. ``closeness`` maps ordered pairs ``(low id, high id)`` to [0, 1]
-    (missing: 0); ``weights`` scale bots' shares (missing: 1)."""
+                  weights: Mapping[int, float] | None = None) -> list[tuple[int, ...]]:
+    """The next ``groups`` groups of ``tally.players`` bots by the rule in the module docstring (their deals are
+    the caller's: a deal seed never comes from ``rng``, arena/schedule.py's ``deal_seed``); ``tally`` is updated
+    with them. ``closeness`` maps ordered pairs ``(low id, high id)`` to [0, 1] (missing: 0); ``weights`` scale
+    bots' shares (missing: 1)."""
     players = tally.players
     if len(active) < players:
         return []
@@ -224,7 +225,7 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
             group.append(best)
         rng.shuffle(group)  # who sits first is the rotations' business, not the rule's
         tally.add_group(group, len(bots))
-        chosen.append((tuple(group), rng.getrandbits(63)))
+        chosen.append(tuple(group))
     return chosen
 
 

@@ -2,7 +2,8 @@
 
 A run is a tournament in the store, named and identified by everything that decides its results (its
 *identity*: bots, seats, seed, rules, limits, ...; never the number of workers or where they are). The first
-run creates it with its bots and its whole schedule, all pending; a later one with the same name checks that the
+run creates it with its bots, its secret (the config's seed, or one made then: :func:`run_secret`) and its whole
+schedule, all pending; a later one with the same name checks that the
 identity and the bots' files are the same, and plays what is still pending or failed. ``fresh`` discards what is
 stored under the name first. Matches dropped after a verdict (a stop rule, an SPRT) are not in the store, so the
 plan's schedule leaves them out too.
@@ -10,11 +11,12 @@ plan's schedule leaves them out too.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from arena.registry.versions import entrant_names
 from arena.run.config import TournamentConfig
 from arena.run.jobs import MatchJob
 from arena.sandbox import SandboxLimits
-from arena.schedule import ScheduledMatch, make_schedule
+from arena.schedule import ScheduledMatch, make_schedule, new_secret
 from arena.store import Store
 
 
@@ -49,6 +51,8 @@ class Plan:
     """Schedule indices not yet done (pending, or failed for infrastructure reasons: tried again)."""
     done: int
     log_dir: Path
+    secret: str = field(default="", repr=False)
+    """The run's secret (docs/SECURITY.md), from the store: what a league's new deals follow from."""
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,19 @@ def settings_of(config: TournamentConfig) -> JobSettings:
 def plan_tournament(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
     """Create the tournament in the store, or check that the stored one is the same and find what is left."""
     bots = load_bots(config, build_cache_for(store))
-    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
-    return prepare(store, config.name, config.identity(), bots, schedule, fresh, source=config.source)
+    secret = run_secret(store, config.name, config.seed, fresh)
+    schedule = make_schedule(len(bots), config.players, config.repeats, secret, config.deals)
+    return prepare(store, config.name, config.identity(), bots, schedule, fresh, source=config.source, secret=secret)
+
+
+def run_secret(store: Store, name: str, seed: int | str | None, fresh: bool = False) -> str:
+    """The secret run ``name``'s deals follow from: its configured seed, else the one the store keeps for it (a
+    resume plays the same deals), else a new one (a run created now, or started over with ``fresh``)."""
+    if seed is not None:
+        return str(seed)
+    existing = None if fresh else store.tournament(name)
+    kept = None if existing is None else store.secret(existing["id"])
+    return kept if kept is not None else new_secret()
 
 
 def build_cache_for(store: Store) -> Path:
@@ -115,10 +130,12 @@ def build_cache_for(store: Store) -> Path:
 
 def prepare(store: Store, name: str, identity: dict[str, Any], bots: Sequence[BotSpec],
             schedule: Sequence[ScheduledMatch], fresh: bool = False, *, kind: str = "tournament",
-            source: object = None) -> Plan:
+            source: object = None, secret: str | None = None) -> Plan:
     """Create the run in the store, or check that the stored one is the same and find what is left.
 
-    ``kind`` and ``source`` (the config file, or the option that named the run) word the refusals."""
+    ``secret`` is what the schedule's deals were made from (:func:`run_secret`); a run created without one (a
+    league, which deals as it goes) gets the identity's seed, else a new secret. ``kind`` and ``source`` (the config
+    file, or the option that named the run) word the refusals."""
     log_dir = log_dir_for(store.path.parent, name)
     existing = store.tournament(name)
     if existing is not None and fresh:
@@ -127,7 +144,9 @@ def prepare(store: Store, name: str, identity: dict[str, Any], bots: Sequence[Bo
         existing = None
     digest = identity_hash(identity)
     if existing is None:
-        tid = store.create_tournament(name, identity, digest, [bot.to_dict() for bot in bots], schedule)
+        if secret is None:
+            secret = str(identity["seed"]) if identity.get("seed") is not None else new_secret()
+        tid = store.create_tournament(name, identity, digest, [bot.to_dict() for bot in bots], schedule, secret)
     else:
         tid = existing["id"]
         if existing["config_hash"] != digest:
@@ -142,10 +161,18 @@ def prepare(store: Store, name: str, identity: dict[str, Any], bots: Sequence[Bo
                     "results would mix two versions. Pass --fresh to start over, or use a new name")
     remove_partial_logs(log_dir)
     rows = store.matches_with_status(tid, "pending", "failed", "done")
-    kept = {row["idx"] for row in rows}
+    # Each match on the deal seed it was stored with: a run stored before deal seeds were keyed (arena/schedule.py)
+    # plays its pending rotations on its groups' own deals.
+    kept = {row["idx"]: row["seed"] for row in rows}
     pending = tuple(row["idx"] for row in rows if row["status"] != "done")
-    matches = tuple(match for match in schedule if match.index in kept)
-    return Plan(tid, name, tuple(bots), matches, pending, len(matches) - len(pending), log_dir)
+    matches = tuple(dataclasses.replace(match, seed=kept[match.index]) for match in schedule if match.index in kept)
+    stored_secret = store.secret(tid)
+    if secret is not None and stored_secret is not None and stored_secret != secret:
+        # Only a store changed by hand gets here: the identity (its seed included) matched.
+        raise TournamentError(f"{source}: {kind} {name!r} in {store.path} was dealt from another secret; pass "
+                              "--fresh to start over, or use a new name")
+    return Plan(tid, name, tuple(bots), matches, pending, len(matches) - len(pending), log_dir,
+                secret=stored_secret or "")
 
 
 def remove_partial_logs(log_dir: Path) -> None:

@@ -19,7 +19,7 @@ from arena.run.loop import FinalRatings, Progress, RunReport
 from arena.run.plan import Plan, load_bots, pending_jobs, plan_tournament, settings_of
 from arena.run.players import played, player_for
 from arena.run.stoprule import SettleRule
-from arena.schedule import design_for, make_schedule
+from arena.schedule import design_for, make_schedule, new_secret
 from arena.store import Store
 
 SECONDS_PER_TURN_ESTIMATE = 0.00025
@@ -87,7 +87,9 @@ def dry_run(config: TournamentConfig, workers: int | None = None, cluster: str |
     if cluster is not None and cluster.startswith("local:"):
         workers = int(cluster.removeprefix("local:"))
     bots = load_bots(config)
-    schedule = make_schedule(len(bots), config.players, config.repeats, config.seed, config.deals)
+    # Without a seed any secret counts the same deals: the run makes its own when it is created.
+    schedule = make_schedule(len(bots), config.players, config.repeats,
+                             new_secret() if config.seed is None else config.seed, config.deals)
     seats: dict[str, list[int]] = {bot.name: [0] * config.players for bot in bots}
     for match in schedule:
         for seat, slot in enumerate(match.bots):

@@ -436,8 +436,10 @@ def stamp_key(match: MatchStamp) -> tuple[Any, ...]:
     match is written once when it is over (one transaction with its finish time) and never changes after, so its
     row id, status, attempts and finish time stand for its whole result; a match not yet over has nothing more to
     show. (The bots' names and the tournament's rules are the snapshot's: :func:`context`.)"""
+    # Whether its group is sealed (docs/SECURITY.md) changes when another match of the group finishes: the page
+    # then shows the seed and the replay it withheld.
     return (match.id, match.idx, match.status, match.attempts, match.finished_at, match.error, match.bot_ids,
-            match.seed)
+            match.public_seed, match.sealed)
 
 
 def stamp_keys(snap: Snapshot) -> list[tuple[Any, ...]]:
@@ -1040,12 +1042,15 @@ class DealSection:
 
     group: int | None
     seed: int | None
-    """The deal's seed when every match of the group shares it (duplicate deals), else None."""
+    """The deal's seed when every match of the group shares it (duplicate deals) and the group is over, else
+    None."""
     rows: list[MatchListRow]
     summary: list[DealSummary]
     """Every bot of the group, best mean place first, over all the group's finished matches (on any page)."""
     size: int
     """Matches in the whole group."""
+    sealed: bool = False
+    """The group can still be played: its seed is not shown yet (:meth:`arena.store.Store.sealed_groups`)."""
 
 
 def group_members(snap: Snapshot) -> dict[int, list[int]]:
@@ -1076,8 +1081,10 @@ def deal_sections(snap: Snapshot, rows: Sequence[MatchListRow],
         summary = sorted((DealSummary(*snap.bot_link(bot_id), len(got), sum(got) / len(got))
                           for bot_id, got in places.items()), key=lambda d: (d.mean_place, d.bot))
         seeds = {match.seed for match in matches}
-        sections.append(DealSection(group, seeds.pop() if len(seeds) == 1 and len(matches) > 1 else None, [row],
-                                    summary, len(matches)))
+        sealed = any(match.sealed for match in matches)
+        shared = len(seeds) == 1 and len(matches) > 1
+        sections.append(DealSection(group, seeds.pop() if shared and not sealed else None, [row], summary,
+                                    len(matches), sealed and shared))
     return sections
 
 
@@ -1566,8 +1573,11 @@ def faults_page(snap: Snapshot, bot_id: int) -> FaultsPage | None:
 
 
 def match_log(snap: Snapshot, match: StoredMatch) -> tuple[LoadedLog | None, Path | None]:
-    """The match's log, or None when it is missing or unreadable (the page then says which); and the path of a
-    log that is there but unreadable (corrupt), which the build reports."""
+    """The match's log, or None when it is missing or unreadable (the page then says which) or its group is sealed
+    (it holds the deal the group's other rotations play); and the path of a log that is there but unreadable
+    (corrupt), which the build reports."""
+    if match.sealed:
+        return None, None
     path = find_log(match.log_path, snap.store_dir, snap.name, match.idx)
     try:
         return (None, None) if path is None else (load(path), None)
@@ -1577,8 +1587,11 @@ def match_log(snap: Snapshot, match: StoredMatch) -> tuple[LoadedLog | None, Pat
 
 def match_view(snap: Snapshot, match: StoredMatch | MatchStamp) -> tuple[MatchView | None, Path | None]:
     """What the match's page takes from its log (:func:`arena.match.matchview.source_view`: the view kept beside the
-    log, or the log read), None when the log is missing or unreadable; and the path of a log that is there but
-    unreadable (corrupt), which the build reports."""
+    log, or the log read), None when the log is missing or unreadable or the match's group is sealed (its replay
+    would give the deal the group's other rotations play: docs/SECURITY.md); and the path of a log that is there
+    but unreadable (corrupt), which the build reports."""
+    if match.sealed:
+        return None, None
     found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
     if found is None:
         return None, None
@@ -1620,7 +1633,8 @@ class MatchPage:
     tournament: str
     idx: int
     id: int
-    seed: int
+    seed: int | None
+    """None while the match's group is sealed."""
     status: str
     rounds: int | None
     turns: int | None
@@ -1659,6 +1673,8 @@ class MatchPage:
     """Each seat's think times (from the log; empty without one)."""
     log_href: str | None = None
     """The match's event log in the site (:func:`match_log_href`), when it has one."""
+    sealed: bool = False
+    """Its group can still be played: no seed, replay or log until it is over (docs/SECURITY.md)."""
 
     @property
     def summary(self) -> str:
@@ -1720,7 +1736,8 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | MatchView | None,
     prev_m = snap.stamps[position - 1] if position > 0 else None
     next_m = snap.stamps[position + 1] if position + 1 < len(snap.stamps) else None
     return MatchPage(
-        tournament=snap.name, idx=match.idx, id=match.id, seed=match.seed, status=match.status,
+        tournament=snap.name, idx=match.idx, id=match.id, seed=match.public_seed, sealed=match.sealed,
+        status=match.status,
         rounds=None if result is None else result.rounds, turns=None if result is None else result.turns,
         termination=None if result is None else result.termination,
         duration_s=None if result is None else result.duration_s, error=match.error,

@@ -401,7 +401,8 @@ def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str,
     without reading the log. Nothing here changes when other matches are added, but the next link of the last
     page; the data file depends on the names and the log only."""
     match = snap.stamps[position]
-    found = locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
+    # A sealed match has no replay nor log in the site yet (arena/site/data.py's match_view).
+    found = None if match.sealed else locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
@@ -434,7 +435,9 @@ def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = 
         files.append((page.data_href, match_data_js(page)))
     if view is not None and page.log_href is not None:
         files.append((page.log_href, log_download(view, snap.matches.stderr)))
-    if think is not None and match.status == "done":
+    # A sealed match's think times are counted once its group is over and its page made again: a sum that held it
+    # would then be thrown away whole (bots_think), and every log of its bots read again.
+    if think is not None and match.status == "done" and not match.sealed:
         think += [(bot_id, page.think[seat] if page.think else Tally(matches={match.id}))
                   for seat, bot_id in enumerate(match.bot_ids)]
     return files
@@ -943,7 +946,7 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
         if bot_id in total and not kept.matches & fresh and kept.matches <= done:
             total[bot_id].merge(kept)
     for stamp in snap.stamps:
-        if stamp.status != "done":
+        if stamp.status != "done" or stamp.sealed:  # a sealed one is counted once its group is over
             continue
         # A look-up, not a setdefault with a new Tally for each of a big league's 400,000 seats.
         missing = [seat for seat, bot_id in enumerate(stamp.bot_ids)
@@ -1012,6 +1015,8 @@ def keep_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> 
     matches = {}
     for position in sorted({position for position, _ in snap.faulted}):
         stamp = snap.stamps[position]
+        if stamp.sealed:  # its log is not read while sealed: no steps to keep, and none must be kept as found
+            continue
         steps = snap.forfeit_cache.get(stamp.id)
         source = None if steps is None else _log_source(snap, stamp)
         if steps is not None and source is not None:
