@@ -11,7 +11,11 @@ so one sandbox can set bits that another reads:
 * **flock flags** (:func:`flock_send`, :func:`flock_receive`): an exclusive ``flock`` on file ``i`` for each set
   bit; the receiver's non-blocking shared ``flock`` fails on exactly those;
 * **inotify opens** (:func:`inotify_watch`, :func:`inotify_send`, :func:`inotify_receive`): the receiver watches
-  files for ``IN_OPEN``; the sender opens file ``i`` for each set bit.
+  files for ``IN_OPEN``; the sender opens file ``i`` for each set bit;
+* **the page cache** (:func:`pagecache_send`, :func:`pagecache_receive`): not closed, and not only between
+  concurrent sandboxes: the sender reads page ``i`` of a rarely read file for each set bit, and a later receiver
+  times its reads of the same pages (bench/pagecache_channel.py measures it; docs/SECURITY.md, "What a bot can
+  learn").
 
 This module imports only the standard library and reads nothing of arena, so a test bot embeds it as it is: its
 source is written into the bot's directory as ``channels.py`` (:func:`write_probe_bot`), whose command is
@@ -38,6 +42,7 @@ import os
 import platform
 import struct
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +156,29 @@ def inotify_receive(fd: int, watches: dict[int, int], nbytes: int) -> bytes:
     return from_bits(sorted(index for index in found if index < nbytes * 8), nbytes)
 
 
+def pagecache_send(pages: list[list[Any]], message: bytes) -> None:
+    """Read one byte of page ``i`` (a [path, offset] pair) for each set bit ``i``: the kernel keeps the page in its
+    cache after this process has gone, for any later reader of the same file."""
+    for index in set_bits(message):
+        path, offset = pages[index]
+        with open(path, "rb", buffering=0) as source:
+            source.seek(offset)
+            source.read(1)
+
+
+def pagecache_receive(pages: list[list[Any]], nbytes: int, threshold_ns: int) -> tuple[bytes, list[int]]:
+    """Time one read of each page: one served from the cache takes a few microseconds, one from the disk a hundred
+    or more. The bits read as 1 where the read was quicker than ``threshold_ns``, and each read's time."""
+    times = []
+    for path, offset in pages[:nbytes * 8]:
+        with open(path, "rb", buffering=0) as source:
+            source.seek(offset)
+            start = time.perf_counter_ns()
+            source.read(1)
+            times.append(time.perf_counter_ns() - start)
+    return from_bits([index for index, spent in enumerate(times) if spent < threshold_ns], nbytes), times
+
+
 def io_uring_setup() -> int:
     """0 when ``io_uring_setup`` gave a ring (closed at once), else its errno."""
     params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed: the kernel's defaults
@@ -189,6 +217,8 @@ def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
                 flock_send(request["paths"], message)
             elif channel == "inotify":
                 inotify_send(request["paths"], message)
+            elif channel == "pagecache":
+                pagecache_send(request["pages"], message)
             return {"set": True}
         if request["do"] == "receive":
             nbytes = request["nbytes"]
@@ -196,6 +226,9 @@ def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
                 got = lock_bits_receive(request["path"], nbytes, request["base"])
             elif channel == "flock":
                 got = flock_receive(request["paths"], nbytes)
+            elif channel == "pagecache":
+                got, times = pagecache_receive(request["pages"], nbytes, request["threshold_ns"])
+                return {"got": got.hex(), "times_ns": times}
             else:
                 if "inotify" not in state:
                     return {"refused": state.get("watch_refused", errno.EBADF)}

@@ -1,0 +1,125 @@
+"""End to end: a bot that publishes its hand to its own copies learns nothing, in a tournament and in a league with
+two workers, on both sandbox backends (the cheater bot and the check are in tests/cheaters.py).
+
+The control plays the same bot where nothing isolates it (no bwrap: ``/tmp`` is the host's) and sees it learn other
+seats' hands, so the check is known to catch a leak.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import play_match
+from arena.run.config import LeagueConfig, TournamentConfig
+from arena.run.league import League
+from arena.run.tournament import run_tournament
+from arena.sandbox.docker import engine_status
+from arena.sandbox.process import ProcessSandbox
+from arena.schedule import rotations
+from arena.store import Store
+from tests.cheaters import claims, claims_in, leaks, write_peek
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
+RULES = Rules(threshold=25)
+DROP = Path("/tmp/arena-peek-drop")
+
+
+def needs_backend(backend: str) -> None:
+    if backend != "docker":
+        return
+    works, reason = engine_status()
+    if not works:
+        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
+        pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
+
+
+def test_the_check_catches_a_copy_that_reads_what_an_earlier_rotation_left(tmp_path: Path) -> None:
+    from arena.bots.manifest import load_bot
+
+    peek = load_bot(write_peek(tmp_path))
+    others = [load_bot(SAMPLES / "greedy"), load_bot(SAMPLES / "random")]
+    seed = int.from_bytes(os.urandom(7))  # a deal no earlier run of this test left a drop for
+    found = []
+    sandbox = ProcessSandbox(isolate=False)
+    try:
+        for rotation, seats in enumerate(rotations((peek, *others))):
+            log = tmp_path / f"{rotation}.jsonl.gz"
+            result = play_match(list(seats), seed, sandbox, RULES, Limits(move_ms=5000), log_path=log)
+            found += claims_in(rotation, result)
+    finally:
+        sandbox.close()
+    learned = leaks(found)
+    # peek sits at seat 0, then 2, then 1: rotation 1 reads seat 0 (rotation 0's), rotation 2 seats 0 and 2
+    assert {(claim.match_id, claim.about) for claim in learned} == {(1, 0), (2, 0), (2, 2)}, found
+    assert all(claim.true for claim in found)
+
+
+def tournament(tmp_path: Path, backend: str, repeats: int) -> TournamentConfig:
+    bots = (str(write_peek(tmp_path)), str(SAMPLES / "greedy"), str(SAMPLES / "random"))
+    return TournamentConfig(name="cheat", bots=bots, players=3, repeats=repeats, seed=None, rules=RULES,
+                            sandbox=backend, workers=2)
+
+
+@pytest.mark.slow  # 102 matches (docker: 36), two at a time
+@pytest.mark.parametrize("backend", ["process", "docker"])
+def test_a_cheater_learns_nothing_in_a_tournament_with_two_workers(tmp_path: Path, backend: str) -> None:
+    needs_backend(backend)
+    repeats = 34 if backend == "process" else 12
+    store = Store(tmp_path / "arena.db")
+    report = run_tournament(tournament(tmp_path, backend, repeats), store, workers=2)
+    tid = store.latest_tournament()["id"]
+    played = [match for match in store.matches(tid) if match.result is not None]
+    assert len(played) == 3 * repeats, report
+    assert leaks(claims(store, tid)) == []
+    tried = [player.stderr_tail for match in played for player in match.result.players if player.name == "peek"]
+    assert all("locks refused" in tail for tail in tried), tried[:2]  # it tried, and was told no
+
+
+def run_league(league: League, store: Store, matches: int, seconds: float = 300.0) -> int:
+    stop = threading.Event()
+    thread = threading.Thread(target=league.run, args=(stop,), name="league-cheat", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            tid = store.latest_tournament()["id"] if store.latest_tournament() else None
+            done = 0 if tid is None else store.status_counts(tid).get("done", 0)
+            if done >= matches:
+                return tid
+            assert thread.is_alive() and time.monotonic() < deadline, league.state.to_dict()
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+
+
+@pytest.mark.slow  # a league's 100 matches (docker: 36), two at a time
+@pytest.mark.parametrize("backend", ["process", "docker"])
+def test_a_cheater_learns_nothing_in_a_league_with_two_workers(tmp_path: Path, backend: str) -> None:
+    needs_backend(backend)
+    matches = 100 if backend == "process" else 36
+    entries = (str(write_peek(tmp_path)), str(SAMPLES / "greedy"), str(SAMPLES / "random"))
+    # keep_stderr: a league forgets the stderr of a bot's older matches, and with it what they claimed
+    config = LeagueConfig(name="ladder", entries=entries, players=3, rules=RULES, workers=2, throttle=False,
+                          keep_stderr=1000, sandbox=backend, registry=tmp_path / "bots")
+    store = Store(tmp_path / "arena.db")
+    tid = run_league(League(config, store.path), store, matches)
+    assert leaks(claims(store, tid)) == []
+    tried = [player.stderr_tail for match in store.matches(tid) if match.result is not None
+             for player in match.result.players if player.name == "peek"]
+    assert len(tried) >= matches and all("locks refused" in tail for tail in tried), tried[:2]
+
+
+@pytest.fixture(autouse=True)
+def no_drop_left() -> None:
+    yield
+    shutil.rmtree(DROP, ignore_errors=True)
