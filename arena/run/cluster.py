@@ -1,7 +1,8 @@
 """Tournaments on a Dask cluster: the matches of ``arena run --cluster ADDRESS`` go to Dask workers.
 
 The runner stays the only writer: it submits :class:`~arena.run.jobs.MatchJob` s to a Dask ``Client`` in
-schedule order, a bounded window at a time (about two per worker thread), and stores each result as it comes back,
+schedule order, a bounded window at a time (about two per worker thread), never two of one deal at once (a job
+goes only once no other of its deal is in flight: arena/run/dispatch.py), and stores each result as it comes back,
 with the match's event log as bytes. Workers are plain ``dask worker`` processes on machines with arena installed;
 they share no filesystem with the runner:
 
@@ -47,6 +48,7 @@ from typing import Any
 
 from arena.bots.manifest import BotSpec, hash_files
 from arena.match.matchview import keep_moved_view, view_path
+from arena.run.dispatch import DealQueue
 from arena.run.jobs import JobResult, MatchJob, run_job
 
 LOCAL_PREFIX = "local:"
@@ -349,10 +351,10 @@ class _Runner:
     """One run's client-side state: admitted and refused workers, the window of futures, the bots' blobs."""
 
     def __init__(self, client: Any, todo: list[MatchJob], wanted: Requirements, stats: ClusterStats,
-                 notify: Callable[[str], None], tick: Callable[[], None]) -> None:
+                 notify: Callable[[str], None], tick: Callable[[], None], one_per_deal: bool = True) -> None:
         self.client = client
         self.tick = tick
-        self.queue = list(reversed(todo))  # pop() takes the next in schedule order
+        self.queue = DealQueue(todo, one_per_deal)  # schedule order, never two jobs of one deal in flight
         self.wanted = wanted
         self.stats = stats
         self.notify = notify
@@ -413,7 +415,10 @@ class _Runner:
     def fill(self) -> None:
         window = WINDOW_PER_THREAD * max(1, sum(self.fit.values()))
         while self.queue and len(self.inflight) < window:
-            self.submit(self.queue.pop())
+            job = self.queue.take()
+            if job is None:
+                return  # every waiting job's deal is in flight
+            self.submit(job)
 
     def requeue_stranded(self) -> None:
         """Tasks pinned to workers that all left or were refused would wait forever: submit them afresh."""
@@ -450,6 +455,7 @@ class _Runner:
         job, _ = self.inflight.pop(future)
         if future.status == "finished":
             played: Played = future.result()
+            self.queue.done(job)  # its match is over and its bots are dead: the deal's next job may go
             if job.index in self.stored:
                 return  # never store a match from two attempts
             self.stored.add(job.index)
@@ -469,6 +475,7 @@ class _Runner:
             self.client.run(prepare_worker, self.wanted, self.blobs, workers=[error.args[0]], on_error="return")
             self.submit(job)
         else:
+            self.queue.done(job)
             self.stored.add(job.index)
             yield JobResult(job.index, 1, None, f"on the cluster: {type(error).__name__}: {error}")
 
@@ -505,13 +512,14 @@ class Connection:
         self.client, self._local = connect(address, security)
 
     def play(self, todo: list[MatchJob], stats: ClusterStats, notify: Callable[[str], None] = say,
-             tick: Callable[[], None] = lambda: None) -> Generator[JobResult, None, None]:
+             tick: Callable[[], None] = lambda: None, one_per_deal: bool = True
+             ) -> Generator[JobResult, None, None]:
         """Play ``todo`` and yield each result once, in completion order; closing the generator cancels the
         matches in flight. ``tick`` is called between waits of at most :data:`POLL_S`. Workers are checked (again) at the start of each play; bots they hold are not sent
         twice to the same worker process (they unpack only what their cache lacks)."""
         if not todo:
             return
-        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify, tick)
+        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify, tick, one_per_deal)
         try:
             yield from runner.run()
         except (OSError, TimeoutError, CancelledError) as error:

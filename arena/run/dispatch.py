@@ -1,0 +1,95 @@
+"""Which job a free worker plays next: never one whose deal is already being played.
+
+A bot's copies must never sit at two seats of one deal at the same time: two sandboxes playing at once can talk
+(a shared file's lock bits, say, however the sandbox closes such channels, a new one may be found), and a copy that
+learns what its twin was dealt knows an opponent's cards. So every player of arena/run/players.py (the local pool)
+and arena/run/cluster.py (a Dask cluster, which the league uses too) takes its jobs from a :class:`DealQueue`,
+which hands out a job only while no other job of the same deal is in flight, and otherwise keeps schedule order:
+the next job in the batch whose deal is free. With as many groups in a batch as workers, every worker stays busy,
+each on a deal of its own, and only a batch's last group can leave one idle.
+
+The exclusion is keyed by :func:`deal_of`, the job's deal seed, because the seed is what the deal is made from
+(``play_match(bots, seed, ...)``), so two jobs that share a deal share it, whichever runner built them:
+
+- a tournament or stop-rule run (arena/schedule.py): every seat rotation of a duplicate group has the group's seed;
+  with ``deals: independent`` every match has a seed of its own, and such matches may play at once, since no two
+  of them share a card;
+- an A/B test (arena/run/abtest.py): all the matches of a deal, NEW's and BASE's alike (the ``field`` pairing plays
+  them as separate matches on the same seed and seats), have the deal's seed;
+- the league (arena/run/league.py): a group's rotations share the group's seed; ``arena match`` (series) plays
+  arena's own schedule.
+
+A group number would not do: it is numbered per run and says nothing about the deal of an A/B test's two
+matches. Equal seeds under other rules would make other deals; keeping those apart too costs nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Sequence
+
+from arena.run.jobs import MatchJob
+
+
+def deal_of(job: MatchJob) -> int:
+    """What identifies the deal a job plays: its seed (see the module docstring for why that covers every runner)."""
+    return job.seed
+
+
+class DealQueue:
+    """A batch's jobs waiting to be dispatched, in batch (schedule) order, at most one per deal in flight.
+
+    :meth:`take` hands out the earliest waiting job whose deal has nothing in flight (or None), :meth:`done` frees
+    a job's deal once its result is back (or it was killed or cancelled and will not run again). A job handed out
+    again after a lost attempt (a Dask task resubmitted) is not taken again: its deal stays in flight meanwhile.
+
+    ``one_per_deal=False`` turns the exclusion off, handing jobs out in batch order: only bench/serial.py (which
+    measures what the exclusion costs) and the test that shows its overlap check can fail use it."""
+
+    def __init__(self, jobs: Sequence[MatchJob], one_per_deal: bool = True) -> None:
+        self.one_per_deal = one_per_deal
+        self._in_order: deque[MatchJob] = deque(jobs if not one_per_deal else ())
+        self._waiting: dict[int, deque[tuple[int, MatchJob]]] = {}
+        for position, job in enumerate(jobs if one_per_deal else ()):
+            self._waiting.setdefault(deal_of(job), deque()).append((position, job))
+        # Free deals with a job waiting, by the batch position of their first waiting job: the heap's first entry
+        # is the earliest job that may start now. A deal in flight is not in the heap; done() puts it back.
+        self._free = [(waiting[0][0], deal) for deal, waiting in self._waiting.items()]
+        heapq.heapify(self._free)
+        self._in_flight: dict[int, int] = {}  # deal -> index of its job in flight
+        self._left = len(jobs)
+
+    def take(self) -> MatchJob | None:
+        """The earliest waiting job whose deal is free, now in flight; None if every waiting job's deal is busy."""
+        if self._in_order:
+            self._left -= 1
+            return self._in_order.popleft()
+        if not self._free:
+            return None
+        _, deal = heapq.heappop(self._free)
+        waiting = self._waiting[deal]
+        _, job = waiting.popleft()
+        if not waiting:
+            del self._waiting[deal]
+        self._in_flight[deal] = job.index
+        self._left -= 1
+        return job
+
+    def done(self, job: MatchJob) -> None:
+        """``job`` is no longer in flight: its deal's next waiting job may go."""
+        deal = deal_of(job)
+        if self._in_flight.get(deal) != job.index:
+            return  # the exclusion is off, or this job was done already (its deal may have its next job out)
+        del self._in_flight[deal]
+        waiting = self._waiting.get(deal)
+        if waiting:
+            heapq.heappush(self._free, (waiting[0][0], deal))
+
+    @property
+    def waiting(self) -> int:
+        """Jobs not yet handed out."""
+        return self._left
+
+    def __bool__(self) -> bool:
+        return self._left > 0
