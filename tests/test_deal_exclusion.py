@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 from itertools import pairwise
 from pathlib import Path
+from typing import Self
 
 import pytest
 
@@ -27,7 +28,8 @@ from arena.run.config import LeagueConfig, load_config
 from arena.run.dispatch import DealQueue, deal_of
 from arena.run.jobs import MatchJob
 from arena.run.league import League
-from arena.run.players import LocalPool, played
+from arena.run.plan import pending_jobs, plan_tournament, settings_of
+from arena.run.players import DaskCluster, LocalPool, played
 from arena.run.tournament import AllPending, run_tournament
 from arena.sandbox import SandboxLimits
 from arena.store import Store
@@ -39,6 +41,7 @@ WITNESS = '''\
 import json, os, sys, time
 
 BORN = time.monotonic()
+TURN_S = {turn_s}
 import arena_bot
 
 
@@ -47,8 +50,23 @@ def note():
     sys.stderr.flush()
 
 
+def name_after(hand):
+    """Take the name ("comm") w + the sorted first hand: the same in every match of the deal at this seat, so the
+    test, reading the host's /proc, sees two matches of one deal as two live processes of one name."""
+    with open("/proc/self/comm", "w") as comm:
+        comm.write("w" + "".join(sorted(hand)))
+
+
 class Witness(arena_bot.Bot):
+    named = False
+
+    def on_message(self, message):
+        if message["type"] == "round_start" and not self.named:
+            self.named = True
+            name_after(message["hand"])
+
     def on_turn(self, message):
+        time.sleep(TURN_S)
         if message["may_declare"] and arena_bot.total(message["hand"]) <= 5:
             return arena_bot.declare()
         return arena_bot.play([max(message["hand"], key=arena_bot.value)], "deck")
@@ -66,13 +84,14 @@ note()
 '''
 
 
-def witnesses(directory: Path, count: int = 3) -> list[Path]:
-    """``count`` witness bots (the same code under different names), in ``directory``."""
+def witnesses(directory: Path, count: int = 3, turn_s: float = 0.0) -> list[Path]:
+    """``count`` witness bots (the same code under different names), in ``directory``, each taking ``turn_s``
+    seconds a turn."""
     bots = []
     for number in range(1, count + 1):
         bot = directory / f"witness{number}"
         bot.mkdir(parents=True)
-        (bot / "bot.py").write_text(WITNESS)
+        (bot / "bot.py").write_text(WITNESS.replace("{turn_s}", repr(turn_s)))
         (bot / "bot.yaml").write_text(f"name: witness{number}\ncommand: python3 bot.py\nlanguage: python\n")
         bot.chmod(0o755)
         bots.append(bot)
@@ -80,11 +99,12 @@ def witnesses(directory: Path, count: int = 3) -> list[Path]:
     return bots
 
 
-def write_config(directory: Path, workers: int = 2, repeats: int = 4) -> Path:
-    bots = ", ".join(str(bot) for bot in witnesses(directory / "bots"))
+def write_config(directory: Path, workers: int = 2, repeats: int = 4, turn_s: float = 0.0, threshold: int = 25,
+                 seed: int = 5) -> Path:
+    bots = ", ".join(str(bot) for bot in witnesses(directory / "bots", turn_s=turn_s))
     path = directory / "t.yaml"
-    path.write_text(f"name: t\nbots: [{bots}]\nplayers: 3\nrepeats: {repeats}\nseed: 5\n"
-                    f"rules: {{threshold: 25}}\nlimits: {{move_ms: 5000}}\nworkers: {workers}\n")
+    path.write_text(f"name: t\nbots: [{bots}]\nplayers: 3\nrepeats: {repeats}\nseed: {seed}\n"
+                    f"rules: {{threshold: {threshold}}}\nlimits: {{move_ms: 5000}}\nworkers: {workers}\n")
     return path
 
 
@@ -163,6 +183,20 @@ def test_the_queue_follows_schedule_order_when_nothing_is_in_flight() -> None:
     assert deal_of(batch[4]) == batch[4].seed
 
 
+def test_a_held_deal_waits_until_it_is_released() -> None:
+    batch = [job(0, 7), job(1, 9), job(2, 7)]
+    deals = DealQueue(batch)
+    deals.hold(7)  # a cancelled match of deal 7 plays on somewhere
+    assert deals.take().index == 1 and deals.take() is None
+    deals.release(7)
+    assert deals.take().index == 0 and deals.take() is None
+    deals.hold(7)
+    deals.done(batch[0])  # deal 7 is free of our match, but held: job 2 waits
+    assert deals.take() is None and deals.waits_for(7)
+    deals.release(7)
+    assert deals.take().index == 2 and not deals
+
+
 def test_without_the_exclusion_the_queue_hands_out_in_batch_order() -> None:
     batch = [job(0, 7), job(1, 7), job(2, 9)]
     deals = DealQueue(batch, one_per_deal=False)
@@ -233,3 +267,62 @@ def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(t
     found = spans(store, store.tournament("ladder")["id"])
     assert len(found) >= 12 and shared_deals(found) == len(found)
     assert overlaps(found) == []
+
+
+class NameWatch:
+    """Reads the host's /proc over and over in a thread: the most processes of one witness name (one deal's seat)
+    seen alive at once, and every such name seen."""
+
+    def __init__(self) -> None:
+        self.most = 0
+        self.names: set[str] = set()
+        self.twice: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            seen: dict[str, int] = defaultdict(int)
+            for comm in Path("/proc").glob("[0-9]*/comm"):
+                try:
+                    name = comm.read_text().strip()
+                except OSError:
+                    continue  # gone meanwhile
+                if re.fullmatch(r"w(?:[2-9TJQKA][CDHS]){3,}", name):
+                    seen[name] += 1
+            self.names |= set(seen)
+            self.twice |= {name for name, count in seen.items() if count > 1}
+            self.most = max(self.most, *seen.values(), 0)
+            time.sleep(0.005)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@pytest.mark.slow
+def test_a_cluster_holds_back_a_deal_whose_cancelled_match_plays_on(tmp_path: Path) -> None:
+    """Dask cannot stop a running task: a play closed early (a stop, a verdict, a league paused by an error) leaves
+    its matches playing on the workers. The next play on the cluster must not start another match of their deals
+    until they end. The first play is a quick match (witnesses that answer at once) beside a slow one (30 ms a
+    turn, ten times as long): it is closed at the quick one's result, and the next play asks for the slow deal's
+    next rotation while its cancelled first rotation plays on."""
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    quick_config = load_config(write_config(tmp_path / "quick", repeats=2, threshold=10, seed=6))
+    slow_config = load_config(write_config(tmp_path / "slow", repeats=1, turn_s=0.03, threshold=10))
+    quick = pending_jobs(plan_tournament(quick_config, Store(tmp_path / "quick" / "arena.db")), settings_of(quick_config))[3]
+    slow = pending_jobs(plan_tournament(slow_config, Store(tmp_path / "slow" / "arena.db")), settings_of(slow_config))[:2]
+    assert quick.seed != slow[0].seed == slow[1].seed and quick.index not in (slow[0].index, slow[1].index)
+    with NameWatch() as watch, played(DaskCluster("local:2")) as cluster:
+        first = cluster.play([quick, slow[0]], tick=lambda: None)
+        got = next(first)
+        first.close()  # the slow match is cancelled, and plays on
+        assert got.index == quick.index, "the slow match ended first: it cannot show what this test is about"
+        again = list(cluster.play([slow[1]], tick=lambda: None))
+    assert [result.index for result in again] == [slow[1].index] and again[0].result is not None
+    assert len(watch.names) >= 3, f"the watch saw too few witnesses to mean anything: {watch.names}"
+    assert watch.most == 1, f"two matches of one deal played at once (seen twice: {sorted(watch.twice)})"

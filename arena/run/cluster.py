@@ -42,13 +42,14 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena.bots.manifest import BotSpec, hash_files
 from arena.match.matchview import keep_moved_view, view_path
-from arena.run.dispatch import DealQueue
+from arena.run.dispatch import DealQueue, deal_of
 from arena.run.jobs import JobResult, MatchJob, run_job
 
 LOCAL_PREFIX = "local:"
@@ -252,6 +253,32 @@ class Played:
     view: bytes | None = None
 
 
+_PLAYING: dict[int, int] = {}
+"""The deals this worker process is playing now, each with how many of its matches (a task that Dask was told to
+cancel included: Dask cannot stop a running task, so it plays to its end)."""
+_PLAYING_LOCK = threading.Lock()
+
+
+@contextmanager
+def _playing(deal: int) -> Iterator[None]:
+    with _PLAYING_LOCK:
+        _PLAYING[deal] = _PLAYING.get(deal, 0) + 1
+    try:
+        yield
+    finally:
+        with _PLAYING_LOCK:
+            _PLAYING[deal] -= 1
+            if not _PLAYING[deal]:
+                del _PLAYING[deal]
+
+
+def deals_playing(dask_worker: Any = None) -> list[int]:
+    """Runs on a worker (``Client.run``, beside its tasks): the deals of the matches it is playing now, whoever
+    submitted them."""
+    with _PLAYING_LOCK:
+        return sorted(_PLAYING)
+
+
 def play_remote(job: MatchJob, wanted: Requirements) -> Played:
     """The match task: check this worker, put the bots' cached copies in the job, play it with :func:`run_job`
     into a local log, and return the log's bytes with the result."""
@@ -270,7 +297,8 @@ def play_remote(job: MatchJob, wanted: Requirements) -> Played:
     scratch = Path(tempfile.mkdtemp(prefix="arena-match-"))
     try:
         log_path = scratch / Path(job.log_path).name
-        result = run_job(dataclasses.replace(job, bots=bots, log_path=str(log_path)))
+        with _playing(deal_of(job)):
+            result = run_job(dataclasses.replace(job, bots=bots, log_path=str(log_path)))
         log = log_path.read_bytes() if result.result is not None and log_path.is_file() else None
         view = view_path(log_path)
         made = view.read_bytes() if log is not None and view.is_file() else None
@@ -428,14 +456,33 @@ class _Runner:
                 future.cancel()
                 self.submit(job)
 
+    def hold_busy_deals(self) -> None:
+        """Hold back the deals that a worker plays without a future of ours (a match cancelled by an earlier play,
+        by a runner that stopped, by a lost scheduler, or another runner's): Dask cannot stop a running task, so
+        such a match plays on, and a match of its deal submitted now would play beside it. Asked again while any is
+        held, and released once no worker plays it."""
+        answers = self.client.run(deals_playing, workers=list(self.fit), on_error="return")
+        ours = {deal_of(job) for job, _ in self.inflight.values()}
+        busy = {deal for answer in answers.values() if isinstance(answer, list) for deal in answer
+                if deal not in ours and self.queue.waits_for(deal)}
+        for deal in self.queue.held - busy:
+            self.queue.release(deal)
+        for deal in busy - self.queue.held:
+            self.queue.hold(deal)
+
     def run(self) -> Iterator[JobResult]:
         wait = _distributed().wait
         self.wait_for_workers()
+        self.hold_busy_deals()
         self.fill()
-        while self.inflight:
-            try:
-                done = wait(list(self.inflight), timeout=POLL_S, return_when="FIRST_COMPLETED").done
-            except TimeoutError:
+        while self.inflight or self.queue:
+            if self.inflight:
+                try:
+                    done = wait(list(self.inflight), timeout=POLL_S, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    done = set()
+            else:  # every waiting job's deal is still being played by a match not ours: look again soon
+                time.sleep(POLL_S)
                 done = set()
             self.tick()
             self.check_scheduler()
@@ -445,6 +492,8 @@ class _Runner:
             if not self.fit:
                 self.wait_for_workers()
             self.requeue_stranded()
+            if self.queue.held:
+                self.hold_busy_deals()
             self.fill()
 
     def check_scheduler(self) -> None:

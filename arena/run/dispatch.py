@@ -43,6 +43,8 @@ class DealQueue:
     :meth:`take` hands out the earliest waiting job whose deal has nothing in flight (or None), :meth:`done` frees
     a job's deal once its result is back (or it was killed or cancelled and will not run again). A job handed out
     again after a lost attempt (a Dask task resubmitted) is not taken again: its deal stays in flight meanwhile.
+    :meth:`hold` keeps a deal's jobs back while a match that is not the queue's plays it (one a Dask worker goes on
+    playing after it was cancelled), until :meth:`release`.
 
     ``one_per_deal=False`` turns the exclusion off, handing jobs out in batch order: only bench/serial.py (which
     measures what the exclusion costs) and the test that shows its overlap check can fail use it."""
@@ -58,6 +60,8 @@ class DealQueue:
         self._free = [(waiting[0][0], deal) for deal, waiting in self._waiting.items()]
         heapq.heapify(self._free)
         self._in_flight: dict[int, int] = {}  # deal -> index of its job in flight
+        self._held: set[int] = set()
+        self._parked: set[int] = set()  # held deals taken off the heap: back on it when released
         self._left = len(jobs)
 
     def take(self) -> MatchJob | None:
@@ -65,9 +69,13 @@ class DealQueue:
         if self._in_order:
             self._left -= 1
             return self._in_order.popleft()
-        if not self._free:
+        while self._free:
+            _, deal = heapq.heappop(self._free)
+            if deal not in self._held:
+                break
+            self._parked.add(deal)
+        else:
             return None
-        _, deal = heapq.heappop(self._free)
         waiting = self._waiting[deal]
         _, job = waiting.popleft()
         if not waiting:
@@ -85,6 +93,27 @@ class DealQueue:
         waiting = self._waiting.get(deal)
         if waiting:
             heapq.heappush(self._free, (waiting[0][0], deal))
+
+    def hold(self, deal: int) -> None:
+        """Someone else plays ``deal`` (a cancelled match that a Dask worker goes on playing): none of its jobs goes
+        until :meth:`release`."""
+        if self.one_per_deal:
+            self._held.add(deal)
+
+    def release(self, deal: int) -> None:
+        self._held.discard(deal)
+        if deal in self._parked:
+            self._parked.discard(deal)
+            if deal not in self._in_flight and self._waiting.get(deal):
+                heapq.heappush(self._free, (self._waiting[deal][0][0], deal))
+
+    def waits_for(self, deal: int) -> bool:
+        """Whether a job of ``deal`` is still to be handed out."""
+        return deal in self._waiting
+
+    @property
+    def held(self) -> frozenset[int]:
+        return frozenset(self._held)
 
     @property
     def waiting(self) -> int:
