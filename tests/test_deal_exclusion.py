@@ -10,6 +10,7 @@ the control (the exclusion turned off, as only the bench does) shows that the ch
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -32,6 +33,7 @@ from arena.run.plan import pending_jobs, plan_tournament, settings_of
 from arena.run.players import DaskCluster, LocalPool, played
 from arena.run.tournament import AllPending, run_tournament
 from arena.sandbox import SandboxLimits
+from arena.sandbox.docker import engine_status
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,11 +102,12 @@ def witnesses(directory: Path, count: int = 3, turn_s: float = 0.0) -> list[Path
 
 
 def write_config(directory: Path, workers: int = 2, repeats: int = 4, turn_s: float = 0.0, threshold: int = 25,
-                 seed: int = 5) -> Path:
+                 seed: int = 5, sandbox: str = "process") -> Path:
     bots = ", ".join(str(bot) for bot in witnesses(directory / "bots", turn_s=turn_s))
     path = directory / "t.yaml"
     path.write_text(f"name: t\nbots: [{bots}]\nplayers: 3\nrepeats: {repeats}\nseed: {seed}\n"
-                    f"rules: {{threshold: {threshold}}}\nlimits: {{move_ms: 5000}}\nworkers: {workers}\n")
+                    f"rules: {{threshold: {threshold}}}\nlimits: {{move_ms: 5000}}\nworkers: {workers}\n"
+                    f"sandbox: {sandbox}\n")
     return path
 
 
@@ -183,6 +186,20 @@ def test_the_queue_follows_schedule_order_when_nothing_is_in_flight() -> None:
     assert deal_of(batch[4]) == batch[4].seed
 
 
+def test_near_the_end_the_deal_with_most_jobs_left_goes_first() -> None:
+    """Two workers, deals of three jobs: with deal 7 in flight and deals 9 (one job left) and 11 (three) free, the
+    batch's end is near, and deal 11 goes before deal 9's last job, so that the workers finish together."""
+    batch = [job(0, 7), job(1, 7), job(2, 7), job(3, 9), job(4, 9), job(5, 9), job(6, 11), job(7, 11), job(8, 11)]
+    deals = DealQueue(batch, workers=2)
+    first, second = deals.take(), deals.take()
+    assert (first.index, second.index) == (0, 3)  # far from the end: schedule order
+    deals.done(second)
+    assert deals.take().index == 4
+    assert deals.waiting == 6  # two workers' deals of three: the end is near
+    deals.done(batch[4])
+    assert deals.take().index == 6, "deal 9's last job went before deal 11's three"
+
+
 def test_a_held_deal_waits_until_it_is_released() -> None:
     batch = [job(0, 7), job(1, 9), job(2, 7)]
     deals = DealQueue(batch)
@@ -205,9 +222,22 @@ def test_without_the_exclusion_the_queue_hands_out_in_batch_order() -> None:
 
 # -- real runs ---------------------------------------------------------------------------------------------------
 
+def backend(sandbox: str) -> str:
+    """``sandbox``, once it is known to work here: the docker backend needs an engine (without one the test skips,
+    or fails under ``ARENA_REQUIRE_DOCKER=1``)."""
+    if sandbox == "docker":
+        works, reason = engine_status()
+        if not works:
+            if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
+                pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
+            pytest.skip(f"no Docker engine reachable: {reason}")
+    return sandbox
+
+
 @pytest.mark.slow
-def test_two_workers_never_play_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
-    config = load_config(write_config(tmp_path))
+@pytest.mark.parametrize("sandbox", ["process", "docker"])
+def test_two_workers_never_play_two_matches_of_one_deal_at_once(sandbox: str, tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, sandbox=backend(sandbox)))
     store = Store(tmp_path / "arena.db")
     report = run_tournament(config, store)
     assert report.played == 12 and report.failed == 0

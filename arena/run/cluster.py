@@ -442,6 +442,7 @@ class _Runner:
 
     def fill(self) -> None:
         window = WINDOW_PER_THREAD * max(1, sum(self.fit.values()))
+        self.queue.workers = max(1, sum(self.fit.values()))  # how many play at once: when a batch's end is near
         while self.queue and len(self.inflight) < window:
             job = self.queue.take()
             if job is None:

@@ -81,7 +81,7 @@ class LocalPool:
         if not jobs:
             return
         pool = self._start(min(self.workers, len(jobs)))
-        deals = DealQueue(jobs, self.one_per_deal)
+        deals = DealQueue(jobs, self.one_per_deal, self.workers)
         back: queue.SimpleQueue[JobResult | BaseException] = queue.SimpleQueue()
         in_flight: dict[int, MatchJob] = {}
 
