@@ -1,7 +1,8 @@
 """Tournaments on a Dask cluster: the matches of ``arena run --cluster ADDRESS`` go to Dask workers.
 
 The runner stays the only writer: it submits :class:`~arena.run.jobs.MatchJob` s to a Dask ``Client`` in
-schedule order, a bounded window at a time (about two per worker thread), and stores each result as it comes back,
+schedule order, a bounded window at a time (about two per worker thread), never two of one deal at once (a job
+goes only once no other of its deal is in flight: arena/run/dispatch.py), and stores each result as it comes back,
 with the match's event log as bytes. Workers are plain ``dask worker`` processes on machines with arena installed;
 they share no filesystem with the runner:
 
@@ -41,12 +42,14 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena.bots.manifest import BotSpec, hash_files
 from arena.match.matchview import keep_moved_view, view_path
+from arena.run.dispatch import DealQueue, deal_of
 from arena.run.jobs import JobResult, MatchJob, run_job
 
 LOCAL_PREFIX = "local:"
@@ -250,6 +253,32 @@ class Played:
     view: bytes | None = None
 
 
+_PLAYING: dict[int, int] = {}
+"""The deals this worker process is playing now, each with how many of its matches (a task that Dask was told to
+cancel included: Dask cannot stop a running task, so it plays to its end)."""
+_PLAYING_LOCK = threading.Lock()
+
+
+@contextmanager
+def _playing(deal: int) -> Iterator[None]:
+    with _PLAYING_LOCK:
+        _PLAYING[deal] = _PLAYING.get(deal, 0) + 1
+    try:
+        yield
+    finally:
+        with _PLAYING_LOCK:
+            _PLAYING[deal] -= 1
+            if not _PLAYING[deal]:
+                del _PLAYING[deal]
+
+
+def deals_playing(dask_worker: Any = None) -> list[int]:
+    """Runs on a worker (``Client.run``, beside its tasks): the deals of the matches it is playing now, whoever
+    submitted them."""
+    with _PLAYING_LOCK:
+        return sorted(_PLAYING)
+
+
 def play_remote(job: MatchJob, wanted: Requirements) -> Played:
     """The match task: check this worker, put the bots' cached copies in the job, play it with :func:`run_job`
     into a local log, and return the log's bytes with the result."""
@@ -268,7 +297,8 @@ def play_remote(job: MatchJob, wanted: Requirements) -> Played:
     scratch = Path(tempfile.mkdtemp(prefix="arena-match-"))
     try:
         log_path = scratch / Path(job.log_path).name
-        result = run_job(dataclasses.replace(job, bots=bots, log_path=str(log_path)))
+        with _playing(deal_of(job)):
+            result = run_job(dataclasses.replace(job, bots=bots, log_path=str(log_path)))
         log = log_path.read_bytes() if result.result is not None and log_path.is_file() else None
         view = view_path(log_path)
         made = view.read_bytes() if log is not None and view.is_file() else None
@@ -349,10 +379,10 @@ class _Runner:
     """One run's client-side state: admitted and refused workers, the window of futures, the bots' blobs."""
 
     def __init__(self, client: Any, todo: list[MatchJob], wanted: Requirements, stats: ClusterStats,
-                 notify: Callable[[str], None], tick: Callable[[], None]) -> None:
+                 notify: Callable[[str], None], tick: Callable[[], None], one_per_deal: bool = True) -> None:
         self.client = client
         self.tick = tick
-        self.queue = list(reversed(todo))  # pop() takes the next in schedule order
+        self.queue = DealQueue(todo, one_per_deal)  # schedule order, never two jobs of one deal in flight
         self.wanted = wanted
         self.stats = stats
         self.notify = notify
@@ -412,8 +442,12 @@ class _Runner:
 
     def fill(self) -> None:
         window = WINDOW_PER_THREAD * max(1, sum(self.fit.values()))
+        self.queue.workers = max(1, sum(self.fit.values()))  # how many play at once: when a batch's end is near
         while self.queue and len(self.inflight) < window:
-            self.submit(self.queue.pop())
+            job = self.queue.take()
+            if job is None:
+                return  # every waiting job's deal is in flight
+            self.submit(job)
 
     def requeue_stranded(self) -> None:
         """Tasks pinned to workers that all left or were refused would wait forever: submit them afresh."""
@@ -423,14 +457,33 @@ class _Runner:
                 future.cancel()
                 self.submit(job)
 
+    def hold_busy_deals(self) -> None:
+        """Hold back the deals that a worker plays without a future of ours (a match cancelled by an earlier play,
+        by a runner that stopped, by a lost scheduler, or another runner's): Dask cannot stop a running task, so
+        such a match plays on, and a match of its deal submitted now would play beside it. Asked again while any is
+        held, and released once no worker plays it."""
+        answers = self.client.run(deals_playing, workers=list(self.fit), on_error="return")
+        ours = {deal_of(job) for job, _ in self.inflight.values()}
+        busy = {deal for answer in answers.values() if isinstance(answer, list) for deal in answer
+                if deal not in ours and self.queue.waits_for(deal)}
+        for deal in self.queue.held - busy:
+            self.queue.release(deal)
+        for deal in busy - self.queue.held:
+            self.queue.hold(deal)
+
     def run(self) -> Iterator[JobResult]:
         wait = _distributed().wait
         self.wait_for_workers()
+        self.hold_busy_deals()
         self.fill()
-        while self.inflight:
-            try:
-                done = wait(list(self.inflight), timeout=POLL_S, return_when="FIRST_COMPLETED").done
-            except TimeoutError:
+        while self.inflight or self.queue:
+            if self.inflight:
+                try:
+                    done = wait(list(self.inflight), timeout=POLL_S, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    done = set()
+            else:  # every waiting job's deal is still being played by a match not ours: look again soon
+                time.sleep(POLL_S)
                 done = set()
             self.tick()
             self.check_scheduler()
@@ -440,6 +493,8 @@ class _Runner:
             if not self.fit:
                 self.wait_for_workers()
             self.requeue_stranded()
+            if self.queue.held:
+                self.hold_busy_deals()
             self.fill()
 
     def check_scheduler(self) -> None:
@@ -450,6 +505,7 @@ class _Runner:
         job, _ = self.inflight.pop(future)
         if future.status == "finished":
             played: Played = future.result()
+            self.queue.done(job)  # its match is over and its bots are dead: the deal's next job may go
             if job.index in self.stored:
                 return  # never store a match from two attempts
             self.stored.add(job.index)
@@ -469,6 +525,7 @@ class _Runner:
             self.client.run(prepare_worker, self.wanted, self.blobs, workers=[error.args[0]], on_error="return")
             self.submit(job)
         else:
+            self.queue.done(job)
             self.stored.add(job.index)
             yield JobResult(job.index, 1, None, f"on the cluster: {type(error).__name__}: {error}")
 
@@ -505,13 +562,14 @@ class Connection:
         self.client, self._local = connect(address, security)
 
     def play(self, todo: list[MatchJob], stats: ClusterStats, notify: Callable[[str], None] = say,
-             tick: Callable[[], None] = lambda: None) -> Generator[JobResult, None, None]:
+             tick: Callable[[], None] = lambda: None, one_per_deal: bool = True
+             ) -> Generator[JobResult, None, None]:
         """Play ``todo`` and yield each result once, in completion order; closing the generator cancels the
         matches in flight. ``tick`` is called between waits of at most :data:`POLL_S`. Workers are checked (again) at the start of each play; bots they hold are not sent
         twice to the same worker process (they unpack only what their cache lacks)."""
         if not todo:
             return
-        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify, tick)
+        runner = _Runner(self.client, todo, requirements(todo[0].sandbox), stats, notify, tick, one_per_deal)
         try:
             yield from runner.run()
         except (OSError, TimeoutError, CancelledError) as error:

@@ -1,11 +1,14 @@
 """Where match jobs run: a local process pool or a Dask cluster, behind one small interface.
 
-A :class:`Player` plays a batch of jobs and yields each result once, in completion order; closing the generator
-early (a stop, a verdict that needs no more matches) kills or cancels what is still in flight, and the player can
-play the next batch afterwards. ``tick`` is called at least every :data:`TICK_S` while the player waits, so its
-caller can renew a lease and notice a stop. This is the only module that starts match worker processes
-(:class:`LocalPool`); arena/run/cluster.py is the only one that talks to Dask (:class:`DaskCluster` holds its
-connection). Who plays next and what is stored is arena/run/loop.py's business, not the player's.
+A :class:`Player` plays a batch of jobs and yields each result once, in completion order, never playing two jobs of
+one deal at once (both players hand jobs out through arena/run/dispatch.py's
+:class:`~arena.run.dispatch.DealQueue`: a bot never has a copy of itself at another seat of the deal it plays);
+closing the generator early (a stop, a verdict that needs no more matches) kills or cancels what is still in
+flight, and the player can play the next batch afterwards. ``tick`` is called at least every :data:`TICK_S` while
+the player waits, so its caller can renew a lease and notice a stop. This is the only module that starts match
+worker processes (:class:`LocalPool`); arena/run/cluster.py is the only one that talks to Dask
+(:class:`DaskCluster` holds its connection). Who plays next and what is stored is arena/run/loop.py's business, not
+the player's.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.pool
 import os
+import queue
 import signal
 import threading
 import time
@@ -23,6 +27,7 @@ from typing import Protocol
 
 from arena import procfs
 from arena.run.cluster import ClusterError, ClusterStats, Connection, SchedulerLost, say
+from arena.run.dispatch import DealQueue
 from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_job, worker_started
 
 TICK_S = 0.5
@@ -47,7 +52,8 @@ class Player(Protocol):
         ...
 
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
-        """Each job's result once, in any order; closing early stops what is in flight."""
+        """Each job's result once, in any order, no two jobs of one deal in flight at once (arena/run/dispatch.py);
+        closing early stops what is in flight."""
         ...
 
     def close(self) -> None:
@@ -60,28 +66,48 @@ class LocalPool:
 
     Workers are born with the stop signals blocked and Ctrl-C ignored (so a stop while they import is neither lost
     nor a traceback in each), die with this process (PDEATHSIG), and are killed, stragglers included, when a batch
-    is cut short."""
+    is cut short. Jobs are handed out by a :class:`~arena.run.dispatch.DealQueue`, one per worker: no two of one
+    deal play at once."""
 
     stats = None
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, one_per_deal: bool = True) -> None:
         self.workers = workers
+        self.one_per_deal = one_per_deal
+        """False only to measure what the deal exclusion costs (bench/serial.py) or to show that its test fails."""
         self._pool: multiprocessing.pool.Pool | None = None
 
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
         if not jobs:
             return
         pool = self._start(min(self.workers, len(jobs)))
-        results = pool.imap_unordered(run_job, jobs)
+        deals = DealQueue(jobs, self.one_per_deal, self.workers)
+        back: queue.SimpleQueue[JobResult | BaseException] = queue.SimpleQueue()
+        in_flight: dict[int, MatchJob] = {}
+
+        def send() -> None:
+            # One job per worker, no more: a job queued in the pool would start whenever a worker frees, beside
+            # whatever plays then, so only what the dispatcher hands out now may be in the pool.
+            while len(in_flight) < self.workers and (job := deals.take()) is not None:
+                in_flight[job.index] = job
+                pool.apply_async(run_job, (job,), callback=back.put, error_callback=back.put)
+
         finished = False
         try:
+            send()
             for _ in jobs:
                 while True:
                     try:
-                        result = results.next(timeout=TICK_S)
+                        result = back.get(timeout=TICK_S)
                         break
-                    except multiprocessing.TimeoutError:
+                    except queue.Empty:
                         tick()
+                if isinstance(result, BaseException):
+                    raise result
+                # The result is back, so its worker's match is over and its bots are dead: its deal is free. The
+                # next jobs go before the result is stored, so no worker waits for the store.
+                deals.done(in_flight.pop(result.index))
+                send()
                 yield result
             finished = True
         finally:
@@ -129,8 +155,10 @@ class DaskCluster:
     does). Each attempt and loss is told to ``notify``."""
 
     def __init__(self, address: str, notify: Callable[[str], None] | None = None,
-                 patience: float | None = RECONNECT_PATIENCE_S) -> None:
+                 patience: float | None = RECONNECT_PATIENCE_S, one_per_deal: bool = True) -> None:
         self.address = address
+        self.one_per_deal = one_per_deal
+        """False only to measure what the deal exclusion costs or to show that its test fails."""
         self.stats: ClusterStats | None = ClusterStats(address)
         self.notify = notify
         self.patience = patience
@@ -147,7 +175,7 @@ class DaskCluster:
             try:
                 if self._connection is None:
                     self._connection = Connection(self.address)
-                played = self._connection.play(list(left.values()), self.stats, notify, tick)
+                played = self._connection.play(list(left.values()), self.stats, notify, tick, self.one_per_deal)
                 try:
                     for result in played:
                         del left[result.index]
