@@ -62,7 +62,9 @@ POLL_S = 0.5
 CACHE_ENV = "ARENA_BOT_CACHE"
 """Where a worker keeps unpacked bots (default: ``arena-bots-UID`` in the system's temporary directory)."""
 CHECKED_GUARANTEES = ("filesystem", "network", "proc_and_signals", "scratch_cap", "processes", "per_bot_uid",
-                      "memory_limit_fault", "tree_kill")
+                      "memory_limit_fault", "tree_kill", "no_shared_locks")
+"""What a worker's process sandbox must guarantee where the runner's does: a worker without the channel rules
+(no_shared_locks) would let two bots it plays at once talk through locks, so it is refused like one without bwrap."""
 
 
 class ClusterError(RuntimeError):
