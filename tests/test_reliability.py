@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.site import data
+from arena.stats.standings import standings as read_standings
 from arena.store import LeaseHeldError, Store
 from tests.sigint import default_sigint
 from tests.test_tournament import ROOT, write_config
@@ -89,7 +90,7 @@ def results(db: Path, name: str = "t") -> tuple[list[dict[str, object]], list[tu
     store = Store(db, readonly=True)
     try:
         tid = store.tournament(name)["id"]
-        standings = [line.to_dict(rank) for rank, line in enumerate(store.standings(tid), 1)]
+        standings = [line.to_dict(rank) for rank, line in enumerate(read_standings(store, tid), 1)]
         seats = [(m["index"], p["bot"], p["place"], p["score"]) for m in store.match_list(tid) for p in m["players"]]
     finally:
         store.close()

@@ -15,6 +15,7 @@ from arena.cli.main import main
 from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination, reason_of, termination_of
 from arena.game.rules import Rules
 from arena.schedule import make_schedule
+from arena.stats.standings import standings
 from arena.store import MIGRATIONS, Store
 
 RULES = Rules(threshold=40, penalty=25)
@@ -63,7 +64,7 @@ def test_a_match_result_round_trips_through_the_store(tmp_path: Path) -> None:
     # What crosses from a tournament worker to the runner is picklable and comes back equal.
     assert pickle.loads(pickle.dumps(result)) == result
     # The standings still count faults by kind.
-    faults = {line.name: dict(line.faults) for line in reopened.standings(tid)}
+    faults = {line.name: dict(line.faults) for line in standings(reopened, tid)}
     assert faults[result.players[1].name] == {"invalid": 1} and faults[result.players[2].name] == {"limit": 1}
 
 
@@ -190,9 +191,9 @@ def test_a_league_store_from_before_league_activity_is_read_and_migrated(tmp_pat
                         [(match, seat, bot) for seat, bot in enumerate(bots)])
     old.close()
     read = Store(path, readonly=True)  # a reader does not migrate: every bot counts as in the field
-    assert [line.active for line in read.standings(1)] == [True, True, True]
+    assert [line.active for line in standings(read, 1)] == [True, True, True]
     read.close()
     store = Store(path)
     assert [row["entered_group"] for row in store.bots(1)] == [0, 0, 2]  # each from its first group
-    assert [line.active for line in store.standings(1)] == [True, True, True]
+    assert [line.active for line in standings(store, 1)] == [True, True, True]
     store.close()
