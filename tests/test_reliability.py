@@ -257,6 +257,19 @@ def test_a_lease_names_its_holder_and_expires_when_not_renewed(tmp_path: Path) -
     store.acquire("t")
 
 
+def test_a_lease_of_a_reused_pid_is_free(tmp_path: Path) -> None:
+    # The holder's pid now names another process (this one, started at another time): the holder is gone.
+    store = Store(tmp_path / "a.db")
+    other = Store(tmp_path / "a.db")
+    store.acquire("t")
+    store.db.execute("UPDATE leases SET started = started - 1 WHERE tournament = 't'")
+    other.acquire("t")
+    # A lease taken before start times were kept (none stored) is checked by its pid alone, as it was.
+    other.db.execute("UPDATE leases SET started = NULL WHERE tournament = 't'")
+    with pytest.raises(LeaseHeldError, match=rf"tournament t is being run by PID {os.getpid()} on "):
+        store.acquire("t")
+
+
 @pytest.fixture
 def read_only(tmp_path: Path) -> Iterator[Path]:
     """A read-only view (a read-only bind mount: root ignores file modes) of a directory to put a store in."""

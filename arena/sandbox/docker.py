@@ -78,6 +78,8 @@ LABEL = "arena.bot"
 """Every container we create carries ``arena.bot=1``, so that stale ones can be found and removed."""
 RUN_LABEL = "arena.run"
 RUNNER_LABEL = "arena.runner"
+"""The runner that created the container, as :class:`arena.procfs.Owner`'s ``host:pid:start time``: the stale sweep
+removes the containers of a runner that no longer runs."""
 WARM_LABEL = "arena.warm"
 """On containers started ahead of their bot's launch (:class:`WarmPool`)."""
 """``host:pid:starttime`` of the runner process that created the container; a stale container's runner is gone."""
@@ -319,25 +321,6 @@ class DockerBot(BotProcess):
         return self._exit
 
 
-def _runner_identity(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
-
-
-def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot, so a reused pid does not look like the old runner."""
-    info = procfs.stat(pid)
-    return "gone" if info is None else str(info.start_time)
-
-
-def _runner_alive(identity: str) -> bool:
-    host, _, rest = identity.partition(":")
-    pid, _, started = rest.partition(":")
-    if host != socket.gethostname():
-        return True  # another machine's runner on a shared engine: not ours to judge
-    return pid.isdigit() and _start_time(int(pid)) == started
-
-
 def runtime_mounts() -> list[Mount]:
     """Read-only binds of the host's runtime into the runtime image (top-level symlinks are in the image)."""
     mounts = []
@@ -429,7 +412,7 @@ def remove_stale(client: docker.DockerClient) -> list[str]:
         # ignore_removed: the listing inspects each container after listing them all, and another runner may
         # remove one in between (a 404 then failed the whole sweep).
         for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True):
-            if _runner_alive(container.labels.get(RUNNER_LABEL, "")):
+            if procfs.owner_alive(procfs.Owner.parse(container.labels.get(RUNNER_LABEL, ""))):
                 continue
             try:
                 container.remove(force=True)
@@ -592,7 +575,7 @@ class DockerSandbox(Sandbox):
         self.runtime_image = runtime_image
         self.cpus = cpus
         self.run_id = uuid.uuid4().hex[:12]
-        self.identity = _runner_identity()
+        self.identity = str(procfs.owner())
         self._runtime_ready = False
         self._lock = threading.Lock()
         self._serial = 0

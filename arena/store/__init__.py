@@ -242,20 +242,20 @@ class Store:
         """Hold ``tournament`` for this process, or raise :class:`LeaseHeldError` naming the live holder.
 
         A holder is dead when its lease expired (it stopped renewing it), or at once when it is a process of this
-        host that no longer runs."""
-        import socket  # here: a lease is taken by a runner, never by a command that only reads
-        import uuid
+        host that no longer runs (:func:`arena.procfs.owner_alive`: a reused pid does not pass for it)."""
+        import uuid  # here: a lease is taken by a runner, never by a command that only reads
 
-        host, pid = socket.gethostname(), os.getpid()
+        me = procfs.owner()
         with self.atomic() as db:
             held = db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
-            if held is not None and held["expires"] > time.time() and not (
-                    held["host"] == host and not procfs.running(held["pid"])):
+            if held is not None and held["expires"] > time.time() and procfs.owner_alive(procfs.Owner(
+                    held["host"], held["pid"], held["started"])):
                 raise LeaseHeldError(f"tournament {tournament} is being run by PID {held['pid']} on {held['host']} "
                                      f"since {held['since']}")
-            lease = Lease(tournament, uuid.uuid4().hex, host, pid, _now())
-            db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?)",
-                       (tournament, lease.token, host, pid, lease.since, time.time() + seconds))
+            lease = Lease(tournament, uuid.uuid4().hex, me.host, me.pid, _now())
+            db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
         return lease
 
     def renew(self, lease: Lease, seconds: float = LEASE_SECONDS) -> None:

@@ -139,4 +139,9 @@ MIGRATIONS: list[tuple[str, str]] = [
                                config = json_remove(config, '$.seed');
         CREATE INDEX matches_not_done ON matches (tournament_id, grp) WHERE status != 'done';
     """),
+    # Which process holds a lease, named so that a reused pid does not pass for it (arena/procfs.py's Owner): its
+    # start time. A lease taken before has none: its pid alone is checked, as it was.
+    ("0008_lease_owners", """
+        ALTER TABLE leases ADD COLUMN started INTEGER;
+    """),
 ]
