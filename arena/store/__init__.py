@@ -40,6 +40,7 @@ from arena.store.connection import _Connection, _Cursor
 from arena.store.connection import disk_full as disk_full
 from arena.store.connection import nearly_full as nearly_full
 from arena.store.schema import MIGRATIONS as MIGRATIONS
+from arena.store.schema import MOVED
 
 DONE_SEATS = "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'"
 """The seats of a tournament's finished matches (its id the one parameter), for a query to add to."""
@@ -219,13 +220,23 @@ class Store:
             self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         elif "_migrations" not in tables:
             raise StoreError(f"{self.path}: not a usable arena store (an SQLite file without arena's tables)")
+        self.migrate(MIGRATIONS)
+
+    def migrate(self, migrations: Sequence[tuple[str, str]], prefix: str = "") -> None:
+        """Apply the named scripts of a migration set, in order, that the store has not: the store's own
+        (:data:`MIGRATIONS`), or another room's over tables of its own (arena/server/authors.py's), whose names
+        start with ``prefix``; each atomically with its record in ``_migrations``. A name of the set that this arena
+        does not know means a newer arena wrote the store: :class:`StoreError`. A read-only store is only
+        checked."""
         applied = {row["name"] for row in self.db.execute("SELECT name FROM _migrations")}
-        known = {name for name, _ in MIGRATIONS}
-        if applied - known:
-            raise StoreError(f"{self.path}: written by a newer arena (migrations {sorted(applied - known)})")
+        known = {name for name, _ in migrations}
+        ours = {name for name in applied
+                if (name.startswith(prefix) if prefix else "/" not in name and name not in MOVED)}
+        if ours - known:
+            raise StoreError(f"{self.path}: written by a newer arena (migrations {sorted(ours - known)})")
         if self.readonly:
             return  # a reader of an older store reads what there is; the next run migrates it
-        for name, script in MIGRATIONS:
+        for name, script in migrations:
             if name in applied:
                 continue
             with self.atomic() as db:

@@ -1,5 +1,7 @@
 """The results store's schema: named, ordered migrations (:class:`arena.store.Store` applies each atomically with
-its record in ``_migrations``). A migration once released is never edited: a change is a new one at the end."""
+its record in ``_migrations``). A migration once released is never edited: a change is a new one at the end. Another
+room's tables have a set of their own beside their queries (the league server's authors: arena/server/authors.py),
+recorded in the same ``_migrations``."""
 
 from __future__ import annotations
 
@@ -89,30 +91,7 @@ MIGRATIONS: list[tuple[str, str]] = [
             expires REAL NOT NULL
         ) STRICT;
     """),
-    # League server: authors (token hashes only), who owns which bot name, and accepted submissions (rate limit).
-    ("0004_league_authors", """
-        CREATE TABLE authors (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            token_hash TEXT NOT NULL UNIQUE,
-            created_at TEXT NOT NULL,
-            revoked_at TEXT
-        ) STRICT;
-        CREATE TABLE bot_owners (
-            bot_name TEXT PRIMARY KEY,
-            author_id INTEGER NOT NULL REFERENCES authors(id),
-            claimed_at TEXT NOT NULL
-        ) STRICT;
-        CREATE TABLE submissions (
-            id INTEGER PRIMARY KEY,
-            author_id INTEGER NOT NULL REFERENCES authors(id),
-            bot_name TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            files_hash TEXT NOT NULL,
-            accepted_at REAL NOT NULL
-        ) STRICT;
-        CREATE INDEX submissions_by_author ON submissions (author_id, accepted_at);
-    """),
+    # 0004_league_authors, the league server's author tables, is arena/server/authors.py's now (MOVED).
     # A league's bots come and go: the group number at which each entered and, once it has, left the field
     # (NULL, NULL for a tournament's bots, which play throughout). The matchmaker's fair shares and the standings'
     # marks of inactive versions are read from them. A bot already in a store entered at its first group (whether
@@ -145,3 +124,6 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE leases ADD COLUMN started INTEGER;
     """),
 ]
+MOVED: dict[str, str] = {"0004_league_authors": "arena.server.authors"}
+"""Migrations that were the store's and belong to a set of their own now, under the same name, so that a store made
+before has them applied (:meth:`arena.store.Store.migrate`): the module whose set each is in."""
