@@ -76,6 +76,22 @@ class Owner:
         pid, _, started = rest.partition(":")
         return cls(host, int(pid) if pid.isdigit() else 0, int(started) if started.isdigit() else None)
 
+    @property
+    def tag(self) -> str:
+        """``pid-start``: the owner in the name of a file it leaves on this host (a stage beside a site)."""
+        return f"{self.pid}-{'gone' if self.start_time is None else self.start_time}"
+
+    @classmethod
+    def from_tag(cls, text: str) -> Owner | None:
+        """:attr:`tag`'s text back as an owner of this host (a bare pid, as names had them before, has no start
+        time); None when it names no process."""
+        import socket
+
+        pid, _, started = text.partition("-")
+        if not pid.isdigit():
+            return None
+        return cls(socket.gethostname(), int(pid), int(started) if started.isdigit() else None)
+
 
 def owner(pid: int | None = None) -> Owner:
     """This process (or ``pid``, of this host) as an :class:`Owner`."""

@@ -36,3 +36,13 @@ def test_a_finished_owner_is_gone_and_another_hosts_cannot_be_judged() -> None:
     # What a malformed record names: on this host, no process; a record without a host, another host's.
     assert not procfs.owner_alive(procfs.Owner.parse(f"{socket.gethostname()}:x:1"))
     assert procfs.owner_alive(procfs.Owner.parse(""))
+
+
+def test_a_files_tag_names_its_owner_on_this_host() -> None:
+    me = procfs.owner()
+    assert procfs.Owner.from_tag(me.tag) == me and procfs.owner_alive(me)
+    assert me.start_time is not None
+    reused = procfs.Owner.from_tag(f"{me.pid}-{me.start_time + 1}")
+    assert reused is not None and not procfs.owner_alive(reused)
+    assert procfs.Owner.from_tag(str(me.pid)) == procfs.Owner(me.host, me.pid, None)  # a name from before
+    assert procfs.Owner.from_tag("notes") is None
