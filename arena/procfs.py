@@ -1,5 +1,7 @@
 """Reading /proc: the one parser of ``/proc/PID/stat`` and the few other process facts the sandboxes, the stale
-sweeps, the store's lease and the runner need (uids, environments, capabilities, whether a pid still runs)."""
+sweeps, the store's lease and the runner need (uids, environments, capabilities, whether a pid still runs), and the
+one check of whether the process that left something behind (a lease, a container) still runs: :func:`owner` and
+:func:`owner_alive`."""
 
 from __future__ import annotations
 
@@ -51,6 +53,67 @@ def running(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie has finished: it only waits to be reaped)."""
     info = stat(pid)
     return info is not None and info.running
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A process named so that a reused pid does not pass for it: its host, its pid and its start time."""
+
+    host: str
+    pid: int
+    start_time: int | None
+    """Clock ticks after boot (:attr:`Stat.start_time`); None when the record that named it did not keep one (then
+    the pid alone is checked)."""
+
+    def __str__(self) -> str:
+        """``host:pid:start`` (what :meth:`parse` reads back)."""
+        return f"{self.host}:{self.pid}:{'gone' if self.start_time is None else self.start_time}"
+
+    @classmethod
+    def parse(cls, text: str) -> Owner:
+        """:meth:`__str__`'s text back; a pid that is not a number names no process (pid 0)."""
+        host, _, rest = text.partition(":")
+        pid, _, started = rest.partition(":")
+        return cls(host, int(pid) if pid.isdigit() else 0, int(started) if started.isdigit() else None)
+
+    @property
+    def tag(self) -> str:
+        """``pid-start``: the owner in the name of a file it leaves on this host (a stage beside a site)."""
+        return f"{self.pid}-{'gone' if self.start_time is None else self.start_time}"
+
+    @classmethod
+    def from_tag(cls, text: str) -> Owner | None:
+        """:attr:`tag`'s text back as an owner of this host (a bare pid, as names had them before, has no start
+        time); None when it names no process."""
+        import socket
+
+        pid, _, started = text.partition("-")
+        if not pid.isdigit():
+            return None
+        return cls(socket.gethostname(), int(pid), int(started) if started.isdigit() else None)
+
+
+def owner(pid: int | None = None) -> Owner:
+    """This process (or ``pid``, of this host) as an :class:`Owner`."""
+    import socket  # here: only what leaves something behind (a runner, a sandbox) names its owner
+
+    pid = os.getpid() if pid is None else pid
+    info = stat(pid)
+    return Owner(socket.gethostname(), pid, None if info is None else info.start_time)
+
+
+def owner_alive(who: Owner) -> bool:
+    """Whether the process ``who`` names still runs: a process of another host cannot be checked from here (it is
+    taken as alive: its record's other means, an expiry, decide); one of this host runs when its pid is a live
+    process that started when ``who`` says (a reused pid started later)."""
+    import socket
+
+    if who.host != socket.gethostname():
+        return True
+    if who.pid <= 0:
+        return False
+    info = stat(who.pid)
+    return info is not None and info.running and (who.start_time is None or info.start_time == who.start_time)
 
 
 def all_pids() -> list[int]:

@@ -59,6 +59,7 @@ from arena.run.league import League, tally_from_store
 from arena.run.matchmaking import Tally, choose_groups, spread
 from arena.schedule import make_schedule
 from arena.stats.confidence import confidence
+from arena.stats.standings import seat_results, standings
 from arena.store import Store, is_active
 
 SAMPLES = ROOT / "sample_bots"
@@ -149,7 +150,7 @@ def upload(registry: Registry, name: str, source: str, declare_at: int | None = 
 
 def order_of(store: Store, tid: int, names: Sequence[str] | None = None) -> list[str]:
     """The standings' order (the store's own ordering), of ``names`` only if given."""
-    return [line.name for line in store.standings(tid) if names is None or line.name in names]
+    return [line.name for line in standings(store, tid) if names is None or line.name in names]
 
 
 def round_robin(store: Store, league_tid: int, players: int, repeats: int, seed: int) -> dict[str, Any]:
@@ -163,8 +164,8 @@ def round_robin(store: Store, league_tid: int, players: int, repeats: int, seed:
     tid = store.create_tournament("round-robin", config, "0" * 64, [spec.to_dict() for spec in specs], schedule)
     for match in schedule:
         store.record_match(tid, match.index, play([specs[slot] for slot in match.bots], match.seed, Rules()), 1)
-    sure = confidence(store.seat_results(tid), [line.bot_id for line in store.standings(tid)])
-    table = store.standings(tid)
+    sure = confidence(seat_results(store, tid), [line.bot_id for line in standings(store, tid)])
+    table = standings(store, tid)
     order = [line.bot_id for line in table]
     above = sure.p_above_next(order)
     return {"matches": len(schedule), "order": [line.name for line in table],
@@ -211,7 +212,7 @@ def slow_bot(matches: int, arrive_at: int, turn_ms: int, players: int, seed: int
                                      lambda: upload(registry, "sloth", "greedy", sleep_ms=turn_ms))
             league._stop = stop
             loop.run(store, league, player, stop=stop)
-            table = {line.name: line.matches for line in store.standings(1)}
+            table = {line.name: line.matches for line in standings(store, 1)}
             store.close()
     finally:
         league_module.throttle_weights = weights

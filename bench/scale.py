@@ -52,7 +52,9 @@ from arena.run.matchmaking import choose_groups, closeness_of, spread
 from arena.schedule import make_schedule
 from arena.stats.confidence import confidence
 from arena.stats.ratings import RatingConfig
-from arena.store import Store, standings_with_confidence
+from arena.stats.standings import seat_columns, standings_with_confidence
+from arena.stats.standings import standings as read_standings
+from arena.store import Store
 
 PLAYERS = 4
 GROUPS_PER_BATCH = 8
@@ -157,10 +159,10 @@ def spearman(order: Sequence[int], truth: Sequence[float]) -> float:
 
 
 def standings(store: Store, tid: int, truth: Sequence[float]) -> dict[str, Any]:
-    """``arena standings --json``'s work (:meth:`Store.standings_and_confidence`, then the table), step by step,
-    in CPU seconds."""
-    seats, seat_read = timed(lambda: store.seat_columns(tid))
-    table, read = timed(lambda: store.standings(tid, seats=seats))
+    """``arena standings --json``'s work (arena/stats/standings.py's standings_and_confidence, then the table),
+    step by step, in CPU seconds."""
+    seats, seat_read = timed(lambda: seat_columns(store, tid))
+    table, read = timed(lambda: read_standings(store, tid, seats=seats))
     point = {line.bot_id: line.strength for line in table if line.strength is not None}
     sure, boot = timed(lambda: confidence(seats, [line.bot_id for line in table], point=point))
     lines, shown = timed(lambda: standings_with_confidence(table, sure))
@@ -188,7 +190,7 @@ def league_batch(store: Store, tid: int, seed: int) -> dict[str, Any]:
     _, choose = timed(lambda: choose_groups(tally, active, GROUPS_PER_BATCH, rng))
     _, spread_cost = timed(lambda: spread(tally, active))
     upto = closeness_checkpoint(store.schedule_end(tid)[1])
-    sure, sure_cost = timed(lambda: confidence(store.seat_columns(tid, before_group=upto), sorted(active),
+    sure, sure_cost = timed(lambda: confidence(seat_columns(store, tid, before_group=upto), sorted(active),
                                                resamples=100, seed=upto))
     close = closeness_of(sure.p_above, active)
     # The next batch with the closeness: its look-ups are what each pair's P(above) costs when first asked.

@@ -93,6 +93,7 @@ def request_costs(db: Path, registry_dir: Path, league: str) -> dict[str, float]
     store the server just used."""
     from arena.registry.versions import Registry
     from arena.server.views import Views
+    from arena.stats.standings import standings
     from arena.store import Store
 
     def cpu_ms(call: Any, count: int = 30) -> float:
@@ -108,7 +109,7 @@ def request_costs(db: Path, registry_dir: Path, league: str) -> dict[str, float]
     views = Views(db, registry)
     try:
         return {"open_store": cpu_ms(lambda: Store(db, readonly=True).close()),
-                "standings": cpu_ms(lambda: store.standings(row["id"])),
+                "standings": cpu_ms(lambda: standings(store, row["id"])),
                 "read_registry": cpu_ms(lambda: [registry.versions(name) for name in registry.names()]),
                 "cached_answer": cpu_ms(lambda: views.cached("bots", (views.refresh(), views.registry_signature()),
                                                             lambda: b""), 300)}

@@ -51,6 +51,7 @@ from arena.match.protocol import Limits, encode, tell, turn_line
 from arena.schedule import make_schedule
 from arena.site.render import build_site
 from arena.stats.ratings import RatingConfig, rate_all
+from arena.stats.standings import rated_matches
 from arena.store import Store
 
 FAULT_CHANCE = 0.01
@@ -163,7 +164,7 @@ def own_log(log: Path, index: int) -> Path:
 
 
 def rate(store: Store, tid: int) -> None:
-    _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
+    _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), RatingConfig())
     store.finish(tid, history)
 
 

@@ -22,6 +22,7 @@ from arena.game.rules import Rules
 from arena.match.matchlog import FORMAT, MatchLog
 from arena.schedule import make_schedule
 from arena.stats.ratings import RatingConfig, rate_all
+from arena.stats.standings import rated_matches
 from arena.store import Store
 
 RULES = {"threshold": 30}
@@ -113,7 +114,7 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
         store.record_match(tid, scheduled.index, MatchResult(
             scheduled.seed, rules, match.outcome.termination, match.round, sum(st.turns for st in stats), seats,
             0.01, log_path if logs else None), 1)
-    _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), RatingConfig())
+    _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), RatingConfig())
     store.finish(tid, history)
     return tid
 

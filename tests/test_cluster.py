@@ -23,6 +23,7 @@ from arena.bots.manifest import load_bot
 from arena.match import matchview
 from arena.run.config import load_config
 from arena.run.tournament import run_tournament
+from arena.stats.standings import standings as read_standings
 from arena.store import Store
 
 # Found, not imported: importing Dask costs every test worker half a CPU second while it collects.
@@ -48,7 +49,7 @@ def results(db: Path) -> tuple[list[dict], list[dict]]:
     """The standings and every match's result (not its timing), as stored."""
     store = Store(db)
     tid = store.latest_tournament()["id"]
-    standings = [line.to_dict(rank) for rank, line in enumerate(store.standings(tid), 1)]
+    standings = [line.to_dict(rank) for rank, line in enumerate(read_standings(store, tid), 1)]
     matches = [{key: value for key, value in match.items() if key not in ("id", "duration_s")}
                for match in store.match_list(tid)]
     return standings, matches

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.run.loop import Progress
 from arena.stats.confidence import BotConfidence, Confidence, GroupPlace, PAbove, SeatColumns, confidence
+from arena.stats.standings import rating_history, seat_columns, seat_results, standings_and_confidence
 from tests.sitestore import make_store
 
 
@@ -200,7 +201,7 @@ def test_seat_columns_and_a_given_fit_give_the_same_confidence() -> None:
 def test_the_stores_standings_and_confidence_come_from_one_read_and_one_fit(tmp_path: Path) -> None:
     store = make_store(tmp_path, bots=("a", "b", "c", "d", "e"), players=3, repeats=3)  # every 5th match faulted
     tid = 1
-    table, sure = store.standings_and_confidence(tid)
+    table, sure = standings_and_confidence(store, tid)
     # The totals SQLite sums are those of the stored matches recounted seat by seat, the ratings the latest.
     recount: dict[str, Counter[str]] = {}
     faults: dict[str, Counter[str]] = {}
@@ -211,7 +212,7 @@ def test_the_stores_standings_and_confidence_come_from_one_read_and_one_fit(tmp_
             counts.update(matches=1, wins=seat.place == 1, place_sum=seat.place, points=seat.stats.points,
                           rounds=seat.stats.rounds, ok=seat.stats.declares_ok, failed=seat.stats.declares_failed)
             faults.setdefault(seat.name, Counter()).update([seat.fault.kind.value] if seat.fault else [])
-    history = store.rating_history(tid)
+    history = rating_history(store, tid)
     assert sum(faults.values(), Counter()).total() > 0
     for line in table:
         counts = recount[line.name]
@@ -220,12 +221,12 @@ def test_the_stores_standings_and_confidence_come_from_one_read_and_one_fit(tmp_
                                                                         "rounds", "ok", "failed"))
         assert line.faults == faults[line.name] and line.rating == history[line.bot_id][-1][1]
     # The confidence is the one of the stored seats: the same order, intervals and P(above).
-    alone = confidence(store.seat_results(tid), [line.bot_id for line in table])
+    alone = confidence(seat_results(store, tid), [line.bot_id for line in table])
     assert sure.order() == alone.order() == [line.bot_id for line in table]
     assert [(line.rank_low, line.rank_high) for line in sure.bots] == [(line.rank_low, line.rank_high)
                                                                          for line in alone.bots]
     assert sure.p_above_next() == alone.p_above_next()
     # What the league's matchmaker reads: the seats of the groups before a checkpoint.
-    seats = store.seat_results(tid)
-    assert 0 < len(store.seat_columns(tid, before_group=3)) < len(seats)
-    assert store.seat_columns(tid, before_group=3).results() == [seat for seat in seats if seat.group < 3]
+    seats = seat_results(store, tid)
+    assert 0 < len(seat_columns(store, tid, before_group=3)) < len(seats)
+    assert seat_columns(store, tid, before_group=3).results() == [seat for seat in seats if seat.group < 3]

@@ -129,6 +129,16 @@ def test_arena_has_no_import_cycle_and_no_arrow_up() -> None:
     assert arrows_up(graph, FLOORS) == []
 
 
+def test_the_store_imports_nothing_from_the_statistics() -> None:
+    # The store does SQL and nothing else: the standings' statistics read it (arena/stats/standings.py), never the
+    # other way round, though the floors alone would allow it.
+    graph = import_graph()
+    store = {name: targets for name, targets in graph.items() if room(name) == "arena.store"}
+    assert "arena.store.schema" in store
+    assert sorted(f"{name} -> {target}" for name, targets in store.items() for target in targets
+                  if room(target) == "arena.stats") == []
+
+
 def test_the_top_of_the_package_holds_few_modules() -> None:
     top = sorted(path.name for path in ARENA.glob("*.py"))
     assert len(top) <= 12, top

@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.site import data
+from arena.stats.standings import standings as read_standings
 from arena.store import LeaseHeldError, Store
 from tests.sigint import default_sigint
 from tests.test_tournament import ROOT, write_config
@@ -89,7 +90,7 @@ def results(db: Path, name: str = "t") -> tuple[list[dict[str, object]], list[tu
     store = Store(db, readonly=True)
     try:
         tid = store.tournament(name)["id"]
-        standings = [line.to_dict(rank) for rank, line in enumerate(store.standings(tid), 1)]
+        standings = [line.to_dict(rank) for rank, line in enumerate(read_standings(store, tid), 1)]
         seats = [(m["index"], p["bot"], p["place"], p["score"]) for m in store.match_list(tid) for p in m["players"]]
     finally:
         store.close()
@@ -254,6 +255,19 @@ def test_a_lease_names_its_holder_and_expires_when_not_renewed(tmp_path: Path) -
     other.renew(taken)
     other.release(taken)
     store.acquire("t")
+
+
+def test_a_lease_of_a_reused_pid_is_free(tmp_path: Path) -> None:
+    # The holder's pid now names another process (this one, started at another time): the holder is gone.
+    store = Store(tmp_path / "a.db")
+    other = Store(tmp_path / "a.db")
+    store.acquire("t")
+    store.db.execute("UPDATE leases SET started = started - 1 WHERE tournament = 't'")
+    other.acquire("t")
+    # A lease taken before start times were kept (none stored) is checked by its pid alone, as it was.
+    other.db.execute("UPDATE leases SET started = NULL WHERE tournament = 't'")
+    with pytest.raises(LeaseHeldError, match=rf"tournament t is being run by PID {os.getpid()} on "):
+        store.acquire("t")
 
 
 @pytest.fixture

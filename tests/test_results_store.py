@@ -9,13 +9,16 @@ import pickle
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination, reason_of, termination_of
 from arena.game.rules import Rules
 from arena.schedule import make_schedule
-from arena.store import MIGRATIONS, Store
+from arena.server import authors
+from arena.stats.standings import standings
+from arena.store import MIGRATIONS, Store, StoreError
 
 RULES = Rules(threshold=40, penalty=25)
 BOTS = [{"name": name, "directory": f"/bots/{name}", "files_hash": f"{i:064x}"} for i, name in
@@ -63,7 +66,7 @@ def test_a_match_result_round_trips_through_the_store(tmp_path: Path) -> None:
     # What crosses from a tournament worker to the runner is picklable and comes back equal.
     assert pickle.loads(pickle.dumps(result)) == result
     # The standings still count faults by kind.
-    faults = {line.name: dict(line.faults) for line in reopened.standings(tid)}
+    faults = {line.name: dict(line.faults) for line in standings(reopened, tid)}
     assert faults[result.players[1].name] == {"invalid": 1} and faults[result.players[2].name] == {"limit": 1}
 
 
@@ -173,7 +176,8 @@ def test_a_league_store_from_before_league_activity_is_read_and_migrated(tmp_pat
     path = tmp_path / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
     old.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for name, script in MIGRATIONS[:4]:  # the schema a league server wrote before 0005_league_activity
+    # The schema a league server wrote before 0005_league_activity (0004 is the author tables' set's now).
+    for name, script in [*MIGRATIONS[:3], *authors.MIGRATIONS[:1]]:
         for statement in script.split(";"):
             if statement.strip():
                 old.execute(statement)
@@ -190,9 +194,64 @@ def test_a_league_store_from_before_league_activity_is_read_and_migrated(tmp_pat
                         [(match, seat, bot) for seat, bot in enumerate(bots)])
     old.close()
     read = Store(path, readonly=True)  # a reader does not migrate: every bot counts as in the field
-    assert [line.active for line in read.standings(1)] == [True, True, True]
+    assert [line.active for line in standings(read, 1)] == [True, True, True]
     read.close()
     store = Store(path)
     assert [row["entered_group"] for row in store.bots(1)] == [0, 0, 2]  # each from its first group
-    assert [line.active for line in store.standings(1)] == [True, True, True]
+    assert [line.active for line in standings(store, 1)] == [True, True, True]
     store.close()
+
+
+def old_store(path: Path, upto: str) -> sqlite3.Connection:
+    """A store as arena wrote it while the author tables were the store's migration 0004, through ``upto``."""
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for name, script in sorted([*MIGRATIONS, *authors.MIGRATIONS]):
+        if name > upto:
+            break
+        for statement in script.split(";"):
+            if statement.strip():
+                old.execute(statement)
+        old.execute("INSERT INTO _migrations VALUES (?, '2026-01-01T00:00:00Z')", (name,))
+    return old
+
+
+def test_a_store_with_the_author_tables_of_before_keeps_them_and_runs_nothing_again(tmp_path: Path) -> None:
+    path = tmp_path / "league.db"
+    old = old_store(path, "0007_deal_secrets")  # what the code before the author tables had a set of their own made
+    token = "t0ken"
+    old.execute("INSERT INTO authors VALUES (1, 'alice', ?, '2026-01-01T00:00:00Z', NULL)", (authors.token_hash(token),))
+    old.execute("INSERT INTO bot_owners VALUES ('alice-bot', 1, '2026-01-01T00:00:01Z')")
+    old.execute("INSERT INTO submissions VALUES (1, 1, 'alice-bot', 1, 'h', 1767225601.0)")
+    old.close()
+    read = Store(path, readonly=True)
+    assert [summary.to_dict()["bots"] for summary in authors.list_authors(read)] == [["alice-bot"]]
+    read.close()
+    store = Store(path)
+    alice = authors.authenticate(store, token)
+    assert alice is not None and alice.name == "alice" and authors.owner_of(store, "alice-bot") == "alice"
+    authors.record_acceptance(store, alice, "alice-bot", 2, "h2", 1767225602.0)
+    assert authors.submissions_of(store, "alice-bot") == {1: "alice", 2: "alice"}
+    applied = dict(store.db.execute("SELECT name, applied_at FROM _migrations").fetchall())
+    assert applied["0004_league_authors"] == "2026-01-01T00:00:00Z"  # not run again
+    assert sorted(applied) == sorted(name for name, _ in [*MIGRATIONS, *authors.MIGRATIONS])
+    store.close()
+
+
+def test_the_author_tables_come_with_their_first_use(tmp_path: Path) -> None:
+    path = tmp_path / "arena.db"
+    Store(path).close()
+    read = Store(path, readonly=True)
+    assert authors.list_authors(read) == [] and authors.authenticate(read, "x") is None  # no tables: no authors
+    assert read.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'authors'").fetchone() is None
+    store = Store(path)
+    token = authors.add_author(store, "bob")
+    assert authors.authenticate(read, token) is not None  # a reader sees them once a writer made them
+    assert "0004_league_authors" in {name for (name,) in store.db.execute("SELECT name FROM _migrations")}
+    store.db.execute("INSERT INTO _migrations VALUES ('authors/9999_from_the_future', '2030-01-01T00:00:00Z')")
+    store.close()
+    read.close()
+    reopened = Store(path)  # the store's own set does not judge another's names
+    with pytest.raises(StoreError, match="newer arena"):
+        authors.list_authors(reopened)
+    reopened.close()

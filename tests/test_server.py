@@ -31,6 +31,7 @@ import pytest
 from arena.bots.scaffold import scaffold
 from arena.registry.client import pack
 from arena.stats.ratings import RatingConfig, rate_all
+from arena.stats.standings import final_ratings, rated_matches
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -377,9 +378,9 @@ def test_a_bots_stderr_is_in_the_store_but_never_on_public_pages(server: Server)
         assert row is not None
         tid = row["id"]
         upto = store.db.execute("SELECT max(match_idx) FROM ratings WHERE tournament_id = ?", (tid,)).fetchone()[0]
-        rated = [match for match in store.rated_matches(tid) if match.index <= upto]
+        rated = [match for match in rated_matches(store, tid) if match.index <= upto]
         full, _ = rate_all([row["id"] for row in store.bots(tid)], rated, RatingConfig())
-        stored = store.final_ratings(tid)
+        stored = final_ratings(store, tid)
         store.db.execute("COMMIT")
     finally:
         store.close()

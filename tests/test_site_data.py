@@ -21,6 +21,7 @@ from arena.game.results import Reason, Termination
 from arena.match.matchlog import find_log
 from arena.site import data, render, replay, svg
 from arena.stats.ratings import Rating
+from arena.stats.standings import head_to_head, standings
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
@@ -54,7 +55,7 @@ def test_slugs_never_let_a_name_escape_its_directory() -> None:
 
 def test_tournament_page_standings_match_the_store(store: Store, snap: data.Snapshot) -> None:
     page = data.tournament_page(snap)
-    table = store.standings(snap.id, Rating(25.0, 25.0 / 3))
+    table = standings(store, snap.id, Rating(25.0, 25.0 / 3))
     assert [row.bot for row in page.standings] == [line.name for line in table]
     for row, line in zip(page.standings, table):
         assert row.rank == table.index(line) + 1
@@ -71,7 +72,7 @@ def test_tournament_page_standings_match_the_store(store: Store, snap: data.Snap
 
 def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, snap: data.Snapshot) -> None:
     page = data.tournament_page(snap)
-    h2h = store.head_to_head(snap.id)
+    h2h = head_to_head(store, snap.id)
     ids = {bot.name: bot.id for bot in snap.bots}
     names = [name for name, _ in page.head_to_head.bots]
     assert names == [row.bot for row in page.standings]
@@ -158,7 +159,7 @@ def test_bot_page(store: Store, snap: data.Snapshot) -> None:
     for seat in page.seats:
         places = [p.place for m in played for s, b, p in data.seated(m) if b == beta.id and s == seat.seat and p]
         assert seat.matches == len(places) and seat.mean_place == pytest.approx(sum(places) / len(places))
-    h2h = store.head_to_head(snap.id)
+    h2h = head_to_head(store, snap.id)
     for opponent in page.opponents:
         other = next(bot.id for bot in snap.bots if bot.name == opponent.bot)
         assert (opponent.above, opponent.shared) == h2h[(beta.id, other)]

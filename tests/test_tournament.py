@@ -21,6 +21,7 @@ from arena.run.config import ConfigError, load_config
 from arena.run.plan import identity_hash
 from arena.run.tournament import run_tournament
 from arena.sandbox.rlimits import ceiling
+from arena.stats.standings import rated_matches
 from arena.store import Store
 from tests.hostile import make_bot
 
@@ -132,7 +133,7 @@ def test_infrastructure_errors_are_retried_and_never_rated(tmp_path, monkeypatch
     rows = store.db.execute("SELECT status, attempts, error FROM matches").fetchall()
     assert {row["status"] for row in rows} == {"failed"} and {row["attempts"] for row in rows} == {2}
     assert all(row["error"] for row in rows)
-    assert store.rated_matches(report.tid) == []
+    assert rated_matches(store, report.tid) == []
     assert all(line.matches == 0 and line.rating.mu == 25 for line in report.standings)
     result = CliRunner().invoke(main, ["run", str(tmp_path / "t.yaml"), "--db", str(tmp_path / "a.db")])
     assert result.exit_code == 1 and "infrastructure" in result.stderr

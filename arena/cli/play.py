@@ -43,7 +43,8 @@ from arena.run.loop import Progress, RunReport
 from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
 from arena.site import live as live_site
-from arena.store import Store, disk_full, standings_with_confidence
+from arena.stats.standings import standings_and_confidence, standings_with_confidence
+from arena.store import Store, disk_full
 from arena.yamlfile import load_yaml
 
 
@@ -315,7 +316,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             if full is None:
                 raise
             site_error = f"site not built: {full}"
-    table, sure = store.standings_and_confidence(report.tid)
+    table, sure = standings_and_confidence(store, report.tid)
     test = stop_test(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,

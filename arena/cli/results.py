@@ -21,7 +21,9 @@ from arena.cli.common import (
 from arena.match.stderr import error_view
 from arena.match.thinktime import Tally, by_seat, thoughts
 from arena.stats.confidence import Confidence, PairTest
-from arena.store import Standing, Store, StoredMatch, standings_with_confidence
+from arena.stats.standings import Standing, standings_and_confidence, standings_with_confidence
+from arena.stats.standings import standings as read_standings
+from arena.store import Store, StoredMatch
 
 
 def find_tournament(store: Store, name: str | None) -> Any:
@@ -77,7 +79,7 @@ def standings(name: str | None, db_path: Path, as_json: bool) -> None:
     match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md)."""
     store = open_store(db_path)
     row = find_tournament(store, name)
-    table, sure = store.standings_and_confidence(row["id"])
+    table, sure = standings_and_confidence(store, row["id"])
     test = PairTest.stored(json.loads(row["config"]))
     if as_json:
         emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure, test)})
@@ -96,7 +98,7 @@ def matches(name: str | None, bot: str | None, db_path: Path, as_json: bool) -> 
     store = open_store(db_path)
     row = find_tournament(store, name)
     found = store.match_list(row["id"], bot)
-    if bot is not None and not found and not any(s.name == bot for s in store.standings(row["id"])):
+    if bot is not None and not found and not any(s.name == bot for s in read_standings(store, row["id"])):
         fail(f"tournament {row['name']} has no bot called {bot!r} (arena standings {row['name']} lists them)")
     if as_json:
         emit_json({"tournament": row["name"], "matches": found})

@@ -22,6 +22,7 @@ import click
 from arena.cli.common import check_cluster, json_option, require_extra
 from arena.registry.versions import default_registry, sweep_incoming
 from arena.run.config import ConfigError, seed_warning
+from arena.stats.standings import standings
 from arena.store import Store, StoreError
 
 DEFAULT_DB = Path("results/arena.db")
@@ -172,7 +173,7 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         if not config.get("league") or name not in (None, row["name"]):
             continue
         counts = store.status_counts(row["id"])
-        table = [line for line in store.standings(row["id"]) if line.active]
+        table = [line for line in standings(store, row["id"]) if line.active]
         bots = store.bots(row["id"])
         active = [int(bot["id"]) for bot in bots if is_active(bot)]
         names = {int(bot["id"]): str(bot["name"]) for bot in bots}

@@ -58,6 +58,7 @@ from arena.run.plan import (
 from arena.run.players import played, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.sprt import MARGIN, Running, Settings, Status, paired_difference
+from arena.stats.standings import seat_results
 from arena.store import Store
 
 NEW, BASE = 0, 1
@@ -242,7 +243,7 @@ class SprtPolicy:
         self._slots = {match.index: match.bots for match in planned.schedule}
         self._groups = {match.index: match.group for match in planned.schedule}
         bot_slot = {row["id"]: row["slot"] for row in store.bots(planned.tid)}
-        for result in store.seat_results(planned.tid):
+        for result in seat_results(store, planned.tid):
             self.tally.add(result.group, bot_slot[result.bot], result.place)
         return planned
 

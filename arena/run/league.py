@@ -55,6 +55,7 @@ from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
 from arena.run.players import DaskCluster, Player, played, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
+from arena.stats.standings import seat_columns
 from arena.store import Store, disk_full, entered_group, is_active
 
 log = logging.getLogger("arena.league")
@@ -372,7 +373,7 @@ class League:
         confidence over the groups before :func:`closeness_checkpoint`; each pair's worked out when looked up."""
         upto = closeness_checkpoint(first)
         if self._closeness[0] != upto or not set(active) <= self._closeness[1].bots:
-            seats = store.seat_columns(tid, before_group=upto)
+            seats = seat_columns(store, tid, before_group=upto)
             sure = confidence(seats, sorted(active), resamples=100, seed=upto)
             self._closeness = (upto, closeness_of(sure.p_above, active))
         return self._closeness[1]

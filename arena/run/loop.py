@@ -38,7 +38,8 @@ from arena.run.plan import Plan
 from arena.run.players import Player, stop_signals_held
 from arena.stats.confidence import GroupPlace, confidence
 from arena.stats.ratings import Rater, Rating, RatingConfig, rate_all
-from arena.store import Lease, Standing, Store, StoreError, disk_full
+from arena.stats.standings import Standing, rated_matches, standings
+from arena.store import Lease, Store, StoreError, disk_full
 
 HEARTBEAT_S = 10.0
 """How often a runner renews its lease on the run while it waits for results."""
@@ -167,7 +168,7 @@ class FinalRatings:
         pass
 
     def at_end(self, store: Store, tid: int) -> None:
-        _, history = rate_all([row["id"] for row in store.bots(tid)], store.rated_matches(tid), self.config)
+        _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), self.config)
         store.finish(tid, history)
 
 
@@ -188,7 +189,7 @@ class RunningRatings:
 
     def after_batch(self, store: Store, tid: int) -> None:
         started = time.monotonic()
-        matches = store.rated_matches(tid)
+        matches = rated_matches(store, tid)
         if self._ratings is None:
             self._ratings, history = rate_all([row["id"] for row in store.bots(tid)], matches, self.config)
             store.finish(tid, history)
@@ -295,7 +296,7 @@ def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: C
     policy.ratings.at_end(store, plan.tid)
     return RunReport(tid=plan.tid, name=plan.name, total=sum(store.status_counts(plan.tid).values()),
                      done_before=plan.done, played=progress.played, failed=progress.failed, interrupted=interrupted,
-                     seconds=time.monotonic() - started, standings=tuple(store.standings(plan.tid)),
+                     seconds=time.monotonic() - started, standings=tuple(standings(store, plan.tid)),
                      cluster=player.stats)
 
 

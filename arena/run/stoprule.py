@@ -25,6 +25,7 @@ from arena.run.loop import FinalRatings
 from arena.run.plan import Plan, pending_jobs, plan_tournament, settings_of
 from arena.schedule import design_for
 from arena.stats.confidence import Confidence, PairTest, confidence
+from arena.stats.standings import seat_results
 from arena.store import Store
 
 
@@ -53,7 +54,7 @@ def settled(store: Store, tid: int, config: TournamentConfig, rounds: int) -> bo
     Only those rounds count: a resumed run may have later ones stored."""
     assert config.stop is not None
     bots = [row["id"] for row in store.bots(tid)]
-    results = [result for result in store.seat_results(tid)
+    results = [result for result in seat_results(store, tid)
                if round_of(result.group, len(bots), config.players, config.repeats) < rounds]
     return decided(confidence(results, bots), pair_test(config.stop, config.repeats), len(bots))
 

@@ -32,24 +32,18 @@ infrastructure error, never a fault of the bot.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import logging
-import multiprocessing.util
 import os
 import signal
 import socket
-import tarfile
 import threading
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import docker  # type: ignore[import-untyped]
 import docker.errors  # type: ignore[import-untyped]
-import requests.exceptions
 from docker.models.containers import Container  # type: ignore[import-untyped]
 from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped]
 
@@ -61,47 +55,38 @@ from arena.sandbox.common import (
     PROTOCOL_DIR,
     PROTOCOL_LIB,
     READ_CHUNK,
-    RUNTIME_DIRS,
-    RUNTIME_ETC,
     SCRATCH_DIR,
     SIGNAL_LIMITS,
     Every,
     FailedBot,
     bot_environment,
 )
+from arena.sandbox.docker_image import (
+    API_TIMEOUT_S,
+    ENGINE_ERRORS,
+    RUNTIME_IMAGE,
+    build_runtime_image,
+    connect,
+    runtime_mounts,
+)
+from arena.sandbox.warmpool import WARM_CONTAINERS, WARM_LABEL, WarmPool
 
 LOGGER = logging.getLogger(__name__)
 
-RUNTIME_IMAGE = "arena-runtime:1"
-"""The default image: built locally by :func:`build_runtime_image`, never pulled."""
 LABEL = "arena.bot"
 """Every container we create carries ``arena.bot=1``, so that stale ones can be found and removed."""
 RUN_LABEL = "arena.run"
 RUNNER_LABEL = "arena.runner"
-WARM_LABEL = "arena.warm"
-"""On containers started ahead of their bot's launch (:class:`WarmPool`)."""
-"""``host:pid:starttime`` of the runner process that created the container; a stale container's runner is gone."""
+"""The runner that created the container, as :class:`arena.procfs.Owner`'s ``host:pid:start time``: the stale sweep
+removes the containers of a runner that no longer runs."""
 STALE_SWEEP_PERIOD_S = 30.0
 """How often launches look for containers of runners that are gone (one listing call to the engine)."""
-LAYOUT_LABEL = "arena.runtime.layout"
-"""A hash of the runtime image's layer, so that an up-to-date image is not rebuilt."""
 BOT_USER = "65534:65534"
-WARM_CONTAINERS = 8
-"""How many started, idle containers a sandbox keeps ready for the bots it launched last (see :class:`WarmPool`)."""
-SEEN_KEYS = 4096
-"""How many bots (with their limits) the warm pool remembers as launched once."""
 WARM_SCRIPT = 'read -r _ || exit 0; exec "$@"'
 """What a warm container runs until its bot is wanted: wait for one line on stdin, then become the bot's command
 (the same process, as a cold start would have it). The end of stdin before that line, which is what the runner's
 death makes of its attach socket, ends the container."""
-RUNTIME_EXTRA_ETC = ("/etc/ssl",)
-"""Besides the process backend's list: CA certificates, harmless and wanted by TLS libraries at import time."""
-NO_BIND = ("/sbin",)
-"""Never bound from the host: the engine mounts its init at /sbin/docker-init, which a read-only bind would hide."""
-API_TIMEOUT_S = 30
 STREAMS: dict[int, Stream] = {1: "stdout", 2: "stderr"}
-ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
-"""What a down or misbehaving engine raises through the SDK (APIError and NotFound are DockerExceptions)."""
 SIGKILL = int(signal.SIGKILL)
 MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
                 "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/proc/locks")
@@ -319,109 +304,6 @@ class DockerBot(BotProcess):
         return self._exit
 
 
-def _runner_identity(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
-
-
-def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot, so a reused pid does not look like the old runner."""
-    info = procfs.stat(pid)
-    return "gone" if info is None else str(info.start_time)
-
-
-def _runner_alive(identity: str) -> bool:
-    host, _, rest = identity.partition(":")
-    pid, _, started = rest.partition(":")
-    if host != socket.gethostname():
-        return True  # another machine's runner on a shared engine: not ours to judge
-    return pid.isdigit() and _start_time(int(pid)) == started
-
-
-def runtime_mounts() -> list[Mount]:
-    """Read-only binds of the host's runtime into the runtime image (top-level symlinks are in the image)."""
-    mounts = []
-    for path in RUNTIME_DIRS:
-        if path in NO_BIND or os.path.islink(path) or not os.path.isdir(path):
-            continue
-        mounts.append(Mount(path, path, type="bind", read_only=True))
-    for path in (*RUNTIME_ETC, *RUNTIME_EXTRA_ETC):
-        if os.path.exists(path):
-            mounts.append(Mount(path, os.path.realpath(path), type="bind", read_only=True))
-    return mounts
-
-
-def runtime_image_tar() -> bytes:
-    """The runtime image's only layer: mount points, the host's top-level symlinks (merged /usr), and an
-    /etc/passwd that names the bots' uid. No file of the host is copied into it."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        def add_dir(name: str, mode: int = 0o755) -> None:
-            info = tarfile.TarInfo(name)
-            info.type, info.mode = tarfile.DIRTYPE, mode
-            tar.addfile(info)
-
-        def add_file(name: str, text: str) -> None:
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-
-        directories = {"usr", "etc", "bot", "protocol", "proc", "dev", "sys"}
-        for path in RUNTIME_DIRS:
-            name = path.lstrip("/")
-            if path not in NO_BIND and os.path.islink(path):
-                info = tarfile.TarInfo(name)
-                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(path)
-                tar.addfile(info)
-            elif path in NO_BIND or os.path.isdir(path):
-                directories.add(name)
-        for name in sorted(directories):
-            add_dir(name)
-        add_dir("tmp", 0o1777)
-        add_file("etc/passwd", "root:x:0:0:root:/nonexistent:/bin/false\n"
-                               "nobody:x:65534:65534:nobody:/tmp:/bin/false\n")
-        add_file("etc/group", "root:x:0:\nnogroup:x:65534:\n")
-    return buffer.getvalue()
-
-
-def connect(base_url: str | None = None) -> docker.DockerClient:
-    """A client of the engine at ``base_url`` (default: the environment, DOCKER_HOST or the local socket)."""
-    try:
-        if base_url is None:
-            client = docker.from_env(timeout=API_TIMEOUT_S)
-        else:
-            client = docker.DockerClient(base_url=base_url, timeout=API_TIMEOUT_S)
-        client.ping()
-    except ENGINE_ERRORS as error:
-        where = base_url or os.environ.get("DOCKER_HOST") or "the local socket"
-        raise SandboxError(f"no Docker engine answers at {where}: {error}") from error
-    return client
-
-
-def build_runtime_image(client: docker.DockerClient | None = None, tag: str = RUNTIME_IMAGE) -> str:
-    """Import the runtime image from a tarball made here (no registry, no network); return its id.
-
-    An image of the same layout already under ``tag`` is kept: rebuilding on every CI run would pile up images.
-    """
-    client = client or connect()
-    repository, _, version = tag.partition(":")
-    layer = runtime_image_tar()
-    layout = hashlib.sha256(layer).hexdigest()[:16]
-    try:
-        try:
-            existing = client.images.get(tag)
-            if existing.labels.get(LAYOUT_LABEL) == layout:
-                return str(existing.id)
-        except docker.errors.ImageNotFound:
-            pass
-        client.api.import_image_from_data(layer, repository=repository, tag=version or "latest",
-                                          changes=[f"LABEL {LAYOUT_LABEL}={layout}"])
-        return str(client.images.get(tag).id)
-    except ENGINE_ERRORS as error:
-        raise SandboxError(f"cannot build the runtime image {tag}: {error}") from error
-
-
 def remove_stale(client: docker.DockerClient) -> list[str]:
     """Remove labelled containers whose runner process is gone (it crashed mid-match); return their names."""
     removed = []
@@ -429,7 +311,7 @@ def remove_stale(client: docker.DockerClient) -> list[str]:
         # ignore_removed: the listing inspects each container after listing them all, and another runner may
         # remove one in between (a 404 then failed the whole sweep).
         for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True):
-            if _runner_alive(container.labels.get(RUNNER_LABEL, "")):
+            if procfs.owner_alive(procfs.Owner.parse(container.labels.get(RUNNER_LABEL, ""))):
                 continue
             try:
                 container.remove(force=True)
@@ -448,129 +330,6 @@ def remove_stale(client: docker.DockerClient) -> list[str]:
     return removed
 
 
-class WarmPool:
-    """Started containers that wait for their bot's next launch, so that a match does not wait for the engine.
-
-    A container start is the engine's work (namespaces, mounts, the init: about a quarter of a second on a quiet
-    host), and a match's seats start together. After each launch of a bot in the runtime image, a background thread
-    starts one more container of the same bot with the same limits, which waits in a shell (:data:`WARM_SCRIPT`);
-    the bot's next launch takes it and sends the line that makes it the bot. The engine's work is the same; it is
-    done while the previous match plays instead of while the next one waits.
-
-    A bot's first launch only marks it as seen: a bot launched once (a check, a single match) is not paid for twice;
-    from its second launch on, each launch leaves one waiting. At most ``size`` containers wait; when more would,
-    those of the bot launched longest ago go first. They end by themselves when the runner dies (their stdin ends)
-    and a later runner's stale sweep removes them.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._lock = threading.Lock()
-        self._idle: OrderedDict[Hashable, list[DockerBot]] = OrderedDict()
-        self._taken: set[str] = set()
-        self._seen: OrderedDict[Hashable, None] = OrderedDict()
-        self._closed = False
-        self._warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-warm") if size > 0 else None
-        if self._warming is not None:
-            # Also in a pool worker, which ends through os._exit: multiprocessing runs these finalizers first.
-            multiprocessing.util.Finalize(self, self.close, exitpriority=10)
-
-    @staticmethod
-    def key(bot: BotSpec, limits: SandboxLimits, image: str) -> Hashable:
-        """What makes two launches interchangeable: everything :meth:`DockerSandbox.container_options` reads."""
-        return image, bot.name, bot.command, str(bot.directory), limits
-
-    def take(self, key: Hashable) -> DockerBot | None:
-        """A waiting container of ``key``, woken into its bot; None when none waits (or none still lives)."""
-        while True:
-            with self._lock:
-                waiting = self._idle.get(key)
-                if not waiting:
-                    return None
-                process = waiting.pop()
-                self._taken.add(process.container.id)
-            if process.wake():
-                return process
-            process.kill()  # it died while it waited: take the next
-
-    def refill(self, key: Hashable, start: Callable[[], BotProcess]) -> None:
-        """Start one more waiting container of ``key`` in the background (``start`` makes it)."""
-        if self._warming is None or self._closed:
-            return
-        with self._lock:
-            if key not in self._seen:
-                self._seen[key] = None
-                while len(self._seen) > SEEN_KEYS:
-                    self._seen.popitem(last=False)
-                return
-            self._seen.move_to_end(key)
-            self._idle.setdefault(key, [])
-            self._idle.move_to_end(key)
-        try:
-            self._warming.submit(self._add, key, start)
-        except RuntimeError:  # closed meanwhile
-            pass
-
-    def _add(self, key: Hashable, start: Callable[[], BotProcess]) -> None:
-        try:
-            process = start()
-        except SandboxError as error:
-            LOGGER.debug("no warm container: %s", error)  # the next launch starts cold and says why if it fails
-            return
-        if not isinstance(process, DockerBot):
-            return
-        surplus = []
-        with self._lock:
-            if self._closed:
-                surplus.append(process)
-            else:
-                self._idle.setdefault(key, []).append(process)
-                count = sum(len(waiting) for waiting in self._idle.values())
-                for waiting in self._idle.values():  # least recently launched first
-                    while waiting and count > self.size:
-                        surplus.append(waiting.pop(0))
-                        count -= 1
-        for process in surplus:
-            _kill_quietly(process)
-
-    def settle(self) -> None:
-        """Wait until the containers being started have joined the pool (for tests and benches)."""
-        if self._warming is not None and not self._closed:
-            try:
-                self._warming.submit(lambda: None).result()
-            except RuntimeError:  # closed meanwhile
-                pass
-
-    def waiting(self) -> int:
-        """How many containers wait now."""
-        with self._lock:
-            return sum(len(processes) for processes in self._idle.values())
-
-    def idle(self, container: Container) -> bool:
-        """Whether ``container`` is one of the pool's (waiting, or being started), not a launched bot's."""
-        with self._lock:
-            return container.labels.get(WARM_LABEL) == "1" and container.id not in self._taken
-
-    def close(self) -> None:
-        """Stop warming and remove every waiting container."""
-        with self._lock:
-            self._closed = True
-        if self._warming is not None:
-            self._warming.shutdown(wait=True)
-        with self._lock:
-            waiting = [process for processes in self._idle.values() for process in processes]
-            self._idle.clear()
-        for process in waiting:
-            _kill_quietly(process)
-
-
-def _kill_quietly(process: BotProcess) -> None:
-    try:
-        process.kill()
-    except SandboxError as error:
-        LOGGER.debug("could not remove a warm container: %s", error)
-
-
 class DockerSandbox(Sandbox):
     """Bots in containers (see the module docstring).
 
@@ -587,12 +346,12 @@ class DockerSandbox(Sandbox):
                  close_channels: bool = True) -> None:
         self.profile = seccomp.docker_security_opt() if close_channels else None
         self.client = connect(base_url)
-        self.pool = WarmPool(warm)
+        self.pool: WarmPool[DockerBot] = WarmPool(warm)
         self.images = dict(images or {})
         self.runtime_image = runtime_image
         self.cpus = cpus
         self.run_id = uuid.uuid4().hex[:12]
-        self.identity = _runner_identity()
+        self.identity = str(procfs.owner())
         self._runtime_ready = False
         self._lock = threading.Lock()
         self._serial = 0
@@ -685,12 +444,18 @@ class DockerSandbox(Sandbox):
         key = WarmPool.key(bot, limits, image)
         warm = self.pool.take(key)
         if warm is not None:
-            self.pool.refill(key, lambda: self._start(bot, limits, image, warm=True))
+            self.pool.refill(key, lambda: self._warm(bot, limits, image))
             return warm
         process = self._start(bot, limits, image)
         if isinstance(process, DockerBot) and image == self.runtime_image:  # other images may have no shell
-            self.pool.refill(key, lambda: self._start(bot, limits, image, warm=True))
+            self.pool.refill(key, lambda: self._warm(bot, limits, image))
         return process
+
+    def _warm(self, bot: BotSpec, limits: SandboxLimits, image: str) -> DockerBot | None:
+        """A container of ``bot`` that waits for its launch (:class:`~arena.sandbox.warmpool.WarmPool`), or None
+        when the bot cannot start."""
+        process = self._start(bot, limits, image, warm=True)
+        return process if isinstance(process, DockerBot) else None
 
     def _start(self, bot: BotSpec, limits: SandboxLimits, image: str, warm: bool = False) -> BotProcess:
         """Create, attach and start one container of ``bot``; ``warm``: one that waits for a line on stdin before

@@ -59,6 +59,7 @@ from arena.server.sessions import CSRF_COOKIE, LoginGate, Sessions, csrf_ok
 from arena.server.state import Shared, shared
 from arena.server.uploadform import FormRefused, read_form
 from arena.server.views import Views
+from arena.stats.standings import standings as read_standings
 from arena.store import Store
 
 REFRESH_S = 10
@@ -362,7 +363,7 @@ def standings_data(server: Shared, store: Store) -> dict[str, Any]:
     lines: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     if row is not None:
-        lines = [line.to_dict(rank) for rank, line in enumerate(store.standings(row["id"]), 1)]
+        lines = [line.to_dict(rank) for rank, line in enumerate(read_standings(store, row["id"]), 1)]
         counts = store.status_counts(row["id"])
     return {"league": server.name, "state": server.league.state.state, "matches": counts, "standings": lines,
             "href": league_href(store, server.name)}

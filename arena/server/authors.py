@@ -6,6 +6,9 @@ presented token is compared with every live author's hash by :func:`hmac.compare
 nothing about how close a guess was. Every function opens nothing itself: it takes a :class:`~arena.store.Store`
 (one per thread, as SQLite wants), so the CLI and the server share the same rows, and an author added from the
 command line can submit at once to a running server.
+
+The tables are this module's, with a migration set of their own (:data:`MIGRATIONS`) beside the queries: a
+writable store gets them when an author function first uses it; a read-only store without them has no authors.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 import hmac
 import secrets
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +25,53 @@ from arena.bots.manifest import NAME_PATTERN
 from arena.store import Store
 
 TOKEN_BYTES = 32
+
+MIGRATIONS: list[tuple[str, str]] = [
+    # Authors (token hashes only), who owns which bot name, and accepted submissions (the rate limit).
+    ("0004_league_authors", """
+        CREATE TABLE authors (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        ) STRICT;
+        CREATE TABLE bot_owners (
+            bot_name TEXT PRIMARY KEY,
+            author_id INTEGER NOT NULL REFERENCES authors(id),
+            claimed_at TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE submissions (
+            id INTEGER PRIMARY KEY,
+            author_id INTEGER NOT NULL REFERENCES authors(id),
+            bot_name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            files_hash TEXT NOT NULL,
+            accepted_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX submissions_by_author ON submissions (author_id, accepted_at);
+    """),
+]
+"""The author tables' migration set, applied by :meth:`arena.store.Store.migrate` and recorded with the store's own
+in ``_migrations``. The first keeps the name it had as the store's migration (a store made before has it, and its
+rows); the next are named ``authors/NNNN_...`` (:data:`PREFIX`)."""
+PREFIX = "authors/"
+
+_READY: weakref.WeakSet[Store] = weakref.WeakSet()
+"""The stores known to have the tables as :data:`MIGRATIONS` makes them (checked once per store)."""
+
+
+def has_tables(store: Store) -> bool:
+    """Whether the store has the author tables: a writable one gets them (the set's migrations it lacks applied,
+    once per :class:`~arena.store.Store`); a read-only one has them once a writer did."""
+    if store in _READY:
+        return True
+    store.migrate(MIGRATIONS, PREFIX)  # a read-only store is only checked (a newer arena's set is refused)
+    if store.readonly and store.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'authors'").fetchone() is None:
+        return False
+    _READY.add(store)
+    return True
 
 
 class AuthorError(ValueError):
@@ -73,6 +124,7 @@ def add_author(store: Store, name: str) -> str:
     if not NAME_PATTERN.fullmatch(name):
         raise AuthorError(f"author name {name!r}: expected a slug matching [a-z0-9][a-z0-9_-]{{0,39}}")
     token = secrets.token_urlsafe(TOKEN_BYTES)
+    has_tables(store)
     with store.atomic() as db:
         if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
             raise AuthorError(f"{store.path}: author {name!r} already exists (arena author list); revoke and "
@@ -84,6 +136,7 @@ def add_author(store: Store, name: str) -> str:
 
 def revoke_author(store: Store, name: str) -> None:
     """Their token stops working at once; their bots and results stay."""
+    has_tables(store)
     with store.atomic() as db:
         row = db.execute("SELECT revoked_at FROM authors WHERE name = ?", (name,)).fetchone()
         if row is None:
@@ -93,6 +146,8 @@ def revoke_author(store: Store, name: str) -> None:
 
 
 def list_authors(store: Store) -> list[AuthorSummary]:
+    if not has_tables(store):
+        return []
     bots: dict[int, list[str]] = {}
     for row in store.db.execute("SELECT author_id, bot_name FROM bot_owners ORDER BY bot_name"):
         bots.setdefault(row["author_id"], []).append(row["bot_name"])
@@ -103,6 +158,8 @@ def list_authors(store: Store) -> list[AuthorSummary]:
 
 def live_authors(store: Store) -> list[tuple[str, Author]]:
     """(token hash, author) of every author whose token works."""
+    if not has_tables(store):
+        return []
     return [(row["token_hash"], _author(row)) for row in store.db.execute(
         "SELECT * FROM authors WHERE revoked_at IS NULL ORDER BY id")]
 
@@ -125,6 +182,8 @@ def authenticate(store: Store, token: str) -> Author | None:
 
 
 def owner_of(store: Store, bot_name: str) -> str | None:
+    if not has_tables(store):
+        return None
     row = store.db.execute("SELECT a.name FROM bot_owners o JOIN authors a ON a.id = o.author_id "
                            "WHERE o.bot_name = ?", (bot_name,)).fetchone()
     return None if row is None else str(row[0])
@@ -132,17 +191,23 @@ def owner_of(store: Store, bot_name: str) -> str | None:
 
 def all_owners(store: Store) -> dict[str, str]:
     """Bot name -> its owner's name, for every bot an author owns."""
+    if not has_tables(store):
+        return {}
     return dict(store.db.execute("SELECT o.bot_name, a.name FROM bot_owners o JOIN authors a ON a.id = o.author_id"
                                  ).fetchall())
 
 
 def owned_by(store: Store, author: Author) -> list[str]:
+    if not has_tables(store):
+        return []
     return [row[0] for row in store.db.execute("SELECT bot_name FROM bot_owners WHERE author_id = ? ORDER BY bot_name",
                                                (author.id,))]
 
 
 def accepted_since(store: Store, author: Author, since: float) -> list[float]:
     """When this author's accepted submissions since ``since`` (a Unix time) were accepted, oldest first."""
+    if not has_tables(store):
+        return []
     return [row[0] for row in store.db.execute(
         "SELECT accepted_at FROM submissions WHERE author_id = ? AND accepted_at >= ? ORDER BY accepted_at",
         (author.id, since))]
@@ -151,6 +216,7 @@ def accepted_since(store: Store, author: Author, since: float) -> list[float]:
 def record_acceptance(store: Store, author: Author, bot_name: str, version: int, files_hash: str,
                       at: float) -> None:
     """Claim the name (first author wins) and log the submission, in one transaction."""
+    has_tables(store)
     with store.atomic() as db:
         db.execute("INSERT OR IGNORE INTO bot_owners (bot_name, author_id, claimed_at) VALUES (?, ?, ?)",
                    (bot_name, author.id, _now()))
@@ -163,6 +229,8 @@ def record_acceptance(store: Store, author: Author, bot_name: str, version: int,
 
 def submissions_of(store: Store, bot_name: str) -> dict[int, str]:
     """Version -> the author who submitted it, for the versions that came in over the API."""
+    if not has_tables(store):
+        return {}
     return {row["version"]: row["name"] for row in store.db.execute(
         "SELECT s.version, a.name FROM submissions s JOIN authors a ON a.id = s.author_id WHERE s.bot_name = ?",
         (bot_name,))}

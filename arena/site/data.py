@@ -41,7 +41,10 @@ from arena.match.thinktime import Mark, Tally
 from arena.site.replay import FOLD_LINES, MoveBlock, card_text, fold_line, move_blocks
 from arena.stats.confidence import Confidence, PAbove, PairTest
 from arena.stats.ratings import Rating
-from arena.store import MatchStamp, Standing, Store, StoredMatch
+from arena.stats.standings import Standing, rating_history, standings_and_confidence
+from arena.stats.standings import head_to_head as read_head_to_head
+from arena.stats.standings import standings as read_standings
+from arena.store import MatchStamp, Store, StoredMatch
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 MATCHES_PER_PAGE = 50
@@ -506,9 +509,9 @@ def read_rest(snap: Snapshot, store: Store) -> None:
     """Read what :func:`snapshot` left out when not ``whole``: the standings and their confidence, the rating
     history, the head-to-head and per-seat totals, and the list of every match to download."""
     tid = snap.id
-    snap.standings, snap.sure = store.standings_and_confidence(tid)
-    snap.head_to_head = store.head_to_head(tid)
-    snap.history = store.rating_history(tid)
+    snap.standings, snap.sure = standings_and_confidence(store, tid)
+    snap.head_to_head = read_head_to_head(store, tid)
+    snap.history = rating_history(store, tid)
     snap.shared_wins = store.shared_wins(tid)
     snap.seat_totals = store.seat_totals(tid)
     snap.match_list = store.match_list(tid)
@@ -769,7 +772,7 @@ def home_page(store: Store, linked: Iterable[str] | None = None,
         tid = row["id"]
         tslug = slug(row["name"], tid, "t")
         counts = store.status_counts(tid)
-        table = read[tid].standings if read is not None and tid in read else store.standings(tid)
+        table = read[tid].standings if read is not None and tid in read else read_standings(store, tid)
         leader = table[0] if table and table[0].matches else None
         leader_bot = None if leader is None else slug(leader.name, leader.bot_id, "b")
         linked_here = allowed is None or tslug in allowed

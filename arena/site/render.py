@@ -41,7 +41,8 @@ from arena.match.thinktime import Tally
 from arena.resources import data_dir
 from arena.site import data, output, replay, svg
 from arena.stats.confidence import PairTest
-from arena.store import MatchStamp, Store, standings_with_confidence
+from arena.stats.standings import standings_with_confidence
+from arena.store import MatchStamp, Store
 
 SITE_DIR = data_dir("site")
 TEMPLATE_DIR = SITE_DIR / "templates"

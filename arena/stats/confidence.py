@@ -214,7 +214,7 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
     ``vector`` (default: from :data:`~arena.stats.ranking.VECTOR_SEATS` results or :data:`VECTOR_BOTS` bots on) does
     the work on numpy arrays: the same resamples from the same seed, fitted alike, so the same numbers to
     rounding. ``point`` is the full data's fit of these results and bots if the caller has it already (the
-    store's standings do: :meth:`arena.store.Store.standings_and_confidence`), which is then not fitted again."""
+    store's standings do: :func:`arena.stats.standings.standings_and_confidence`), which is then not fitted again."""
     if not isinstance(results, SeatColumns):
         results = results if isinstance(results, Sequence) else list(results)
     place_sum: dict[int, int] = defaultdict(int)

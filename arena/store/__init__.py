@@ -1,11 +1,13 @@
 """The results store: one SQLite file (WAL) for any number of tournaments.
 
-Schema changes are named, ordered migrations recorded in ``_migrations``, each applied atomically with its record.
+Schema changes are named, ordered migrations (arena/store/schema.py) recorded in ``_migrations``, each applied
+atomically with its record.
 Every finished match is written in one transaction (its row and its seats), so a runner killed at any moment
 leaves only whole matches behind, and resuming is exact. A match is written as the referee's
 :class:`~arena.game.results.MatchResult` and read back as the same (inside a :class:`StoredMatch`), faults with their
 reason codes included. Queries for the CLI and the site live here too, so no
-template or command touches SQL.
+template or command touches SQL; the store does SQL and nothing else: the standings' statistics read it through
+these queries (arena/stats/standings.py).
 
 Only ``arena run`` opens a store for writing (creating it when the file does not exist); every other command opens
 it read-only, so it works on a read-only file and never writes a schema into a file that is not a store. Any SQLite
@@ -15,16 +17,14 @@ the file. A tournament is run by one runner at a time: the runner holds a :class
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,147 +32,21 @@ from arena import procfs
 from arena.game.results import Fault, MatchResult, SeatResult, SeatStats, reason_of
 from arena.game.rules import Rules
 from arena.schedule import ScheduledMatch
-from arena.stats.confidence import RESAMPLES, Confidence, GroupPlace, PairTest, SeatColumns, confidence
-from arena.stats.ranking import fit_seats
-from arena.stats.ratings import RatedMatch, Rating
+from arena.store.connection import DiskFullError as DiskFullError
+from arena.store.connection import LeaseHeldError as LeaseHeldError
+from arena.store.connection import StoreError as StoreError
+from arena.store.connection import _Connection, _Cursor
+from arena.store.connection import disk_full as disk_full
+from arena.store.connection import nearly_full as nearly_full
+from arena.store.records import Lease as Lease
+from arena.store.records import MatchStamp as MatchStamp
+from arena.store.records import Rated as Rated
+from arena.store.records import StoredMatch as StoredMatch
+from arena.store.schema import MIGRATIONS as MIGRATIONS
+from arena.store.schema import MOVED
 
-MIGRATIONS: list[tuple[str, str]] = [
-    ("0001_initial", """
-        CREATE TABLE tournaments (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            config TEXT NOT NULL,
-            config_hash TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            finished_at TEXT
-        ) STRICT;
-        CREATE TABLE bots (
-            id INTEGER PRIMARY KEY,
-            tournament_id INTEGER NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
-            slot INTEGER NOT NULL,
-            name TEXT NOT NULL,
-            directory TEXT NOT NULL,
-            files_hash TEXT NOT NULL,
-            manifest TEXT NOT NULL,
-            UNIQUE (tournament_id, slot)
-        ) STRICT;
-        CREATE TABLE matches (
-            id INTEGER PRIMARY KEY,
-            tournament_id INTEGER NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
-            idx INTEGER NOT NULL,
-            grp INTEGER NOT NULL,
-            rotation INTEGER NOT NULL,
-            seed INTEGER NOT NULL,
-            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done', 'failed')),
-            attempts INTEGER NOT NULL DEFAULT 0,
-            rounds INTEGER,
-            turns INTEGER,
-            termination TEXT,
-            duration_s REAL,
-            log_path TEXT,
-            error TEXT,
-            finished_at TEXT,
-            UNIQUE (tournament_id, idx)
-        ) STRICT;
-        CREATE TABLE seats (
-            match_id INTEGER NOT NULL REFERENCES matches(id) ON DELETE CASCADE,
-            seat INTEGER NOT NULL,
-            bot_id INTEGER NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
-            place INTEGER,
-            score INTEGER,
-            fault_kind TEXT,
-            fault_detail TEXT,
-            fault_round INTEGER,
-            stderr_tail TEXT,
-            rounds INTEGER,
-            turns INTEGER,
-            points INTEGER,
-            declares_ok INTEGER,
-            declares_failed INTEGER,
-            PRIMARY KEY (match_id, seat)
-        ) STRICT;
-        CREATE INDEX seats_by_bot ON seats (bot_id);
-        CREATE TABLE ratings (
-            tournament_id INTEGER NOT NULL REFERENCES tournaments(id) ON DELETE CASCADE,
-            bot_id INTEGER NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
-            match_idx INTEGER NOT NULL,
-            mu REAL NOT NULL,
-            sigma REAL NOT NULL,
-            PRIMARY KEY (tournament_id, bot_id, match_idx)
-        ) STRICT;
-    """),
-    # A fault's reason code and the facts it was decided on, and the time bank a seat had left: the whole
-    # SeatResult is stored. Faults stored before have only a kind: they get that kind's generic code.
-    ("0002_fault_reasons", """
-        ALTER TABLE seats ADD COLUMN fault_reason TEXT;
-        ALTER TABLE seats ADD COLUMN fault_line TEXT;
-        ALTER TABLE seats ADD COLUMN fault_exit_status INTEGER;
-        ALTER TABLE seats ADD COLUMN fault_signal INTEGER;
-        ALTER TABLE seats ADD COLUMN bank_left_ms INTEGER;
-        UPDATE seats SET fault_reason = fault_kind || '.other' WHERE fault_kind IS NOT NULL;
-    """),
-    # Who runs which tournament: one row per tournament being run, kept by name (``--fresh`` recreates the id).
-    ("0003_leases", """
-        CREATE TABLE leases (
-            tournament TEXT PRIMARY KEY,
-            token TEXT NOT NULL,
-            host TEXT NOT NULL,
-            pid INTEGER NOT NULL,
-            since TEXT NOT NULL,
-            expires REAL NOT NULL
-        ) STRICT;
-    """),
-    # League server: authors (token hashes only), who owns which bot name, and accepted submissions (rate limit).
-    ("0004_league_authors", """
-        CREATE TABLE authors (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            token_hash TEXT NOT NULL UNIQUE,
-            created_at TEXT NOT NULL,
-            revoked_at TEXT
-        ) STRICT;
-        CREATE TABLE bot_owners (
-            bot_name TEXT PRIMARY KEY,
-            author_id INTEGER NOT NULL REFERENCES authors(id),
-            claimed_at TEXT NOT NULL
-        ) STRICT;
-        CREATE TABLE submissions (
-            id INTEGER PRIMARY KEY,
-            author_id INTEGER NOT NULL REFERENCES authors(id),
-            bot_name TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            files_hash TEXT NOT NULL,
-            accepted_at REAL NOT NULL
-        ) STRICT;
-        CREATE INDEX submissions_by_author ON submissions (author_id, accepted_at);
-    """),
-    # A league's bots come and go: the group number at which each entered and, once it has, left the field
-    # (NULL, NULL for a tournament's bots, which play throughout). The matchmaker's fair shares and the standings'
-    # marks of inactive versions are read from them. A bot already in a store entered at its first group (whether
-    # it has left is known at the league's next batch).
-    ("0005_league_activity", """
-        ALTER TABLE bots ADD COLUMN entered_group INTEGER;
-        ALTER TABLE bots ADD COLUMN left_group INTEGER;
-        UPDATE bots SET entered_group = (SELECT min(m.grp) FROM seats s JOIN matches m ON m.id = s.match_id
-                                         WHERE s.bot_id = bots.id);
-    """),
-    # A league keeps each bot version's stderr for its latest matches only (Store.clear_old_stderr): the seats that
-    # still have it, newest first per bot, so each pass reads only those.
-    ("0006_stderr_retention", """
-        CREATE INDEX seats_with_stderr ON seats (bot_id, match_id) WHERE stderr_tail IS NOT NULL;
-    """),
-    # A run's secret, which its deals follow from (arena/schedule.py's deal_seed), kept apart from the config the
-    # store shows (docs/SECURITY.md): the configured seed as text, or the one made when the run was created. A run
-    # stored before it keeps its seed as its secret (its deals were drawn from it another way: their seeds are in
-    # its matches, which is all a resume reads). The groups with a match not yet done, found by an index: their
-    # deal seeds and logs are not shown (Store.sealed_groups).
-    ("0007_deal_secrets", """
-        ALTER TABLE tournaments ADD COLUMN secret TEXT;
-        UPDATE tournaments SET secret = CAST(json_extract(config, '$.seed') AS TEXT),
-                               config = json_remove(config, '$.seed');
-        CREATE INDEX matches_not_done ON matches (tournament_id, grp) WHERE status != 'done';
-    """),
-]
+DONE_SEATS = "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'"
+"""The seats of a tournament's finished matches (its id the one parameter), for a query to add to."""
 SEALED = ("EXISTS (SELECT 1 FROM matches o WHERE o.tournament_id = m.tournament_id AND o.grp = m.grp "
           "AND o.status != 'done')")
 """Whether match ``m``'s group is sealed (:meth:`Store.sealed_groups`' rule, for a read of a few matches): one
@@ -183,233 +57,6 @@ by a read-only command)."""
 
 LEASE_SECONDS = 60.0
 """How long a lease lasts without a heartbeat: a holder on another host cannot be checked any other way."""
-
-
-class StoreError(RuntimeError):
-    """The store file cannot be used (not SQLite, damaged, newer schema, locked); the message names the file."""
-
-    exit_code = 2
-
-
-class DiskFullError(StoreError):
-    """The disk under the store or its logs is full: what is stored is kept, the rest stays pending."""
-
-    exit_code = 1
-
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(f"no space left on device: {path}")
-
-
-class LeaseHeldError(StoreError):
-    """Another runner holds the tournament."""
-
-    exit_code = 1
-
-
-NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-
-
-def disk_full(error: BaseException, fallback: str | Path) -> DiskFullError | None:
-    """``error`` as a :class:`DiskFullError` when it is a full disk (naming its file, else ``fallback``)."""
-    if isinstance(error, DiskFullError):
-        return error
-    if isinstance(error, OSError) and error.errno in NO_SPACE:
-        return DiskFullError(error.filename or fallback)
-    return None
-
-
-def _translate(path: Path, error: sqlite3.Error) -> Exception:
-    # IntegrityError, ProgrammingError and the like are our bugs, not the file's: they keep their traceback.
-    if isinstance(error, sqlite3.OperationalError):
-        code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
-        if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and nearly_full(path)):
-            return DiskFullError(path)
-        return StoreError(f"{path}: cannot use the store ({error})")
-    if type(error) is sqlite3.DatabaseError:  # malformed pages, not a database
-        return StoreError(f"{path}: not a usable arena store ({error})")
-    return error
-
-
-def nearly_full(path: Path) -> bool:
-    """Whether the filesystem holding ``path`` (a file) has under a MiB left."""
-    # SQLite reports a write to a full disk as an I/O error when it is its shared-memory file that cannot grow.
-    try:
-        room = os.statvfs(path.parent)
-    except OSError:
-        return False
-    return room.f_bavail * room.f_frsize < 1 << 20
-
-
-class _Cursor(sqlite3.Cursor):
-    """A cursor whose SQLite errors name the store file (see :func:`_translate`)."""
-
-    def _path(self) -> Path:
-        connection: _Connection = self.connection  # type: ignore[assignment]
-        return connection.path
-
-    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
-        try:
-            return super().execute(sql, parameters)
-        except sqlite3.Error as error:
-            raise _translate(self._path(), error) from None
-
-    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
-        try:
-            return super().executemany(sql, parameters)
-        except sqlite3.Error as error:
-            raise _translate(self._path(), error) from None
-
-    def fetchone(self) -> Any:
-        try:
-            return super().fetchone()
-        except sqlite3.Error as error:
-            raise _translate(self._path(), error) from None
-
-    def fetchall(self) -> list[Any]:
-        try:
-            return super().fetchall()
-        except sqlite3.Error as error:
-            raise _translate(self._path(), error) from None
-
-    def __next__(self) -> Any:
-        try:
-            return super().__next__()
-        except sqlite3.Error as error:
-            raise _translate(self._path(), error) from None
-
-
-class _Connection(sqlite3.Connection):
-    path: Path
-
-    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
-        return self.cursor(_Cursor).execute(sql, parameters)
-
-    def executemany(self, sql: str, parameters: Any, /) -> _Cursor:
-        return self.cursor(_Cursor).executemany(sql, parameters)
-
-
-@dataclass(frozen=True)
-class Lease:
-    """A runner's hold on a tournament: it renews ``expires`` while it runs and deletes the row when it stops."""
-
-    tournament: str
-    token: str
-    host: str
-    pid: int
-    since: str
-
-
-@dataclass(frozen=True)
-class StoredMatch:
-    """A scheduled match as the store keeps it: its place in the schedule, its status and, once it is done, the
-    referee's :class:`~arena.game.results.MatchResult` read back as it was written (without the engine events: those
-    are in the match's log)."""
-
-    id: int
-    tournament: str
-    idx: int
-    seed: int
-    status: str
-    """``pending``, ``done`` or ``failed`` (an infrastructure failure: never rated)."""
-    attempts: int
-    bot_ids: tuple[int, ...]
-    """The bot (its row id) in each seat."""
-    names: tuple[str, ...]
-    """The bot's name in each seat."""
-    result: MatchResult | None
-    """The result when the match is done, else None."""
-    error: str | None
-    finished_at: str | None
-    sealed: bool = False
-    """Its group can still be played (:meth:`Store.sealed_groups`): its deal seed and its log are not shown."""
-
-    @property
-    def log_path(self) -> Path | None:
-        return None if self.result is None else self.result.log_path
-
-    @property
-    def public_seed(self) -> int | None:
-        """The deal seed, once its group is over; None while it is sealed."""
-        return None if self.sealed else self.seed
-
-    def to_dict(self, stderr: bool = False) -> dict[str, Any]:
-        result = None if self.result is None else self.result.to_dict(stderr)
-        if result is not None:
-            result["seed"] = self.public_seed
-        return {"id": self.id, "tournament": self.tournament, "index": self.idx, "seed": self.public_seed,
-                "status": self.status, "attempts": self.attempts, "bots": list(self.names), "error": self.error,
-                "finished_at": self.finished_at, "result": result}
-
-
-@dataclass(frozen=True)
-class MatchStamp:
-    """A match as a listing of many needs it, without its result: what one cheap query reads of every match of a
-    tournament (a site rebuild reads the result only of the matches whose pages it makes again)."""
-
-    id: int
-    idx: int
-    seed: int
-    group: int
-    status: str
-    attempts: int
-    error: str | None
-    finished_at: str | None
-    bot_ids: tuple[int, ...]
-    log_path: str | None
-    sealed: bool = False
-    """Its group can still be played (:meth:`Store.sealed_groups`): its deal seed and its log are not shown."""
-
-    @property
-    def public_seed(self) -> int | None:
-        """The deal seed, once its group is over; None while it is sealed."""
-        return None if self.sealed else self.seed
-
-
-@dataclass
-class Standing:
-    """One line of the standings table."""
-
-    bot_id: int
-    name: str
-    rating: Rating
-    matches: int = 0
-    wins: int = 0
-    place_sum: int = 0
-    points: int = 0
-    rounds: int = 0
-    declares_ok: int = 0
-    declares_failed: int = 0
-    faults: Counter[str] = field(default_factory=Counter)
-    active: bool = True
-    """False for a league's version that has left the field (its results stay)."""
-    strength: float | None = None
-    """The fitted Plackett-Luce log strength (arena/stats/ranking.py), the standings' order; None before a match."""
-
-    @property
-    def mean_place(self) -> float | None:
-        return self.place_sum / self.matches if self.matches else None
-
-    @property
-    def points_per_round(self) -> float | None:
-        return self.points / self.rounds if self.rounds else None
-
-    def to_dict(self, rank: int) -> dict[str, Any]:
-        return {
-            "rank": rank,
-            "bot": self.name,
-            "conservative": round(self.rating.conservative, 3),
-            "mu": round(self.rating.mu, 3),
-            "sigma": round(self.rating.sigma, 3),
-            "matches": self.matches,
-            "wins": self.wins,
-            "strength": None if self.strength is None else round(self.strength, 3),
-            "mean_place": None if self.mean_place is None else round(self.mean_place, 3),
-            "points_per_round": None if self.points_per_round is None else round(self.points_per_round, 3),
-            "declares_ok": self.declares_ok,
-            "declares_failed": self.declares_failed,
-            "faults": dict(sorted(self.faults.items())),
-            "active": self.active,
-        }
 
 
 def _now() -> str:
@@ -490,13 +137,23 @@ class Store:
             self.db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         elif "_migrations" not in tables:
             raise StoreError(f"{self.path}: not a usable arena store (an SQLite file without arena's tables)")
+        self.migrate(MIGRATIONS)
+
+    def migrate(self, migrations: Sequence[tuple[str, str]], prefix: str = "") -> None:
+        """Apply the named scripts of a migration set, in order, that the store has not: the store's own
+        (:data:`MIGRATIONS`), or another room's over tables of its own (arena/server/authors.py's), whose names
+        start with ``prefix``; each atomically with its record in ``_migrations``. A name of the set that this arena
+        does not know means a newer arena wrote the store: :class:`StoreError`. A read-only store is only
+        checked."""
         applied = {row["name"] for row in self.db.execute("SELECT name FROM _migrations")}
-        known = {name for name, _ in MIGRATIONS}
-        if applied - known:
-            raise StoreError(f"{self.path}: written by a newer arena (migrations {sorted(applied - known)})")
+        known = {name for name, _ in migrations}
+        ours = {name for name in applied
+                if (name.startswith(prefix) if prefix else "/" not in name and name not in MOVED)}
+        if ours - known:
+            raise StoreError(f"{self.path}: written by a newer arena (migrations {sorted(ours - known)})")
         if self.readonly:
             return  # a reader of an older store reads what there is; the next run migrates it
-        for name, script in MIGRATIONS:
+        for name, script in migrations:
             if name in applied:
                 continue
             with self.atomic() as db:
@@ -513,20 +170,20 @@ class Store:
         """Hold ``tournament`` for this process, or raise :class:`LeaseHeldError` naming the live holder.
 
         A holder is dead when its lease expired (it stopped renewing it), or at once when it is a process of this
-        host that no longer runs."""
-        import socket  # here: a lease is taken by a runner, never by a command that only reads
-        import uuid
+        host that no longer runs (:func:`arena.procfs.owner_alive`: a reused pid does not pass for it)."""
+        import uuid  # here: a lease is taken by a runner, never by a command that only reads
 
-        host, pid = socket.gethostname(), os.getpid()
+        me = procfs.owner()
         with self.atomic() as db:
             held = db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
-            if held is not None and held["expires"] > time.time() and not (
-                    held["host"] == host and not procfs.running(held["pid"])):
+            if held is not None and held["expires"] > time.time() and procfs.owner_alive(procfs.Owner(
+                    held["host"], held["pid"], held["started"])):
                 raise LeaseHeldError(f"tournament {tournament} is being run by PID {held['pid']} on {held['host']} "
                                      f"since {held['since']}")
-            lease = Lease(tournament, uuid.uuid4().hex, host, pid, _now())
-            db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?)",
-                       (tournament, lease.token, host, pid, lease.since, time.time() + seconds))
+            lease = Lease(tournament, uuid.uuid4().hex, me.host, me.pid, _now())
+            db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
         return lease
 
     def renew(self, lease: Lease, seconds: float = LEASE_SECONDS) -> None:
@@ -702,7 +359,7 @@ class Store:
             db.executemany("DELETE FROM matches WHERE tournament_id = ? AND idx = ?",
                            [(tid, idx) for idx in indices])
 
-    def finish(self, tid: int, history: Sequence[tuple[int, dict[int, Rating]]]) -> None:
+    def finish(self, tid: int, history: Sequence[tuple[int, Mapping[int, Rated]]]) -> None:
         """Replace the tournament's rating history (recomputed in schedule order) and mark it finished."""
         with self.atomic() as db:
             db.execute("DELETE FROM ratings WHERE tournament_id = ?", (tid,))
@@ -712,7 +369,7 @@ class Store:
                                  (tid,)).fetchone()[0]
             db.execute("UPDATE tournaments SET finished_at = ? WHERE id = ?", (None if pending else _now(), tid))
 
-    def append_ratings(self, tid: int, history: Sequence[tuple[int, dict[int, Rating]]]) -> None:
+    def append_ratings(self, tid: int, history: Sequence[tuple[int, Mapping[int, Rated]]]) -> None:
         """Ratings after further matches, each after the last one stored (a run rated as it goes)."""
         with self.atomic() as db:
             db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
@@ -813,91 +470,55 @@ class Store:
         return dict(self.db.execute("SELECT status, count(*) FROM matches WHERE tournament_id = ? GROUP BY status",
                                     (tid,)).fetchall())
 
-    def rated_matches(self, tid: int) -> list[RatedMatch]:
-        """Finished matches in schedule order, as the rater wants them."""
-        rows = self.db.execute(
+    def ordered_places(self, tid: int) -> list[tuple[Any, ...]]:
+        """(schedule index, bot, place) of every seat of every finished match, in schedule and seat order: what
+        the rater reads (arena/stats/standings.py's rated_matches)."""
+        return self._tuples(
             "SELECT m.idx, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
-            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,)).fetchall()
-        grouped: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for row in rows:
-            grouped[row["idx"]].append((row["bot_id"], row["place"]))
-        return [RatedMatch(idx, tuple(b for b, _ in seats), tuple(p for _, p in seats))
-                for idx, seats in sorted(grouped.items())]
+            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))
 
-    def final_ratings(self, tid: int) -> dict[int, Rating]:
+    def latest_ratings(self, tid: int) -> dict[int, tuple[float, float]]:
+        """Per bot, its latest stored rating as (mu, sigma)."""
         # Per bot, its latest rating by two seeks in the primary key, not a look at every rating row (one a seat):
         # CROSS JOIN keeps SQLite from choosing to walk the ratings first.
-        rows = self.db.execute(
+        return {bot_id: (mu, sigma) for bot_id, mu, sigma in self._tuples(
             "SELECT r.bot_id, r.mu, r.sigma FROM bots b CROSS JOIN ratings r ON r.tournament_id = b.tournament_id "
             "AND r.bot_id = b.id AND r.match_idx = (SELECT max(match_idx) FROM ratings q "
-            "WHERE q.tournament_id = b.tournament_id AND q.bot_id = b.id) WHERE b.tournament_id = ?",
-            (tid,)).fetchall()
-        return {row["bot_id"]: Rating(row["mu"], row["sigma"]) for row in rows}
+            "WHERE q.tournament_id = b.tournament_id AND q.bot_id = b.id) WHERE b.tournament_id = ?", (tid,))}
 
-    def rating_history(self, tid: int) -> dict[int, list[tuple[int, Rating]]]:
-        history: dict[int, list[tuple[int, Rating]]] = defaultdict(list)
-        for bot_id, match_idx, mu, sigma in self._tuples(
-                "SELECT bot_id, match_idx, mu, sigma FROM ratings WHERE tournament_id = ? ORDER BY match_idx", (tid,)):
-            history[bot_id].append((match_idx, Rating(mu, sigma)))
-        return dict(history)
+    def rating_rows(self, tid: int) -> list[tuple[Any, ...]]:
+        """(bot, schedule index, mu, sigma) of every stored rating, in schedule order."""
+        return self._tuples(
+            "SELECT bot_id, match_idx, mu, sigma FROM ratings WHERE tournament_id = ? ORDER BY match_idx", (tid,))
 
-    def initial_rating(self, tid: int) -> Rating:
-        """A bot's rating before its first match: the prior of the tournament's stored config."""
+    def rating_prior(self, tid: int) -> tuple[float, float]:
+        """(mu, sigma) of a bot's rating before its first match: the prior of the tournament's stored config."""
         rating = json.loads(self.db.execute("SELECT config FROM tournaments WHERE id = ?", (tid,)).fetchone()[0])
-        return Rating(float(rating["rating"]["mu"]), float(rating["rating"]["sigma"]))
+        return float(rating["rating"]["mu"]), float(rating["rating"]["sigma"])
 
-    def standings(self, tid: int, initial: Rating | None = None, seats: SeatColumns | None = None
-                  ) -> list[Standing]:
-        """Every bot with its rating and totals, best first: by the Plackett-Luce strength fitted to every match's
-        places (arena/stats/ranking.py; docs/RATINGS.md says why), then mean place, then mu - 3 sigma, then name; bots
-        yet to play last. They are shown at ``initial`` (default: the tournament's own prior). ``seats`` is
-        :meth:`seat_columns` if the caller has read it already."""
-        initial = initial or self.initial_rating(tid)
-        ratings = self.final_ratings(tid)
-        table = {row["id"]: Standing(row["id"], row["name"], ratings.get(row["id"], initial),
-                                     active=is_active(row)) for row in self.bots(tid)}
+    def bot_lines(self, tid: int) -> list[tuple[int, str, bool]]:
+        """(id, name, whether in the run's field) of each bot, in slot order."""
+        return [(row["id"], row["name"], is_active(row)) for row in self.bots(tid)]
+
+    def bot_totals(self, tid: int) -> list[tuple[Any, ...]]:
+        """Per bot with a finished match: (bot, matches, wins, sum of places, points, rounds, declares ok,
+        declares failed) over its finished matches."""
         # The totals summed by SQLite, in C: a loop in Python over a large field's seats cost seconds.
-        done = "FROM seats s JOIN matches m ON m.id = s.match_id WHERE m.tournament_id = ? AND m.status = 'done'"
-        for bot_id, *totals in self._tuples(
-                "SELECT s.bot_id, count(*), sum(s.place = 1), sum(s.place), sum(s.points), sum(s.rounds), "
-                f"sum(s.declares_ok), sum(s.declares_failed) {done} GROUP BY s.bot_id", (tid,)):
-            line = table[bot_id]
-            (line.matches, line.wins, line.place_sum, line.points, line.rounds, line.declares_ok,
-             line.declares_failed) = totals
-        for bot_id, fault_kind, count in self._tuples(
-                f"SELECT s.bot_id, s.fault_kind, count(*) {done} AND s.fault_kind IS NOT NULL AND s.fault_kind != '' "
-                "GROUP BY s.bot_id, s.fault_kind ORDER BY s.bot_id, s.fault_kind", (tid,)):
-            table[bot_id].faults[fault_kind] = count
-        seats = self.seat_columns(tid) if seats is None else seats
-        played = [bot_id for bot_id, line in table.items() if line.matches]
-        for bot_id, value in fit_seats(seats.match, seats.bot, seats.place, played).items():
-            table[bot_id].strength = value
-        return sorted(table.values(), key=lambda s: (s.strength is None, -(s.strength or 0.0), s.mean_place or 0.0,
-                                                     -s.rating.conservative, s.name))
+        return self._tuples(
+            "SELECT s.bot_id, count(*), sum(s.place = 1), sum(s.place), sum(s.points), sum(s.rounds), "
+            f"sum(s.declares_ok), sum(s.declares_failed) {DONE_SEATS} GROUP BY s.bot_id", (tid,))
 
-    def standings_and_confidence(self, tid: int, resamples: int = RESAMPLES) -> tuple[list[Standing], Confidence]:
-        """:meth:`standings` and its confidence (rank intervals, P(above) of any two bots: arena/stats/confidence.py),
-        from one read of the seats and one fit: the confidence's resamples start from the standings' fit."""
-        seats = self.seat_columns(tid)
-        table = self.standings(tid, seats=seats)
-        return table, confidence(seats, [line.bot_id for line in table], resamples, point={
-            line.bot_id: line.strength for line in table if line.strength is not None})
+    def fault_counts(self, tid: int) -> list[tuple[Any, ...]]:
+        """(bot, fault kind, how many) over the finished matches, by bot and kind."""
+        return self._tuples(
+            f"SELECT s.bot_id, s.fault_kind, count(*) {DONE_SEATS} AND s.fault_kind IS NOT NULL "
+            "AND s.fault_kind != '' GROUP BY s.bot_id, s.fault_kind ORDER BY s.bot_id, s.fault_kind", (tid,))
 
-    def head_to_head(self, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
-        """(a, b) -> (matches where a placed above b, matches they shared)."""
-        counts: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
-        seats: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for match_id, bot_id, place in self._tuples(
-                "SELECT s.match_id, s.bot_id, s.place FROM seats s JOIN matches m ON m.id = s.match_id "
-                "WHERE m.tournament_id = ? AND m.status = 'done'", (tid,)):
-            seats[match_id].append((bot_id, place))
-        for entries in seats.values():
-            for a, place_a in entries:
-                for b, place_b in entries:
-                    if a != b:
-                        counts[(a, b)][1] += 1
-                        counts[(a, b)][0] += place_a < place_b
-        return {key: (above, shared) for key, (above, shared) in counts.items()}
+    def finished_places(self, tid: int) -> list[tuple[Any, ...]]:
+        """(match, bot, place) of every seat of every finished match: what a head-to-head table counts."""
+        return self._tuples(
+            "SELECT s.match_id, s.bot_id, s.place FROM seats s JOIN matches m ON m.id = s.match_id "
+            "WHERE m.tournament_id = ? AND m.status = 'done'", (tid,))
 
     def match_list(self, tid: int, bot: str | None = None) -> list[dict[str, Any]]:
         """Every match with its seats, in schedule order, as ``arena matches --json`` gives them (with ``bot``, only
@@ -952,18 +573,14 @@ class Store:
             found += self._stored(f"m.id IN ({','.join('?' * len(part))})", part, stderr)
         return found
 
-    def seat_results(self, tid: int) -> list[GroupPlace]:
-        """Every seat of every finished match as (group, bot, place, match): what arena/stats/confidence.py resamples."""
-        return self.seat_columns(tid).results()
-
-    def seat_columns(self, tid: int, before_group: int | None = None) -> SeatColumns:
-        """:meth:`seat_results` as columns, without an object per seat: what the fit and the bootstrap read; with
-        ``before_group``, only the seats of the groups numbered below it."""
+    def place_columns(self, tid: int, before_group: int | None = None) -> tuple[tuple[int, ...], ...]:
+        """Every seat of every finished match as four columns (group, bot, place, match), in schedule and seat
+        order, without an object per seat: what the fit and the bootstrap read (arena/stats/standings.py's
+        seat_columns); with ``before_group``, only the seats of the groups numbered below it."""
         rows = self._tuples("SELECT m.grp, s.bot_id, s.place, m.id FROM matches m JOIN seats s ON s.match_id = m.id "
                             "WHERE m.tournament_id = ? AND m.status = 'done' AND m.grp < ? ORDER BY m.idx, s.seat",
                             (tid, math.inf if before_group is None else before_group))
-        group, bot, place, match = zip(*rows) if rows else ((), (), (), ())
-        return SeatColumns(group, bot, place, match)
+        return tuple(zip(*rows)) if rows else ((), (), (), ())
 
     def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None]]:
         """Every seat of every finished match as (match, bot, place, score, fault reason), in schedule and seat
@@ -1055,19 +672,3 @@ def _seat_result(row: tuple[Any, ...]) -> SeatResult:
         fault=fault, stderr_tail=stderr_tail or "",
         bank_left_ms=bank_left_ms or 0)  # rows stored before 0002_fault_reasons did not keep it
 
-
-def standings_with_confidence(table: list[Standing], sure: Confidence, test: PairTest | None = None
-                              ) -> list[dict[str, Any]]:
-    """The standings as JSON, each line with its shared rank label, 95% rank interval, P(above the next) and the
-    positions its chain of ties spans (``tied``, first and last; the same for a bot not tied)."""
-    order = [line.bot_id for line in table]
-    labels, above = sure.shared_ranks(order, test), sure.p_above_next(order)
-    spans = sure.tie_groups(order, test)
-    found = []
-    for rank, line in enumerate(table, 1):
-        interval = sure.line(line.bot_id)
-        p_next = above[line.bot_id]
-        found.append(line.to_dict(rank) | {
-            "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
-            "p_above_next": None if p_next is None else round(p_next, 3), "tied": list(spans[line.bot_id])})
-    return found
