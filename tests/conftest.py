@@ -15,6 +15,7 @@ whatever the machine says; the processes the tests start still inherit the machi
 from __future__ import annotations
 
 import compileall
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,3 +39,37 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
         return (yield)
     finally:
         sys.dont_write_bytecode = previous
+
+
+# -- fixtures several test modules use ---------------------------------------------------------------------------
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True,
+                          check=False)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A read-only view (a read-only bind mount: root ignores file modes) of a directory to put a store in."""
+    source, view = tmp_path / "rw", tmp_path / "ro"
+    source.mkdir()
+    view.mkdir()
+    made = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {made.stderr.decode().strip()}")
+    try:
+        remount = ["mount", "-o", "remount,ro,bind", str(view)]
+        if subprocess.run(remount, capture_output=True, check=False).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        yield source
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=False)

@@ -35,9 +35,7 @@ from arena.server.authors import (
 from arena.server.config import load_serve_config
 from arena.stats.standings import standings as read_standings
 from arena.store import Store, StoreError
-from tests.test_reliability import fill, tiny_disk
-
-__all__ = ["tiny_disk"]  # a fixture, used by name
+from tests.support.runs import fill
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 HOUSE = tuple(str(SAMPLES / name) for name in ("greedy", "random", "planner", "js-greedy"))

@@ -21,7 +21,6 @@ from arena.match.matchlog import LoadedLog, load
 from arena.site import data, output, render
 from arena.store import Store
 from tests.sitestore import fill_store, make_store
-from tests.test_reliability import read_only  # noqa: F401 - a fixture
 
 
 def site_files(out: Path) -> dict[str, bytes]:
@@ -150,7 +149,7 @@ def test_a_view_sent_back_by_a_cluster_worker_is_kept_beside_the_log_written_aga
     assert not matchview.view_path(other).exists()
 
 
-def test_a_read_only_store_without_views_still_builds(read_only: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_read_only_store_without_views_still_builds(read_only: Path, tmp_path: Path) -> None:
     """Its logs read, the views cannot be kept: the build is the same, and the next one reads the logs again."""
     made = make_store(tmp_path / "made", think=True)
     made.close()

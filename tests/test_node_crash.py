@@ -24,7 +24,7 @@ from arena.match.matchlog import find_log
 from arena.registry.client import pack
 from arena.site import data
 from arena.store import Store
-from tests.test_server import Server, free_port
+from tests.support.server import Server, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"

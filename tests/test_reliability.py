@@ -8,7 +8,6 @@ uninterrupted one: standings and every match's places and scores must be identic
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import random
@@ -17,9 +16,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,82 +24,20 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.site import data
-from arena.stats.standings import standings as read_standings
 from arena.store import LeaseHeldError, Store
-from tests.sigint import default_sigint
-from tests.test_tournament import ROOT, write_config
+from tests.support.runs import (
+    arena,
+    children,
+    counts,
+    fill,
+    plain_failure,
+    results,
+    start,
+    wait_group_gone,
+    write_config,
+)
 
 SEED = 20261201
-
-
-def arena(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=240, check=False)
-
-
-def start(*args: str | Path) -> subprocess.Popen[str]:
-    """``arena ARGS`` in its own process group (as a shell runs a job), so a test can signal the whole group."""
-    return subprocess.Popen([sys.executable, "-m", "arena", *map(str, args)], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=default_sigint)  # noqa: PLW1509
-
-
-def children(pid: int) -> list[int]:
-    """The processes ``pid`` started (a runner's match workers), from its main thread's list."""
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except FileNotFoundError:
-        return []
-
-
-def group_members(pgid: int) -> list[int]:
-    """The live processes of a process group (bots, workers and the runner share the runner's group)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) == pgid and fields[0] != b"Z":
-                found.append(int(entry.name))
-    return found
-
-
-def wait_group_gone(pgid: int, limit: float = 20.0) -> list[int]:
-    """Whatever of the group is still alive after ``limit`` seconds (a hang guard, not a timing assertion)."""
-    deadline = time.monotonic() + limit
-    while group_members(pgid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return group_members(pgid)
-
-
-def counts(db: Path) -> dict[str, int]:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as probe:
-            return dict(probe.execute("SELECT status, count(*) FROM matches GROUP BY status").fetchall())
-    except sqlite3.Error:
-        return {}
-
-
-def results(db: Path, name: str = "t") -> tuple[list[dict[str, object]], list[tuple[int, str, int, int]]]:
-    """The standings and every seat's (match, bot, place, score): what must not depend on interruptions."""
-    store = Store(db, readonly=True)
-    try:
-        tid = store.tournament(name)["id"]
-        standings = [line.to_dict(rank) for rank, line in enumerate(read_standings(store, tid), 1)]
-        seats = [(m["index"], p["bot"], p["place"], p["score"]) for m in store.match_list(tid) for p in m["players"]]
-    finally:
-        store.close()
-    return standings, seats
-
-
-def plain_failure(outcome: subprocess.CompletedProcess[str] | tuple[int, str], code: int, *needles: str) -> None:
-    status, stderr = (outcome.returncode, outcome.stderr) if not isinstance(outcome, tuple) else outcome
-    assert status == code, stderr
-    assert "Traceback" not in stderr and "Error:" not in stderr.replace("arena:", ""), stderr
-    for needle in needles:
-        assert needle in stderr, stderr
 
 
 def uninterrupted(directory: Path, repeats: int) -> tuple[Path, Path]:
@@ -133,32 +68,6 @@ def chaos_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
 
 
 # -- 1. a full disk ----------------------------------------------------------------------------------------------
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True,
-                          check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(disk: Path, leave: int) -> Path:
-    """Fill ``disk`` but ``leave`` bytes; returns the filler file (delete it to make room again)."""
-    filler = disk / "filler"
-    stat = os.statvfs(disk)
-    size = max(0, stat.f_bavail * stat.f_frsize + (filler.stat().st_size if filler.exists() else 0) - leave)
-    try:
-        filler.write_bytes(b"\0" * size)
-    except OSError as error:  # a process under test wrote meanwhile: the disk is full, which is what was asked
-        if error.errno != errno.ENOSPC:
-            raise
-    return filler
 
 
 @pytest.mark.slow
@@ -268,24 +177,6 @@ def test_a_lease_of_a_reused_pid_is_free(tmp_path: Path) -> None:
     other.db.execute("UPDATE leases SET started = NULL WHERE tournament = 't'")
     with pytest.raises(LeaseHeldError, match=rf"tournament t is being run by PID {os.getpid()} on "):
         store.acquire("t")
-
-
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A read-only view (a read-only bind mount: root ignores file modes) of a directory to put a store in."""
-    source, view = tmp_path / "rw", tmp_path / "ro"
-    source.mkdir()
-    view.mkdir()
-    made = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot bind-mount here: {made.stderr.decode().strip()}")
-    try:
-        remount = ["mount", "-o", "remount,ro,bind", str(view)]
-        if subprocess.run(remount, capture_output=True, check=False).returncode != 0:
-            pytest.skip("cannot remount read-only here")
-        yield source
-    finally:
-        subprocess.run(["umount", "-l", str(view)], check=False)
 
 
 def test_read_commands_work_on_a_read_only_store(read_only: Path, small_reference: tuple[Path, Path],

@@ -27,8 +27,7 @@ from arena.run.league import League
 from arena.run.tournament import run_tournament
 from arena.stats.standings import final_ratings
 from arena.store import LeaseHeldError, Store
-from tests.test_reliability import arena, counts, plain_failure, results, start, wait_group_gone
-from tests.test_stoprule import write as write_stop_config
+from tests.support.runs import arena, counts, plain_failure, results, start, wait_group_gone, write_stop_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"

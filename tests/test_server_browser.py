@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_server import SAMPLES, Server, free_port, make_bot
+from tests.support.server import SAMPLES, Server, free_port, make_bot
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -21,7 +21,7 @@ from arena.site import data
 from arena.site.render import build_site
 from arena.store import Store
 from tests.sitestore import make_store
-from tests.test_site_browser import browser, url  # noqa: F401 - the fixture; skips with that module
+from tests.support.browser import browser_fixture, url  # noqa: F401 - fixtures, by their names
 
 # isort: split
 from tests.axecheck import problems  # after the module above, which skips without a browser
@@ -66,7 +66,7 @@ def scheme(request: pytest.FixtureRequest) -> str:
 
 
 @contextmanager
-def opened(browser: Browser, width: int, scheme: str) -> Iterator[Page]:  # noqa: F811
+def opened(browser: Browser, width: int, scheme: str) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": width, "height": 844}, color_scheme=scheme)  # type: ignore[arg-type]
     context.add_init_script(PAUSED)
     page = context.new_page()
@@ -87,7 +87,7 @@ def goto(page: Page, root: Path, address: str) -> None:
 
 
 @pytest.mark.parametrize("width", [390, 1280])
-def test_no_serious_axe_violation_on_any_page(built: tuple[Store, Path, Path], browser: Browser,  # noqa: F811
+def test_no_serious_axe_violation_on_any_page(built: tuple[Store, Path, Path], browser: Browser,
                                               width: int, scheme: str) -> None:
     store, site, live = built
     # The dark scheme changes colours only (style.css), so it is checked by the colour rules alone.
@@ -111,7 +111,7 @@ def test_no_serious_axe_violation_on_any_page(built: tuple[Store, Path, Path], b
                                   for name, lines in failing.items())
 
 
-def test_the_replay_says_each_move_to_a_screen_reader(built: tuple[Store, Path, Path], browser: Browser) -> None:  # noqa: F811
+def test_the_replay_says_each_move_to_a_screen_reader(built: tuple[Store, Path, Path], browser: Browser) -> None:
     store, site, _ = built
     with opened(browser, 1280, "light") as page:
         goto(page, site, data.match_href("league", faulty_match(store)))
@@ -144,7 +144,7 @@ def test_the_replay_says_each_move_to_a_screen_reader(built: tuple[Store, Path, 
 
 
 def test_chart_values_are_a_table_its_labels_tab_stops_and_head_to_head_said(built: tuple[Store, Path, Path],
-                                                            browser: Browser) -> None:  # noqa: F811
+                                                            browser: Browser) -> None:
     _, site, _ = built
     with opened(browser, 1280, "light") as page:
         goto(page, site, "t/league/index.html")
@@ -179,7 +179,7 @@ def test_chart_values_are_a_table_its_labels_tab_stops_and_head_to_head_said(bui
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_keyboard_skips_to_the_content_and_reaches_every_scroll_region(built: tuple[Store, Path, Path],
-                                                                       browser: Browser, width: int) -> None:  # noqa: F811
+                                                                       browser: Browser, width: int) -> None:
     store, site, _ = built
     with opened(browser, width, "light") as page:
         for _, address in page_types(store):

@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 from collections import deque
-from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -32,31 +31,9 @@ from arena.site import data
 from arena.site.render import script_json
 from arena.site.replay import card_text, compact_events
 from arena.store import Store
+from tests.support.browser import SCREENSHOTS, Browser, Page, browser_fixture, expect, page_fixture, shoot, url  # noqa: F401 - fixtures, by their names
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENSHOTS = ROOT / "test-output" / "screenshots"
-CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--no-first-run", "--disable-dev-shm-usage"]
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).is_file():
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    return None
-
-
-MISSING = _missing()
-if MISSING is not None:
-    if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"ARENA_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
-    pytest.skip(MISSING, allow_module_level=True)
-
-from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 pytestmark = pytest.mark.slow
 
@@ -78,37 +55,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return index.parent
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    yield opened
-    context.close()
-    assert errors == [], errors
-
-
-def url(path: Path) -> str:
-    return path.resolve().as_uri()
-
-
 def to_path(link: str) -> Path:
     return Path(unquote(urlsplit(link).path))
-
-
-def shoot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def test_standings_table(site: Path, page: Page) -> None:

@@ -10,13 +10,13 @@ from playwright.sync_api import Page, expect
 
 from arena.site import render
 from tests.sitestore import make_store
-from tests.test_site_browser import browser, page, shoot, url  # noqa: F401 - fixtures; skips with that module
+from tests.support.browser import browser_fixture, page_fixture, shoot, url  # noqa: F401 - fixtures, by their names
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_live_page_reloads_itself_pauses_on_request_and_stops_after_the_last_build(
-        tmp_path: Path, page: Page) -> None:  # noqa: F811 - the fixture
+        tmp_path: Path, page: Page) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"
     render.build_site(store, out, workers=1, live_refresh_s=2)

@@ -25,7 +25,7 @@ from arena.site import data
 from arena.site.render import build_site
 from arena.store import Store
 from tests.sitestore import fill_store
-from tests.test_site_browser import SCREENSHOTS, browser, url  # noqa: F401 - fixtures; skips with that module
+from tests.support.browser import SCREENSHOTS, browser_fixture, url  # noqa: F401 - fixtures, by their names
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def opened(browser: Browser, width: int, dark: bool = False,  # noqa: F811 - the fixture
+def opened(browser: Browser, width: int, dark: bool = False,
            height: int | None = None) -> Iterator[Page]:
     """A page of ``width`` CSS px: below 1000 a phone (touch, mobile viewport; upright unless ``height`` says
     otherwise), else a desktop."""
@@ -137,7 +137,7 @@ def _ready(page: Page, kind: str) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_every_page_type_fits_the_screen(site: Path, browser: Browser, width: int) -> None:  # noqa: F811
+def test_every_page_type_fits_the_screen(site: Path, browser: Browser, width: int) -> None:
     problems: dict[str, Any] = {}
     with opened(browser, width) as page:
         for kind, address in pages(site).items():
@@ -159,7 +159,7 @@ def test_every_page_type_fits_the_screen(site: Path, browser: Browser, width: in
 @pytest.mark.parametrize("dark", (False, True), ids=("light", "dark"))
 @pytest.mark.skipif(not os.environ.get("ARENA_PHONE_SHOTS"), reason="screenshots for a person to look at: set "
                     "ARENA_PHONE_SHOTS=DIR to write them there (they check nothing: CI does not spend a minute on them)")
-def test_screenshots(site: Path, browser: Browser, width: int, dark: bool) -> None:  # noqa: F811
+def test_screenshots(site: Path, browser: Browser, width: int, dark: bool) -> None:
     """Every page type, full length, for a person to look at (the checks are the test above)."""
     with opened(browser, width, dark) as page:
         for kind, address in pages(site).items():
@@ -177,7 +177,7 @@ def test_screenshots(site: Path, browser: Browser, width: int, dark: bool) -> No
             page.screenshot(path=str(SHOTS / f"standings-scrolled-{width}.png"))
 
 
-def test_the_standings_fit_every_desktop_width(site: Path, browser: Browser) -> None:  # noqa: F811
+def test_the_standings_fit_every_desktop_width(site: Path, browser: Browser) -> None:
     """The Faults column is whole at any desktop width (it was cut off at all of them), a long name included."""
     with opened(browser, 1280) as page:
         page.goto(pages(site)["tournament"])
@@ -204,7 +204,7 @@ def _seat_to_move(page: Page) -> int | None:
 
 
 @pytest.mark.parametrize(("width", "height"), [(320, 844), (390, 844), (844, 390)], ids=("320", "390", "on-its-side"))
-def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser, width: int,  # noqa: F811
+def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser, width: int,
                                                     height: int) -> None:
     with opened(browser, width, height=height) as page:
         page.goto(pages(site)["match"])
@@ -244,7 +244,7 @@ def test_the_replay_bar_stays_in_view_and_taps_step(site: Path, browser: Browser
         assert page.evaluate("location.hash") == f"#step={step + 2}"
 
 
-def test_every_seat_and_the_player_to_move_are_on_the_screen(site: Path, browser: Browser) -> None:  # noqa: F811
+def test_every_seat_and_the_player_to_move_are_on_the_screen(site: Path, browser: Browser) -> None:
     """4 seats at 390 x 844: opened at a step where the last seat is to move (a link to the step scrolls the
     replay to the top), every seat's row and the marker of the seat to move are on the screen, no scrolling."""
     snap, fault = _faulted(site)
@@ -276,7 +276,7 @@ def test_every_seat_and_the_player_to_move_are_on_the_screen(site: Path, browser
         page.screenshot(path=str(SHOTS / "replay-4-seats-390.png"))
 
 
-def test_a_mouse_click_on_a_wide_screen_selects_rather_than_steps(site: Path, browser: Browser) -> None:  # noqa: F811
+def test_a_mouse_click_on_a_wide_screen_selects_rather_than_steps(site: Path, browser: Browser) -> None:
     """The tap zones are for touch and phones: on a desktop a click on the table (to select a card's text, say)
     leaves the step as it was, while a tap on a touch screen of any width steps."""
     with opened(browser, 1280) as page:
@@ -317,7 +317,7 @@ STANDINGS = """() => {
 }"""
 
 
-def test_the_standings_fit_between_a_phone_and_a_desktop(site: Path, browser: Browser) -> None:  # noqa: F811
+def test_the_standings_fit_between_a_phone_and_a_desktop(site: Path, browser: Browser) -> None:
     """From 600 to 1000 px (a tablet, a narrow window) the standings fit their box, no sideways scrolling, with the
     most columns that fit; they scrolled at 641-990 px. The columns left out are a tick away."""
     widths = sorted({*range(600, 1001, 10), 640, 768, 900, 990, 1023})
@@ -362,7 +362,7 @@ HANDS = """() => {
 
 @pytest.mark.parametrize(("width", "height"), [(844, 390), (768, 1024), (1024, 768)],
                          ids=("on-its-side", "tablet", "desktop"))
-def test_a_seats_last_move_is_shown_whole(site: Path, browser: Browser, width: int,  # noqa: F811
+def test_a_seats_last_move_is_shown_whole(site: Path, browser: Browser, width: int,
                                          height: int) -> None:
     """Through the first rounds of a 4-seat match no heading and no seat's last move is cut off (a last move
     ended in an ellipsis on a phone on its side, and "threw 10♠J♣Q♠ took J♠" even at 1024 px), and on a phone on

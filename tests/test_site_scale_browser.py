@@ -10,9 +10,8 @@ import pytest
 
 from arena.site import data, render
 from bench.scale import fill
-from tests.test_site_browser import Browser, Page, browser, expect, page, url
+from tests.support.browser import Browser, Page, browser_fixture, expect, page_fixture, url  # noqa: F401 - fixtures, by their names
 
-__all__ = ["browser", "page"]  # the fixtures, used by name
 pytestmark = pytest.mark.slow
 
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from arena.cli.main import main
@@ -15,17 +14,9 @@ from arena.run.config import ConfigError, StopRule, load_config
 from arena.run.loop import Progress
 from arena.run.tournament import run_tournament
 from arena.store import Store
+from tests.support.runs import write_stop_config as write
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
-
-
-def write(directory: Path, **overrides: object) -> Path:
-    config = {"name": "s", "bots": [str(SAMPLES / "greedy"), str(SAMPLES / "random"), str(SAMPLES / "planner")],
-              "players": 2, "seed": 4, "rules": {"threshold": 25}, "workers": 2,
-              "stop": {"confidence": 0.95, "max_matches": 60}} | overrides
-    path = directory / "s.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 @pytest.mark.parametrize("stop, message", [

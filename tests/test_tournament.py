@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from arena.cli.main import main
@@ -24,25 +23,10 @@ from arena.sandbox.rlimits import ceiling
 from arena.stats.standings import rated_matches
 from arena.store import Store
 from tests.hostile import make_bot
+from tests.support.runs import write_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
-
-
-def write_config(directory: Path, **overrides) -> Path:
-    config = {
-        "name": "t",
-        "bots": [str(SAMPLES / "greedy"), str(SAMPLES / "random"), str(SAMPLES / "js-greedy")],
-        "players": 2,
-        "repeats": 2,
-        "seed": 3,
-        "rules": {"threshold": 25},
-        "limits": {"move_ms": 2000},
-        "workers": 2,
-    } | overrides
-    path = directory / "t.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 def standings_json(db: Path, name: str = "t") -> list[dict]:
