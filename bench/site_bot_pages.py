@@ -21,11 +21,11 @@ from pathlib import Path
 
 
 def measure(store_path: Path) -> dict[str, float]:
-    from arena.site import data, output, render
+    from arena.site import output, render, snapshot
     from arena.store import Store
 
     store = Store(store_path)
-    snap = data.snapshot(store, store.tournaments()[0]["name"])
+    snap = snapshot.snapshot(store, store.tournaments()[0]["name"])
     for position in range(len(snap.stamps)):
         row = render.bot_row_html(snap, position)
         if row is not None:

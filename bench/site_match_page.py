@@ -22,11 +22,12 @@ from pathlib import Path
 
 
 def measure(store_path: Path, pages: int, out: Path) -> dict[str, float]:
-    from arena.site import data, output, render
+    from arena.site import common, output, render, snapshot
+    from arena.site.pages import match as match_data
     from arena.store import Store
 
     store = Store(store_path)
-    snap = data.snapshot(store, store.tournaments()[0]["name"], whole=False)
+    snap = snapshot.snapshot(store, store.tournaments()[0]["name"], whole=False)
     count = min(pages, len(snap.stamps))
     snap.matches.load(range(count))
     ms: dict[str, float] = {}
@@ -36,12 +37,12 @@ def measure(store_path: Path, pages: int, out: Path) -> dict[str, float]:
         part()
         ms[name] = round((time.process_time() - started) / count * 1000, 3)
 
-    made: list[data.MatchPage] = []
+    made: list[match_data.MatchPage] = []
 
     def page_data() -> None:
         for position in range(count):
-            view, unreadable = data.match_view(snap, snap.matches[position])
-            made.append(data.match_page(snap, position, view, unreadable is not None))
+            view, unreadable = common.match_view(snap, snap.matches[position])
+            made.append(match_data.match_page(snap, position, view, unreadable is not None))
 
     html: list[str] = []
     timed("page_data_ms", page_data)

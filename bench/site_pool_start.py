@@ -29,11 +29,11 @@ from typing import Any
 
 
 def once(store_path: Path, workers: int) -> dict[str, float]:
-    from arena.site import data, output, render
+    from arena.site import output, render, snapshot
     from arena.store import Store
 
     store = Store(store_path)
-    snap = data.snapshot(store, store.tournaments()[0]["name"], whole=False)
+    snap = snapshot.snapshot(store, store.tournaments()[0]["name"], whole=False)
     with tempfile.TemporaryDirectory() as out:
         manifest = output.Manifest(Path(out), {}, staged=True)
         started = time.perf_counter()

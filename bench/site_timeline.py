@@ -3,7 +3,7 @@ workers make the match pages, and what runs alone after. Prints ONE JSON object.
 
 The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1, no
 logs), made once unless ``--store`` names one. The build's steps (functions of arena/site/render.py and
-arena/site/data.py) are wrapped with timers for the run; a step a checkout does not have is left out. The
+arena/site/snapshot.py) are wrapped with timers for the run; a step a checkout does not have is left out. The
 building process's garbage collections are timed too, by generation (``gc.callbacks``).
 
     python bench/site_timeline.py --store /tmp/store.db
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 STEPS = {"render": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think", "write_bot_pages"),
-         "data": ("read_rest",)}
+         "snapshot": ("read_rest",)}
 
 
 def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
-    from arena.site import data, render
+    from arena.site import render, snapshot
     from arena.store import Store
 
     steps: list[dict[str, Any]] = []
@@ -48,7 +48,7 @@ def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
                               "cpu_s": round(time.process_time() - cpu, 1)})
         return timed
 
-    for module, names in (("render", render), ("data", data)):
+    for module, names in (("render", render), ("snapshot", snapshot)):
         for name in STEPS[module]:
             if hasattr(names, name):
                 setattr(names, name, timer(name, getattr(names, name)))

@@ -23,8 +23,10 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.match import matchview
 from arena.match.matchlog import load
-from arena.site import data, output, render
-from arena.store import Store
+from arena.match.matchview import MatchView
+from arena.site import common, output, render, snapshot, urls
+from arena.site.pages import listings as listings_data
+from arena.store import Store, StoredMatch
 from tests.sigint import default_sigint
 from tests.sitestore import STDERR, broken_links, fill_store, make_store
 
@@ -45,18 +47,18 @@ def test_every_page_is_written(built: tuple[Store, Path, render.BuildReport]) ->
     store, out, report = built
     assert report.index == out / "index.html" and report.index.is_file()
     assert set(report.tournaments) == {"t", "evil"}
-    for snap in (data.snapshot(store, "t"), data.snapshot(store, "evil")):
-        assert (out / data.tournament_href(snap.slug)).is_file()
-        assert (out / data.matches_href(snap.slug)).is_file()
+    for snap in (snapshot.snapshot(store, "t"), snapshot.snapshot(store, "evil")):
+        assert (out / urls.tournament_href(snap.slug)).is_file()
+        assert (out / urls.matches_href(snap.slug)).is_file()
         for bot in snap.bots:
-            assert (out / data.bot_href(snap.slug, bot.slug)).is_file()
+            assert (out / urls.bot_href(snap.slug, bot.slug)).is_file()
         for match in snap.matches:
-            assert (out / data.match_href(snap.slug, match.id)).is_file()
+            assert (out / urls.match_href(snap.slug, match.id)).is_file()
     # Two tournaments in one store: the second's ids are not its schedule positions, and its pages go by the ids.
-    evil = data.snapshot(store, "evil").matches[0]
+    evil = snapshot.snapshot(store, "evil").matches[0]
     assert evil.id != evil.idx + 1
-    heading = (out / data.match_href(data.snapshot(store, "evil").slug, evil.id)).read_text(encoding="utf-8")
-    assert f"<h1>Match #{evil.id} " in heading and f"matches/{evil.id}.html" in data.match_href("x", evil.id)
+    heading = (out / urls.match_href(snapshot.snapshot(store, "evil").slug, evil.id)).read_text(encoding="utf-8")
+    assert f"<h1>Match #{evil.id} " in heading and f"matches/{evil.id}.html" in urls.match_href("x", evil.id)
     assert (out / "assets" / "style.css").is_file() and (out / "assets" / "replay.js").is_file()
     written = [p for p in out.rglob("*") if p.is_file() and p.name != output.MANIFEST]
     assert len(written) == report.pages
@@ -79,22 +81,22 @@ def test_pages_have_accessible_tables_and_no_external_resources(built: tuple[Sto
 
 def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render.BuildReport]) -> None:
     store, out, _ = built
-    snap = data.snapshot(store, "evil")
+    snap = snapshot.snapshot(store, "evil")
     evil_bot = next(bot for bot in snap.bots if bot.name == EVIL)
     assert evil_bot.slug.startswith("_b")
     assert "<script>alert" not in (out / "index.html").read_text(encoding="utf-8")
-    pages = [out / data.tournament_href(snap.slug), out / data.bot_href(snap.slug, evil_bot.slug)]
-    pages += [out / data.match_href(snap.slug, m.id) for m in snap.matches]
+    pages = [out / urls.tournament_href(snap.slug), out / urls.bot_href(snap.slug, evil_bot.slug)]
+    pages += [out / urls.match_href(snap.slug, m.id) for m in snap.matches]
     for page in pages:
         html = page.read_text(encoding="utf-8")
         assert "<script>alert" not in html, page
         assert "&lt;script&gt;alert(&#39;name&#39;)" in html or "\\u003cscript\\u003e" in html, page
-    faulty = out / data.match_href(snap.slug, snap.matches[4].id)
+    faulty = out / urls.match_href(snap.slug, snap.matches[4].id)
     html = faulty.read_text(encoding="utf-8")
     assert "RuntimeError: &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;" in html
     # Faults are shown with their reason code, on the match page and in the tournament's table of faults.
     assert '<code class="reason">crash.exit</code>' in html
-    assert '<code class="reason">crash.exit</code>' in (out / data.tournament_href(snap.slug)).read_text("utf-8")
+    assert '<code class="reason">crash.exit</code>' in (out / urls.tournament_href(snap.slug)).read_text("utf-8")
     # The replay's data file cannot close a script element, and holds the name as it is.
     loaded = re.search(r'<script src="(\d+\.js)"></script>', html)  # next to its page
     assert loaded is not None
@@ -225,20 +227,20 @@ def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport
     """One number per match, players in its title, the tournament in the matches list's title, settings as a table,
     no absolute paths of the organiser's machine, and a favicon on every page."""
     store, out, _ = built
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     match = snap.matches[1]
-    html = (out / data.match_href(snap.slug, match.id)).read_text(encoding="utf-8")
+    html = (out / urls.match_href(snap.slug, match.id)).read_text(encoding="utf-8")
     names = " v ".join(snap.bot_link(bot)[0] for bot in match.bot_ids)
     assert f"<title>Match #{match.id}: {names} · t · arena</title>" in html
     assert f"arena show {match.id}" in html and f"Match #{match.idx}<" not in html
-    listing = (out / data.matches_href(snap.slug)).read_text(encoding="utf-8")
+    listing = (out / urls.matches_href(snap.slug)).read_text(encoding="utf-8")
     assert "<title>All matches of t · arena</title>" in listing
     assert f">#{match.id}</a>" in listing
-    tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
+    tournament = (out / urls.tournament_href(snap.slug)).read_text(encoding="utf-8")
     rating = tournament[tournament.index('<th scope="row">rating</th>'):]
     assert rating.startswith('<th scope="row">rating</th><td><dl class="nested">') and "{&#34;" not in tournament
     for bot in snap.bots:
-        page = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        page = (out / urls.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
         assert bot.manifest["directory"] == f"/bots/{bot.name}" and f"/bots/{bot.name}<" not in page
         assert f"<th scope=\"row\">directory</th><td><code>{bot.name}</code>" in page
     assert (out / "assets" / "favicon.svg").is_file()
@@ -271,7 +273,7 @@ def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None
     # A new tournament and two matches gone from the first: the new pages, the home page and the first
     # tournament's pages that show those matches are written, the gone matches' pages removed, nothing else.
     fill_store(store, name="u", bots=("delta", "epsilon"), repeats=1, logs=True)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     gone = snap.matches[-2:]
     store.drop_matches(snap.id, [m.idx for m in gone])
     report = render.build_site(store, out)
@@ -281,15 +283,15 @@ def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None
     assert rewritten == changed and report.written == len(changed)
     assert "index.html" in changed and any(path.startswith("t/u/") for path in changed)
     assert not any(path.startswith("t/t/matches/") and path[len("t/t/matches/"):][0].isdigit()
-                   for path in changed - {data.match_href("t", snap.matches[-3].id)}), "match pages left alone"
+                   for path in changed - {urls.match_href("t", snap.matches[-3].id)}), "match pages left alone"
     for match in gone:
-        assert data.match_href("t", match.id) not in after and data.match_data_href("t", match.id) not in after
-        assert data.match_log_href("t", match.id) not in after
+        assert urls.match_href("t", match.id) not in after and urls.match_data_href("t", match.id) not in after
+        assert urls.match_log_href("t", match.id) not in after
     assert report.removed == 3 * len(gone)  # each a page, a data file and its event log to download
     kept = snap.matches[0]
-    log = data.match_log(snap, kept)[0]
+    log = common.match_log(snap, kept)[0]
     assert log is not None  # the event log to download is the runner's file, linked (one file system here)
-    assert (out / data.match_log_href("t", kept.id)).stat().st_ino == log.path.stat().st_ino
+    assert (out / urls.match_log_href("t", kept.id)).stat().st_ino == log.path.stat().st_ino
     _same_as_a_full_build(store, out, tmp_path / "full")
 
 
@@ -297,10 +299,10 @@ def test_a_rebuild_repairs_files_deleted_or_changed_by_hand(tmp_path: Path) -> N
     store = make_store(tmp_path)
     out = tmp_path / "site"
     render.build_site(store, out)
-    snap = data.snapshot(store, "t")
-    (out / data.match_href("t", snap.matches[0].id)).unlink()
-    (out / data.match_data_href("t", snap.matches[1].id)).write_text("broken", encoding="utf-8")
-    (out / data.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
+    snap = snapshot.snapshot(store, "t")
+    (out / urls.match_href("t", snap.matches[0].id)).unlink()
+    (out / urls.match_data_href("t", snap.matches[1].id)).write_text("broken", encoding="utf-8")
+    (out / urls.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
     (out / "t" / "t" / "stray.html").write_text("left by something else", encoding="utf-8")
     report = render.build_site(store, out)
     # Exactly the three damaged files are written again, and the stray removed.
@@ -369,7 +371,7 @@ def test_a_build_tells_its_progress(tmp_path: Path, workers: int) -> None:
     told: list[tuple[str, int, int]] = []
     render.build_site(store, tmp_path / "site", workers=workers, parallel_from=4,
                       progress=lambda name, done, total: told.append((name, done, total)))
-    matches = len(data.snapshot(store, "t").stamps)
+    matches = len(snapshot.snapshot(store, "t").stamps)
     assert told and {(name, total) for name, _, total in told} == {("t", matches)}
     assert [done for _, done, _ in told] == sorted(done for _, done, _ in told) and told[-1][1] == matches
     told.clear()
@@ -394,7 +396,7 @@ def test_a_new_stylesheet_is_one_file_written_and_the_code_version_covers_the_pa
     narrator = tmp_path / "narrate.py"
     narrator.write_text("A = 1\n")
     before = output.code_version(narrator)
-    assert (render.PACKAGE_DIR / "game" / "narrate.py").is_file() and (render.PACKAGE_DIR / "site" / "data.py").is_file()
+    assert (render.PACKAGE_DIR / "game" / "narrate.py").is_file() and (render.PACKAGE_DIR / "site" / "pages" / "match.py").is_file()
     narrator.write_text("A = 2\n")
     output.code_version.cache_clear()
     assert output.code_version(narrator) != before
@@ -425,11 +427,11 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
     says rule 8.6 in its result's caption (one without does not); the standings say "placed above" and never round
     a probability up to 100%."""
     store, out, _ = built
-    snap = data.snapshot(store, "t")
-    tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
+    snap = snapshot.snapshot(store, "t")
+    tournament = (out / urls.tournament_href(snap.slug)).read_text(encoding="utf-8")
     for bot in snap.bots:
-        faults = [(m, p) for m in snap.matches for _, b, p in data.seated(m) if b == bot.id and p and p.fault]
-        path = out / data.faults_href(snap.slug, bot.slug)
+        faults = [(m, p) for m in snap.matches for _, b, p in snapshot.seated(m) if b == bot.id and p and p.fault]
+        path = out / urls.faults_href(snap.slug, bot.slug)
         assert path.is_file() == bool(faults)
         if not faults:
             continue
@@ -437,50 +439,50 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
         steps = re.findall(r'href="\.\./\.\./matches/(\d+)\.html#step=(\d+)"', html)
         assert {int(match) for match, _ in steps} == {m.id for m, _ in faults}
         for match, step in set(steps):
-            log, _ = data.match_log(snap, next(m for m in snap.matches if m.id == int(match)))
+            log, _ = common.match_log(snap, next(m for m in snap.matches if m.id == int(match)))
             assert log is not None and log.events[int(step) - 1]["type"] == "forfeit"
         assert f"×{len(faults)}</strong>" in html and "crash.exit" in html and "Faults by the round" in html
         # Reachable from the bot's page and from the tournament's.
         faults_link = f'href="faults.html">Every fault of {bot.name} ({len(faults)})</a>'
-        bot_html = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        bot_html = (out / urls.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
         assert faults_link in bot_html
         assert f'bots/{bot.slug}/faults.html">{bot.name} ({len(faults)})</a>' in tournament
         # The bot page's table of its latest faults links each to its step too.
         assert _fault_table_links(bot_html) == sorted(
-            (m.id, dict(steps)[str(m.id)]) for m, _ in faults[-data.FAULTS_SHOWN:])
+            (m.id, dict(steps)[str(m.id)]) for m, _ in faults[-common.FAULTS_SHOWN:])
     # So does the tournament page's table of the latest faults (every fault here: fewer than it shows).
-    everyone = [m for m in snap.matches for _, _, p in data.seated(m) if p and p.fault]
-    assert 0 < len(everyone) <= data.FAULTS_SHOWN
+    everyone = [m for m in snap.matches for _, _, p in snapshot.seated(m) if p and p.fault]
+    assert 0 < len(everyone) <= common.FAULTS_SHOWN
     linked = _fault_table_links(tournament)
-    assert sorted(linked) == sorted((m.id, str(matchview.forfeit_steps(data.match_log(snap, m)[0].events)[1])) for m in everyone)
-    forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in data.seated(m)))
-    clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in data.seated(m)))
-    html = (out / data.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")
+    assert sorted(linked) == sorted((m.id, str(matchview.forfeit_steps(common.match_log(snap, m)[0].events)[1])) for m in everyone)
+    forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in snapshot.seated(m)))
+    clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in snapshot.seated(m)))
+    html = (out / urls.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")
     assert "(rule 8.6)" in html and "ranks below every player that did not, eliminated ones included" in html
     assert 'data-forfeit>forfeited in round 2</span>' in html and ">see it in the replay</a>" in html
-    assert "rule 8.6" not in (out / data.match_href(snap.slug, clean.id)).read_text(encoding="utf-8")
+    assert "rule 8.6" not in (out / urls.match_href(snap.slug, clean.id)).read_text(encoding="utf-8")
     # The standings: P(above next) never "100%", the 95% rank interval as the CLI's rank95, head to head in places.
     assert "placed above – tied – below" in tournament and "wins – ties – losses" not in tournament
     cells = re.findall(r'<td class="num opt pnext">([^<]*)</td>', tournament)
     assert cells and "100%" not in cells
     intervals = re.findall(r'<td class="num opt rank95">([^<]*)</td>', tournament)
     assert intervals == [f"{r.rank95[0]}–{r.rank95[1]}" if r.rank95 and r.rank95[1] > r.rank95[0] else
-                         str(r.rank95[0]) if r.rank95 else "–" for r in data.standing_rows(snap)]
+                         str(r.rank95[0]) if r.rank95 else "–" for r in common.standing_rows(snap)]
 def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, render.BuildReport]) -> None:
     store, out, _ = built
     for name in ("t", "evil"):
-        snap = data.snapshot(store, name)
-        text = (out / data.match_index_href(snap.slug)).read_text(encoding="utf-8")
+        snap = snapshot.snapshot(store, name)
+        text = (out / urls.match_index_href(snap.slug)).read_text(encoding="utf-8")
         prefix = "window.arenaIndex = "
         assert text.startswith(prefix) and text.endswith(";\n")
         assert "<" not in text and ">" not in text  # no bot's name can close a script element
-        assert json.loads(text[len(prefix):-2]) == data.match_index(snap)
+        assert json.loads(text[len(prefix):-2]) == listings_data.match_index(snap)
         # Every listing's filter names the index relative to itself.
-        pages = [out / data.matches_href(snap.slug), *(out / data.bot_href(snap.slug, b.slug) for b in snap.bots)]
+        pages = [out / urls.matches_href(snap.slug), *(out / urls.bot_href(snap.slug, b.slug) for b in snap.bots)]
         for page in pages:
             found = re.search(r'data-index="([^"]+)"', page.read_text(encoding="utf-8"))
             assert found is not None, page
-            assert (page.parent / found.group(1)).resolve() == (out / data.match_index_href(snap.slug)).resolve()
+            assert (page.parent / found.group(1)).resolve() == (out / urls.match_index_href(snap.slug)).resolve()
 
 
 def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -489,18 +491,18 @@ def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, 
     store = make_store(tmp_path)
     out = tmp_path / "site"
     render.build_site(store, out)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     faulted = {snap.stamps[position].id for position, _ in snap.faulted}
     kept = json.loads((out / "t" / "t" / render.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
     assert faulted and {int(match) for match in kept} == faulted
     read: list[int] = []
-    real = data.match_view
+    real = common.match_view
 
-    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.MatchView | None, Path | None]:
+    def counted(snap: snapshot.Snapshot, match: StoredMatch) -> tuple[MatchView | None, Path | None]:
         read.append(match.id)  # a match's log, or its view (arena/match/matchview.py)
         return real(snap, match)
 
-    monkeypatch.setattr(data, "match_view", counted)
+    monkeypatch.setattr(common, "match_view", counted)
     before = _files(out)
     assert render.build_site(store, out).written == 0 and _files(out) == before
     assert not set(read) & faulted
@@ -522,11 +524,11 @@ def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkey
         render._write_chunk([])
 
 
-def without_a_standing(store: Store) -> tuple[data.Snapshot, data.BotInfo]:
+def without_a_standing(store: Store) -> tuple[snapshot.Snapshot, snapshot.BotInfo]:
     """The test store's whole snapshot with its second bot (the one a forked copy makes the pages of, the one
     returned) left out of the standings: its page cannot be made."""
-    snap = data.snapshot(store, "t", whole=False)
-    data.read_rest(snap, store)
+    snap = snapshot.snapshot(store, "t", whole=False)
+    snapshot.read_rest(snap, store)
     theirs = snap.bots[1]
     snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
     snap.standing_cache = snap.place_cache = None
@@ -542,8 +544,8 @@ def test_the_forked_half_of_the_bots_pages_fails_the_build_with_its_reason(
     with pytest.raises(RuntimeError, match=rf"making half the bots' pages failed: .*KeyError.*{theirs.name}"):
         render.write_bot_pages(snap, manifest, "v", {}, set(), split=True)
     # Its own half was made, the copy's was not recorded.
-    assert data.bot_href(snap.slug, snap.bots[0].slug) in manifest.new
-    assert data.bot_href(snap.slug, theirs.slug) not in manifest.new
+    assert urls.bot_href(snap.slug, snap.bots[0].slug) in manifest.new
+    assert urls.bot_href(snap.slug, theirs.slug) not in manifest.new
 
 
 def test_a_build_holds_back_full_garbage_collections_and_restores_them(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ file                            made from (its key)                             
 ``assets/*``                    the asset's bytes                                      never
 ==============================  =====================================================  ==========================
 
-The store is read afresh for each build (:func:`arena.site.data.snapshot`); match results are read only for the
+The store is read afresh for each build (:func:`arena.site.snapshot.snapshot`); match results are read only for the
 pages being made.
 """
 

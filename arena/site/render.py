@@ -1,4 +1,4 @@
-"""Rendering the results site: page data (from :mod:`arena.site.data`) into HTML strings, and writing the site.
+"""Rendering the results site: page data (from :mod:`arena.site.pages`) into HTML strings, and writing the site.
 
 The ``render_*`` functions are pure: a page's data in, its HTML out. :func:`write_site` writes a site (through
 :mod:`arena.site.output`, which keeps what did not change), and :func:`build_site` is the one entry point that
@@ -39,7 +39,15 @@ from arena.match.matchview import MatchView
 from arena.match.stderr import error_view
 from arena.match.thinktime import Tally
 from arena.resources import data_dir
-from arena.site import data, output, replay, svg
+from arena.site import common, output, replay, snapshot, svg, urls
+from arena.site import downloads as downloads_mod
+from arena.site.pages import bot as bot_data
+from arena.site.pages import faults as faults_data
+from arena.site.pages import home as home_data
+from arena.site.pages import listings as listings_data
+from arena.site.pages import match as match_data
+from arena.site.pages import tournament as tournament_data
+from arena.site.rows import MatchListRow
 from arena.stats.confidence import PairTest
 from arena.store import MatchStamp, Store, standings_with_confidence
 
@@ -51,11 +59,11 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js",
           "rank.js")
 ANY_BOT = "*"
-"""A bot's directory no bot's slug can be (:func:`arena.site.data.slug`): a bot listing's rows are linked from it,
+"""A bot's directory no bot's slug can be (:func:`arena.site.urls.slug`): a bot listing's rows are linked from it,
 the same on every bot's pages."""
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
-CHUNK = data.Matches.BLOCK
+CHUNK = snapshot.Matches.BLOCK
 """Match pages a worker is given at a time: a block of the matches it reads from the store in one query."""
 SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"), "S": ("\u2660", "black")}
 
@@ -101,13 +109,13 @@ def relative(href: str, page: str) -> str:
 def _way(here: str, there: str) -> str:
     # From one directory to another, found once: a listing's rows link a few directories (a thousand bots') from
     # the same few pages' directories, half a million times in a big league's build.
-    common = 0
+    same = 0
     while True:
-        end = here.find("/", common) + 1
-        if not end or there[common:end] != here[common:end]:
+        end = here.find("/", same) + 1
+        if not end or there[same:end] != here[same:end]:
             break
-        common = end
-    return "../" * here.count("/", common) + there[common:]
+        same = end
+    return "../" * here.count("/", same) + there[same:]
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -178,15 +186,16 @@ def move_list(blocks: Sequence[replay.MoveBlock]) -> Markup:
     return Markup("\n".join(parts))
 
 
-def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
+def listing_row(m: MatchListRow, show_place: bool, page: str) -> Markup:
     """A match's row in a listing, one line with its end tags left implied and its links relative to ``page``.
     Made here rather than by a template macro: every match is in four listings, and the macro's handling of each
     value was most of the time a full build spent on them.
 
     >>> from arena.game.results import Termination
-    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, Termination.LAST_STANDING, (
-    ...     data.PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
-    ...     data.PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
+    >>> from arena.site.rows import PlayerCell
+    >>> row = MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, Termination.LAST_STANDING, (
+    ...     PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
+    ...     PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
     >>> print(listing_row(row, False, "t/a/matches/index.html"))  # doctest: +NORMALIZE_WHITESPACE
     <tr class="rowlink" data-bots="&lt;b&gt;
     c"><th scope="row"><a href="4.html" class="whole">#5</a><td class="players"><span class="player winner"><b>1.</b>
@@ -204,13 +213,13 @@ def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
     return Markup(head + tail)
 
 
-def listing_rows(rows: Iterable[data.MatchListRow], show_place: bool, page: str) -> Markup:
+def listing_rows(rows: Iterable[MatchListRow], show_place: bool, page: str) -> Markup:
     """A listing's rows (:func:`listing_row`), a line each: one call from the template for a page of fifty, whose
     loop's handling of each row was a third of a listing page's time."""
     return Markup("\n".join([listing_row(m, show_place, page) for m in rows]))
 
 
-def row_parts(m: data.MatchListRow, page: str) -> tuple[str, str]:
+def row_parts(m: MatchListRow, page: str) -> tuple[str, str]:
     """A match's row in a listing (:func:`listing_row`) before and after the place cell, its links relative to the
     page at (or the directory) ``page``."""
     status = "" if m.status == "done" else f" status-{escape(m.status)}"
@@ -237,26 +246,26 @@ def row_parts(m: data.MatchListRow, page: str) -> tuple[str, str]:
     return head, "".join(html)
 
 
-def bot_row_html(snap: data.Snapshot, position: int) -> data.BotRow | None:
-    """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.data.Snapshot.row_html`), once
+def bot_row_html(snap: snapshot.Snapshot, position: int) -> snapshot.BotRow | None:
+    """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.snapshot.Snapshot.row_html`), once
     it is read; None when it is not in the store any more."""
     try:
         match = snap.matches[position]
-    except data.MatchGone:
+    except snapshot.MatchGone:
         return None
-    head, tail = row_parts(data.match_list_row(snap, match), data.bot_href(snap.slug, ANY_BOT))
+    head, tail = row_parts(common.match_list_row(snap, match), urls.bot_href(snap.slug, ANY_BOT))
     places = (tuple(seat.place for seat in match.result.players) if match.result is not None
               else (None,) * len(match.bot_ids))
-    return data.BotRow(match.id, head, tail, places)
+    return snapshot.BotRow(match.id, head, tail, places)
 
 
-def opponent_rows(opponents: Sequence[data.Opponent], root: str) -> Markup:
+def opponent_rows(opponents: Sequence[bot_data.Opponent], root: str) -> Markup:
     """A bot page's rows of its results against each opponent, a line each. Made here rather than by a template
     loop, as :func:`listing_row` is: a bot in a big league met hundreds of opponents, and a thousand bot pages'
     rows by the template's handling of each value were a tenth of a full build.
 
-    >>> print(opponent_rows([data.Opponent("<b>", "t/a/bots/b/index.html", 2, 1, 4, "t/a/m.html?bot=a&vs=b"),
-    ...                      data.Opponent("c", "t/a/bots/c/index.html", 0, 0, 0)], "../../"))
+    >>> print(opponent_rows([bot_data.Opponent("<b>", "t/a/bots/b/index.html", 2, 1, 4, "t/a/m.html?bot=a&vs=b"),
+    ...                      bot_data.Opponent("c", "t/a/bots/c/index.html", 0, 0, 0)], "../../"))
     <tr><th scope="row"><a href="../../t/a/bots/b/index.html">&lt;b&gt;</a></th><td class="num">2</td><td class="num">1</td><td class="num">1</td><td class="num"><a href="../../t/a/m.html?bot=a&amp;vs=b" aria-label="the 4 matches against &lt;b&gt;">4</a></td><td class="num">62%</td></tr>
     <tr><th scope="row"><a href="../../t/a/bots/c/index.html">c</a></th><td class="num">0</td><td class="num">0</td><td class="num">0</td><td class="num">0</td><td class="num">–</td></tr>
     """
@@ -338,49 +347,49 @@ def _render(template: str, path: str, **context: Any) -> str:
     return environment().get_template(template).render(root=root, path=path, **context)
 
 
-def render_home(page: data.HomePage) -> str:
+def render_home(page: home_data.HomePage) -> str:
     return _render("home.html", "index.html", page=page)
 
 
-def render_tournament(page: data.TournamentPage) -> str:
-    return _render("tournament.html", data.tournament_href(page.slug), page=page)
+def render_tournament(page: tournament_data.TournamentPage) -> str:
+    return _render("tournament.html", urls.tournament_href(page.slug), page=page)
 
 
-def render_standings(page: data.StandingsPage) -> str:
+def render_standings(page: tournament_data.StandingsPage) -> str:
     return _render("standings.html", page.path, page=page)
 
 
-def standings_index_js(snap: data.Snapshot) -> str:
-    """A big field's standings index (:func:`arena.site.data.standings_index`) as a script for filter.js, escaped
+def standings_index_js(snap: snapshot.Snapshot) -> str:
+    """A big field's standings index (:func:`arena.site.pages.tournament.standings_index`) as a script for filter.js, escaped
     as the match index is."""
-    text = json.dumps(data.standings_index(snap), ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(tournament_data.standings_index(snap), ensure_ascii=False, separators=(",", ":"))
     return f"window.arenaStandings = {script_json(text)};\n"
 
 
-def render_match_list(page: data.MatchListPage) -> str:
+def render_match_list(page: listings_data.MatchListPage) -> str:
     return _render("matches.html", page.path, page=page)
 
 
-def render_bot(page: data.BotPage) -> str:
+def render_bot(page: bot_data.BotPage) -> str:
     assert page.matches is not None  # made by the caller (see tournament_pages)
     return _render("bot.html", page.matches.path, page=page)
 
 
-def render_faults(page: data.FaultsPage) -> str:
+def render_faults(page: faults_data.FaultsPage) -> str:
     return _render("faults.html", page.path, page=page)
 
 
-def _render_faults(snap: data.Snapshot, bot_id: int) -> str:
-    page = data.faults_page(snap, bot_id)
+def _render_faults(snap: snapshot.Snapshot, bot_id: int) -> str:
+    page = faults_data.faults_page(snap, bot_id)
     assert page is not None  # yielded only for a bot with faults
     return render_faults(page)
 
 
-def render_match(page: data.MatchPage, slug: str) -> str:
-    return _render("match.html", data.match_href(slug, page.id), page=page)
+def render_match(page: match_data.MatchPage, slug: str) -> str:
+    return _render("match.html", urls.match_href(slug, page.id), page=page)
 
 
-def match_data_js(page: data.MatchPage) -> str:
+def match_data_js(page: match_data.MatchPage) -> str:
     """A match's data file: a script that hands replay.js the match (a page opened from disk may load a script,
     but not fetch a JSON file). What could close a script element is escaped (the page's own markup never holds
     this text, but a data file opened as a page or pasted into one must not run anything a bot named itself)."""
@@ -388,49 +397,49 @@ def match_data_js(page: data.MatchPage) -> str:
     return f"window.arenaMatch = {script_json(page.replay_data)};\n"
 
 
-def match_index_js(snap: data.Snapshot) -> str:
-    """The tournament's match index (:func:`arena.site.data.match_index`) as a script that hands it to search.js
+def match_index_js(snap: snapshot.Snapshot) -> str:
+    """The tournament's match index (:func:`arena.site.pages.listings.match_index`) as a script that hands it to search.js
     (a page opened from disk may load a script, but not fetch a JSON file), escaped as a match's data file is."""
-    text = json.dumps(data.match_index(snap), ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(listings_data.match_index(snap), ensure_ascii=False, separators=(",", ":"))
     return f"window.arenaIndex = {script_json(text)};\n"
 
 
-def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str, str]:
+def match_outputs(snap: snapshot.Snapshot, position: int, version: str) -> dict[str, str]:
     """The files of a match (its page, and its data file when it has a log) with their keys: everything each is
     made from (the match, its neighbours, its log's size and time), so that a rebuild can leave them alone
     without reading the log. Nothing here changes when other matches are added, but the next link of the last
     page; the data file depends on the names and the log only."""
     match = snap.stamps[position]
-    # A sealed match has no replay nor log in the site yet (arena/site/data.py's match_view).
+    # A sealed match has no replay nor log in the site yet (arena/site/common.py's match_view).
     found = None if match.sealed else locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
-    stamp = data.stamp_keys(snap)[position]
-    # The tournament's names and rules as their digest, made once (:func:`arena.site.data.context`), not pickled
+    stamp = snapshot.stamp_keys(snap)[position]
+    # The tournament's names and rules as their digest, made once (:func:`arena.site.snapshot.context`), not pickled
     # again for each of 10,000 matches.
-    keys = {data.match_href(snap.slug, match.id): output.key(
-        version, data.context(snap), stamp, neighbours, data.listing_page(snap, position), names, source)}
+    keys = {urls.match_href(snap.slug, match.id): output.key(
+        version, snapshot.context(snap), stamp, neighbours, listings_data.listing_page(snap, position), names, source)}
     if found is not None:
-        keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
-        keys[data.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
+        keys[urls.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
+        keys[urls.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
     return keys
 
 
-def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None,
+def match_files(snap: snapshot.Snapshot, position: int, corrupt: list[str] | None = None,
                 think: list[tuple[int, Tally]] | None = None) -> list[tuple[str, output.Content]]:
     """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file and its
     event log when its log is there and readable); the path of a log that is there but unreadable is added to
     ``corrupt``, and each seat's think times of a finished match (bot id, times) to ``think``."""
     try:
         match = snap.matches[position]
-    except data.MatchGone:
+    except snapshot.MatchGone:
         return []  # dropped from the store since the snapshot: no page (the next build removes its old one)
-    view, unreadable = data.match_view(snap, match)
+    view, unreadable = common.match_view(snap, match)
     if unreadable is not None and corrupt is not None:
         corrupt.append(str(unreadable))
-    page = data.match_page(snap, position, view, unreadable is not None)
-    files: list[tuple[str, output.Content]] = [(data.match_href(snap.slug, match.id), render_match(page, snap.slug))]
+    page = match_data.match_page(snap, position, view, unreadable is not None)
+    files: list[tuple[str, output.Content]] = [(urls.match_href(snap.slug, match.id), render_match(page, snap.slug))]
     if page.data_href is not None:
         files.append((page.data_href, match_data_js(page)))
     if view is not None and page.log_href is not None:
@@ -462,27 +471,27 @@ def log_download(log: LoadedLog | MatchView, stderr: bool) -> output.Content:
     return gzip.compress(b"".join(lines), compresslevel=6, mtime=0)
 
 
-def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = None,
+def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None = None,
                      bot_pages: bool | None = None, made: Container[str] = frozenset(),
                      bots: Collection[int] | None = None) -> Iterator[tuple[str, Any, Callable[[], str]]]:
     """Every page of one tournament but the match pages and the list of all matches (:func:`write_matches` makes
     those, each page of the list with its matches), as (site-relative path, what the page is made from, the
     function that renders it). A listing's page is made only when it is rendered: what it is made from is its
-    matches' stamps (:class:`arena.site.data.Listing`), so that a rebuild tells the hundreds of unchanged pages of
+    matches' stamps (:class:`arena.site.pages.listings.Listing`), so that a rebuild tells the hundreds of unchanged pages of
     a big tournament from the few that changed without making any of them. The bots' own pages show their
     ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
     but those (a full build makes them as the match pages are made and after them, whose logs give the times and
-    whose workers give their rows: :attr:`arena.site.data.Snapshot.row_html`), None all; but not the pages of bots'
+    whose workers give their rows: :attr:`arena.site.snapshot.Snapshot.row_html`), None all; but not the pages of bots'
     matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
     (:func:`write_bot_pages`)."""
     if bot_pages is not True:
-        page = data.tournament_page(snap)
-        yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
-        yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
+        page = tournament_data.tournament_page(snap)
+        yield urls.tournament_href(snap.slug), page, partial(render_tournament, page)
+        yield urls.match_index_href(snap.slug), listings_data.match_index_inputs(snap), partial(match_index_js, snap)
         if page.standings_index is not None:
-            yield page.standings_index, data.standings_index(snap), partial(standings_index_js, snap)
-            for n in range(2, len(data.standings_pages(snap)) + 1):
-                standings = data.standings_page(snap, n)
+            yield page.standings_index, tournament_data.standings_index(snap), partial(standings_index_js, snap)
+            for n in range(2, len(tournament_data.standings_pages(snap)) + 1):
+                standings = tournament_data.standings_page(snap, n)
                 yield standings.path, standings, partial(render_standings, standings)
     for bot in snap.bots:
         if bots is not None and bot.id not in bots:
@@ -490,27 +499,27 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
         if bot_pages is not False:
             # Keyed on the inputs of its first page of matches, not on that page made: a rebuild reads the matches
             # of the bots whose pages changed only.
-            first, *more = data.bot_listings(snap, bot.id)
-            bot_page = data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
+            first, *more = bot_data.bot_listings(snap, bot.id)
+            bot_page = bot_data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
             yield first.path, (bot_page, first.inputs), partial(_render_bot, bot_page, first)
             for listing in more:
                 if listing.path not in made:
                     yield listing.path, listing.inputs, partial(_render_listing, listing)
-        if bot_pages is not True and data.faulted_by(snap, bot.id):
+        if bot_pages is not True and faults_data.faulted_by(snap, bot.id):
             # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
-            yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
+            yield (urls.faults_href(snap.slug, bot.slug), faults_data.faults_page_inputs(snap, bot.id),
                    partial(_render_faults, snap, bot.id))
 
 
-def _render_bot(page: data.BotPage, first: data.Listing) -> str:
+def _render_bot(page: bot_data.BotPage, first: listings_data.Listing) -> str:
     return render_bot(replace(page, matches=first.make()))
 
 
-def _render_listing(listing: data.Listing) -> str:
+def _render_listing(listing: listings_data.Listing) -> str:
     return render_match_list(listing.make())
 
 
-_worker: tuple[data.Snapshot, Path, bool, str, list[data.Listing]] | None = None
+_worker: tuple[snapshot.Snapshot, Path, bool, str, list[listings_data.Listing]] | None = None
 _start_failure = "it was never started"
 
 
@@ -519,7 +528,7 @@ def _start_worker(snap: str, out: Path, staged: bool, version: str) -> None:
     try:
         with open(snap, "rb") as handle:
             unpickled = pickle.load(handle)  # read once per worker, not sent with each chunk
-        _worker = (unpickled, out, staged, version, data.match_listings(unpickled))
+        _worker = (unpickled, out, staged, version, listings_data.match_listings(unpickled))
         gc.freeze()  # kept for the worker's life: its collections leave the snapshot alone
     except Exception as error:  # noqa: BLE001 - raised by its tasks instead (_write_chunk)
         # A pool whose initializer raises starts new workers forever: the build would never end.
@@ -543,13 +552,13 @@ class Made:
     """Logs found unreadable."""
     think: list[tuple[int, Tally]] = field(default_factory=list)
     """Each seat's think times of the finished matches made (bot id, its seat's times)."""
-    rows: dict[int, data.BotRow] = field(default_factory=dict)
-    """The matches made as rows of their bots' listings (:attr:`arena.site.data.Snapshot.row_html`)."""
+    rows: dict[int, snapshot.BotRow] = field(default_factory=dict)
+    """The matches made as rows of their bots' listings (:attr:`arena.site.snapshot.Snapshot.row_html`)."""
     pages: int = 0
     """Match pages made."""
 
 
-def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data.Listing], out: Path,
+def make_work(snap: snapshot.Snapshot, work: Sequence[Work], listings: Sequence[listings_data.Listing], out: Path,
               staged: bool, version: str, made: Made) -> None:
     """Make and write the stale files of ``work`` (:func:`stale_work`) into ``out``, telling ``made``."""
     for kind, number, stale in work:
@@ -588,15 +597,15 @@ Progress = Callable[[str, int, int], None]
 a progress bar (the match pages are nearly all of a big build's time)."""
 
 
-def stale_work(snap: data.Snapshot, manifest: output.Manifest, version: str,
-               listings: Sequence[data.Listing]) -> list[list[Work]]:
+def stale_work(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
+               listings: Sequence[listings_data.Listing]) -> list[list[Work]]:
     """What of the matches' files and of the list of all matches is stale, a page of that list at a time: each
     page with its matches' files first (a build stopped in between leaves no link to a page not yet written), so
     that whoever makes them reads those matches from the store once for both. The fresh ones are kept. Without
     a manifest, all are stale, keyed as they are made: by the workers, not before they can start (a second at
     100,000 matches)."""
     spans: list[list[Work]] = []
-    for number, (listing, span) in enumerate(zip(listings, data.listing_spans(snap), strict=True), 1):
+    for number, (listing, span) in enumerate(zip(listings, listings_data.listing_spans(snap), strict=True), 1):
         if not manifest.old:
             spans.append([*((MATCH, position, None) for position in span), (LISTING, number, None)])
             continue
@@ -636,7 +645,7 @@ def _chunks(spans: Sequence[Sequence[Work]]) -> list[list[Work]]:
 
 
 @contextmanager
-def _workers(snap: data.Snapshot, manifest: output.Manifest, version: str, count: int) -> Iterator[Pool]:
+def _workers(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, count: int) -> Iterator[Pool]:
     """``count`` processes that make match pages of ``snap`` into ``manifest``'s directory, each started with what
     they need of the snapshot; on leaving, they are waited for."""
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection. What a match page
@@ -657,7 +666,7 @@ def _workers(snap: data.Snapshot, manifest: output.Manifest, version: str, count
             pool.join()
 
 
-def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
+def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
                   progress: Progress | None = None, think: dict[int, Tally] | None = None,
                   arrived: Callable[[int], None] | None = None) -> tuple[list[str], bool]:
@@ -671,7 +680,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     id; ``arrived``, with a pool, is told after ``meanwhile`` as the pages are made that every match
     before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable, and whether
     the pages were made by a pool (a build that big splits its bots' pages too: :func:`write_bot_pages`)."""
-    listings = data.match_listings(snap)
+    listings = listings_data.match_listings(snap)
     spans = stale_work(snap, manifest, version, listings)
     pages = match_pages(spans)
     parallel = workers > 1 and pages >= parallel_from
@@ -713,7 +722,7 @@ def _made_upto(chunks: Sequence[Sequence[Work]], matches: int) -> list[int]:
     return upto[::-1]
 
 
-def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: dict[int, Tally] | None) -> None:
+def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: Made, think: dict[int, Tally] | None) -> None:
     """Record what ``made`` wrote in the manifest, keep its rows and add its think times to ``think`` (by bot id);
     cleared for more."""
     for wanted, path, size, mtime_ns in made.written:
@@ -742,14 +751,14 @@ def _young_collections_only() -> Iterator[None]:
         gc.set_threshold(young, older, oldest)
 
 
-def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | Callable[[], data.HomePage],
+def write_site(out: Path, snaps: Sequence[snapshot.Snapshot], home: home_data.HomePage | Callable[[], home_data.HomePage],
                full: bool = False, workers: int = 1, parallel_from: int = PARALLEL_FROM,
-               progress: Progress | None = None, rest: Callable[[data.Snapshot], None] | None = None) -> BuildReport:
+               progress: Progress | None = None, rest: Callable[[snapshot.Snapshot], None] | None = None) -> BuildReport:
     """Write the site of ``snaps`` (and ``home``, the home page, or what makes it once they are read) into ``out``,
     leaving the pages of any other tournament there alone. By default only the files whose inputs changed are
     written, in place, and the pages that no longer exist are removed (:mod:`arena.site.output`); with ``full``,
     or when ``out`` has no manifest, every file is made again in a staged copy of the site that is swapped in
-    whole. ``rest`` reads what each snapshot still lacks (:func:`arena.site.data.read_rest`), which is done while
+    whole. ``rest`` reads what each snapshot still lacks (:func:`arena.site.snapshot.read_rest`), which is done while
     the workers make its match pages."""
     started = time.monotonic()
     # Every page is made by the templates and by the package's code (the site's modules, the narrator, how the
@@ -789,7 +798,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
                 else:
                     write_pages(snap, manifest, version, think, None, later.made)
                 keep_steps(snap, manifest, version)
-            home = home if isinstance(home, data.HomePage) else home()
+            home = home if isinstance(home, home_data.HomePage) else home()
             manifest.put(("index.html",), output.key(version, home),
                          partial(_page_file, "index.html", partial(render_home, home)))
             removed = manifest.sweep(["assets", *built])
@@ -804,7 +813,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
                        tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
 
 
-def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
+def write_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
                 think: Mapping[int, Tally] | None = None, bot_pages: bool | None = None,
                 made: Container[str] = frozenset(), bots: Collection[int] | None = None) -> None:
     """Write the tournament's pages but its match pages, those whose inputs changed (``think``, ``bot_pages``,
@@ -816,7 +825,7 @@ def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
             manifest.put((path,), output.key(text), partial(_text_file, path, text))
 
 
-def write_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
+def write_bot_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
                     made: Container[str], split: bool) -> None:
     """Write the bots' own pages and the pages of their matches not ``made`` yet: a full build's last step, as a
     bot's page shows the think times of all its matches. With ``split``, half the bots' pages are made by a forked
@@ -858,7 +867,7 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _forked_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
+def _forked_bot_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
                       made: Container[str], bots: Collection[int], sending: Connection) -> None:
     """In the forked copy (:func:`write_bot_pages`): write the pages of ``bots`` and send what the manifest is to
     record of them, or why they could not be made."""
@@ -880,22 +889,22 @@ def _put_page(manifest: output.Manifest, version: str, path: str, inputs: Any, r
 
 class LaterListings:
     """The pages of the bots' matches past the first, made while the workers make the match pages: each once every
-    match on it is made, its rows then being in :attr:`arena.site.data.Snapshot.row_html`. At 1,000 bots these are
+    match on it is made, its rows then being in :attr:`arena.site.snapshot.Snapshot.row_html`. At 1,000 bots these are
     8,000 pages that the building process would otherwise make alone after the workers finish, one core idle. The
     first page of each is the bot's own page, which waits for the think times of all its matches."""
 
-    def __init__(self, snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+    def __init__(self, snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
         self.snap, self.manifest, self.version = snap, manifest, version
         self.made: set[str] = set()
         """The paths of the pages made (:func:`tournament_pages` leaves them out)."""
-        self._waiting: list[data.Listing] | None = None
+        self._waiting: list[listings_data.Listing] | None = None
 
     def arrived(self, upto: int) -> None:
         """Told that the matches before position ``upto`` are made: make the pages that show no later match."""
         if self._waiting is None:
             # Last match last: popped from the end, the page whose matches are made first.
             self._waiting = sorted((listing for bot in self.snap.bots
-                                    for listing in data.bot_listings(self.snap, bot.id)[1:]),
+                                    for listing in bot_data.bot_listings(self.snap, bot.id)[1:]),
                                    key=lambda listing: listing.last, reverse=True)
         while self._waiting and self._waiting[-1].last < upto:
             listing = self._waiting.pop()
@@ -903,8 +912,8 @@ class LaterListings:
             self.made.add(listing.path)
 
 
-def _meanwhile(snap: data.Snapshot, manifest: output.Manifest, version: str, full: bool,
-               rest: Callable[[data.Snapshot], None] | None) -> None:
+def _meanwhile(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, full: bool,
+               rest: Callable[[snapshot.Snapshot], None] | None) -> None:
     """What a build does while its workers make the match pages: read the rest of the snapshot; in a full build,
     make every page but the match pages and the bots' own."""
     if rest is not None:
@@ -913,14 +922,14 @@ def _meanwhile(snap: data.Snapshot, manifest: output.Manifest, version: str, ful
         write_pages(snap, manifest, version, None, False)
 
 
-def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
-    """The tournament's results to download (:data:`arena.site.data.DOWNLOADS`), from what ``arena standings
+def downloads(snap: snapshot.Snapshot) -> list[tuple[str, str]]:
+    """The tournament's results to download (:data:`arena.site.downloads.DOWNLOADS`), from what ``arena standings
     --json`` and ``arena matches --json`` give."""
     standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
-    return [(data.results_href(snap.slug, "results.json"),
-             json.dumps(data.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
-            (data.results_href(snap.slug, "standings.csv"), data.standings_csv(standings)),
-            (data.results_href(snap.slug, "matches.csv"), data.matches_csv(snap.match_list))]
+    return [(urls.results_href(snap.slug, "results.json"),
+             json.dumps(downloads_mod.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
+            (urls.results_href(snap.slug, "standings.csv"), downloads_mod.standings_csv(standings)),
+            (urls.results_href(snap.slug, "matches.csv"), downloads_mod.matches_csv(snap.match_list))]
 
 
 THINK_FILE = "think.json"
@@ -928,7 +937,7 @@ THINK_FILE = "think.json"
 they are of (:meth:`arena.match.thinktime.Tally.state`), so that a rebuild reads the logs of new matches only."""
 
 
-def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
+def bots_think(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
                made: Mapping[int, Tally]) -> dict[int, Tally]:
     """Each bot's think times over the tournament's finished matches: those of the matches this build made
     (``made``, by bot id), the sums the last build kept for the others (:data:`THINK_FILE`), and the logs of any match
@@ -953,7 +962,7 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
                    if bot_id not in total or stamp.id not in total[bot_id].matches]
         if not missing:
             continue
-        view = data.match_view(snap, stamp)[0]  # None: its page says the log is missing or corrupt
+        view = common.match_view(snap, stamp)[0]  # None: its page says the log is missing or corrupt
         seats = [Tally(matches={stamp.id}) for _ in stamp.bot_ids] if view is None else view.tallies_of(stamp.id)
         for seat in missing:
             total.setdefault(stamp.bot_ids[seat], Tally()).merge(seats[seat])
@@ -979,17 +988,17 @@ def _kept_think(manifest: output.Manifest, path: str, version: str) -> dict[int,
 
 
 STEPS_FILE = "steps.json"
-"""In a tournament's directory of the site: the replay step of each forfeit (:func:`arena.site.data.forfeit_steps`)
+"""In a tournament's directory of the site: the replay step of each forfeit (:func:`arena.site.common.fault_rows`)
 of its faulted matches, with where their logs were and their size and time, so that a rebuild's tables of faults
 (the tournament's, each bot's) read the logs of new faults only: at 10,000 matches, hundreds of logs a build."""
 
 
-def _log_source(snap: data.Snapshot, stamp: MatchStamp) -> list[Any] | None:
+def _log_source(snap: snapshot.Snapshot, stamp: MatchStamp) -> list[Any] | None:
     found = locate_log(stamp.log_path, snap.store_dir, snap.name, stamp.idx)
     return None if found is None else [os.fspath(found[0]), found[1].st_size, found[1].st_mtime_ns]
 
 
-def kept_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+def kept_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
     """Put the forfeit steps the last build kept (:data:`STEPS_FILE`) in ``snap``'s cache, those of the matches
     whose logs are still the ones read (and if that build was of this code and the file is what it wrote)."""
     path = f"t/{snap.slug}/{STEPS_FILE}"
@@ -1009,7 +1018,7 @@ def kept_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> 
         return
 
 
-def keep_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+def keep_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
     """Keep the forfeit steps of ``snap``'s faulted matches that this build knows (:data:`STEPS_FILE`)."""
     path = f"t/{snap.slug}/{STEPS_FILE}"
     matches = {}
@@ -1065,24 +1074,24 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
     changed since the last build there unless ``full`` (see :func:`write_site`); match pages by up to ``workers``
     processes (default: the CPUs) when ``parallel_from`` or more need writing, ``progress`` told how many. With
     ``live_refresh_s``, the tournaments are being played: their pages say how far they are and reload themselves
-    that often (:class:`arena.site.data.Live`; arena/site/live.py builds so while a run plays).
+    that often (:class:`arena.site.snapshot.Live`; arena/site/live.py builds so while a run plays).
 
     Raises KeyError naming a tournament the store does not have.
     """
     workers = workers if workers is not None else os.cpu_count() or 1
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
     # Each tournament's standings and totals are read while the workers make its match pages.
-    snaps = [data.snapshot(store, name, whole=False) for name in wanted]
+    snaps = [snapshot.snapshot(store, name, whole=False) for name in wanted]
     if live_refresh_s is not None:
         for snap in snaps:
-            snap.live = data.live_of(snap, live_refresh_s)
+            snap.live = snapshot.live_of(snap, live_refresh_s)
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
 
-    def home() -> data.HomePage:
-        return data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
+    def home() -> home_data.HomePage:
+        return home_data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
 
     return write_site(out, snaps, home, full, workers, parallel_from, progress,
-                      partial(data.read_rest, store=store))
+                      partial(snapshot.read_rest, store=store))
 
 
 def _stage(out: Path, rebuilt: Sequence[str] = ()) -> Path:
