@@ -31,8 +31,8 @@ from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats
 from arena.game.rules import Rules
 from arena.schedule import make_schedule
 from arena.site import urls
+from arena.site.html import script_json
 from arena.site.pages import listings as listings_data
-from arena.site.render import script_json
 from arena.store import Store
 
 REASONS = (Reason.TIMEOUT_MOVE, Reason.CRASH_EXIT, Reason.INVALID_NOT_JSON, Reason.ILLEGAL_NOT_IN_HAND,

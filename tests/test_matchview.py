@@ -18,7 +18,7 @@ import pytest
 
 from arena.match import matchview
 from arena.match.matchlog import LoadedLog, load
-from arena.site import common, output, render, snapshot, urls
+from arena.site import build, common, output, snapshot, urls
 from arena.site.pages import match as match_data
 from arena.store import Store
 from tests.sitestore import fill_store, make_store
@@ -69,25 +69,25 @@ def test_a_site_built_from_views_is_the_site_built_from_the_logs(store: Store, t
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     store_dir = store.path.parent
     assert views_of(store_dir) == []
-    from_logs = render.build_site(store, tmp_path / "logs")
+    from_logs = build.build_site(store, tmp_path / "logs")
     views = views_of(store_dir)
     # The first build read every log and kept its view for the next.
     assert len(views) == len(list((store_dir / "logs").rglob("*.jsonl.gz"))) > 10
     read = counting_loads(monkeypatch)
-    from_views = render.build_site(store, tmp_path / "views")
+    from_views = build.build_site(store, tmp_path / "views")
     assert from_views.pages == from_logs.pages
     assert site_files(tmp_path / "views") == site_files(tmp_path / "logs")
     # Only the matches whose names are not plain read their logs (those of the tournament "odd").
     assert read and all(path.parent.name == "odd" for path in read)
     # A parallel build (its workers read the views too) makes the same files.
-    render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
+    build.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
     assert site_files(tmp_path / "parallel") == site_files(tmp_path / "logs")
 
 
 @pytest.mark.parametrize("spoil", ["stale", "corrupt", "newer", "missing", "other seats"])
 def test_a_view_that_is_not_of_the_log_as_it_is_is_never_used(store: Store, tmp_path: Path, spoil: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    render.build_site(store, tmp_path / "reference")
+    build.build_site(store, tmp_path / "reference")
     snap = snapshot.snapshot(store, "t")
     match = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is not None)
     log = common.match_log(snap, match)[0]
@@ -107,10 +107,10 @@ def test_a_view_that_is_not_of_the_log_as_it_is_is_never_used(store: Store, tmp_
     else:
         view.unlink()
     read = counting_loads(monkeypatch)
-    render.build_site(store, tmp_path / "again", full=True)
+    build.build_site(store, tmp_path / "again", full=True)
     again, reference = site_files(tmp_path / "again"), site_files(tmp_path / "reference")
     if spoil == "stale":  # the steps of the faults are kept with each log's time, which changed
-        del again["t/t/" + render.STEPS_FILE], reference["t/t/" + render.STEPS_FILE]
+        del again["t/t/" + build.STEPS_FILE], reference["t/t/" + build.STEPS_FILE]
     assert again == reference
     assert log.path in read
     # The log read, its view is made again for the next build.
@@ -126,7 +126,8 @@ def test_a_view_is_what_a_build_would_derive_from_its_log(store: Store) -> None:
         made = matchview.view_log(log.path, len(match.bot_ids))
         assert made is not None and made == matchview.derive(log, len(match.bot_ids))
         kept = matchview.read_view(os.fspath(log.path), log.path.stat())
-        assert kept == made and tuple(kept.tallies_of(match.id)) == match_data.match_page(snap, position, log).think != ()
+        think = match_data.match_page(snap, position, log).think
+        assert kept == made and tuple(kept.tallies_of(match.id)) == think != ()
         assert kept.forfeits == matchview.forfeit_steps(log.events)
 
 
@@ -158,9 +159,9 @@ def test_a_read_only_store_without_views_still_builds(read_only: Path, tmp_path:
     for item in (tmp_path / "made").iterdir():
         shutil.move(item, read_only / item.name)  # the store's log paths now missing: its logs are beside it
     store = Store(tmp_path / "ro" / "arena.db", readonly=True)
-    render.build_site(store, tmp_path / "one")
+    build.build_site(store, tmp_path / "one")
     assert views_of(tmp_path / "ro") == []
-    render.build_site(store, tmp_path / "two")
+    build.build_site(store, tmp_path / "two")
     assert site_files(tmp_path / "two") == site_files(tmp_path / "one")
     assert (tmp_path / "one" / urls.match_href("t", 1)).is_file()
 
@@ -200,10 +201,10 @@ def test_a_site_without_stderr_offers_the_log_without_it_from_a_view_as_from_the
     view, _ = common.match_view(snap, match)
     log = common.match_log(snap, match)[0]
     assert view is not None and log is not None and view.stderr
-    offered = render.log_download(view, stderr=False)
-    assert isinstance(offered, bytes) and offered == render.log_download(log, stderr=False)
+    offered = build.log_download(view, stderr=False)
+    assert isinstance(offered, bytes) and offered == build.log_download(log, stderr=False)
     assert b"stderr_tail" not in gzip.decompress(offered)
     clean = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is None)
     plain = common.match_view(snap, clean)[0]
     assert plain is not None and not plain.stderr
-    assert render.log_download(plain, stderr=False) == output.Linked(plain.log)
+    assert build.log_download(plain, stderr=False) == output.Linked(plain.log)

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from arena.site import urls
-from arena.site.render import build_site
+from arena.site.build import build_site
 from arena.store import Store
 from tests.sitestore import make_store
 from tests.test_site_browser import browser, url  # noqa: F401 - the fixture; skips with that module

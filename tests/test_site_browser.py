@@ -29,7 +29,7 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.game.narrate import Line, narrate
 from arena.site import common, snapshot, urls
-from arena.site.render import script_json
+from arena.site.html import script_json
 from arena.site.replay import card_text, compact_events
 from arena.site.rows import FaultRow
 from arena.store import Store
@@ -347,7 +347,7 @@ def test_every_moves_think_time_reads_as_the_log_has_it(page: Page, tmp_path: Pa
     where the referee's is not the one predicted) into the text it showed from the plain numbers before, on every
     step of a match whose bots draw on their banks, a referee's count a millisecond off the log's included."""
     from arena.match import thinktime
-    from arena.site.render import build_site
+    from arena.site.build import build_site
     from tests.sitestore import fill_store
 
     store = Store(tmp_path / "arena.db")
@@ -773,7 +773,7 @@ SHOTS = Path(os.environ.get("ARENA_SHOTS", "/tmp/arena-faults-shots"))
 
 @pytest.fixture(scope="module")
 def fault_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from arena.site.render import build_site
+    from arena.site.build import build_site
     from tests.sitestore import fill_store
 
     directory = tmp_path_factory.mktemp("faults")
@@ -914,7 +914,7 @@ SEARCH_BOTS = ("planner", "greedy", "flaky", "random", "cautious", "bold", "lazy
 def seven(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path]:
     """A 7-bot, 3-seat tournament of 315 real engine matches with logs (tests/sitestore.py: every fifth match one
     seat crashes), built into a site: every pair met 45 times, spread over several pages of the list."""
-    from arena.site.render import build_site
+    from arena.site.build import build_site
     from tests.sitestore import make_store
 
     directory = tmp_path_factory.mktemp("seven")

@@ -20,7 +20,7 @@ import pytest
 
 from arena.game.results import Reason, Termination
 from arena.match.matchlog import find_log
-from arena.site import common, render, replay, snapshot, svg, urls
+from arena.site import build, common, html, replay, snapshot, svg, urls
 from arena.site.pages import bot as bot_data
 from arena.site.pages import faults as faults_data
 from arena.site.pages import home as home_data
@@ -328,9 +328,9 @@ def test_a_newer_arenas_termination_shows_as_other(tmp_path: Path) -> None:
     rows = listings_data.match_list_pages(snap)[0].rows
     assert [row.termination for row in rows] == [snap.matches[0].result.termination, Termination.OTHER]
     assert rows[0].termination is not Termination.OTHER
-    assert render.listing_row(rows[1], False, "t/t/matches/index.html").endswith('<td class="opt">other')
+    assert html.listing_row(rows[1], False, "t/t/matches/index.html").endswith('<td class="opt">other')
     page = match_data.match_page(snap, 1, common.match_log(snap, snap.matches[1])[0])
-    assert page.termination is Termination.OTHER and " · ended: other" in render.render_match(page, snap.slug)
+    assert page.termination is Termination.OTHER and " · ended: other" in html.render_match(page, snap.slug)
 
 
 def test_downsample_keeps_the_ends() -> None:
@@ -479,7 +479,7 @@ def test_matches_are_read_as_pages_ask_for_them(tmp_path: Path) -> None:
     # A match dropped from the store after the snapshot: its page is not made, and nothing else breaks.
     gone = snap.stamps[-1]
     store.drop_matches(snap.id, [gone.idx])
-    assert render.match_files(snap, len(snap.stamps) - 1) == []
+    assert build.match_files(snap, len(snap.stamps) - 1) == []
     with pytest.raises(snapshot.MatchGone):
         snap.matches[len(snap.stamps) - 1]
     assert snap.matches[0].idx == snap.stamps[0].idx
@@ -524,7 +524,8 @@ def test_a_bots_faults_page_holds_every_fault_grouped_with_its_replay_step(tmp_p
     for bot in snap.bots:
         page = faults_data.faults_page(snap, bot.id)
         if bot.id not in faulted:
-            assert page is None and bot_data.bot_page(snap, bot.id, bot_data.bot_listings(snap, bot.id)[0].make()).all_faults is None
+            first = bot_data.bot_listings(snap, bot.id)[0].make()
+            assert page is None and bot_data.bot_page(snap, bot.id, first).all_faults is None
             continue
         assert page is not None and page.path == urls.faults_href(snap.slug, bot.slug)
         # Every fault of the bot, from the store: not only the latest few the bot's own page shows.
@@ -595,7 +596,7 @@ def test_match_index_holds_every_match_of_the_store(store: Store, snap: snapshot
         crashes += sum(p.fault is not None for p in match.result.players)
     assert crashes == 2 and index["reasons"] == [CRASH.reason.value]  # every fifth match, one seat
     # Tens of bytes a match: names once, matches as small arrays (the bench measures big tournaments).
-    size = len(render.match_index_js(snap).encode())
+    size = len(html.match_index_js(snap).encode())
     assert size < 200 + 40 * len(stored), size
 
 
@@ -652,7 +653,7 @@ def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_mad
     read = snapshot.snapshot(store, "t")
     given = snapshot.snapshot(store, "t")
     for position in range(len(given.stamps)):  # what a build's workers send back with the match pages
-        row = render.bot_row_html(given, position)
+        row = html.bot_row_html(given, position)
         assert row is not None
         given.row_html[position] = row
     given.matches.forget()
@@ -661,11 +662,11 @@ def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_mad
                                        strict=True):
             made = by_rows.make()
             assert all(row.html is not None for row in made.rows)
-            assert render.render_match_list(made) == render.render_match_list(by_reading.make())
+            assert html.render_match_list(made) == html.render_match_list(by_reading.make())
     assert given.matches._loaded == {}  # none of the matches was read again
     # The row is the same on each of its bots' pages but for the place: its own bot is linked as the others are.
     first = read.stamps[0]
-    rows = {bot: render.listing_row(common.match_list_row(read, read.matches[0], bot), True,
+    rows = {bot: html.listing_row(common.match_list_row(read, read.matches[0], bot), True,
                                     urls.bot_href(read.slug, read.bot_by_id[bot].slug, 2))
             for bot in first.bot_ids}
     assert len({re.sub(r'<td class="num place-\d+">\d+', "", row) for row in rows.values()}) == 1

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arena.site import live, output, render, snapshot, urls
+from arena.site import build, live, output, snapshot, urls
 from arena.store import Store
 from tests.sitestore import broken_links, make_store
 
@@ -141,7 +141,7 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
 def test_a_live_build_marks_the_pages_and_the_last_build_unmarks_only_those(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    render.build_site(store, out, workers=1)
+    build.build_site(store, out, workers=1)
     before = files(out)
     ticks = iter([0.0, 0.0, 0.5, 0.5, 20.0, 20.0, 20.0])
     site = live.LiveSite(store.path, "t", out, every_s=10, clock=lambda: next(ticks))

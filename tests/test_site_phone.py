@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from arena.site import common, snapshot, urls
-from arena.site.render import build_site
+from arena.site.build import build_site
 from arena.site.rows import FaultRow
 from arena.store import Store
 from tests.sitestore import fill_store

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.site import common, output, render, snapshot, urls
+from arena.site import build, common, output, snapshot, urls
+from arena.site import html as site_html
 from arena.site.pages import bot as bot_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import tournament as tournament_data
@@ -75,7 +76,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, snapshot.Snaps
     directory = tmp_path_factory.mktemp("big")
     store, _, _, _ = fill(directory / "arena.db", BOTS, PER_BOT, seed=3)
     out = directory / "site"
-    render.build_site(store, out, workers=1)
+    build.build_site(store, out, workers=1)
     return store, snapshot.snapshot(store, "scale"), out
 
 
@@ -92,7 +93,8 @@ def met(store: Store, tid: int) -> dict[str, Counter[str]]:
 
 
 @pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU
-def test_the_tournament_page_shows_a_bounded_head_to_head_of_the_top(big: tuple[Store, snapshot.Snapshot, Path]) -> None:
+def test_the_tournament_page_shows_a_bounded_head_to_head_of_the_top(
+        big: tuple[Store, snapshot.Snapshot, Path]) -> None:
     _, snap, out = big
     page = out / urls.tournament_href(snap.slug)
     parsed = tables(page)
@@ -147,9 +149,9 @@ def test_a_bot_page_takes_its_rank_from_the_standings_index(big: tuple[Store, sn
 def test_a_league_batch_rewrites_the_pages_of_the_bots_that_played_only(tmp_path: Path) -> None:
     store, _, _, batch = fill(tmp_path / "arena.db", BOTS, PER_BOT, seed=5, extra=8)
     out = tmp_path / "site"
-    render.build_site(store, out, workers=1)
+    build.build_site(store, out, workers=1)
     insert(store, batch)
-    report = render.build_site(store, out, workers=1)
+    report = build.build_site(store, out, workers=1)
     snap = snapshot.snapshot(store, "scale")
     played = {seat[2] for seat in batch[1]}  # the bot id of each seat of the batch
     pages = {urls.bot_href(snap.slug, snap.bot_by_id[bot_id].slug) for bot_id in played}
@@ -159,7 +161,7 @@ def test_a_league_batch_rewrites_the_pages_of_the_bots_that_played_only(tmp_path
     assert urls.standings_index_href(snap.slug) in written  # where every bot's page finds its new rank
     # And the site is the one a full build makes.
     again = tmp_path / "again"
-    render.build_site(store, again, workers=1, full=True)
+    build.build_site(store, again, workers=1, full=True)
     assert all((out / path).read_bytes() == (again / path).read_bytes()
                for path in (str(p.relative_to(again)) for p in again.rglob("*") if p.is_file())
                if not path.startswith(".arena-site"))
@@ -168,8 +170,8 @@ def test_a_league_batch_rewrites_the_pages_of_the_bots_that_played_only(tmp_path
 def test_a_parallel_build_makes_the_bots_later_pages_while_its_workers_make_the_match_pages(tmp_path: Path) -> None:
     # 24 bots in 120 matches each: three pages of matches a bot, 720 match pages in three chunks for the workers.
     store, _, _, _ = fill(tmp_path / "arena.db", 24, 120, seed=6)
-    serial = render.build_site(store, tmp_path / "serial", workers=1)
-    parallel = render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
+    serial = build.build_site(store, tmp_path / "serial", workers=1)
+    parallel = build.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
     files = {str(path.relative_to(serial.out)) for path in serial.out.rglob("*") if path.is_file()}
     assert files == {str(path.relative_to(parallel.out)) for path in parallel.out.rglob("*") if path.is_file()}
     assert all((serial.out / path).read_bytes() == (parallel.out / path).read_bytes()
@@ -181,7 +183,7 @@ def test_a_parallel_build_makes_the_bots_later_pages_while_its_workers_make_the_
     matches = [n for n, path in enumerate(order) if re.fullmatch(r"t/scale/matches/\d+\.html", path)]
     assert len(second) == 24 and len(matches) == 720
     assert max(second) < max(matches)
-    assert render.build_site(store, parallel.out, workers=2, parallel_from=1).written == 0
+    assert build.build_site(store, parallel.out, workers=2, parallel_from=1).written == 0
 
 
 @pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU
@@ -232,5 +234,5 @@ def test_a_small_field_is_shown_whole_as_before(tmp_path: Path) -> None:
     mine = bot_data.bot_page(snap, bot.id, bot_data.bot_listings(snap, bot.id)[0].make())
     assert len(mine.opponents) == common.SMALL_FIELD - 1 and not mine.opponents_met  # the unmet ones too
     assert listings_data.filter_names(snap) == tuple(b.name for b in snap.bots)
-    html = render.render_tournament(page)
+    html = site_html.render_tournament(page)
     assert "standings-table" in html and "data-rows=" not in html and "assets/filter.js" not in html

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.site import common, render, snapshot, urls
+from arena.site import build, common, snapshot, urls
 from bench.scale import fill
 from tests.test_site_browser import Browser, Page, browser, expect, page, url
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[snapshot.Snapshot, Path]:
     directory = tmp_path_factory.mktemp("bigbrowser")
     store, _, _, _ = fill(directory / "arena.db", 120, 32, seed=3)
-    render.build_site(store, directory / "site", workers=1)
+    build.build_site(store, directory / "site", workers=1)
     return snapshot.snapshot(store, "scale"), directory / "site"
 
 
@@ -91,7 +91,8 @@ def test_the_listing_offers_every_bot_from_the_index(big: tuple[snapshot.Snapsho
         "rows => rows.map(row => row.getAttribute('data-bots'))"))
 
 
-def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[snapshot.Snapshot, Path], browser: Browser) -> None:
+def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[snapshot.Snapshot, Path],
+                                                         browser: Browser) -> None:
     from tests.axecheck import problems
 
     snap, out = big
@@ -103,7 +104,8 @@ def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[snapshot.Sn
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     found = {}
-    for path in (urls.tournament_href(snap.slug), urls.standings_href(snap.slug, 2), urls.bot_href(snap.slug, bot.slug)):
+    for path in (urls.tournament_href(snap.slug), urls.standings_href(snap.slug, 2),
+                 urls.bot_href(snap.slug, bot.slug)):
         page.goto(url(out / path))
         # With a filter typed in, its results (the bots found on other pages) in the page as well.
         page.locator("[data-rows-input]").first.fill("bot-1")

@@ -13,7 +13,7 @@ from arena.match import thinktime
 from arena.match.matchlog import MatchLog, load
 from arena.match.matchview import view_path
 from arena.match.thinktime import Tally, Thought
-from arena.site import common, render, snapshot, urls
+from arena.site import build, common, snapshot, urls
 from tests.sitestore import make_store
 
 EVENTS = [{"type": "match_start"}, {"type": "round_start"}, {"type": "play", "seat": 0}, {"type": "play", "seat": 1},
@@ -97,7 +97,7 @@ def test_the_site_sums_each_bots_think_times_and_a_rebuild_reads_only_new_logs(t
         original = gzip.decompress(path.path.read_bytes()).splitlines(keepends=True)
         path.path.write_bytes(gzip.compress(original[0] + b"".join(lines) + b"".join(original[1:])))
     out = tmp_path / "site"
-    render.build_site(store, out)
+    build.build_site(store, out)
     bot = snap.bots[0]
     page = (out / urls.bot_href("t", bot.slug)).read_text(encoding="utf-8")
     expected = Tally()
@@ -110,7 +110,7 @@ def test_the_site_sums_each_bots_think_times_and_a_rebuild_reads_only_new_logs(t
     assert expected.moves >= 16 and expected.max_ms() == 1500
     assert f"from the event logs of its {expected.moves} moves" in page
     assert f'<a href="../../matches/{expected.closest.match_id}.html#step=' in page  # the move nearest the limit
-    kept = (out / "t" / "t" / render.THINK_FILE).read_text(encoding="utf-8")
+    kept = (out / "t" / "t" / build.THINK_FILE).read_text(encoding="utf-8")
     # A rebuild reads no log of a match whose page it keeps: one spoilt in place (its size and time kept) changes
     # nothing, as the sums kept are used.
     spoilt = common.match_log(snap, played[0])[0]
@@ -118,12 +118,12 @@ def test_the_site_sums_each_bots_think_times_and_a_rebuild_reads_only_new_logs(t
     status = spoilt.path.stat()
     spoilt.path.write_bytes(b"x" * status.st_size)
     os.utime(spoilt.path, ns=(status.st_atime_ns, status.st_mtime_ns))
-    assert render.build_site(store, out).written == 0
+    assert build.build_site(store, out).written == 0
     assert (out / urls.bot_href("t", bot.slug)).read_text(encoding="utf-8") == page
-    assert (out / "t" / "t" / render.THINK_FILE).read_text(encoding="utf-8") == kept
+    assert (out / "t" / "t" / build.THINK_FILE).read_text(encoding="utf-8") == kept
     # Without the kept sums, the build reads the views again (arena/match/matchview.py, trusted by the log's size and
     # time as the sums are) and, without its view, the spoilt log: it has no times to give.
-    (out / "t" / "t" / render.THINK_FILE).unlink()
+    (out / "t" / "t" / build.THINK_FILE).unlink()
     view_path(spoilt.path).unlink()
-    render.build_site(store, out)
+    build.build_site(store, out)
     assert (out / urls.bot_href("t", bot.slug)).read_text(encoding="utf-8") != page

@@ -18,8 +18,8 @@ from typing import Any
 
 from arena.server.authors import all_owners
 from arena.site import snapshot, urls
+from arena.site.build import BuildReport, write_site
 from arena.site.pages import home as home_data
-from arena.site.render import BuildReport, write_site
 from arena.store import Store
 
 LIVE_REFRESH_S = 10

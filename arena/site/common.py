@@ -1,7 +1,7 @@
 """What several pages of the results site make alike from a snapshot: the rows of :mod:`arena.site.rows` (the
 standings, a match's row in a listing, a fault's row), the breadcrumbs of a tournament, and a match's view as its log
 decides it (:mod:`arena.match.matchview`, kept beside the log; the log itself is read only when the view is missing or
-stale). Nothing here renders or writes: :mod:`arena.site.render` turns these into HTML."""
+stale). Nothing here renders or writes: :mod:`arena.site.html` turns these into HTML."""
 
 from __future__ import annotations
 

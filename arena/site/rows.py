@@ -1,6 +1,6 @@
 """The rows several pages of the results site show: a line of the standings, a rating chart's line, a match's row in a
 listing (and a player's cell in it), a fault's row. Plain values: :mod:`arena.site.common` makes them from a
-snapshot, :mod:`arena.site.render` renders them."""
+snapshot, :mod:`arena.site.html` renders them."""
 
 from __future__ import annotations
 

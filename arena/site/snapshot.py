@@ -234,7 +234,7 @@ class Snapshot:
     met_cache: dict[int, list[tuple[int, int, int]]] | None = field(init=False, repr=False, default=None)
     """Each bot's opponents met, with its head-to-head counts (:func:`met_by`)."""
     row_html: dict[int, BotRow] = field(init=False, repr=False, default_factory=dict)
-    """By position, a match's row in its bots' listings, made by arena/site/render.py where the match was read for
+    """By position, a match's row in its bots' listings, made by arena/site/build.py where the match was read for
     its page (a build's worker): every match is in four bots' listings, which are then made without reading their
     matches again."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)

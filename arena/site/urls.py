@@ -1,5 +1,5 @@
 """Where each page of the results site is: site-relative paths (``t/demo/index.html``), which a page turns into links
-relative to itself (:func:`arena.site.render.relative`), so the site works from ``file://`` and under any prefix of a
+relative to itself (:func:`arena.site.html.relative`), so the site works from ``file://`` and under any prefix of a
 static host; and the breadcrumbs and pagers that link them. File names come from bot and tournament names only when
 those are slugs: anything else a store may hold gets a name built from its row id instead."""
 

@@ -103,7 +103,7 @@ class BotPage:
     seats: list[SeatSummary]
     opponents: list[Opponent]
     matches: MatchListPage | None
-    """The first page of its matches; None in the page's key (:func:`arena.site.render.tournament_pages` keys it
+    """The first page of its matches; None in the page's key (:func:`arena.site.build.tournament_pages` keys it
     on that listing's inputs, not on the listing made)."""
     faults: list[FaultRow]
     fault_count: int

@@ -110,7 +110,7 @@ class Listing:
     make: Callable[[], MatchListPage]
     last: int = -1
     """The position of its last match (a listing is in schedule order), -1 for none: a build makes a page of a
-    bot's matches once every match on it is made (:class:`arena.site.render.LaterListings`)."""
+    bot's matches once every match on it is made (:class:`arena.site.build.LaterListings`)."""
 
 
 def filter_names(snap: Snapshot) -> tuple[str, ...]:
