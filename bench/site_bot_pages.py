@@ -35,7 +35,7 @@ def measure(store_path: Path) -> dict[str, float]:
     for position in range(len(snap.stamps)):
         row = html.bot_row_html(snap, position)
         if row is not None:
-            snap.row_html[position] = row
+            snap.cache.row_html[position] = row
     snap.matches.forget()
     snap.rows.clear()
     started, pages = time.process_time(), 0

@@ -376,7 +376,7 @@ def test_places_decided_by_elimination_name_the_round(snap: snapshot.Snapshot) -
 
 
 def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: snapshot.Snapshot) -> None:
-    rows = common.standing_rows(snap)
+    rows = snap.standing_rows
     order = [line.bot_id for line in snap.standings]
     assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
     assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in pairwise(order)]
@@ -558,7 +558,7 @@ def test_a_bots_faults_page_holds_every_fault_grouped_with_its_replay_step(tmp_p
 
 
 def test_standings_give_the_95_percent_rank_interval(snap: snapshot.Snapshot) -> None:
-    for row in common.standing_rows(snap):
+    for row in snap.standing_rows:
         bot = next(b for b in snap.bots if b.name == row.bot)
         line = snap.sure.line(bot.id)
         assert row.rank95 == (line.rank_low, line.rank_high)
@@ -655,7 +655,7 @@ def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_mad
     for position in range(len(given.stamps)):  # what a build's workers send back with the match pages
         row = html.bot_row_html(given, position)
         assert row is not None
-        given.row_html[position] = row
+        given.cache.row_html[position] = row
     given.matches.forget()
     for bot in read.bots:
         for by_reading, by_rows in zip(bot_data.bot_listings(read, bot.id, 5), bot_data.bot_listings(given, bot.id, 5),
@@ -673,7 +673,7 @@ def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_mad
     assert all(f'href="../{read.bot_by_id[bot].slug}/index.html"' in row for bot, row in rows.items())
     # A match dropped since its row was made is read, and left out, like any other.
     store.drop_matches(given.id, [given.stamps[-1].idx])
-    del given.row_html[len(given.stamps) - 1]
+    del given.cache.row_html[len(given.stamps) - 1]
     assert given.stamps[-1].idx not in {row.idx for bot in given.bots
                                         for listing in bot_data.bot_listings(given, bot.id, 5)
                                         for row in listing.make().rows}

@@ -473,7 +473,7 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
     assert cells and "100%" not in cells
     intervals = re.findall(r'<td class="num opt rank95">([^<]*)</td>', tournament)
     assert intervals == [f"{r.rank95[0]}–{r.rank95[1]}" if r.rank95 and r.rank95[1] > r.rank95[0] else
-                         str(r.rank95[0]) if r.rank95 else "–" for r in common.standing_rows(snap)]
+                         str(r.rank95[0]) if r.rank95 else "–" for r in snap.standing_rows]
 def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     store, out, _ = built
     for name in ("t", "evil"):
@@ -537,7 +537,7 @@ def without_a_standing(store: Store) -> tuple[snapshot.Snapshot, snapshot.BotInf
     snapshot.read_rest(snap, store)
     theirs = snap.bots[1]
     snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
-    snap.standing_cache = snap.place_cache = None
+    snap.forget_standings()
     return snap, theirs
 
 

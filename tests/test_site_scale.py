@@ -131,7 +131,7 @@ def test_every_bot_page_lists_every_opponent_it_met(big: tuple[Store, snapshot.S
 @pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU
 def test_a_bot_page_takes_its_rank_from_the_standings_index(big: tuple[Store, snapshot.Snapshot, Path]) -> None:
     _, snap, out = big
-    rows = {row.bot: row for row in common.standing_rows(snap)}
+    rows = {row.bot: row for row in snap.standing_rows}
     index = {bot[1]: bot for bot in tournament_data.standings_index(snap)["bots"]}
     for bot in snap.bots:
         row = rows[bot.name]

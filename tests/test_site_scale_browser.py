@@ -41,7 +41,7 @@ def test_the_standings_filter_finds_bots_on_every_page(big: tuple[snapshot.Snaps
     expect(found).to_have_count(len(there))
     first = there[0]
     item = found.filter(has_text=first).first
-    expect(item).to_contain_text(f"{next(r.shared_rank for r in common.standing_rows(snap) if r.bot == first)}. ")
+    expect(item).to_contain_text(f"{next(r.shared_rank for r in snap.standing_rows if r.bot == first)}. ")
     item.get_by_role("link", name="standings page 2").click()
     expect(page.locator("h1")).to_contain_text("standings, page 2")
     expect(page.locator("#standings-table tbody th a", has_text=first).first).to_be_visible()
@@ -65,7 +65,7 @@ def test_a_bots_opponents_filter_and_sort(big: tuple[snapshot.Snapshot, Path], p
 
 def test_a_bots_rank_comes_from_the_standings_index(big: tuple[snapshot.Snapshot, Path], page: Page) -> None:
     snap, out = big
-    rows = common.standing_rows(snap)
+    rows = snap.standing_rows
     position, row = next((n, row) for n, row in enumerate(rows) if n >= common.STANDINGS_PER_PAGE and row.rank95)
     bot = next(b for b in snap.bots if b.name == row.bot)
     page.goto(url(out / urls.bot_href(snap.slug, bot.slug)))

@@ -82,11 +82,11 @@ def match_outputs(snap: snapshot.Snapshot, position: int, version: str) -> dict[
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
-    stamp = snapshot.stamp_keys(snap)[position]
-    # The tournament's names and rules as their digest, made once (:func:`arena.site.snapshot.context`), not pickled
-    # again for each of 10,000 matches.
+    stamp = snap.stamp_keys[position]
+    # The tournament's names and rules as their digest, made once (:attr:`arena.site.snapshot.Snapshot.context`),
+    # not pickled again for each of 10,000 matches.
     keys = {urls.match_href(snap.slug, match.id): output.key(
-        version, snapshot.context(snap), stamp, neighbours, listings_data.listing_page(snap, position), names, source)}
+        version, snap.context, stamp, neighbours, listings_data.listing_page(snap, position), names, source)}
     if found is not None:
         keys[urls.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
         keys[urls.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
@@ -144,12 +144,12 @@ def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None 
     """Every page of one tournament but the match pages and the list of all matches (:func:`write_matches` makes
     those, each page of the list with its matches), as (site-relative path, what the page is made from, the
     function that renders it). A listing's page is made only when it is rendered: what it is made from is its
-    matches' stamps (:class:`arena.site.pages.listings.Listing`), so that a rebuild tells the hundreds of unchanged pages of
-    a big tournament from the few that changed without making any of them. The bots' own pages show their
+    matches' stamps (:class:`arena.site.pages.listings.Listing`), so that a rebuild tells the hundreds of unchanged
+    pages of a big tournament from the few that changed without making any of them. The bots' own pages show their
     ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
     but those (a full build makes them as the match pages are made and after them, whose logs give the times and
-    whose workers give their rows: :attr:`arena.site.snapshot.Snapshot.row_html`), None all; but not the pages of bots'
-    matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
+    whose workers give their rows: :attr:`arena.site.snapshot.BuildCache.row_html`), None all; but not the pages of
+    bots' matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
     (:func:`write_bot_pages`)."""
     if bot_pages is not True:
         page = tournament_data.tournament_page(snap)
@@ -212,7 +212,7 @@ class Made:
     think: list[tuple[int, Tally]] = field(default_factory=list)
     """Each seat's think times of the finished matches made (bot id, its seat's times)."""
     rows: dict[int, snapshot.BotRow] = field(default_factory=dict)
-    """The matches made as rows of their bots' listings (:attr:`arena.site.snapshot.Snapshot.row_html`)."""
+    """The matches made as rows of their bots' listings (:attr:`arena.site.snapshot.BuildCache.row_html`)."""
     pages: int = 0
     """Match pages made."""
 
@@ -386,7 +386,7 @@ def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: Made, think:
     cleared for more."""
     for wanted, path, size, mtime_ns in made.written:
         manifest.record(wanted, path, size, mtime_ns)
-    snap.row_html.update(made.rows)
+    snap.cache.row_html.update(made.rows)
     if think is not None:
         # Summed as they come, while the workers work: 400,000 seats in a big league.
         for bot_id, tally in made.think:
@@ -410,9 +410,10 @@ def _young_collections_only() -> Iterator[None]:
         gc.set_threshold(young, older, oldest)
 
 
-def write_site(out: Path, snaps: Sequence[snapshot.Snapshot], home: home_data.HomePage | Callable[[], home_data.HomePage],
-               full: bool = False, workers: int = 1, parallel_from: int = PARALLEL_FROM,
-               progress: Progress | None = None, rest: Callable[[snapshot.Snapshot], None] | None = None) -> BuildReport:
+def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
+               home: home_data.HomePage | Callable[[], home_data.HomePage], full: bool = False, workers: int = 1,
+               parallel_from: int = PARALLEL_FROM, progress: Progress | None = None,
+               rest: Callable[[snapshot.Snapshot], None] | None = None) -> BuildReport:
     """Write the site of ``snaps`` (and ``home``, the home page, or what makes it once they are read) into ``out``,
     leaving the pages of any other tournament there alone. By default only the files whose inputs changed are
     written, in place, and the pages that no longer exist are removed (:mod:`arena.site.output`); with ``full``,
@@ -548,7 +549,7 @@ def _put_page(manifest: output.Manifest, version: str, path: str, inputs: Any, r
 
 class LaterListings:
     """The pages of the bots' matches past the first, made while the workers make the match pages: each once every
-    match on it is made, its rows then being in :attr:`arena.site.snapshot.Snapshot.row_html`. At 1,000 bots these are
+    match on it is made, its rows then being in :attr:`arena.site.snapshot.BuildCache.row_html`. At 1,000 bots these are
     8,000 pages that the building process would otherwise make alone after the workers finish, one core idle. The
     first page of each is the bot's own page, which waits for the think times of all its matches."""
 
@@ -672,7 +673,7 @@ def kept_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str)
         for match_id, (source, steps) in kept["matches"].items():
             stamp = stamps.get(int(match_id))
             if stamp is not None and source == _log_source(snap, stamp):
-                snap.forfeit_cache[stamp.id] = {int(seat): int(step) for seat, step in steps.items()}
+                snap.cache.forfeits[stamp.id] = {int(seat): int(step) for seat, step in steps.items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return
 
@@ -685,7 +686,7 @@ def keep_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str)
         stamp = snap.stamps[position]
         if stamp.sealed:  # its log is not read while sealed: no steps to keep, and none must be kept as found
             continue
-        steps = snap.forfeit_cache.get(stamp.id)
+        steps = snap.cache.forfeits.get(stamp.id)
         source = None if steps is None else _log_source(snap, stamp)
         if steps is not None and source is not None:
             matches[str(stamp.id)] = [source, {str(seat): step for seat, step in sorted(steps.items())}]

@@ -13,13 +13,11 @@ from typing import Any
 
 from arena.match.matchlog import LoadedLog, LogError, find_log, load, locate_log
 from arena.match.matchview import MatchView, derive, plain_names, source_view
-from arena.site.rows import FaultRow, MatchListRow, PlayerCell, StandingRow
+from arena.site.rows import FaultRow, MatchListRow, PlayerCell
 from arena.site.snapshot import Snapshot, out_round, seated
-from arena.site.urls import Crumb, bot_href, match_href, tournament_href
-from arena.stats.confidence import PairTest
+from arena.site.urls import Crumb, match_href, tournament_href
 from arena.store import MatchStamp, StoredMatch
 
-MATCHES_PER_PAGE = 50
 FAULTS_SHOWN = 50
 CHART_POINTS = 300
 """At most this many points per line of a rating chart: enough to see the shape, small enough to load fast."""
@@ -45,31 +43,6 @@ def downsample(points: Sequence[Any], limit: int = CHART_POINTS) -> tuple[Any, .
     step = (len(points) - 1) / (limit - 1)
     return tuple(points[round(i * step)] for i in range(limit))
 
-
-def standing_rows(snap: Snapshot) -> list[StandingRow]:
-    """The rows of the standings (made once per snapshot: the tournament page and every bot page show them)."""
-    if snap.standing_cache is None:
-        snap.standing_cache = _standing_rows(snap)
-    return snap.standing_cache
-
-
-def _standing_rows(snap: Snapshot) -> list[StandingRow]:
-    order = [line.bot_id for line in snap.standings]
-    test = PairTest.stored(snap.config)
-    labels, above = snap.sure.shared_ranks(order, test), snap.sure.p_above_next(order)
-    spans = snap.sure.tie_groups(order, test)
-    shared = snap.shared_wins
-    intervals = {line.bot: (line.rank_low, line.rank_high) for line in snap.sure.bots}
-    rows = []
-    for rank, line in enumerate(snap.standings, 1):
-        bot = snap.bot_by_id[line.bot_id]
-        rows.append(StandingRow(rank, line.name, bot_href(snap.slug, bot.slug), line.rating.conservative,
-                                line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
-                                line.points_per_round, line.declares_ok, line.declares_failed,
-                                dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
-                                above.get(line.bot_id), shared[line.bot_id], line.active, line.strength,
-                                spans.get(line.bot_id, (rank, rank)), intervals.get(line.bot_id)))
-    return rows
 
 
 def match_list_row(snap: Snapshot, match: StoredMatch, for_bot: int | None = None) -> MatchListRow:
@@ -106,8 +79,8 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
                steps: bool = False) -> list[FaultRow]:
     """The latest ``limit`` faults (None: all) of the tournament (or of one bot), latest match first: only their
     matches are read (how many faults of each kind there are is in the standings); with ``steps``, their logs too,
-    for the replay step of each forfeit (each log once a snapshot: :attr:`Snapshot.forfeit_cache`), so that every
-    table of faults links each to its step."""
+    for the replay step of each forfeit (each log once a snapshot: :attr:`arena.site.snapshot.BuildCache.forfeits`),
+    so that every table of faults links each to its step."""
     positions: list[int] = []
     for position, seat_bot in reversed(snap.faulted):
         if bot_id in (None, seat_bot) and (not positions or positions[-1] != position):
@@ -116,10 +89,10 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
                 break  # a match with a fault gives at least one row
     found = []
     for match in snap.matches.fetch(positions):
-        if steps and match.id not in snap.forfeit_cache:
+        if steps and match.id not in snap.cache.forfeits:
             view = match_view(snap, match)[0]
-            snap.forfeit_cache[match.id] = {} if view is None else view.forfeits
-        where = snap.forfeit_cache[match.id] if steps else {}
+            snap.cache.forfeits[match.id] = {} if view is None else view.forfeits
+        where = snap.cache.forfeits[match.id] if steps else {}
         for seat, seat_bot, result in seated(match):
             if result is not None and result.fault is not None and bot_id in (None, seat_bot):
                 found.append(FaultRow(match.idx, match_href(snap.slug, match.id), snap.bot_link(seat_bot)[1], result,
@@ -128,11 +101,10 @@ def fault_rows(snap: Snapshot, bot_id: int | None = None, limit: int | None = FA
 
 
 def standing_of(snap: Snapshot, bot_id: int) -> int | None:
-    """Where the bot is in :attr:`Snapshot.standings` (and in :func:`standing_rows`), None if it is not: found in a
-    map made once, since each of a big field's thousand bot pages asks."""
-    if snap.place_cache is None:
-        snap.place_cache = {line.bot_id: i for i, line in enumerate(snap.standings)}
-    return snap.place_cache.get(bot_id)
+    """Where the bot is in :attr:`Snapshot.standings` (and in :attr:`Snapshot.standing_rows`), None if it is not:
+    found in a map made once (:attr:`Snapshot.standing_index`), since each of a big field's thousand bot pages
+    asks."""
+    return snap.standing_index.get(bot_id)
 
 
 def fault_counts(snap: Snapshot, bot_id: int | None = None) -> Counter[str]:

@@ -213,7 +213,7 @@ def row_parts(m: MatchListRow, page: str) -> tuple[str, str]:
 
 
 def bot_row_html(snap: snapshot.Snapshot, position: int) -> snapshot.BotRow | None:
-    """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.snapshot.Snapshot.row_html`), once
+    """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.snapshot.BuildCache.row_html`), once
     it is read; None when it is not in the store any more."""
     try:
         match = snap.matches[position]
@@ -326,8 +326,8 @@ def render_standings(page: tournament_data.StandingsPage) -> str:
 
 
 def standings_index_js(snap: snapshot.Snapshot) -> str:
-    """A big field's standings index (:func:`arena.site.pages.tournament.standings_index`) as a script for filter.js, escaped
-    as the match index is."""
+    """A big field's standings index (:func:`arena.site.pages.tournament.standings_index`) as a script for
+    filter.js, escaped as the match index is."""
     text = json.dumps(tournament_data.standings_index(snap), ensure_ascii=False, separators=(",", ":"))
     return f"window.arenaStandings = {script_json(text)};\n"
 
@@ -364,8 +364,9 @@ def match_data_js(page: match_data.MatchPage) -> str:
 
 
 def match_index_js(snap: snapshot.Snapshot) -> str:
-    """The tournament's match index (:func:`arena.site.pages.listings.match_index`) as a script that hands it to search.js
-    (a page opened from disk may load a script, but not fetch a JSON file), escaped as a match's data file is."""
+    """The tournament's match index (:func:`arena.site.pages.listings.match_index`) as a script that hands it to
+    search.js (a page opened from disk may load a script, but not fetch a JSON file), escaped as a match's data file
+    is."""
     text = json.dumps(listings_data.match_index(snap), ensure_ascii=False, separators=(",", ":"))
     return f"window.arenaIndex = {script_json(text)};\n"
 

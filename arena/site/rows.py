@@ -81,8 +81,8 @@ class MatchListRow:
     place_of: int | None = None
     """On a bot's pages: the place that bot took."""
     html: tuple[str, str] | None = None
-    """On a bot's pages, the row as HTML before and after its place (:attr:`Snapshot.row_html`), in which case
-    only ``idx``, ``id`` and ``place_of`` are set."""
+    """On a bot's pages, the row as HTML before and after its place
+    (:attr:`arena.site.snapshot.BuildCache.row_html`), in which case only ``idx``, ``id`` and ``place_of`` are set."""
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, overload
 
 from arena.game.results import SeatResult
 from arena.site.rows import MatchListRow, StandingRow
-from arena.site.urls import bot_href, slug
-from arena.stats.confidence import Confidence, PAbove
+from arena.site.urls import MATCHES_PER_PAGE, bot_href, page_spans, slug
+from arena.stats.confidence import Confidence, PAbove, PairTest
 from arena.stats.ratings import Rating
 from arena.store import MatchStamp, Standing, Store, StoredMatch
 
@@ -213,30 +214,10 @@ class Snapshot:
     groups: dict[int, int] = field(init=False)
     """Each match's group by schedule index: the rotations of one deal with duplicate deals (arena/schedule.py)."""
     rows: dict[int, MatchListRow] = field(init=False, repr=False, default_factory=dict)
-    """Each match's row in the listings (by schedule index), made once: see :func:`match_list_row`."""
-    standing_cache: list[StandingRow] | None = field(init=False, repr=False, default=None)
-    """The standings as :func:`standing_rows` makes them, once: the tournament page and every bot page show them."""
-    key_cache: list[tuple[Any, ...]] | None = field(init=False, repr=False, default=None)
-    """Each match's :func:`stamp_key`, in the order of :attr:`matches`."""
-    page_cache: list[int] | None = field(init=False, repr=False, default=None)
-    """The page of the list of all matches each match is on (:func:`listing_page`)."""
-    forfeit_cache: dict[int, dict[int, int]] = field(init=False, repr=False, default_factory=dict)
-    """Each match's :func:`forfeit_steps` by match id, once its log was read: a fault is in the tables of the
-    tournament page, its bot's page and its bot's faults page."""
-    seats_cache: int | None = field(init=False, repr=False, default=None)
-    """:func:`seats_of`, found once."""
-    context_cache: str | None = field(init=False, repr=False, default=None)
-    """:func:`context`, made once."""
-    place_cache: dict[int, int] | None = field(init=False, repr=False, default=None)
-    """Each bot's line in :attr:`standings` by bot id (:func:`standing_of`)."""
-    played_cache: dict[int, list[int]] | None = field(init=False, repr=False, default=None)
-    """Each bot's matches (positions), made in one pass over the matches (:func:`played_by`)."""
-    met_cache: dict[int, list[tuple[int, int, int]]] | None = field(init=False, repr=False, default=None)
-    """Each bot's opponents met, with its head-to-head counts (:func:`met_by`)."""
-    row_html: dict[int, BotRow] = field(init=False, repr=False, default_factory=dict)
-    """By position, a match's row in its bots' listings, made by arena/site/build.py where the match was read for
-    its page (a build's worker): every match is in four bots' listings, which are then made without reading their
-    matches again."""
+    """Each match's row in the listings (by schedule index), made once as pages ask: see
+    :func:`arena.site.common.match_list_row` (a build's worker empties it after each chunk of match pages)."""
+    cache: BuildCache = field(init=False, repr=False, default_factory=lambda: BuildCache())
+    """What a build hands between its processes and keeps between builds (:class:`BuildCache`)."""
     match_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """Every match with its seats as ``arena matches --json`` gives them (:meth:`arena.store.Store.match_list`): the
     tournament's results to download."""
@@ -249,34 +230,115 @@ class Snapshot:
         bot = self.bot_by_id[bot_id]
         return bot.name, bot_href(self.slug, bot.slug)
 
+    # Each value below is made once per snapshot, when first asked for (functools.cached_property, kept in the
+    # instance's __dict__ and so pickled with it to a build's workers): the pages of a big field ask thousands of
+    # times. :meth:`forget_standings` drops those made from the standings when these are read again.
+
+    @cached_property
+    def stamp_keys(self) -> list[tuple[Any, ...]]:
+        """Every match's :func:`stamp_key`, in the order of :attr:`matches` (tuples: cheap to hash, for every
+        match of every rebuild)."""
+        return [stamp_key(match) for match in self.stamps]
+
+    @cached_property
+    def context(self) -> str:
+        """What every page of a tournament is made from besides its matches: its names, its bots' names and links,
+        and the rules (a seat's elimination round is read against the threshold); as a digest, since it is part of
+        the key of every listing page (thousands of pages of a thousand bots' names each, in a big league)."""
+        whole = (self.slug, self.name, self.config.get("rules"), [(bot.id, bot.name, bot.slug) for bot in self.bots])
+        return hashlib.sha1(pickle.dumps(whole, protocol=5)).hexdigest()
+
+    @cached_property
+    def standing_rows(self) -> list[StandingRow]:
+        """The rows of the standings: the tournament page and every bot page show them."""
+        order = [line.bot_id for line in self.standings]
+        test = PairTest.stored(self.config)
+        labels, above = self.sure.shared_ranks(order, test), self.sure.p_above_next(order)
+        spans = self.sure.tie_groups(order, test)
+        shared = self.shared_wins
+        intervals = {line.bot: (line.rank_low, line.rank_high) for line in self.sure.bots}
+        rows = []
+        for rank, line in enumerate(self.standings, 1):
+            bot = self.bot_by_id[line.bot_id]
+            rows.append(StandingRow(rank, line.name, bot_href(self.slug, bot.slug), line.rating.conservative,
+                                    line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
+                                    line.points_per_round, line.declares_ok, line.declares_failed,
+                                    dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
+                                    above.get(line.bot_id), shared[line.bot_id], line.active, line.strength,
+                                    spans.get(line.bot_id, (rank, rank)), intervals.get(line.bot_id)))
+        return rows
+
+    @cached_property
+    def standing_index(self) -> dict[int, int]:
+        """Each bot's line in :attr:`standings` (and in :attr:`standing_rows`) by bot id: each of a big field's
+        thousand bot pages asks."""
+        return {line.bot_id: i for i, line in enumerate(self.standings)}
+
+    @cached_property
+    def played(self) -> dict[int, list[int]]:
+        """Each bot's matches (their positions in :attr:`matches`), all bots' found in one pass (a pass per bot was
+        a thousand passes over a hundred thousand matches in a big league)."""
+        played: dict[int, list[int]] = defaultdict(list)
+        for position, match in enumerate(self.stamps):
+            for bot in dict.fromkeys(match.bot_ids):
+                played[bot].append(position)
+        return dict(played)
+
+    @cached_property
+    def met(self) -> dict[int, list[tuple[int, int, int]]]:
+        """Each bot's (opponent, matches placed above it, matches shared) of every opponent it met, all bots' found
+        in one pass over the head-to-head counts (a pass over the field per bot was a million look-ups in a big
+        league)."""
+        met: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        for (a, b), (above, shared) in self.head_to_head.items():
+            if shared:
+                met[a].append((b, above, shared))
+        return dict(met)
+
+    @cached_property
+    def seats(self) -> int:
+        """The most seats a match of the tournament has (every bot's page has a row per seat)."""
+        return max((len(m.bot_ids) for m in self.stamps), default=0)
+
+    @cached_property
+    def listing_page(self) -> list[int]:
+        """By position, the page (from 1) of the list of all matches that shows the match
+        (:func:`arena.site.pages.listings.listing_spans`)."""
+        return [n for n, span in enumerate(page_spans([stamp.group for stamp in self.stamps], MATCHES_PER_PAGE), 1)
+                for _ in span]
+
+    def forget_standings(self) -> None:
+        """Drop what was made from :attr:`standings`, to be made again from new ones."""
+        for made in ("standing_rows", "standing_index"):
+            self.__dict__.pop(made, None)
+
+
+@dataclass
+class BuildCache:
+    """What a build of the site hands between its processes and keeps between builds, as one object (the build's:
+    arena/site/build.py fills it; the pages read it through their snapshot)."""
+
+    row_html: dict[int, BotRow] = field(default_factory=dict)
+    """By position, a match's row in its bots' listings, made by the build's worker that read the match for its page
+    (:func:`arena.site.html.bot_row_html`): every match is in four bots' listings, which are then made without
+    reading their matches again."""
+    forfeits: dict[int, dict[int, int]] = field(default_factory=dict)
+    """Each match's forfeit steps (seat -> replay step) by match id, once its log (or view) was read, or as a
+    build kept them in the site (arena/site/build.py, ``steps.json``): a fault is in the tables of the tournament
+    page, its bot's page and its bot's faults page."""
+
 
 def stamp_key(match: MatchStamp) -> tuple[Any, ...]:
     """What stands for everything a match's pages and listing rows show of it, in a form cheap to compare: a
     match is written once when it is over (one transaction with its finish time) and never changes after, so its
     row id, status, attempts and finish time stand for its whole result; a match not yet over has nothing more to
-    show. (The bots' names and the tournament's rules are the snapshot's: :func:`context`.)"""
+    show. (The bots' names and the tournament's rules are the snapshot's: :attr:`Snapshot.context`.)"""
     # Whether its group is sealed (docs/SECURITY.md) changes when another match of the group finishes: the page
     # then shows the seed and the replay it withheld.
     return (match.id, match.idx, match.status, match.attempts, match.finished_at, match.error, match.bot_ids,
             match.public_seed, match.sealed)
 
 
-def stamp_keys(snap: Snapshot) -> list[tuple[Any, ...]]:
-    """Every match's :func:`stamp_key`, made once per snapshot (tuples: cheap to hash, for every match of every
-    rebuild)."""
-    if snap.key_cache is None:
-        snap.key_cache = [stamp_key(match) for match in snap.stamps]
-    return snap.key_cache
-
-
-def context(snap: Snapshot) -> str:
-    """What every page of a tournament is made from besides its matches: its names, its bots' names and links, and
-    the rules (a seat's elimination round is read against the threshold); as a digest made once, since it is part
-    of the key of every listing page (thousands of pages of a thousand bots' names each, in a big league)."""
-    if snap.context_cache is None:
-        whole = (snap.slug, snap.name, snap.config.get("rules"), [(bot.id, bot.name, bot.slug) for bot in snap.bots])
-        snap.context_cache = hashlib.sha1(pickle.dumps(whole, protocol=5)).hexdigest()
-    return snap.context_cache
 
 
 def seated(match: StoredMatch) -> list[tuple[int, int, SeatResult | None]]:
@@ -331,4 +393,4 @@ def read_rest(snap: Snapshot, store: Store) -> None:
     snap.shared_wins = store.shared_wins(tid)
     snap.seat_totals = store.seat_totals(tid)
     snap.match_list = store.match_list(tid)
-    snap.standing_cache = snap.place_cache = None  # made from the standings: made again from these
+    snap.forget_standings()  # made from the standings: made again from these

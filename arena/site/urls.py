@@ -12,6 +12,10 @@ from dataclasses import dataclass
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 
 
+MATCHES_PER_PAGE = 50
+"""A list of matches (all, or a bot's) shows this many a page (:func:`page_spans`)."""
+
+
 def slug(name: str, row_id: int, prefix: str) -> str:
     """``name`` when it is safe as a file name, else a name no slug can take (it starts with ``_``), made unique by
     the row id.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -10,22 +9,21 @@ from typing import Any
 
 from arena.match.thinktime import Mark, Tally
 from arena.site.common import (
-    MATCHES_PER_PAGE,
     big_field,
     downsample,
     fault_counts,
     fault_rows,
     match_list_row,
     standing_of,
-    standing_rows,
     tournament_crumbs,
     without_local_paths,
 )
 from arena.site.pages.faults import faulted_by
 from arena.site.pages.listings import Listing, MatchListPage, filter_names, filtered_href
 from arena.site.rows import FaultRow, MatchListRow, Series, StandingRow
-from arena.site.snapshot import Live, Snapshot, context, stamp_keys
+from arena.site.snapshot import Live, Snapshot
 from arena.site.urls import (
+    MATCHES_PER_PAGE,
     Crumb,
     bot_href,
     faults_href,
@@ -126,20 +124,14 @@ class BotPage:
 def played_by(snap: Snapshot, bot_id: int) -> list[int]:
     """The positions in ``snap.matches`` of the bot's matches, all bots' found in one pass (a pass per bot was a
     thousand passes over a hundred thousand matches in a big league)."""
-    if snap.played_cache is None:
-        played: dict[int, list[int]] = defaultdict(list)
-        for position, match in enumerate(snap.stamps):
-            for bot in dict.fromkeys(match.bot_ids):
-                played[bot].append(position)
-        snap.played_cache = dict(played)
-    return snap.played_cache.get(bot_id, [])
+    return snap.played.get(bot_id, [])
 
 
 def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) -> list[Listing]:
     """The pages of the bot's matches (the first is on the bot's own page), each row with the bot's place."""
     bot = snap.bot_by_id[bot_id]
     played = played_by(snap, bot_id)
-    marks = stamp_keys(snap)
+    marks = snap.stamp_keys
     pages = [[played[i] for i in span] for span in page_spans([snap.stamps[p].group for p in played], per_page)]
     count = len(pages)
     hrefs = tuple(bot_href(snap.slug, bot.slug, n) for n in range(1, count + 1))
@@ -153,16 +145,17 @@ def bot_listings(snap: Snapshot, bot_id: int, per_page: int = MATCHES_PER_PAGE) 
             pager(n, hrefs), len(played) if n == 1 else None, crumbs, hrefs[n - 1], for_bot=bot.name, bots=names,
             index_href=match_index_href(snap.slug))
 
-    return [Listing(hrefs[n - 1], (context(snap), bot_id, pager(n, hrefs), len(played) if n == 1 else None,
+    return [Listing(hrefs[n - 1], (snap.context, bot_id, pager(n, hrefs), len(played) if n == 1 else None,
                                    [marks[i] for i in pages[n - 1]]), partial(make, n),
                     pages[n - 1][-1] if pages[n - 1] else -1)
             for n in range(1, count + 1)]
 
 
 def bot_rows(snap: Snapshot, positions: Sequence[int], bot_id: int) -> list[MatchListRow]:
-    """The rows of the matches at ``positions`` on a page of the bot's matches: from :attr:`Snapshot.row_html`
-    where it has them, the others from their matches, read (those no longer in the store are left out)."""
-    given = {p: row for p in positions if (row := snap.row_html.get(p)) and row.match_id == snap.stamps[p].id}
+    """The rows of the matches at ``positions`` on a page of the bot's matches: from
+    :attr:`arena.site.snapshot.BuildCache.row_html` where it has them, the others from their matches, read (those no
+    longer in the store are left out)."""
+    given = {p: row for p in positions if (row := snap.cache.row_html.get(p)) and row.match_id == snap.stamps[p].id}
     missing = [p for p in positions if p not in given]
     read = {match.id: match for match in snap.matches.fetch(missing)} if missing else {}
     rows = []
@@ -176,12 +169,6 @@ def bot_rows(snap: Snapshot, positions: Sequence[int], bot_id: int) -> list[Matc
     return rows
 
 
-def seats_of(snap: Snapshot) -> int:
-    """The most seats a match of the tournament has, found once (every bot's page has a row per seat)."""
-    if snap.seats_cache is None:
-        snap.seats_cache = max((len(m.bot_ids) for m in snap.stamps), default=0)
-    return snap.seats_cache
-
 
 def own_standing(row: StandingRow) -> StandingRow:
     """A bot's line of the standings without what moves when other bots play (its rank, shared rank, interval and
@@ -192,13 +179,7 @@ def own_standing(row: StandingRow) -> StandingRow:
 def met_by(snap: Snapshot, bot_id: int) -> list[tuple[int, int, int]]:
     """Every (opponent, matches placed above it, matches shared) of ``bot_id`` that it met, all bots' found in one
     pass over the head-to-head counts (a pass over the field per bot was a million look-ups in a big league)."""
-    if snap.met_cache is None:
-        met: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-        for (a, b), (above, shared) in snap.head_to_head.items():
-            if shared:
-                met[a].append((b, above, shared))
-        snap.met_cache = dict(met)
-    return snap.met_cache.get(bot_id, [])
+    return snap.met.get(bot_id, [])
 
 
 def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage | None, think: Tally | None = None) -> BotPage:
@@ -209,11 +190,11 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage | None, think: 
     place = standing_of(snap, bot_id)
     if place is None:
         raise KeyError(f"bot {bot.name!r} is not in the standings of {snap.name!r}")
-    standing = standing_rows(snap)[place]
+    standing = snap.standing_rows[place]
     points = snap.history.get(bot_id, [])
     series = Series(bot.name, downsample([(idx, r.mu) for idx, r in points]),
                     downsample([(idx, r.mu - 3 * r.sigma, r.mu + 3 * r.sigma) for idx, r in points]))
-    players = seats_of(snap)
+    players = snap.seats
     seats = []
     for seat in range(players):
         played, wins, place_sum = snap.seat_totals.get((bot_id, seat), (0, 0, 0))

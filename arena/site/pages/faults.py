@@ -10,7 +10,7 @@ from typing import Any
 
 from arena.site.common import fault_rows, tournament_crumbs
 from arena.site.rows import FaultRow
-from arena.site.snapshot import Snapshot, context, stamp_keys
+from arena.site.snapshot import Snapshot
 from arena.site.urls import Crumb, bot_href, faults_href
 
 FAULT_HISTOGRAM_BARS = 20
@@ -65,8 +65,8 @@ def faulted_by(snap: Snapshot, bot_id: int) -> list[int]:
 def faults_page_inputs(snap: Snapshot, bot_id: int) -> tuple[Any, ...]:
     """What a bot's faults page is made from, cheap to make: its matches' stamps (the page reads their logs for
     the replay steps only when it is made)."""
-    marks = stamp_keys(snap)
-    return (context(snap), bot_id, [marks[position] for position in faulted_by(snap, bot_id)])
+    marks = snap.stamp_keys
+    return (snap.context, bot_id, [marks[position] for position in faulted_by(snap, bot_id)])
 
 
 def round_bars(rounds: Sequence[int], most: int = FAULT_HISTOGRAM_BARS) -> tuple[RoundBar, ...]:

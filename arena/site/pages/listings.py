@@ -9,10 +9,10 @@ from functools import cache, partial
 from typing import Any
 from urllib.parse import quote_plus
 
-from arena.site.common import MATCHES_PER_PAGE, big_field, match_list_row, tournament_crumbs
+from arena.site.common import big_field, match_list_row, tournament_crumbs
 from arena.site.rows import MatchListRow
-from arena.site.snapshot import Snapshot, context, seated, stamp_keys
-from arena.site.urls import Crumb, Pager, match_index_href, matches_href, page_spans, pager
+from arena.site.snapshot import Snapshot, seated
+from arena.site.urls import MATCHES_PER_PAGE, Crumb, Pager, match_index_href, matches_href, page_spans, pager
 from arena.store import MatchStamp
 
 
@@ -126,7 +126,7 @@ def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Lis
     count = len(spans)
     hrefs = tuple(matches_href(snap.slug, n) for n in range(1, count + 1))
     names = filter_names(snap)
-    marks = stamp_keys(snap)
+    marks = snap.stamp_keys
     members = group_members(snap)
 
     def make(n: int) -> MatchListPage:
@@ -142,7 +142,7 @@ def match_listings(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[Lis
     for n in range(1, count + 1):
         shown = spans[n - 1]
         deals = sorted({snap.stamps[i].group for i in shown})
-        inputs = (context(snap), pager(n, hrefs), len(snap.matches) if n == 1 else None, [marks[i] for i in shown],
+        inputs = (snap.context, pager(n, hrefs), len(snap.matches) if n == 1 else None, [marks[i] for i in shown],
                   [[marks[i] for i in members[deal]] for deal in deals])
         listings.append(Listing(hrefs[n - 1], inputs, partial(make, n), shown[-1] if shown else -1))
     return listings
@@ -155,9 +155,7 @@ def listing_spans(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[rang
 
 def listing_page(snap: Snapshot, position: int) -> int:
     """The page (from 1) of the list of all matches that shows the match at ``position``."""
-    if snap.page_cache is None:
-        snap.page_cache = [n for n, span in enumerate(listing_spans(snap), 1) for _ in span]
-    return snap.page_cache[position]
+    return snap.listing_page[position]
 
 
 def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[MatchListPage]:
@@ -232,4 +230,4 @@ def _query(name: str) -> str:
 def match_index_inputs(snap: Snapshot) -> tuple[Any, ...]:
     """What the match index is made from, cheap to compare: the names and every match's stamp (a match's result
     is written once, with its stamp's finish time)."""
-    return (context(snap), stamp_keys(snap))
+    return (snap.context, snap.stamp_keys)

@@ -17,7 +17,6 @@ from arena.site.common import (
     downsample,
     fault_counts,
     fault_rows,
-    standing_rows,
     tournament_crumbs,
     without_local_paths,
 )
@@ -143,7 +142,7 @@ def head_to_head(snap: Snapshot, order: Sequence[int]) -> HeadToHead:
 
 def standings_pages(snap: Snapshot) -> list[list[StandingRow]]:
     """The standings cut into pages of :data:`STANDINGS_PER_PAGE` (one page, all of them, for a small field)."""
-    rows = standing_rows(snap)
+    rows = snap.standing_rows
     if not big_field(snap):
         return [rows]
     return [rows[start:start + STANDINGS_PER_PAGE] for start in range(0, len(rows), STANDINGS_PER_PAGE)] or [[]]
@@ -157,7 +156,7 @@ def standings_pager(snap: Snapshot, page: int) -> Pager:
 def standings_page(snap: Snapshot, page: int) -> StandingsPage:
     """Page ``page`` (from 2) of a big field's standings."""
     rows = standings_pages(snap)[page - 1]
-    return StandingsPage(snap.name, snap.slug, rows, rating_scale(standing_rows(snap)), len(snap.standings),
+    return StandingsPage(snap.name, snap.slug, rows, rating_scale(snap.standing_rows), len(snap.standings),
                          standings_pager(snap, page), standings_index_href(snap.slug),
                          tournament_crumbs(snap, Crumb(f"standings page {page}", None)),
                          standings_href(snap.slug, page), bool(snap.config.get("stop")),
@@ -168,14 +167,14 @@ def standings_index(snap: Snapshot) -> dict[str, Any]:
     """Every bot of the standings in their order as the filter of a big field's standings searches them: its
     shown rank, name and page slug (the standings page it is on follows from its position), and its 95% rank
     interval (best, worst; nulls without one), which its own page shows from here (:attr:`BotPage.ranks_href`)."""
-    rows = standing_rows(snap)
+    rows = snap.standing_rows
     return {"per_page": STANDINGS_PER_PAGE,
             "bots": [[row.shared_rank, row.bot, snap.bot_by_id[line.bot_id].slug, *(row.rank95 or (None, None))]
                      for row, line in zip(rows, snap.standings)]}
 
 
 def tournament_page(snap: Snapshot) -> TournamentPage:
-    rows = standing_rows(snap)
+    rows = snap.standing_rows
     order = [line.bot_id for line in snap.standings]
     big = big_field(snap)
     top = order[:SMALL_FIELD] if big else order
