@@ -204,7 +204,10 @@ def league_batch(store: Store, tid: int, seed: int) -> dict[str, Any]:
 def site(store: Store, out: Path, workers: int | None, batch: Rows) -> dict[str, Any]:
     """A full site build of the store, its pages and the largest; then ``batch`` added to the store (a league's
     next matches) and the site built again in place (the incremental rebuild)."""
-    from arena.site.render import build_site
+    try:
+        from arena.site.build import build_site
+    except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+        from arena.site.render import build_site
 
     started = time.perf_counter()
     report, used = timed(lambda: build_site(store, out, workers=workers, full=True))

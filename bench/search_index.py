@@ -30,8 +30,9 @@ from pathlib import Path
 from arena.game.results import Fault, MatchResult, Reason, SeatResult, SeatStats, Termination
 from arena.game.rules import Rules
 from arena.schedule import make_schedule
-from arena.site import data
-from arena.site.render import script_json
+from arena.site import urls
+from arena.site.html import script_json
+from arena.site.pages import listings as listings_data
 from arena.store import Store
 
 REASONS = (Reason.TIMEOUT_MOVE, Reason.CRASH_EXIT, Reason.INVALID_NOT_JSON, Reason.ILLEGAL_NOT_IN_HAND,
@@ -91,8 +92,8 @@ def main() -> None:
         filled = time.perf_counter() - started
         cpu = time.process_time()
         tid = store.tournament("bench")["id"]
-        bots = [(row["id"], row["name"], data.slug(row["name"], row["id"], "b")) for row in store.bots(tid)]
-        index = data.index_of(bots, store.match_stamps(tid), store.index_seats(tid))
+        bots = [(row["id"], row["name"], urls.slug(row["name"], row["id"], "b")) for row in store.bots(tid)]
+        index = listings_data.index_of(bots, store.match_stamps(tid), store.index_seats(tid))
         text = f"window.arenaIndex = {script_json(json.dumps(index, ensure_ascii=False, separators=(',', ':')))};\n"
         made = time.process_time() - cpu
         raw = text.encode()

@@ -49,7 +49,11 @@ from arena.match.matchlog import FORMAT, MatchLog
 from arena.match.matchview import view_log, view_path
 from arena.match.protocol import Limits, encode, tell, turn_line
 from arena.schedule import make_schedule
-from arena.site.render import build_site
+
+try:
+    from arena.site.build import build_site
+except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+    from arena.site.render import build_site
 from arena.stats.ratings import RatingConfig, rate_all
 from arena.stats.standings import rated_matches
 from arena.store import Store

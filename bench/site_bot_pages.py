@@ -21,19 +21,25 @@ from pathlib import Path
 
 
 def measure(store_path: Path) -> dict[str, float]:
-    from arena.site import data, output, render
+    from arena.site import output
+    try:
+        from arena.site import build, html, snapshot
+    except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+        from arena.site import data as snapshot
+        from arena.site import render as build
+        from arena.site import render as html
     from arena.store import Store
 
     store = Store(store_path)
-    snap = data.snapshot(store, store.tournaments()[0]["name"])
+    snap = snapshot.snapshot(store, store.tournaments()[0]["name"])
     for position in range(len(snap.stamps)):
-        row = render.bot_row_html(snap, position)
+        row = html.bot_row_html(snap, position)
         if row is not None:
-            snap.row_html[position] = row
+            snap.cache.row_html[position] = row
     snap.matches.forget()
     snap.rows.clear()
     started, pages = time.process_time(), 0
-    for path, inputs, make in render.tournament_pages(snap, None, True):
+    for path, inputs, make in build.tournament_pages(snap, None, True):
         output.key("version", path, inputs)
         make()
         pages += 1

@@ -33,7 +33,10 @@ from typing import Any
 
 def build_once(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
     """One full build of the store's site into ``out`` (in this process: what ``--one`` runs)."""
-    from arena.site.render import build_site
+    try:
+        from arena.site.build import build_site
+    except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+        from arena.site.render import build_site
     from arena.store import Store
 
     store = Store(store_path)

@@ -22,11 +22,21 @@ from pathlib import Path
 
 
 def measure(store_path: Path, pages: int, out: Path) -> dict[str, float]:
-    from arena.site import data, output, render
+    from arena.site import output
+    try:
+        from arena.site import build, common, snapshot
+        from arena.site import html as site_html
+        from arena.site.pages import match as match_data
+    except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+        from arena.site import data as common
+        from arena.site import data as match_data
+        from arena.site import data as snapshot
+        from arena.site import render as build
+        from arena.site import render as site_html
     from arena.store import Store
 
     store = Store(store_path)
-    snap = data.snapshot(store, store.tournaments()[0]["name"], whole=False)
+    snap = snapshot.snapshot(store, store.tournaments()[0]["name"], whole=False)
     count = min(pages, len(snap.stamps))
     snap.matches.load(range(count))
     ms: dict[str, float] = {}
@@ -36,18 +46,18 @@ def measure(store_path: Path, pages: int, out: Path) -> dict[str, float]:
         part()
         ms[name] = round((time.process_time() - started) / count * 1000, 3)
 
-    made: list[data.MatchPage] = []
+    made: list[match_data.MatchPage] = []
 
     def page_data() -> None:
         for position in range(count):
-            view, unreadable = data.match_view(snap, snap.matches[position])
-            made.append(data.match_page(snap, position, view, unreadable is not None))
+            view, unreadable = common.match_view(snap, snap.matches[position])
+            made.append(match_data.match_page(snap, position, view, unreadable is not None))
 
     html: list[str] = []
     timed("page_data_ms", page_data)
-    timed("render_ms", lambda: html.extend(render.render_match(page, snap.slug) for page in made))
-    timed("listing_row_ms", lambda: [render.bot_row_html(snap, position) for position in range(count)])
-    timed("keys_ms", lambda: [render.match_outputs(snap, position, "v") for position in range(count)])
+    timed("render_ms", lambda: html.extend(site_html.render_match(page, snap.slug) for page in made))
+    timed("listing_row_ms", lambda: [site_html.bot_row_html(snap, position) for position in range(count)])
+    timed("keys_ms", lambda: [build.match_outputs(snap, position, "v") for position in range(count)])
     (out / "m").mkdir(parents=True)
     timed("write_ms", lambda: [output.write_file(out, f"m/{i}.html", text, True) for i, text in enumerate(html)])
     return {"pages": count, "page_bytes": len(html[0].encode()), **ms}

@@ -2,7 +2,7 @@
 making the pool, and the time until both workers are ready for work. Prints ONE JSON object.
 
 The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1), made
-once. Each run makes the pool as a full build does (arena/site/render.py), waits for both workers, and ends it.
+once. Each run makes the pool as a full build does (arena/site/build.py), waits for both workers, and ends it.
 Run with another checkout's Python to compare (``--store`` reuses a store); before 7caafa5 the snapshot went with
 the pool's arguments, and this measures that way for such a checkout.
 
@@ -29,22 +29,27 @@ from typing import Any
 
 
 def once(store_path: Path, workers: int) -> dict[str, float]:
-    from arena.site import data, output, render
+    from arena.site import output
+    try:
+        from arena.site import build, snapshot
+    except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+        from arena.site import data as snapshot
+        from arena.site import render as build
     from arena.store import Store
 
     store = Store(store_path)
-    snap = data.snapshot(store, store.tournaments()[0]["name"], whole=False)
+    snap = snapshot.snapshot(store, store.tournaments()[0]["name"], whole=False)
     with tempfile.TemporaryDirectory() as out:
         manifest = output.Manifest(Path(out), {}, staged=True)
         started = time.perf_counter()
-        if hasattr(render, "_workers"):
-            since = "version" in inspect.signature(render._workers).parameters  # a full build keyed by its workers
-            making = render._workers(snap, manifest, "v", workers) if since else render._workers(snap, manifest, workers)
+        if hasattr(build, "_workers"):
+            since = "version" in inspect.signature(build._workers).parameters  # a full build keyed by its workers
+            making = build._workers(snap, manifest, "v", workers) if since else build._workers(snap, manifest, workers)
             pool = making.__enter__()
         else:  # before 7caafa5
             needed = pickle.dumps(replace(snap, history={}, standings=[], head_to_head={}, seat_totals={},
                                           faulted=[], shared_wins=Counter(), match_list=[]))
-            pool = multiprocessing.get_context("spawn").Pool(workers, render._start_worker,
+            pool = multiprocessing.get_context("spawn").Pool(workers, build._start_worker,
                                                              (needed, manifest.out, True))
         made = time.perf_counter() - started
         pool.map(time.sleep, [0.0] * workers, chunksize=1)

@@ -2,9 +2,10 @@
 workers make the match pages, and what runs alone after. Prints ONE JSON object.
 
 The store is :mod:`bench.scale`'s synthetic one (``--bots`` bots, about ``--per-bot`` matches each, seed 1, no
-logs), made once unless ``--store`` names one. The build's steps (functions of arena/site/render.py and
-arena/site/data.py) are wrapped with timers for the run; a step a checkout does not have is left out. The
-building process's garbage collections are timed too, by generation (``gc.callbacks``).
+logs), made once unless ``--store`` names one. The build's steps (functions of arena/site/build.py and
+arena/site/snapshot.py, or of render.py and data.py in an older checkout) are wrapped with timers for the run; a
+step a checkout does not have is left out. The building process's garbage collections are timed too, by generation
+(``gc.callbacks``).
 
     python bench/site_timeline.py --store /tmp/store.db
 
@@ -25,12 +26,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-STEPS = {"render": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think", "write_bot_pages"),
-         "data": ("read_rest",)}
+STEPS = {"build": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think", "write_bot_pages"),
+         "snapshot": ("read_rest",)}
 
 
 def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
-    from arena.site import data, render
+    try:
+        from arena.site import build as site_build
+        from arena.site import snapshot
+    except ImportError:  # a checkout from before issue 37 cut arena/site/data.py and render.py by job
+        from arena.site import data as snapshot
+        from arena.site import render as site_build
     from arena.store import Store
 
     steps: list[dict[str, Any]] = []
@@ -48,7 +54,7 @@ def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
                               "cpu_s": round(time.process_time() - cpu, 1)})
         return timed
 
-    for module, names in (("render", render), ("data", data)):
+    for module, names in (("build", site_build), ("snapshot", snapshot)):
         for name in STEPS[module]:
             if hasattr(names, name):
                 setattr(names, name, timer(name, getattr(names, name)))
@@ -64,7 +70,7 @@ def build(store_path: Path, out: Path, workers: int) -> dict[str, Any]:
     store = Store(store_path)
     gc.callbacks.append(collection)
     started = time.perf_counter()
-    render.build_site(store, out, workers=workers, full=True)
+    site_build.build_site(store, out, workers=workers, full=True)
     gc.callbacks.remove(collection)
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"wall_s": round(time.perf_counter() - started, 1),

@@ -52,7 +52,7 @@ def import_graph() -> dict[str, set[str]]:
                 if node.level:
                     here = package.split(".")[:len(package.split(".")) - node.level + 1]
                     base = ".".join(here + ([base] if base else []))
-                # ``from arena.site import data`` imports the module arena.site.data, not only the package
+                # ``from arena.site import urls`` imports the module arena.site.urls, not only the package
                 named = [base] + [f"{base}.{alias.name}" for alias in node.names]
             else:
                 continue

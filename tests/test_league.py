@@ -318,7 +318,7 @@ def test_the_web_views_see_every_commit_and_every_new_registry_version(tmp_path:
 
 def test_the_author_page_shows_a_versions_build_report_when_it_has_one() -> None:
     from arena.server.pages import environment
-    from arena.site.data import Crumb
+    from arena.site.urls import Crumb
 
     check = {"bot": "shark", "fit": True, "seconds": 1.0,
              "steps": [{"step": "manifest", "ok": True, "expected": "a bot.yaml", "got": "name shark", "advice": []}]}

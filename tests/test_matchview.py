@@ -18,7 +18,8 @@ import pytest
 
 from arena.match import matchview
 from arena.match.matchlog import LoadedLog, load
-from arena.site import data, output, render
+from arena.site import build, common, output, snapshot, urls
+from arena.site.pages import match as match_data
 from arena.store import Store
 from tests.sitestore import fill_store, make_store
 
@@ -50,7 +51,7 @@ def counting_loads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         return real(path)
 
     monkeypatch.setattr(matchview, "load", counted)
-    monkeypatch.setattr(data, "load", counted)
+    monkeypatch.setattr(common, "load", counted)
     return read
 
 
@@ -67,28 +68,28 @@ def test_a_site_built_from_views_is_the_site_built_from_the_logs(store: Store, t
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     store_dir = store.path.parent
     assert views_of(store_dir) == []
-    from_logs = render.build_site(store, tmp_path / "logs")
+    from_logs = build.build_site(store, tmp_path / "logs")
     views = views_of(store_dir)
     # The first build read every log and kept its view for the next.
     assert len(views) == len(list((store_dir / "logs").rglob("*.jsonl.gz"))) > 10
     read = counting_loads(monkeypatch)
-    from_views = render.build_site(store, tmp_path / "views")
+    from_views = build.build_site(store, tmp_path / "views")
     assert from_views.pages == from_logs.pages
     assert site_files(tmp_path / "views") == site_files(tmp_path / "logs")
     # Only the matches whose names are not plain read their logs (those of the tournament "odd").
     assert read and all(path.parent.name == "odd" for path in read)
     # A parallel build (its workers read the views too) makes the same files.
-    render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
+    build.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
     assert site_files(tmp_path / "parallel") == site_files(tmp_path / "logs")
 
 
 @pytest.mark.parametrize("spoil", ["stale", "corrupt", "newer", "missing", "other seats"])
 def test_a_view_that_is_not_of_the_log_as_it_is_is_never_used(store: Store, tmp_path: Path, spoil: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    render.build_site(store, tmp_path / "reference")
-    snap = data.snapshot(store, "t")
+    build.build_site(store, tmp_path / "reference")
+    snap = snapshot.snapshot(store, "t")
     match = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is not None)
-    log = data.match_log(snap, match)[0]
+    log = common.match_log(snap, match)[0]
     assert log is not None
     view = matchview.view_path(log.path)
     wrong = {"events": "m", "think": "", "blocks": [], "forfeits": {}, "tallies": [], "stderr": False}
@@ -105,10 +106,10 @@ def test_a_view_that_is_not_of_the_log_as_it_is_is_never_used(store: Store, tmp_
     else:
         view.unlink()
     read = counting_loads(monkeypatch)
-    render.build_site(store, tmp_path / "again", full=True)
+    build.build_site(store, tmp_path / "again", full=True)
     again, reference = site_files(tmp_path / "again"), site_files(tmp_path / "reference")
     if spoil == "stale":  # the steps of the faults are kept with each log's time, which changed
-        del again["t/t/" + render.STEPS_FILE], reference["t/t/" + render.STEPS_FILE]
+        del again["t/t/" + build.STEPS_FILE], reference["t/t/" + build.STEPS_FILE]
     assert again == reference
     assert log.path in read
     # The log read, its view is made again for the next build.
@@ -117,14 +118,15 @@ def test_a_view_that_is_not_of_the_log_as_it_is_is_never_used(store: Store, tmp_
 
 
 def test_a_view_is_what_a_build_would_derive_from_its_log(store: Store) -> None:
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     for position, match in enumerate(snap.matches):
-        log = data.match_log(snap, match)[0]
+        log = common.match_log(snap, match)[0]
         assert log is not None
         made = matchview.view_log(log.path, len(match.bot_ids))
         assert made is not None and made == matchview.derive(log, len(match.bot_ids))
         kept = matchview.read_view(os.fspath(log.path), log.path.stat())
-        assert kept == made and tuple(kept.tallies_of(match.id)) == data.match_page(snap, position, log).think != ()
+        think = match_data.match_page(snap, position, log).think
+        assert kept == made and tuple(kept.tallies_of(match.id)) == think != ()
         assert kept.forfeits == matchview.forfeit_steps(log.events)
 
 
@@ -132,8 +134,8 @@ def test_a_view_sent_back_by_a_cluster_worker_is_kept_beside_the_log_written_aga
                                                                                      tmp_path: Path) -> None:
     """A Dask worker plays into a scratch directory and sends the log and its view back (arena/run/cluster.py):
     the runner writes the log again, and the view is stamped with that log's size and time."""
-    snap = data.snapshot(store, "t")
-    log = data.match_log(snap, snap.matches[0])[0]
+    snap = snapshot.snapshot(store, "t")
+    log = common.match_log(snap, snap.matches[0])[0]
     assert log is not None and matchview.view_log(log.path, 2) is not None
     here = tmp_path / "runner" / log.path.name
     here.parent.mkdir()
@@ -156,21 +158,21 @@ def test_a_read_only_store_without_views_still_builds(read_only: Path, tmp_path:
     for item in (tmp_path / "made").iterdir():
         shutil.move(item, read_only / item.name)  # the store's log paths now missing: its logs are beside it
     store = Store(tmp_path / "ro" / "arena.db", readonly=True)
-    render.build_site(store, tmp_path / "one")
+    build.build_site(store, tmp_path / "one")
     assert views_of(tmp_path / "ro") == []
-    render.build_site(store, tmp_path / "two")
+    build.build_site(store, tmp_path / "two")
     assert site_files(tmp_path / "two") == site_files(tmp_path / "one")
-    assert (tmp_path / "one" / data.match_href("t", 1)).is_file()
+    assert (tmp_path / "one" / urls.match_href("t", 1)).is_file()
 
 
 def test_the_view_format_changes_with_what_a_view_holds(tmp_path: Path) -> None:
     """A golden view: when what a view holds (or how it is derived) changes, this fails until FORMAT is bumped
     and the digest below set, so that no build trusts a view an older arena made."""
     store = make_store(tmp_path, think=True)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     digests = []
     for match in snap.matches:
-        log = data.match_log(snap, match)[0]
+        log = common.match_log(snap, match)[0]
         assert log is not None
         held = matchview.derive(log, len(match.bot_ids)).to_json()
         held.pop("source")
@@ -193,15 +195,15 @@ def test_stand_in_names_give_the_encoding_of_any_plain_names() -> None:
 
 
 def test_a_site_without_stderr_offers_the_log_without_it_from_a_view_as_from_the_log(store: Store) -> None:
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     match = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is not None)
-    view, _ = data.match_view(snap, match)
-    log = data.match_log(snap, match)[0]
+    view, _ = common.match_view(snap, match)
+    log = common.match_log(snap, match)[0]
     assert view is not None and log is not None and view.stderr
-    offered = render.log_download(view, stderr=False)
-    assert isinstance(offered, bytes) and offered == render.log_download(log, stderr=False)
+    offered = build.log_download(view, stderr=False)
+    assert isinstance(offered, bytes) and offered == build.log_download(log, stderr=False)
     assert b"stderr_tail" not in gzip.decompress(offered)
     clean = next(m for m in snap.matches if m.result is not None and m.result.players[1].fault is None)
-    plain = data.match_view(snap, clean)[0]
+    plain = common.match_view(snap, clean)[0]
     assert plain is not None and not plain.stderr
-    assert render.log_download(plain, stderr=False) == output.Linked(plain.log)
+    assert build.log_download(plain, stderr=False) == output.Linked(plain.log)

@@ -22,7 +22,7 @@ import pytest
 
 from arena.match.matchlog import find_log
 from arena.registry.client import pack
-from arena.site import data
+from arena.site import urls
 from arena.store import Store
 from tests.support.server import Server, free_port
 
@@ -103,12 +103,12 @@ def test_the_cli_and_the_site_show_the_type_error_and_its_line(tmp_path: Path) -
 
     # The site: the page named by the number is that match, and its fault shows the crash.
     site = db.parent / "site"
-    page = (site / data.match_href("nodecrash", number)).read_text(encoding="utf-8")
+    page = (site / urls.match_href("nodecrash", number)).read_text(encoding="utf-8")
     assert f"<h1>Match #{number} " in page and f"arena show {number}" in page
     faults = page[page.index('<section id="faults">'):page.index("</section>", page.index('<section id="faults">'))]
     assert shows_the_crash(faults), faults
     # Its event log to download is the runner's, whole (a local run shows stderr: the fault record keeps it).
-    log = site / data.match_log_href("nodecrash", number)
+    log = site / urls.match_log_href("nodecrash", number)
     assert f'href="{log.name}" download' in page
     stored = store.match(number)
     assert stored is not None and stored.result is not None

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.site import data
+from arena.site import urls
 from arena.store import LeaseHeldError, Store
 from tests.support.runs import (
     arena,
@@ -315,7 +315,7 @@ def test_a_corrupt_log_is_reported_as_corrupt_not_missing(small_reference: tuple
     assert f"warning: corrupt event log, its match page has no replay: {log}" in built.stderr
     assert "000004" not in built.stderr, "a missing log is no warning: the page says it is missing"
     ids = {match["index"]: match["id"] for match in Store(db).match_list(Store(db).latest_tournament()["id"], None)}
-    page = {idx: (tmp_path / "site" / data.match_href("t", ids[idx])).read_text() for idx in (2, 3, 4)}
+    page = {idx: (tmp_path / "site" / urls.match_href("t", ids[idx])).read_text() for idx in (2, 3, 4)}
     assert "is corrupt (unreadable at" in page[3] and "is missing" not in page[3]
     assert "is missing" in page[4] and "is corrupt" not in page[4]
     assert 'id="nolog"' not in page[2]

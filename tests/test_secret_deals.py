@@ -37,7 +37,7 @@ from arena.run.plan import plan_tournament
 from arena.run.tournament import run_tournament
 from arena.schedule import deal_seed
 from arena.server.public import publish
-from arena.site.render import build_site
+from arena.site.build import build_site
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

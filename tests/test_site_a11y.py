@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from arena.site import data
-from arena.site.render import build_site
+from arena.site import urls
+from arena.site.build import build_site
 from arena.store import Store
 from tests.sitestore import make_store
 from tests.support.browser import browser_fixture, url  # noqa: F401 - fixtures, by their names
@@ -53,7 +53,7 @@ def page_types(store: Store) -> list[tuple[str, str]]:
     """Every kind of page the build writes (a name, its address under the site), and the states scripts put some in:
     a search's results, a replay's last step (the final table). A list's second page, a bot page's search and the
     like are the same markup again, left out: axe takes seconds over a table of 50 matches."""
-    match = data.match_href("league", faulty_match(store))
+    match = urls.match_href("league", faulty_match(store))
     return [("home", "index.html"), ("tournament", "t/league/index.html"), ("matches", "t/league/matches/index.html"),
             ("search", "t/league/matches/index.html?bot=flaky&vs=planner"), ("match", match),
             ("match, last step", match + "#step=99999"), ("bot", "t/league/bots/flaky/index.html"),
@@ -114,7 +114,7 @@ def test_no_serious_axe_violation_on_any_page(built: tuple[Store, Path, Path], b
 def test_the_replay_says_each_move_to_a_screen_reader(built: tuple[Store, Path, Path], browser: Browser) -> None:
     store, site, _ = built
     with opened(browser, 1280, "light") as page:
-        goto(page, site, data.match_href("league", faulty_match(store)))
+        goto(page, site, urls.match_href("league", faulty_match(store)))
         said = page.locator("[data-announce]")
         expect(said).to_have_attribute("aria-live", "polite")
         # One live region: the counter is not one too (a listener would hear the step twice, or only the step).

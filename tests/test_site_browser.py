@@ -27,9 +27,10 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.game.narrate import Line, narrate
-from arena.site import data
-from arena.site.render import script_json
+from arena.site import common, snapshot, urls
+from arena.site.html import script_json
 from arena.site.replay import card_text, compact_events
+from arena.site.rows import FaultRow
 from arena.store import Store
 from tests.support.browser import SCREENSHOTS, Browser, Page, browser_fixture, expect, page_fixture, shoot, url  # noqa: F401 - fixtures, by their names
 
@@ -196,9 +197,9 @@ def _at_step(page: Page, step: int) -> None:
 def _narration(site: Path, page: Page) -> list[Line]:
     """What the one narrator (arena/game/narrate.py) says of each event of the match the page shows, read from the
     store and the match's log: step i of its replay must show line i - 1."""
-    snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
+    snap = snapshot.snapshot(Store(site.parent / "arena.db"), "browser")
     match = next(m for m in snap.matches if m.id == int(to_path(page.url).stem))  # pages are named by match id
-    log, _ = data.match_log(snap, match)
+    log, _ = common.match_log(snap, match)
     assert log is not None and match.result is not None
     faults = {p.seat: p.fault for p in match.result.players if p.fault is not None}
     return narrate(log.events, [snap.bot_link(bot)[0] for bot in match.bot_ids], faults, card_text)
@@ -264,9 +265,9 @@ def test_replay_says_each_moves_think_time_and_the_bank_left(site: Path, page: P
     say nothing of time. The bot's page sums them, with a link to the step of its move closest to the limit."""
     from arena.match import thinktime
     page.goto(url(site / "t" / "browser" / "matches" / "2.html"))
-    snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
+    snap = snapshot.snapshot(Store(site.parent / "arena.db"), "browser")
     match = next(m for m in snap.matches if m.id == 2)
-    log, _ = data.match_log(snap, match)
+    log, _ = common.match_log(snap, match)
     assert log is not None
     names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
     moves = [t for t in thinktime.thoughts(log.text, log.events) if t.step is not None]
@@ -280,7 +281,7 @@ def test_replay_says_each_moves_think_time_and_the_bank_left(site: Path, page: P
     _at_step(page, 1)
     assert page.locator("[data-think]").inner_text().strip() == ""  # a line kept, with nothing on it
     bot = snap.bot_by_id[match.bot_ids[0]]
-    page.goto(url(site / data.bot_href(snap.slug, bot.slug)))
+    page.goto(url(site / urls.bot_href(snap.slug, bot.slug)))
     think = page.locator("#think")
     expect(think).to_contain_text("Mean")
     think.get_by_role("link").first.click()
@@ -294,24 +295,24 @@ def test_every_moves_think_time_reads_as_the_log_has_it(page: Page, tmp_path: Pa
     where the referee's is not the one predicted) into the text it showed from the plain numbers before, on every
     step of a match whose bots draw on their banks, a referee's count a millisecond off the log's included."""
     from arena.match import thinktime
-    from arena.site.render import build_site
+    from arena.site.build import build_site
     from tests.sitestore import fill_store
 
     store = Store(tmp_path / "arena.db")
     fill_store(store, name="timed", bots=("alpha", "beta", "gamma"), players=3, repeats=1, think=True)
     build_site(store, tmp_path / "site", workers=1)
-    snap = data.snapshot(store, "timed")
+    snap = snapshot.snapshot(store, "timed")
     match = snap.matches[0]
-    log, _ = data.match_log(snap, match)
+    log, _ = common.match_log(snap, match)
     assert log is not None
     names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
     found = [t for t in thinktime.thoughts(log.text, log.events) if t.step is not None]
     expected = {t.step: f"{names[t.seat]} thought {t.think_ms:,} ms; its time bank: {t.bank_left_ms:,} ms left."
                 for t in found}
-    data_file = (tmp_path / "site" / data.match_data_href(snap.slug, match.id)).read_text(encoding="utf-8")
+    data_file = (tmp_path / "site" / urls.match_data_href(snap.slug, match.id)).read_text(encoding="utf-8")
     assert "~" in data_file  # a bank the replay could not predict
     assert len({t.bank_left_ms for t in found}) > 3 and max(t.think_ms or 0 for t in found) > 1000
-    page.goto(url(tmp_path / "site" / data.match_href(snap.slug, match.id)) + "#step=1")
+    page.goto(url(tmp_path / "site" / urls.match_href(snap.slug, match.id)) + "#step=1")
     _at_step(page, 1)
     shown = {}
     for step in range(1, len(log.events) + 1):
@@ -689,20 +690,20 @@ def test_replay_of_turns_spelt_out_in_the_data_file(site: Path, page: Page, tmp_
     turn spelt out in its data file; replay.js shows the very same steps from it as from the page's grid cells."""
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
-    snap = data.snapshot(Store(site.parent / "arena.db"), "browser")
+    snap = snapshot.snapshot(Store(site.parent / "arena.db"), "browser")
     match = next(m for m in snap.matches if m.idx == 1)
-    log, _ = data.match_log(snap, match)
+    log, _ = common.match_log(snap, match)
     assert log is not None
     names = [snap.bot_link(bot)[0] for bot in match.bot_ids]
     spelt = json.dumps({"names": names, "events": compact_events(log.events)}, ensure_ascii=False)
-    assert " t" in (site / data.match_data_href("browser", match.id)).read_text(encoding="utf-8") and " t" not in spelt
-    (copy / data.match_data_href("browser", match.id)).write_text(f"window.arenaMatch = {script_json(spelt)};\n",
+    assert " t" in (site / urls.match_data_href("browser", match.id)).read_text(encoding="utf-8") and " t" not in spelt
+    (copy / urls.match_data_href("browser", match.id)).write_text(f"window.arenaMatch = {script_json(spelt)};\n",
                                                           encoding="utf-8")
     total = len(log.events)
     steps = [*range(1, total + 1, 7), total]
     seen = []
     for root in (site, copy):
-        page.goto(url(root / data.match_href("browser", match.id)))
+        page.goto(url(root / urls.match_href("browser", match.id)))
         states = []
         for step in steps:
             page.evaluate(f"location.hash = '#step={step}'")
@@ -720,7 +721,7 @@ SHOTS = Path(os.environ.get("ARENA_SHOTS", "/tmp/arena-faults-shots"))
 
 @pytest.fixture(scope="module")
 def fault_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from arena.site.render import build_site
+    from arena.site.build import build_site
     from tests.sitestore import fill_store
 
     directory = tmp_path_factory.mktemp("faults")
@@ -731,9 +732,9 @@ def fault_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory / "site"
 
 
-def _faulted(site: Path, name: str) -> tuple[data.Snapshot, list[data.FaultRow]]:
-    snap = data.snapshot(Store(site.parent / "arena.db"), name)
-    return snap, data.fault_rows(snap, limit=None, steps=True)
+def _faulted(site: Path, name: str) -> tuple[snapshot.Snapshot, list[FaultRow]]:
+    snap = snapshot.snapshot(Store(site.parent / "arena.db"), name)
+    return snap, common.fault_rows(snap, limit=None, steps=True)
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -742,7 +743,7 @@ def test_a_fault_opens_the_replay_at_its_forfeit(fault_site: Path, page: Page, w
     snap, rows = _faulted(fault_site, "three")
     row = rows[0]
     bot = next(b for b in snap.bots if b.name == row.player.name)
-    page.goto(url(fault_site / data.faults_href(snap.slug, bot.slug)))
+    page.goto(url(fault_site / urls.faults_href(snap.slug, bot.slug)))
     expect(page.locator("h1")).to_contain_text(f"Faults of {bot.name}")
     expect(page.locator("table.faultreasons")).to_contain_text("crash.exit")
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -765,7 +766,7 @@ def test_a_fault_opens_the_replay_at_its_forfeit(fault_site: Path, page: Page, w
     expect(page.locator(".handkey")).to_contain_text("just moved")
     expect(page.locator(".handkey")).to_contain_text("to move next")
     # The match page's fault box links to the same step.
-    page.goto(url(fault_site / data.match_href(snap.slug, row.match_id)))
+    page.goto(url(fault_site / urls.match_href(snap.slug, row.match_id)))
     page.get_by_role("link", name="see it in the replay").click()
     _at_step(page, row.step)
 
@@ -779,7 +780,7 @@ def test_the_latest_faults_tables_open_the_replay_at_the_forfeit(fault_site: Pat
     row = rows[0]  # the latest: the first row of both tables
     bot = next(b for b in snap.bots if b.name == row.player.name)
     assert row.step is not None
-    for href in (data.tournament_href(snap.slug), data.bot_href(snap.slug, bot.slug)):
+    for href in (urls.tournament_href(snap.slug), urls.bot_href(snap.slug, bot.slug)):
         page.goto(url(fault_site / href))
         page.locator("table.faults tbody tr").first.get_by_role("link", name=f"#{row.match_id}").click()
         _at_step(page, row.step)
@@ -793,7 +794,7 @@ def test_the_last_step_marks_the_winner_and_each_seats_fate(fault_site: Path, pa
     snap, rows = _faulted(fault_site, "three")
     match = next(m for m in snap.matches if m.id == rows[0].match_id)
     assert match.result is not None
-    page.goto(url(fault_site / data.match_href(snap.slug, match.id)))
+    page.goto(url(fault_site / urls.match_href(snap.slug, match.id)))
     final = page.locator("[data-final]")
     expect(final).to_be_hidden()  # only on the last step
     # The result's caption gives rule 8.6, as the table under it shows: the forfeit below the others.
@@ -830,7 +831,7 @@ def test_a_round_a_forfeit_ended_has_its_row(fault_site: Path, page: Page) -> No
     snap, rows = _faulted(fault_site, "duel")
     row = rows[0]
     assert row.step is not None
-    page.goto(url(fault_site / data.match_href(snap.slug, row.match_id)))
+    page.goto(url(fault_site / urls.match_href(snap.slug, row.match_id)))
     last = page.locator("table.rounds tbody tr").last
     expect(last.locator("th")).to_have_text(str(row.fault.round))
     expect(last).to_contain_text(f"never ended: {row.player.name} forfeited (crash.exit)")
@@ -861,7 +862,7 @@ SEARCH_BOTS = ("planner", "greedy", "flaky", "random", "cautious", "bold", "lazy
 def seven(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path]:
     """A 7-bot, 3-seat tournament of 315 real engine matches with logs (tests/sitestore.py: every fifth match one
     seat crashes), built into a site: every pair met 45 times, spread over several pages of the list."""
-    from arena.site.render import build_site
+    from arena.site.build import build_site
     from tests.sitestore import make_store
 
     directory = tmp_path_factory.mktemp("seven")

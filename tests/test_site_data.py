@@ -1,4 +1,5 @@
-"""The data behind each page of the results site (arena/site/data.py), and the SVG charts (arena/site/svg.py).
+"""The data behind each page of the results site (arena/site/: snapshot.py, urls.py, rows.py, common.py,
+downloads.py, pages/), and the SVG charts (arena/site/svg.py).
 
 The store is filled through its API with real engine matches and real logs (tests/sitestore.py), so each page's
 numbers are checked against the store's own queries and against the logs' engine events.
@@ -19,7 +20,14 @@ import pytest
 
 from arena.game.results import Reason, Termination
 from arena.match.matchlog import find_log
-from arena.site import data, render, replay, svg
+from arena.site import build, common, html, replay, snapshot, svg, urls
+from arena.site.pages import bot as bot_data
+from arena.site.pages import faults as faults_data
+from arena.site.pages import home as home_data
+from arena.site.pages import listings as listings_data
+from arena.site.pages import match as match_data
+from arena.site.pages import tournament as tournament_data
+from arena.site.rows import Series
 from arena.stats.ratings import Rating
 from arena.stats.standings import head_to_head, standings
 from arena.store import Store
@@ -32,29 +40,29 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 
 @pytest.fixture(scope="module")
-def snap(store: Store) -> data.Snapshot:
-    return data.snapshot(store, "t")
+def snap(store: Store) -> snapshot.Snapshot:
+    return snapshot.snapshot(store, "t")
 
 
-def test_snapshot_reads_every_match_and_bot(snap: data.Snapshot) -> None:
+def test_snapshot_reads_every_match_and_bot(snap: snapshot.Snapshot) -> None:
     assert [bot.name for bot in snap.bots] == ["alpha", "beta", "gamma"]
     assert [m.idx for m in snap.matches] == list(range(12))
     assert all(m.status == "done" and len(m.bot_ids) == 2 and m.result is not None for m in snap.matches)
     assert snap.slug == "t"
     with pytest.raises(KeyError):
-        data.snapshot(Store(snap.store_dir / "arena.db"), "nope")
+        snapshot.snapshot(Store(snap.store_dir / "arena.db"), "nope")
 
 
 def test_slugs_never_let_a_name_escape_its_directory() -> None:
-    assert data.slug("greedy", 1, "b") == "greedy"
+    assert urls.slug("greedy", 1, "b") == "greedy"
     for name in ("../../etc", "<script>", "a/b", "", "UPPER", "x" * 60, "."):
-        made = data.slug(name, 7, "b")
+        made = urls.slug(name, 7, "b")
         assert made.startswith("_b7") and "/" not in made and ".." not in made
-    assert data.slug("a b", 1, "b") != data.slug("a b", 2, "b")  # the row id keeps fallbacks unique
+    assert urls.slug("a b", 1, "b") != urls.slug("a b", 2, "b")  # the row id keeps fallbacks unique
 
 
-def test_tournament_page_standings_match_the_store(store: Store, snap: data.Snapshot) -> None:
-    page = data.tournament_page(snap)
+def test_tournament_page_standings_match_the_store(store: Store, snap: snapshot.Snapshot) -> None:
+    page = tournament_data.tournament_page(snap)
     table = standings(store, snap.id, Rating(25.0, 25.0 / 3))
     assert [row.bot for row in page.standings] == [line.name for line in table]
     for row, line in zip(page.standings, table):
@@ -70,8 +78,8 @@ def test_tournament_page_standings_match_the_store(store: Store, snap: data.Snap
     assert (page.matches_total, page.matches_done, page.matches_failed) == (12, 12, 0)
 
 
-def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, snap: data.Snapshot) -> None:
-    page = data.tournament_page(snap)
+def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, snap: snapshot.Snapshot) -> None:
+    page = tournament_data.tournament_page(snap)
     h2h = head_to_head(store, snap.id)
     ids = {bot.name: bot.id for bot in snap.bots}
     names = [name for name, _ in page.head_to_head.bots]
@@ -101,25 +109,25 @@ def test_tournament_page_head_to_head_history_settings_and_faults(store: Store, 
     assert [f.match_idx for f in page.faults] == [9, 4]
     assert all(f.player.stderr_tail == STDERR and f.match_href.startswith("t/t/matches/") for f in page.faults)
     assert all(f.fault.reason is Reason.CRASH_EXIT and f.fault.exit_status == 1 for f in page.faults)
-    assert page.crumbs == (data.Crumb("Home", "index.html"), data.Crumb("t", None))
+    assert page.crumbs == (urls.Crumb("Home", "index.html"), urls.Crumb("t", None))
 
 
 def test_home_page_lists_every_tournament_newest_first(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=4)
     fill_store(store, name="second", bots=("x", "y"), repeats=1, logs=False)
-    page = data.home_page(store)
+    page = home_data.home_page(store)
     assert [t.name for t in page.tournaments] == ["second", "t"]
     second, first = page.tournaments
     assert (first.bots, first.matches_total, first.matches_done) == (3, 4, 4)
-    assert second.leader == data.snapshot(store, "second").standings[0].name
+    assert second.leader == snapshot.snapshot(store, "second").standings[0].name
     assert second.href == "t/second/index.html" and second.leader_href.startswith("t/second/bots/")
     assert first.finished_at is not None
-    only = data.home_page(store, linked=["t"])
+    only = home_data.home_page(store, linked=["t"])
     assert [(t.name, t.href is None) for t in only.tournaments] == [("second", True), ("t", False)]
 
 
-def test_match_lists_paginate(snap: data.Snapshot) -> None:
-    pages = data.match_list_pages(snap, per_page=5)
+def test_match_lists_paginate(snap: snapshot.Snapshot) -> None:
+    pages = listings_data.match_list_pages(snap, per_page=5)
     # Pages break between deals: the two rotations of a deal are never split, so a page holds 4 of at most 5.
     assert [len(p.rows) for p in pages] == [4, 4, 4]
     assert all(not {snap.groups[r.idx] for r in a.rows} & {snap.groups[r.idx] for r in b.rows}
@@ -135,17 +143,17 @@ def test_match_lists_paginate(snap: data.Snapshot) -> None:
     assert row.href == f"t/t/matches/{row.id}.html" == "t/t/matches/1.html"  # named by the number it shows
     hrefs = [f"p{n}" for n in range(1, 21)]
     # A page far from the end names neither the last page nor the count: it stays the same file as pages are added.
-    middle_pager = data.pager(10, hrefs, 2)
+    middle_pager = urls.pager(10, hrefs, 2)
     assert [link and link[0] for link in middle_pager.links] == [1, None, 8, 9, 10, 11, 12, None]
-    assert middle_pager == data.pager(10, hrefs + ["p21", "p22"], 2)
-    assert [link and link[0] for link in data.pager(1, hrefs, 2).links] == [1, 2, 3, None, 20]
-    assert [link and link[0] for link in data.pager(19, hrefs, 2).links] == [1, None, 17, 18, 19, 20]
+    assert middle_pager == urls.pager(10, hrefs + ["p21", "p22"], 2)
+    assert [link and link[0] for link in urls.pager(1, hrefs, 2).links] == [1, 2, 3, None, 20]
+    assert [link and link[0] for link in urls.pager(19, hrefs, 2).links] == [1, None, 17, 18, 19, 20]
     assert (first.total, middle.total, last.total) == (12, None, None)
 
 
-def test_bot_page(store: Store, snap: data.Snapshot) -> None:
+def test_bot_page(store: Store, snap: snapshot.Snapshot) -> None:
     beta = next(bot for bot in snap.bots if bot.name == "beta")
-    page, more = data.bot_pages(snap, beta.id, per_page=3)
+    page, more = bot_data.bot_pages(snap, beta.id, per_page=3)
     played = [m for m in snap.matches if beta.id in m.bot_ids]
     assert len(played) == 8  # two repeats of 2 seat rotations against each of 2 opponents
     # A deal's two rotations stay on one page: 2 a page of at most 3.
@@ -157,7 +165,7 @@ def test_bot_page(store: Store, snap: data.Snapshot) -> None:
     # Per seat: every match counted once, in the seat it sat in.
     assert sum(s.matches for s in page.seats) == 8
     for seat in page.seats:
-        places = [p.place for m in played for s, b, p in data.seated(m) if b == beta.id and s == seat.seat and p]
+        places = [p.place for m in played for s, b, p in snapshot.seated(m) if b == beta.id and s == seat.seat and p]
         assert seat.matches == len(places) and seat.mean_place == pytest.approx(sum(places) / len(places))
     h2h = head_to_head(store, snap.id)
     for opponent in page.opponents:
@@ -171,21 +179,21 @@ def test_bot_page(store: Store, snap: data.Snapshot) -> None:
         assert x == bx and low < mu < high
 
 
-def test_bot_page_faults_carry_details_and_stderr(snap: data.Snapshot) -> None:
-    faulty = {b for m in snap.matches for _, b, p in data.seated(m) if p and p.fault}
+def test_bot_page_faults_carry_details_and_stderr(snap: snapshot.Snapshot) -> None:
+    faulty = {b for m in snap.matches for _, b, p in snapshot.seated(m) if p and p.fault}
     for bot in snap.bots:
-        page, _ = data.bot_pages(snap, bot.id)
+        page, _ = bot_data.bot_pages(snap, bot.id)
         assert (page.fault_count > 0) == (bot.id in faulty)
         for fault in page.faults:
             assert fault.player.name == bot.name and fault.fault == CRASH and fault.fault.kind.value == "crash"
             assert fault.fault.detail == "exited with status 1" and fault.player.stderr_tail == STDERR
 
 
-def test_match_page_from_its_log(snap: data.Snapshot) -> None:
+def test_match_page_from_its_log(snap: snapshot.Snapshot) -> None:
     match = snap.matches[4]
-    log, _ = data.match_log(snap, match)
+    log, _ = common.match_log(snap, match)
     assert log is not None and log.faults == {1: CRASH} and log.result is not None
-    page = data.match_page(snap, 4, log)
+    page = match_data.match_page(snap, 4, log)
     assert page.log_found and page.replay_data is not None and page.data_href == f"t/t/matches/{match.id}.js"
     data_file = json.loads(page.replay_data)
     assert data_file["names"] == [p.bot for p in page.players]
@@ -272,13 +280,13 @@ def test_match_page_from_its_log(snap: data.Snapshot) -> None:
     assert cells == sum(e["type"] in ("play", "declare") for e in log.events)
     assert page.prev_href == "t/t/matches/4.html" and page.next_href == "t/t/matches/6.html"  # ids: match 5's
     # One number per match: the store id, as `arena show` takes it, in the crumbs and the title.
-    assert page.crumbs[-1] == data.Crumb(f"Match #{match.id}", None) and match.id != match.idx
-    first = data.match_page(snap, 0, None)
+    assert page.crumbs[-1] == urls.Crumb(f"Match #{match.id}", None) and match.id != match.idx
+    first = match_data.match_page(snap, 0, None)
     assert first.prev_href is None and not first.log_found and first.replay_data is None and first.moves == []
 
 
-def test_match_log_reads_through_matchlog_and_refuses_damage(snap: data.Snapshot, tmp_path: Path) -> None:
-    log, _ = data.match_log(snap, snap.matches[0])
+def test_match_log_reads_through_matchlog_and_refuses_damage(snap: snapshot.Snapshot, tmp_path: Path) -> None:
+    log, _ = common.match_log(snap, snap.matches[0])
     assert log is not None and log.header["t"] == "header" and log.messages == 4  # hello and ready, both seats
     assert log.events[0]["type"] == "match_start" and log.events[-1]["type"] == "match_end"
     path = find_log(snap.matches[0].log_path, snap.store_dir, snap.name, 0)
@@ -289,12 +297,12 @@ def test_match_log_reads_through_matchlog_and_refuses_damage(snap: data.Snapshot
     for damaged in (broken, tmp_path / "missing.jsonl.gz"):
         stored = dataclasses.replace(snap.matches[0], idx=99, result=dataclasses.replace(
             snap.matches[0].result, log_path=damaged))
-        assert data.match_log(moved, stored)[0] is None
+        assert common.match_log(moved, stored)[0] is None
 
 
 def test_find_log_falls_back_beside_the_store(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=2)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     # A store moved with its logs: the stored absolute path no longer exists, the runner's layout does.
     assert find_log("/nowhere/000000.jsonl.gz", snap.store_dir, "t", 0) == tmp_path / "logs" / "t" / "000000.jsonl.gz"
     assert find_log("logs/t/000001.jsonl.gz", snap.store_dir, "t", 7) == tmp_path / "logs" / "t" / "000001.jsonl.gz"
@@ -305,41 +313,41 @@ def test_pending_and_failed_matches_show_without_places(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=3)
     tid = store.tournament("t")["id"]
     store.record_failure(tid, 2, "attempt 3: sandbox broke", 3)
-    snap = data.snapshot(store, "t")
-    page = data.tournament_page(snap)
+    snap = snapshot.snapshot(store, "t")
+    page = tournament_data.tournament_page(snap)
     assert (page.matches_done, page.matches_failed) == (2, 1)
-    failed = data.match_page(snap, 2, None)
+    failed = match_data.match_page(snap, 2, None)
     assert failed.status == "failed" and failed.error == "attempt 3: sandbox broke"
-    assert data.match_list_pages(snap)[0].rows[2].status == "failed"
+    assert listings_data.match_list_pages(snap)[0].rows[2].status == "failed"
 
 
 def test_a_newer_arenas_termination_shows_as_other(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=2)
     tid = store.tournament("t")["id"]
     store.db.execute("UPDATE matches SET termination = 'agreed_draw' WHERE tournament_id = ? AND idx = 1", (tid,))
-    snap = data.snapshot(store, "t")
-    rows = data.match_list_pages(snap)[0].rows
+    snap = snapshot.snapshot(store, "t")
+    rows = listings_data.match_list_pages(snap)[0].rows
     assert [row.termination for row in rows] == [snap.matches[0].result.termination, Termination.OTHER]
     assert rows[0].termination is not Termination.OTHER
-    assert render.listing_row(rows[1], False, "t/t/matches/index.html").endswith('<td class="opt">other')
-    page = data.match_page(snap, 1, data.match_log(snap, snap.matches[1])[0])
-    assert page.termination is Termination.OTHER and " · ended: other" in render.render_match(page, snap.slug)
+    assert html.listing_row(rows[1], False, "t/t/matches/index.html").endswith('<td class="opt">other')
+    page = match_data.match_page(snap, 1, common.match_log(snap, snap.matches[1])[0])
+    assert page.termination is Termination.OTHER and " · ended: other" in html.render_match(page, snap.slug)
 
 
 def test_downsample_keeps_the_ends() -> None:
     points = list(range(1000))
-    kept = data.downsample(points, 50)
+    kept = common.downsample(points, 50)
     assert len(kept) == 50 and kept[0] == 0 and kept[-1] == 999
-    assert data.downsample(points[:10], 50) == tuple(points[:10])
+    assert common.downsample(points[:10], 50) == tuple(points[:10])
 
 
 def test_line_chart_escapes_names_and_handles_no_data() -> None:
-    chart = svg.line_chart([data.Series("<script>alert(1)</script>", ((0, 1.0), (5, 3.0)))], "a <b> chart", "y")
+    chart = svg.line_chart([Series("<script>alert(1)</script>", ((0, 1.0), (5, 3.0)))], "a <b> chart", "y")
     assert "<script>" not in chart and "&lt;script&gt;" in chart and "a &lt;b&gt; chart" in chart
     assert chart.count("<polyline") == 1 and chart.startswith("<svg")
-    empty = svg.line_chart([data.Series("x", ())], "nothing", "y")
+    empty = svg.line_chart([Series("x", ())], "nothing", "y")
     assert "no rated matches yet" in empty and "<polyline" not in empty
-    banded = svg.line_chart([data.Series("x", ((0, 5.0),), ((0, 1.0, 9.0),))], "band", "y")
+    banded = svg.line_chart([Series("x", ((0, 5.0),), ((0, 1.0, 9.0),))], "band", "y")
     assert "<polygon" in banded
 
 
@@ -351,25 +359,25 @@ def test_rating_bar_stays_on_its_scale() -> None:
     assert 'aria-label="mu 25.00' in bar
 
 
-def test_places_decided_by_elimination_name_the_round(snap: data.Snapshot) -> None:
+def test_places_decided_by_elimination_name_the_round(snap: snapshot.Snapshot) -> None:
     """A seat that went over the threshold is marked with the round it went out in, the same in the matches list
     and on the match page, and that round is the one whose round_end event lists it as eliminated."""
     marked = 0
     for position, match in enumerate(snap.matches):
-        log, _ = data.match_log(snap, match)
+        log, _ = common.match_log(snap, match)
         assert log is not None
         out_in = {seat: event["round"] for event in log.events if event["type"] == "round_end"
                   for seat in event["eliminated"]}
-        page = data.match_page(snap, position, log)
+        page = match_data.match_page(snap, position, log)
         assert {p.seat: p.out_round for p in page.players if p.out_round} == out_in
-        row = data.match_list_row(snap, match)
+        row = common.match_list_row(snap, match)
         assert {p.seat: p.out_round for p in row.players if p.out_round} == out_in
         marked += len(out_in)
     assert marked > 0
 
 
-def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: data.Snapshot) -> None:
-    rows = data.standing_rows(snap)
+def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: snapshot.Snapshot) -> None:
+    rows = snap.standing_rows
     order = [line.bot_id for line in snap.standings]
     assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
     assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in pairwise(order)]
@@ -383,16 +391,16 @@ def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: data.S
         assert row.wins_shared == firsts <= row.wins
 
 
-def test_bot_pages_show_no_absolute_paths(snap: data.Snapshot) -> None:
+def test_bot_pages_show_no_absolute_paths(snap: snapshot.Snapshot) -> None:
     for bot in snap.bots:
         assert bot.manifest["directory"].startswith("/")
-        page, _ = data.bot_pages(snap, bot.id)
+        page, _ = bot_data.bot_pages(snap, bot.id)
         assert page.manifest["directory"] == bot.manifest["directory"].rsplit("/", 1)[-1]
 
 
 def test_rating_chart_labels_line_ends_holds_steps_and_clamps_a_far_line() -> None:
-    near = [data.Series(name, ((0, 20.0 + i), (4, 22.0 + i), (9, 21.0 + i))) for i, name in enumerate("abc")]
-    far = data.Series("far", ((0, -60.0), (9, -55.0)))
+    near = [Series(name, ((0, 20.0 + i), (4, 22.0 + i), (9, 21.0 + i))) for i, name in enumerate("abc")]
+    far = Series("far", ((0, -60.0), (9, -55.0)))
     chart = str(svg.line_chart(near + [far], "ratings", "y", steps=True, end_labels=True))
     # Each line is named at its end with its last value; the far one says it is off the scale.
     for i, name in enumerate("abc"):
@@ -410,8 +418,8 @@ def test_rating_chart_labels_line_ends_holds_steps_and_clamps_a_far_line() -> No
     assert chart.count("<circle class=\"pt\"") == 3 * 3 + 2 and "a: 22.00 after match 4" in chart
 
 
-def test_match_lists_are_grouped_by_deal_with_a_summary(snap: data.Snapshot) -> None:
-    pages = data.match_list_pages(snap, per_page=4)
+def test_match_lists_are_grouped_by_deal_with_a_summary(snap: snapshot.Snapshot) -> None:
+    pages = listings_data.match_list_pages(snap, per_page=4)
     for page in pages:
         assert [row for section in page.sections for row in section.rows] == page.rows
         for section in page.sections:
@@ -427,14 +435,14 @@ def test_match_lists_are_grouped_by_deal_with_a_summary(snap: data.Snapshot) -> 
                 assert line.matches == len(places) and line.mean_place == pytest.approx(sum(places) / len(places))
             assert [line.mean_place for line in section.summary] == sorted(line.mean_place for line in section.summary)
     # A bot's own list stays flat.
-    page, _ = data.bot_pages(snap, snap.bots[0].id)
+    page, _ = bot_data.bot_pages(snap, snap.bots[0].id)
     assert page.matches.sections == []
 
 
-def _listings(snap: data.Snapshot, per_page: int) -> dict[str, data.Listing]:
-    found = {listing.path: listing for listing in data.match_listings(snap, per_page)}
+def _listings(snap: snapshot.Snapshot, per_page: int) -> dict[str, listings_data.Listing]:
+    found = {listing.path: listing for listing in listings_data.match_listings(snap, per_page)}
     for bot in snap.bots:
-        found.update((listing.path, listing) for listing in data.bot_listings(snap, bot.id, per_page))
+        found.update((listing.path, listing) for listing in bot_data.bot_listings(snap, bot.id, per_page))
     return found
 
 
@@ -444,47 +452,47 @@ def test_a_listings_inputs_stand_for_its_page(tmp_path: Path) -> None:
     # a deal (whose deal summary it changes: pages never split a deal, so on one page) and two matches dropped at
     # the end change some pages only.
     store = make_store(tmp_path, repeats=3)
-    before = data.snapshot(store, "t")
+    before = snapshot.snapshot(store, "t")
     marks = before.stamps
     first = next(p for p in range(6, len(marks) - 3, 3) if marks[p].group == marks[p - 1].group)  # not page 1
     store.record_failure(before.id, marks[first].idx, "the runner lost the bot", 2)
     store.drop_matches(before.id, [m.idx for m in marks[-2:]])
-    after = data.snapshot(store, "t")
+    after = snapshot.snapshot(store, "t")
     old, new = _listings(before, 3), _listings(after, 3)
     same = [path for path in old.keys() & new.keys() if old[path].inputs == new[path].inputs]
     changed = [path for path in old.keys() & new.keys() if old[path].inputs != new[path].inputs]
     assert same and changed
     for path in same:
         assert old[path].make() == new[path].make(), path
-    page = next(n for n, span in enumerate(data.listing_spans(before, 3), 1) if first in span)
-    assert data.listing_spans(before, 3)[page - 1][0] == first - 1  # the deal starts its page
-    assert data.matches_href("t", page) in changed and data.matches_href("t", page - 1) in same
+    page = next(n for n, span in enumerate(listings_data.listing_spans(before, 3), 1) if first in span)
+    assert listings_data.listing_spans(before, 3)[page - 1][0] == first - 1  # the deal starts its page
+    assert urls.matches_href("t", page) in changed and urls.matches_href("t", page - 1) in same
 
 
 def test_matches_are_read_as_pages_ask_for_them(tmp_path: Path) -> None:
     store = make_store(tmp_path, repeats=3)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     assert snap.matches._loaded == {}  # the snapshot reads stamps, not results
-    faults = data.fault_rows(snap, limit=2)
+    faults = common.fault_rows(snap, limit=2)
     assert [row.match_idx for row in faults] == sorted((row.match_idx for row in faults), reverse=True)
     assert [row.match_idx for row in faults] == [snap.stamps[p].idx for p, _ in reversed(snap.faulted)][:2]
     assert len(faults) == 2 and len(snap.matches._loaded) == 2  # only the latest faults' matches
     # A match dropped from the store after the snapshot: its page is not made, and nothing else breaks.
     gone = snap.stamps[-1]
     store.drop_matches(snap.id, [gone.idx])
-    assert render.match_files(snap, len(snap.stamps) - 1) == []
-    with pytest.raises(data.MatchGone):
+    assert build.match_files(snap, len(snap.stamps) - 1) == []
+    with pytest.raises(snapshot.MatchGone):
         snap.matches[len(snap.stamps) - 1]
     assert snap.matches[0].idx == snap.stamps[0].idx
     # The pages listing it leave it out (a test that stops itself drops matches while a build may run).
-    last = data.match_listings(snap)[-1].make()
+    last = listings_data.match_listings(snap)[-1].make()
     assert last.rows and gone.idx not in {row.idx for row in last.rows}
     for bot in snap.bots:
-        for listing in data.bot_listings(snap, bot.id):
+        for listing in bot_data.bot_listings(snap, bot.id):
             assert gone.idx not in {row.idx for row in listing.make().rows}
 
 
-def test_logs_read_the_same_with_orjson_or_json(snap: data.Snapshot, tmp_path: Path,
+def test_logs_read_the_same_with_orjson_or_json(snap: snapshot.Snapshot, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # orjson is a dependency; an install without its wheel falls back to json: every log must read the same, and
     # a garbled event line must be a LogError naming the file either way.
@@ -511,19 +519,20 @@ def test_logs_read_the_same_with_orjson_or_json(snap: data.Snapshot, tmp_path: P
 def test_a_bots_faults_page_holds_every_fault_grouped_with_its_replay_step(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
     fill_store(store, name="many", bots=("a", "b", "c"), players=3, repeats=4)
-    snap = data.snapshot(store, "many")
+    snap = snapshot.snapshot(store, "many")
     faulted = {bot for _, bot in snap.faulted}
     assert faulted, "every fifth match of the test store has a crash"
     for bot in snap.bots:
-        page = data.faults_page(snap, bot.id)
+        page = faults_data.faults_page(snap, bot.id)
         if bot.id not in faulted:
-            assert page is None and data.bot_page(snap, bot.id, data.bot_listings(snap, bot.id)[0].make()).all_faults is None
+            first = bot_data.bot_listings(snap, bot.id)[0].make()
+            assert page is None and bot_data.bot_page(snap, bot.id, first).all_faults is None
             continue
-        assert page is not None and page.path == data.faults_href(snap.slug, bot.slug)
+        assert page is not None and page.path == urls.faults_href(snap.slug, bot.slug)
         # Every fault of the bot, from the store: not only the latest few the bot's own page shows.
-        mine = [(m.id, p) for m in snap.matches for _, b, p in data.seated(m) if b == bot.id and p and p.fault]
+        mine = [(m.id, p) for m in snap.matches for _, b, p in snapshot.seated(m) if b == bot.id and p and p.fault]
         assert page.count == len(mine) == sum(len(g.faults) for g in page.groups)
-        assert len(data.fault_rows(snap, bot.id, limit=1)) == 1 < page.count or page.count == 1
+        assert len(common.fault_rows(snap, bot.id, limit=1)) == 1 < page.count or page.count == 1
         # The summary: counts per reason code, the first and the latest match, a histogram by round.
         assert page.reasons == (("crash", CRASH.reason.value, len(mine)),)
         assert (page.first.match_id, page.latest.match_id) == (min(i for i, _ in mine), max(i for i, _ in mine))
@@ -536,21 +545,21 @@ def test_a_bots_faults_page_holds_every_fault_grouped_with_its_replay_step(tmp_p
         # Each is linked to the replay step of its forfeit: that step's event is the bot's forfeit.
         for row in page.groups[0].faults:
             match = next(m for m in snap.matches if m.id == row.match_id)
-            log, _ = data.match_log(snap, match)
+            log, _ = common.match_log(snap, match)
             assert log is not None and row.step is not None
             assert log.events[row.step - 1] == {"type": "forfeit", "seat": row.player.seat, "reason": "crash"}
-            assert row.step_href == f"{data.match_href(snap.slug, row.match_id)}#step={row.step}"
-        bot_page = data.bot_page(snap, bot.id, data.bot_listings(snap, bot.id)[0].make())
+            assert row.step_href == f"{urls.match_href(snap.slug, row.match_id)}#step={row.step}"
+        bot_page = bot_data.bot_page(snap, bot.id, bot_data.bot_listings(snap, bot.id)[0].make())
         assert bot_page.all_faults == page.path
-    tournament = data.tournament_page(snap)
+    tournament = tournament_data.tournament_page(snap)
     names = {snap.bot_by_id[bot].name for bot in faulted}
     assert [name for name, _, _ in tournament.fault_pages] == [row.bot for row in tournament.standings
                                                                if row.bot in names]
     assert sum(count for _, _, count in tournament.fault_pages) == len(snap.faulted)
 
 
-def test_standings_give_the_95_percent_rank_interval(snap: data.Snapshot) -> None:
-    for row in data.standing_rows(snap):
+def test_standings_give_the_95_percent_rank_interval(snap: snapshot.Snapshot) -> None:
+    for row in snap.standing_rows:
         bot = next(b for b in snap.bots if b.name == row.bot)
         line = snap.sure.line(bot.id)
         assert row.rank95 == (line.rank_low, line.rank_high)
@@ -570,9 +579,9 @@ def _decoded(index: dict[str, object]) -> list[dict[str, object]]:
     return found
 
 
-def test_match_index_holds_every_match_of_the_store(store: Store, snap: data.Snapshot) -> None:
-    index = data.match_index(snap)
-    assert index["v"] == data.INDEX_FORMAT and index["bots"] == [bot.name for bot in snap.bots]
+def test_match_index_holds_every_match_of_the_store(store: Store, snap: snapshot.Snapshot) -> None:
+    index = listings_data.match_index(snap)
+    assert index["v"] == listings_data.INDEX_FORMAT and index["bots"] == [bot.name for bot in snap.bots]
     assert index["slugs"] == [bot.slug for bot in snap.bots]
     decoded = _decoded(index)
     stored = store.matches(snap.id)
@@ -588,7 +597,7 @@ def test_match_index_holds_every_match_of_the_store(store: Store, snap: data.Sna
         crashes += sum(p.fault is not None for p in match.result.players)
     assert crashes == 2 and index["reasons"] == [CRASH.reason.value]  # every fifth match, one seat
     # Tens of bytes a match: names once, matches as small arrays (the bench measures big tournaments).
-    size = len(render.match_index_js(snap).encode())
+    size = len(html.match_index_js(snap).encode())
     assert size < 200 + 40 * len(stored), size
 
 
@@ -596,25 +605,25 @@ def test_match_index_keeps_unfinished_matches_without_results(tmp_path: Path) ->
     store = make_store(tmp_path, limit=3)
     tid = store.tournament("t")["id"]
     store.record_failure(tid, 2, "attempt 3: sandbox broke", 3)
-    decoded = _decoded(data.match_index(data.snapshot(store, "t")))
+    decoded = _decoded(listings_data.match_index(snapshot.snapshot(store, "t")))
     assert [m["status"] for m in decoded] == ["done", "done", "failed"]
     assert decoded[2]["places"] is None and decoded[2]["bots"] and decoded[2]["faults"] is None
 
 
-def test_listing_pages_break_between_deals_and_name_the_index(snap: data.Snapshot) -> None:
+def test_listing_pages_break_between_deals_and_name_the_index(snap: snapshot.Snapshot) -> None:
     for per_page in (3, 4, 5, 50):
-        spans = data.page_spans([snap.stamps[p].group for p in range(len(snap.stamps))], per_page)
+        spans = urls.page_spans([snap.stamps[p].group for p in range(len(snap.stamps))], per_page)
         assert [p for span in spans for p in span] == list(range(len(snap.stamps)))
         assert all(0 < len(span) <= per_page for span in spans)
         for a, b in pairwise(spans):
             assert snap.stamps[a[-1]].group != snap.stamps[b[0]].group
     # A match page's crumb names the page of the list that shows it.
     for position in range(len(snap.stamps)):
-        page = data.listing_page(snap, position)
-        assert position in data.listing_spans(snap)[page - 1]
-    pages = data.match_list_pages(snap)
+        page = listings_data.listing_page(snap, position)
+        assert position in listings_data.listing_spans(snap)[page - 1]
+    pages = listings_data.match_list_pages(snap)
     assert {page.index_href for page in pages} == {"t/t/matches/index.js"}
-    bot_page, _ = data.bot_pages(snap, snap.bots[0].id)
+    bot_page, _ = bot_data.bot_pages(snap, snap.bots[0].id)
     assert bot_page.matches.index_href == "t/t/matches/index.js" and bot_page.matches.bots == pages[0].bots
     other = bot_page.opponents[0]
     assert other.matches_href == f"t/t/matches/index.html?bot={snap.bots[0].name}&vs={other.bot}"
@@ -642,30 +651,30 @@ def test_a_deal_refers_to_its_grid_line_only_when_that_line_gives_its_hands_back
 def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_made_by_reading_them(
         tmp_path: Path) -> None:
     store = make_store(tmp_path, repeats=3)
-    read = data.snapshot(store, "t")
-    given = data.snapshot(store, "t")
+    read = snapshot.snapshot(store, "t")
+    given = snapshot.snapshot(store, "t")
     for position in range(len(given.stamps)):  # what a build's workers send back with the match pages
-        row = render.bot_row_html(given, position)
+        row = html.bot_row_html(given, position)
         assert row is not None
-        given.row_html[position] = row
+        given.cache.row_html[position] = row
     given.matches.forget()
     for bot in read.bots:
-        for by_reading, by_rows in zip(data.bot_listings(read, bot.id, 5), data.bot_listings(given, bot.id, 5),
+        for by_reading, by_rows in zip(bot_data.bot_listings(read, bot.id, 5), bot_data.bot_listings(given, bot.id, 5),
                                        strict=True):
             made = by_rows.make()
             assert all(row.html is not None for row in made.rows)
-            assert render.render_match_list(made) == render.render_match_list(by_reading.make())
+            assert html.render_match_list(made) == html.render_match_list(by_reading.make())
     assert given.matches._loaded == {}  # none of the matches was read again
     # The row is the same on each of its bots' pages but for the place: its own bot is linked as the others are.
     first = read.stamps[0]
-    rows = {bot: render.listing_row(data.match_list_row(read, read.matches[0], bot), True,
-                                    data.bot_href(read.slug, read.bot_by_id[bot].slug, 2))
+    rows = {bot: html.listing_row(common.match_list_row(read, read.matches[0], bot), True,
+                                    urls.bot_href(read.slug, read.bot_by_id[bot].slug, 2))
             for bot in first.bot_ids}
     assert len({re.sub(r'<td class="num place-\d+">\d+', "", row) for row in rows.values()}) == 1
     assert all(f'href="../{read.bot_by_id[bot].slug}/index.html"' in row for bot, row in rows.items())
     # A match dropped since its row was made is read, and left out, like any other.
     store.drop_matches(given.id, [given.stamps[-1].idx])
-    del given.row_html[len(given.stamps) - 1]
+    del given.cache.row_html[len(given.stamps) - 1]
     assert given.stamps[-1].idx not in {row.idx for bot in given.bots
-                                        for listing in data.bot_listings(given, bot.id, 5)
+                                        for listing in bot_data.bot_listings(given, bot.id, 5)
                                         for row in listing.make().rows}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arena.site import data, live, output, render
+from arena.site import build, live, output, snapshot, urls
 from arena.store import Store
 from tests.sitestore import broken_links, make_store
 
@@ -102,8 +102,8 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
         bot_page = next((out / "t" / "watched" / "bots").glob("greedy*/index.html"))
         assert page_says(bot_page, "live: being played")
         assert (out / "assets" / "live.js").is_file() and broken_links(out) == []
-        ids = [stamp.id for stamp in data.snapshot(Store(db, readonly=True), "watched").stamps]
-        first, third = data.match_href("watched", ids[0]), data.match_href("watched", ids[2])
+        ids = [stamp.id for stamp in snapshot.snapshot(Store(db, readonly=True), "watched").stamps]
+        first, third = urls.match_href("watched", ids[0]), urls.match_href("watched", ids[2])
         assert "pending" in (out / third).read_text(encoding="utf-8")
 
         (gate / "go-1").touch()
@@ -132,8 +132,8 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
     assert "live.js" not in final and "data-live-refresh" not in final and "finished" in final
     assert "live.js" not in home.read_text(encoding="utf-8")
     assert len(list(out.glob("t/watched/matches/[0-9]*.html"))) == 6 and broken_links(out) == []
-    assert (out / data.match_data_href("watched", ids[2])).is_file()  # its deal played in both seats
-    assert (out / data.match_log_href("watched", ids[2])).is_file()
+    assert (out / urls.match_data_href("watched", ids[2])).is_file()  # its deal played in both seats
+    assert (out / urls.match_log_href("watched", ids[2])).is_file()
     assert files(out)[first] == after[first], "the final build leaves old match pages alone too"
     assert not list(out.parent.glob(f".{out.name}.*")), "no stage or temporary file left beside the site"
 
@@ -141,7 +141,7 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
 def test_a_live_build_marks_the_pages_and_the_last_build_unmarks_only_those(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    render.build_site(store, out, workers=1)
+    build.build_site(store, out, workers=1)
     before = files(out)
     ticks = iter([0.0, 0.0, 0.5, 0.5, 20.0, 20.0, 20.0])
     site = live.LiveSite(store.path, "t", out, every_s=10, clock=lambda: next(ticks))
@@ -150,7 +150,7 @@ def test_a_live_build_marks_the_pages_and_the_last_build_unmarks_only_those(tmp_
     assert marked is not None and not site.due() and site.maybe() is None  # built at 0: not due at 0.5
     # Exactly the pages that say "live": the home page, the tournament's and its bots' (not the match pages or
     # the listings, which a long tournament has thousands of).
-    bots = {data.bot_href("t", bot.slug) for bot in data.snapshot(store, "t").bots}
+    bots = {urls.bot_href("t", bot.slug) for bot in snapshot.snapshot(store, "t").bots}
     assert set(marked.written_files) == {"index.html", "t/t/index.html"} | bots
     assert {name for name, mtime in files(out).items() if before[name] != mtime} == set(marked.written_files)
     assert 'data-live-refresh="10"' in (out / "t/t/index.html").read_text(encoding="utf-8")
@@ -179,7 +179,7 @@ def test_a_league_publish_says_live_with_no_total_and_a_second_writes_nothing(tm
     out = tmp_path / "public"
     publish(store, "t", out)
     page = (out / "t/t/index.html").read_text(encoding="utf-8")
-    done = len(data.snapshot(store, "t").stamps)
+    done = len(snapshot.snapshot(store, "t").stamps)
     assert f"live, {done} matches played" in page and f'data-live-refresh="{LIVE_REFRESH_S}"' in page
     assert "assets/live.js" in page and "live: being played" in (out / "index.html").read_text(encoding="utf-8")
     assert publish(store, "t", out).written_files == ()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from arena.site import render
+from arena.site import build
 from tests.sitestore import make_store
 from tests.support.browser import browser_fixture, page_fixture, shoot, url  # noqa: F401 - fixtures, by their names
 
@@ -19,7 +19,7 @@ def test_a_live_page_reloads_itself_pauses_on_request_and_stops_after_the_last_b
         tmp_path: Path, page: Page) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    render.build_site(store, out, workers=1, live_refresh_s=2)
+    build.build_site(store, out, workers=1, live_refresh_s=2)
     loads: list[str] = []
     page.on("load", lambda _: loads.append(page.url))
     page.goto(url(out / "t" / "t" / "index.html"))
@@ -38,7 +38,7 @@ def test_a_live_page_reloads_itself_pauses_on_request_and_stops_after_the_last_b
         pause.click()
     expect(pause).to_have_attribute("aria-pressed", "false")
     # The last build writes the page without the mark: the next reload shows it, and then no more come.
-    render.build_site(store, out, workers=1)
+    build.build_site(store, out, workers=1)
     expect(banner).to_have_count(0, timeout=60_000)
     seen = len(loads)
     page.wait_for_timeout(5_000)

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from arena.site import data
-from arena.site.render import build_site
+from arena.site import common, snapshot, urls
+from arena.site.build import build_site
+from arena.site.rows import FaultRow
 from arena.store import Store
 from tests.sitestore import fill_store
 from tests.support.browser import SCREENSHOTS, browser_fixture, url  # noqa: F401 - fixtures, by their names
@@ -63,9 +64,9 @@ def opened(browser: Browser, width: int, dark: bool = False,
     assert errors == [], errors
 
 
-def _faulted(site: Path) -> tuple[data.Snapshot, data.FaultRow]:
-    snap = data.snapshot(Store(site.parent / "arena.db"), "four")
-    return snap, data.fault_rows(snap, limit=None, steps=True)[0]
+def _faulted(site: Path) -> tuple[snapshot.Snapshot, FaultRow]:
+    snap = snapshot.snapshot(Store(site.parent / "arena.db"), "four")
+    return snap, common.fault_rows(snap, limit=None, steps=True)[0]
 
 
 def pages(site: Path) -> dict[str, str]:
@@ -75,11 +76,11 @@ def pages(site: Path) -> dict[str, str]:
     return {
         "home": url(site / "index.html"),
         "tournament": url(site / "t" / "four" / "index.html"),
-        "matches": url(site / data.matches_href("four")),
-        "found": url(site / data.matches_href("four")) + "?fault=crash",  # the whole-tournament search's list
-        "match": url(site / data.match_href("four", fault.match_id)) + f"#step={fault.step}",
-        "bot": url(site / data.bot_href("four", bot.slug)),
-        "faults": url(site / data.faults_href("four", bot.slug)),
+        "matches": url(site / urls.matches_href("four")),
+        "found": url(site / urls.matches_href("four")) + "?fault=crash",  # the whole-tournament search's list
+        "match": url(site / urls.match_href("four", fault.match_id)) + f"#step={fault.step}",
+        "bot": url(site / urls.bot_href("four", bot.slug)),
+        "faults": url(site / urls.faults_href("four", bot.slug)),
     }
 
 
@@ -250,7 +251,7 @@ def test_every_seat_and_the_player_to_move_are_on_the_screen(site: Path, browser
     snap, fault = _faulted(site)
     match = next(m for m in snap.matches if m.id != fault.match_id and len(m.bot_ids) == 4)
     with opened(browser, 390) as page:
-        address = url(site / data.match_href("four", match.id))
+        address = url(site / urls.match_href("four", match.id))
         page.goto(address)
         expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step \d+ /"))
         for _ in range(12):  # a deal, then turns round the table: the last seat's turn comes within one round
@@ -367,10 +368,10 @@ def test_a_seats_last_move_is_shown_whole(site: Path, browser: Browser, width: i
     """Through the first rounds of a 4-seat match no heading and no seat's last move is cut off (a last move
     ended in an ellipsis on a phone on its side, and "threw 10♠J♣Q♠ took J♠" even at 1024 px), and on a phone on
     its side the table fits the screen."""
-    snap = data.snapshot(Store(site.parent / "arena.db"), "four")
+    snap = snapshot.snapshot(Store(site.parent / "arena.db"), "four")
     match = next(m for m in snap.matches if len(m.bot_ids) == 4)
     with opened(browser, width, height=height) as page:
-        page.goto(url(site / data.match_href("four", match.id)) + "#step=1")
+        page.goto(url(site / urls.match_href("four", match.id)) + "#step=1")
         expect(page.locator("[data-counter]")).to_have_text(re.compile(r"^Step 1 /"))
         cut: dict[int, list[str]] = {}
         scrolls, moves = [], 0
@@ -386,7 +387,7 @@ def test_a_seats_last_move_is_shown_whole(site: Path, browser: Browser, width: i
         assert moves > 40 and cut == {}, cut
         assert scrolls == [], scrolls
         if width == 844:
-            page.goto(url(site / data.match_href("four", match.id)) + "#step=12")
+            page.goto(url(site / urls.match_href("four", match.id)) + "#step=12")
             page.evaluate("document.querySelector('.felt').scrollIntoView({block: 'center'})")
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / "replay-on-its-side-844x390.png"))

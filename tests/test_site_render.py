@@ -1,5 +1,6 @@
-"""Rendering and writing the results site (arena/site/render.py) and its commands (arena site build/serve, and
-the build at the end of arena run): every page is written, every link resolves, untrusted text is escaped."""
+"""Rendering and writing the results site (arena/site/html.py, build.py, output.py) and its commands (arena site
+build/serve, and the build at the end of arena run): every page is written, every link resolves, untrusted text is
+escaped."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.match import matchview
 from arena.match.matchlog import load
-from arena.site import data, output, render
-from arena.store import Store
+from arena.match.matchview import MatchView
+from arena.site import build as site_build
+from arena.site import common, output, snapshot, urls
+from arena.site import html as site_html
+from arena.site.pages import listings as listings_data
+from arena.store import Store, StoredMatch
 from tests.sigint import default_sigint
 from tests.sitestore import STDERR, broken_links, fill_store, make_store
 
@@ -33,41 +38,42 @@ EVIL = "<script>alert('name')</script>"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path, render.BuildReport]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path, site_build.BuildReport]:
     directory = tmp_path_factory.mktemp("built")
     store = make_store(directory)
     fill_store(store, name="evil", bots=(EVIL, "plain"), repeats=3, logs=True)
     out = directory / "site"
-    return store, out, render.build_site(store, out)
+    return store, out, site_build.build_site(store, out)
 
 
-def test_every_page_is_written(built: tuple[Store, Path, render.BuildReport]) -> None:
+def test_every_page_is_written(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     store, out, report = built
     assert report.index == out / "index.html" and report.index.is_file()
     assert set(report.tournaments) == {"t", "evil"}
-    for snap in (data.snapshot(store, "t"), data.snapshot(store, "evil")):
-        assert (out / data.tournament_href(snap.slug)).is_file()
-        assert (out / data.matches_href(snap.slug)).is_file()
+    for snap in (snapshot.snapshot(store, "t"), snapshot.snapshot(store, "evil")):
+        assert (out / urls.tournament_href(snap.slug)).is_file()
+        assert (out / urls.matches_href(snap.slug)).is_file()
         for bot in snap.bots:
-            assert (out / data.bot_href(snap.slug, bot.slug)).is_file()
+            assert (out / urls.bot_href(snap.slug, bot.slug)).is_file()
         for match in snap.matches:
-            assert (out / data.match_href(snap.slug, match.id)).is_file()
+            assert (out / urls.match_href(snap.slug, match.id)).is_file()
     # Two tournaments in one store: the second's ids are not its schedule positions, and its pages go by the ids.
-    evil = data.snapshot(store, "evil").matches[0]
+    evil = snapshot.snapshot(store, "evil").matches[0]
     assert evil.id != evil.idx + 1
-    heading = (out / data.match_href(data.snapshot(store, "evil").slug, evil.id)).read_text(encoding="utf-8")
-    assert f"<h1>Match #{evil.id} " in heading and f"matches/{evil.id}.html" in data.match_href("x", evil.id)
+    heading = (out / urls.match_href(snapshot.snapshot(store, "evil").slug, evil.id)).read_text(encoding="utf-8")
+    assert f"<h1>Match #{evil.id} " in heading and f"matches/{evil.id}.html" in urls.match_href("x", evil.id)
     assert (out / "assets" / "style.css").is_file() and (out / "assets" / "replay.js").is_file()
     written = [p for p in out.rglob("*") if p.is_file() and p.name != output.MANIFEST]
     assert len(written) == report.pages
 
 
-def test_every_link_resolves(built: tuple[Store, Path, render.BuildReport]) -> None:
+def test_every_link_resolves(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     _, out, _ = built
     assert broken_links(out) == []
 
 
-def test_pages_have_accessible_tables_and_no_external_resources(built: tuple[Store, Path, render.BuildReport]) -> None:
+def test_pages_have_accessible_tables_and_no_external_resources(
+        built: tuple[Store, Path, site_build.BuildReport]) -> None:
     _, out, _ = built
     for page in out.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
@@ -77,24 +83,24 @@ def test_pages_have_accessible_tables_and_no_external_resources(built: tuple[Sto
         assert 'aria-label="Breadcrumb"' in html
 
 
-def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render.BuildReport]) -> None:
+def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     store, out, _ = built
-    snap = data.snapshot(store, "evil")
+    snap = snapshot.snapshot(store, "evil")
     evil_bot = next(bot for bot in snap.bots if bot.name == EVIL)
     assert evil_bot.slug.startswith("_b")
     assert "<script>alert" not in (out / "index.html").read_text(encoding="utf-8")
-    pages = [out / data.tournament_href(snap.slug), out / data.bot_href(snap.slug, evil_bot.slug)]
-    pages += [out / data.match_href(snap.slug, m.id) for m in snap.matches]
+    pages = [out / urls.tournament_href(snap.slug), out / urls.bot_href(snap.slug, evil_bot.slug)]
+    pages += [out / urls.match_href(snap.slug, m.id) for m in snap.matches]
     for page in pages:
         html = page.read_text(encoding="utf-8")
         assert "<script>alert" not in html, page
         assert "&lt;script&gt;alert(&#39;name&#39;)" in html or "\\u003cscript\\u003e" in html, page
-    faulty = out / data.match_href(snap.slug, snap.matches[4].id)
+    faulty = out / urls.match_href(snap.slug, snap.matches[4].id)
     html = faulty.read_text(encoding="utf-8")
     assert "RuntimeError: &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;" in html
     # Faults are shown with their reason code, on the match page and in the tournament's table of faults.
     assert '<code class="reason">crash.exit</code>' in html
-    assert '<code class="reason">crash.exit</code>' in (out / data.tournament_href(snap.slug)).read_text("utf-8")
+    assert '<code class="reason">crash.exit</code>' in (out / urls.tournament_href(snap.slug)).read_text("utf-8")
     # The replay's data file cannot close a script element, and holds the name as it is.
     loaded = re.search(r'<script src="(\d+\.js)"></script>', html)  # next to its page
     assert loaded is not None
@@ -104,10 +110,10 @@ def test_untrusted_names_and_stderr_are_escaped(built: tuple[Store, Path, render
     assert STDERR not in html
 
 
-def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, render.BuildReport],
+def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, site_build.BuildReport],
                                                tmp_path: Path) -> None:
     store, serial, report = built
-    parallel = render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
+    parallel = site_build.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1)
     assert parallel.pages == report.pages
     for page in serial.rglob("*"):
         if page.is_file() and page.name != output.MANIFEST:
@@ -117,12 +123,12 @@ def test_a_parallel_build_writes_the_same_site(built: tuple[Store, Path, render.
     keys = [{path: entry[0] for path, entry in json.loads((site / output.MANIFEST).read_bytes())["files"].items()}
             for site in (serial, tmp_path / "parallel")]
     assert keys[0] == keys[1]
-    assert render.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1).written == 0
+    assert site_build.build_site(store, tmp_path / "parallel", workers=2, parallel_from=1).written == 0
 
 
 def test_match_page_without_a_log_says_so(tmp_path: Path) -> None:
     store = make_store(tmp_path, limit=2, logs=False)
-    report = render.build_site(store, tmp_path / "site")
+    report = site_build.build_site(store, tmp_path / "site")
     html = (report.out / "t/t/matches/1.html").read_text(encoding="utf-8")  # the first match: id 1
     assert "event log of this match is missing" in html and "match-data" not in html
     assert "Places" in html and broken_links(report.out) == []
@@ -132,15 +138,15 @@ def test_rebuilding_one_tournament_keeps_the_others_and_drops_stale_pages(tmp_pa
     store = make_store(tmp_path, limit=4)
     fill_store(store, name="other", bots=("x", "y"), repeats=1, logs=False)
     out = tmp_path / "site"
-    render.build_site(store, out)
+    site_build.build_site(store, out)
     stale = out / "t" / "t" / "matches" / "999.html"
     stale.write_text("old")
-    report = render.build_site(store, out, ["t"])
+    report = site_build.build_site(store, out, ["t"])
     assert report.tournaments == ("t",)
     assert not stale.exists() and (out / "t" / "other" / "index.html").is_file()
     assert 'href="t/other/index.html"' in (out / "index.html").read_text(encoding="utf-8")
     fresh = tmp_path / "fresh"
-    render.build_site(store, fresh, ["other"])
+    site_build.build_site(store, fresh, ["other"])
     home = (fresh / "index.html").read_text(encoding="utf-8")
     assert 'href="t/t/index.html"' not in home and "arena site build t" in home
     assert broken_links(fresh) == []
@@ -165,7 +171,7 @@ def test_cli_site_build(tmp_path: Path) -> None:
 
 def test_cli_site_serve_listens_on_localhost(tmp_path: Path) -> None:
     make_store(tmp_path, limit=1)
-    render.build_site(Store(tmp_path / "arena.db"), tmp_path / "site")
+    site_build.build_site(Store(tmp_path / "arena.db"), tmp_path / "site")
     process = subprocess.Popen([sys.executable, "-m", "arena", "site", "serve", "--port", "0", "--out",
                                 str(tmp_path / "site")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                preexec_fn=default_sigint)  # noqa: PLW1509
@@ -210,7 +216,7 @@ def test_a_store_beside_the_site_sources_never_builds_into_them(tmp_path: Path) 
     """``--db`` without ``--out`` for a store at the top of a checkout (where ``site/`` holds the templates and
     assets): the site goes to ``results/site`` there, and the source folder is left exactly as it was."""
     sources = tmp_path / "site"
-    shutil.copytree(render.SITE_DIR, sources)
+    shutil.copytree(site_html.SITE_DIR, sources)
     before = sorted((p.relative_to(sources), p.read_bytes()) for p in sources.rglob("*") if p.is_file())
     make_store(tmp_path, limit=2)
     result = CliRunner().invoke(main, ["site", "build", "--db", str(tmp_path / "arena.db"), "--json"],
@@ -221,24 +227,24 @@ def test_a_store_beside_the_site_sources_never_builds_into_them(tmp_path: Path) 
     assert sorted((p.relative_to(sources), p.read_bytes()) for p in sources.rglob("*") if p.is_file()) == before
 
 
-def test_small_things_a_reader_sees(built: tuple[Store, Path, render.BuildReport]) -> None:
+def test_small_things_a_reader_sees(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     """One number per match, players in its title, the tournament in the matches list's title, settings as a table,
     no absolute paths of the organiser's machine, and a favicon on every page."""
     store, out, _ = built
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     match = snap.matches[1]
-    html = (out / data.match_href(snap.slug, match.id)).read_text(encoding="utf-8")
+    html = (out / urls.match_href(snap.slug, match.id)).read_text(encoding="utf-8")
     names = " v ".join(snap.bot_link(bot)[0] for bot in match.bot_ids)
     assert f"<title>Match #{match.id}: {names} · t · arena</title>" in html
     assert f"arena show {match.id}" in html and f"Match #{match.idx}<" not in html
-    listing = (out / data.matches_href(snap.slug)).read_text(encoding="utf-8")
+    listing = (out / urls.matches_href(snap.slug)).read_text(encoding="utf-8")
     assert "<title>All matches of t · arena</title>" in listing
     assert f">#{match.id}</a>" in listing
-    tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
+    tournament = (out / urls.tournament_href(snap.slug)).read_text(encoding="utf-8")
     rating = tournament[tournament.index('<th scope="row">rating</th>'):]
     assert rating.startswith('<th scope="row">rating</th><td><dl class="nested">') and "{&#34;" not in tournament
     for bot in snap.bots:
-        page = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        page = (out / urls.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
         assert bot.manifest["directory"] == f"/bots/{bot.name}" and f"/bots/{bot.name}<" not in page
         assert f"<th scope=\"row\">directory</th><td><code>{bot.name}</code>" in page
     assert (out / "assets" / "favicon.svg").is_file()
@@ -253,7 +259,7 @@ def _files(out: Path) -> dict[str, tuple[bytes, int]]:
 
 
 def _same_as_a_full_build(store: Store, out: Path, scratch: Path) -> None:
-    full = render.build_site(store, scratch, full=True)
+    full = site_build.build_site(store, scratch, full=True)
     assert {path: content for path, (content, _) in _files(out).items()} == \
         {path: content for path, (content, _) in _files(scratch).items()}
     assert full.written == full.pages
@@ -262,53 +268,53 @@ def _same_as_a_full_build(store: Store, out: Path, scratch: Path) -> None:
 def test_a_rebuild_writes_exactly_the_files_that_changed(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    first = render.build_site(store, out)
+    first = site_build.build_site(store, out)
     assert first.written == first.pages and (out / output.MANIFEST).is_file()
     # Nothing changed: nothing written.
     before = _files(out)
-    again = render.build_site(store, out)
+    again = site_build.build_site(store, out)
     assert (again.written, again.removed, again.pages) == (0, 0, first.pages) and _files(out) == before
     # A new tournament and two matches gone from the first: the new pages, the home page and the first
     # tournament's pages that show those matches are written, the gone matches' pages removed, nothing else.
     fill_store(store, name="u", bots=("delta", "epsilon"), repeats=1, logs=True)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     gone = snap.matches[-2:]
     store.drop_matches(snap.id, [m.idx for m in gone])
-    report = render.build_site(store, out)
+    report = site_build.build_site(store, out)
     after = _files(out)
     rewritten = {path for path, (_, mtime) in after.items() if path not in before or before[path][1] != mtime}
     changed = {path for path, (content, _) in after.items() if before.get(path, (None,))[0] != content}
     assert rewritten == changed and report.written == len(changed)
     assert "index.html" in changed and any(path.startswith("t/u/") for path in changed)
     assert not any(path.startswith("t/t/matches/") and path[len("t/t/matches/"):][0].isdigit()
-                   for path in changed - {data.match_href("t", snap.matches[-3].id)}), "match pages left alone"
+                   for path in changed - {urls.match_href("t", snap.matches[-3].id)}), "match pages left alone"
     for match in gone:
-        assert data.match_href("t", match.id) not in after and data.match_data_href("t", match.id) not in after
-        assert data.match_log_href("t", match.id) not in after
+        assert urls.match_href("t", match.id) not in after and urls.match_data_href("t", match.id) not in after
+        assert urls.match_log_href("t", match.id) not in after
     assert report.removed == 3 * len(gone)  # each a page, a data file and its event log to download
     kept = snap.matches[0]
-    log = data.match_log(snap, kept)[0]
+    log = common.match_log(snap, kept)[0]
     assert log is not None  # the event log to download is the runner's file, linked (one file system here)
-    assert (out / data.match_log_href("t", kept.id)).stat().st_ino == log.path.stat().st_ino
+    assert (out / urls.match_log_href("t", kept.id)).stat().st_ino == log.path.stat().st_ino
     _same_as_a_full_build(store, out, tmp_path / "full")
 
 
 def test_a_rebuild_repairs_files_deleted_or_changed_by_hand(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    render.build_site(store, out)
-    snap = data.snapshot(store, "t")
-    (out / data.match_href("t", snap.matches[0].id)).unlink()
-    (out / data.match_data_href("t", snap.matches[1].id)).write_text("broken", encoding="utf-8")
-    (out / data.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
+    site_build.build_site(store, out)
+    snap = snapshot.snapshot(store, "t")
+    (out / urls.match_href("t", snap.matches[0].id)).unlink()
+    (out / urls.match_data_href("t", snap.matches[1].id)).write_text("broken", encoding="utf-8")
+    (out / urls.matches_href("t")).write_text("<p>junk</p>", encoding="utf-8")
     (out / "t" / "t" / "stray.html").write_text("left by something else", encoding="utf-8")
-    report = render.build_site(store, out)
+    report = site_build.build_site(store, out)
     # Exactly the three damaged files are written again, and the stray removed.
     assert (report.written, report.removed) == (3, 1)
     _same_as_a_full_build(store, out, tmp_path / "full")
     # A lost manifest: everything is made again (in a staged copy), and the site is whole.
     (out / output.MANIFEST).unlink()
-    assert render.build_site(store, out).written == report.pages
+    assert site_build.build_site(store, out).written == report.pages
     _same_as_a_full_build(store, out, tmp_path / "full2")
 
 
@@ -333,7 +339,7 @@ def _build_killed_part_way(db: Path, out: Path, written: Path, *args: str) -> No
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while build.poll() is None and not any(written.glob("t/*/matches/[0-9]*.html")):
-            written = next(out.parent.glob(f".{out.name}.{build.pid}.tmp"), written)
+            written = next(out.parent.glob(f".{out.name}.{build.pid}-*.tmp"), written)
             time.sleep(0.005)  # a look every few ms: the build writes its match pages for a good part of a second
         build.send_signal(signal.SIGKILL)
     finally:
@@ -348,7 +354,7 @@ def test_a_build_killed_part_way_leaves_a_whole_site_and_the_next_build_repairs_
     # removes the dead build's stage.
     _build_killed_part_way(store.path, out, tmp_path / "no such stage yet", "--full")
     assert not out.exists() and list(tmp_path.glob(".site.*.tmp"))
-    render.build_site(store, out)
+    site_build.build_site(store, out)
     assert not list(tmp_path.glob(".site.*")) and broken_links(out) == []
     _same_as_a_full_build(store, out, tmp_path / "full")
     # An incremental build killed while it writes a new tournament's pages in place: the old manifest still
@@ -357,7 +363,7 @@ def test_a_build_killed_part_way_leaves_a_whole_site_and_the_next_build_repairs_
     fill_store(store, name="u", bots=("delta", "epsilon", "zeta"), repeats=8, logs=True)
     _build_killed_part_way(store.path, out, out)
     assert json.loads((out / output.MANIFEST).read_text(encoding="utf-8")) == before
-    report = render.build_site(store, out)
+    report = site_build.build_site(store, out)
     assert report.written > 0 and not list(out.rglob(".*.tmp")) and broken_links(out) == []
     _same_as_a_full_build(store, out, tmp_path / "full2")
 
@@ -367,13 +373,13 @@ def test_a_build_tells_its_progress(tmp_path: Path, workers: int) -> None:
     # What arena site build's progress bar shows: the match pages made so far, of those to make, rising to all.
     store = make_store(tmp_path)
     told: list[tuple[str, int, int]] = []
-    render.build_site(store, tmp_path / "site", workers=workers, parallel_from=4,
+    site_build.build_site(store, tmp_path / "site", workers=workers, parallel_from=4,
                       progress=lambda name, done, total: told.append((name, done, total)))
-    matches = len(data.snapshot(store, "t").stamps)
+    matches = len(snapshot.snapshot(store, "t").stamps)
     assert told and {(name, total) for name, _, total in told} == {("t", matches)}
     assert [done for _, done, _ in told] == sorted(done for _, done, _ in told) and told[-1][1] == matches
     told.clear()
-    render.build_site(store, tmp_path / "site", workers=workers, progress=lambda *args: told.append(args))
+    site_build.build_site(store, tmp_path / "site", workers=workers, progress=lambda *args: told.append(args))
     assert told == []  # nothing to make: nothing to tell
 
 
@@ -382,19 +388,20 @@ def test_a_new_stylesheet_is_one_file_written_and_the_code_version_covers_the_pa
     # Pages link the assets by name: a new asset is that file written, not every page again. The pages' version
     # is the templates' and the whole package's (the narrator's wording is on every match page).
     assets = tmp_path / "assets"
-    shutil.copytree(render.ASSET_DIR, assets)
-    monkeypatch.setattr(render, "ASSET_DIR", assets)
+    shutil.copytree(site_build.ASSET_DIR, assets)
+    monkeypatch.setattr(site_build, "ASSET_DIR", assets)
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    render.build_site(store, out)
+    site_build.build_site(store, out)
     (assets / "style.css").write_text((assets / "style.css").read_text() + "\n/* darker */\n", encoding="utf-8")
-    again = render.build_site(store, out)
+    again = site_build.build_site(store, out)
     assert (again.written, again.removed) == (1, 0)
     assert (out / "assets" / "style.css").read_text(encoding="utf-8").endswith("/* darker */\n")
     narrator = tmp_path / "narrate.py"
     narrator.write_text("A = 1\n")
     before = output.code_version(narrator)
-    assert (render.PACKAGE_DIR / "game" / "narrate.py").is_file() and (render.PACKAGE_DIR / "site" / "data.py").is_file()
+    package = site_build.PACKAGE_DIR
+    assert (package / "game" / "narrate.py").is_file() and (package / "site" / "pages" / "match.py").is_file()
     narrator.write_text("A = 2\n")
     output.code_version.cache_clear()
     assert output.code_version(narrator) != before
@@ -404,7 +411,7 @@ def test_a_version_that_left_the_league_is_marked_in_the_standings(tmp_path: Pat
     store = make_store(tmp_path, limit=6, logs=False)
     bots = {row["name"]: int(row["id"]) for row in store.bots(1)}
     store.set_active(1, [bots["alpha"], bots["gamma"]])  # beta's entry is gone from the league
-    html = (render.build_site(store, tmp_path / "site").out / "t/t/index.html").read_text(encoding="utf-8")
+    html = (site_build.build_site(store, tmp_path / "site").out / "t/t/index.html").read_text(encoding="utf-8")
     assert html.count("(left the league)") == 1
     assert re.search(r">beta</a> <span class=\"unit left\">\(left the league\)", html)
 
@@ -420,16 +427,16 @@ def _fault_table_links(html: str) -> list[tuple[int, str]]:
 
 
 def test_faults_pages_forfeits_and_the_wording_of_the_standings(
-        built: tuple[Store, Path, render.BuildReport]) -> None:
+        built: tuple[Store, Path, site_build.BuildReport]) -> None:
     """Every fault reachable from its bot's faults page, each linked to its replay step; a match with a forfeit
     says rule 8.6 in its result's caption (one without does not); the standings say "placed above" and never round
     a probability up to 100%."""
     store, out, _ = built
-    snap = data.snapshot(store, "t")
-    tournament = (out / data.tournament_href(snap.slug)).read_text(encoding="utf-8")
+    snap = snapshot.snapshot(store, "t")
+    tournament = (out / urls.tournament_href(snap.slug)).read_text(encoding="utf-8")
     for bot in snap.bots:
-        faults = [(m, p) for m in snap.matches for _, b, p in data.seated(m) if b == bot.id and p and p.fault]
-        path = out / data.faults_href(snap.slug, bot.slug)
+        faults = [(m, p) for m in snap.matches for _, b, p in snapshot.seated(m) if b == bot.id and p and p.fault]
+        path = out / urls.faults_href(snap.slug, bot.slug)
         assert path.is_file() == bool(faults)
         if not faults:
             continue
@@ -437,76 +444,77 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
         steps = re.findall(r'href="\.\./\.\./matches/(\d+)\.html#step=(\d+)"', html)
         assert {int(match) for match, _ in steps} == {m.id for m, _ in faults}
         for match, step in set(steps):
-            log, _ = data.match_log(snap, next(m for m in snap.matches if m.id == int(match)))
+            log, _ = common.match_log(snap, next(m for m in snap.matches if m.id == int(match)))
             assert log is not None and log.events[int(step) - 1]["type"] == "forfeit"
         assert f"×{len(faults)}</strong>" in html and "crash.exit" in html and "Faults by the round" in html
         # Reachable from the bot's page and from the tournament's.
         faults_link = f'href="faults.html">Every fault of {bot.name} ({len(faults)})</a>'
-        bot_html = (out / data.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
+        bot_html = (out / urls.bot_href(snap.slug, bot.slug)).read_text(encoding="utf-8")
         assert faults_link in bot_html
         assert f'bots/{bot.slug}/faults.html">{bot.name} ({len(faults)})</a>' in tournament
         # The bot page's table of its latest faults links each to its step too.
         assert _fault_table_links(bot_html) == sorted(
-            (m.id, dict(steps)[str(m.id)]) for m, _ in faults[-data.FAULTS_SHOWN:])
+            (m.id, dict(steps)[str(m.id)]) for m, _ in faults[-common.FAULTS_SHOWN:])
     # So does the tournament page's table of the latest faults (every fault here: fewer than it shows).
-    everyone = [m for m in snap.matches for _, _, p in data.seated(m) if p and p.fault]
-    assert 0 < len(everyone) <= data.FAULTS_SHOWN
+    everyone = [m for m in snap.matches for _, _, p in snapshot.seated(m) if p and p.fault]
+    assert 0 < len(everyone) <= common.FAULTS_SHOWN
     linked = _fault_table_links(tournament)
-    assert sorted(linked) == sorted((m.id, str(matchview.forfeit_steps(data.match_log(snap, m)[0].events)[1])) for m in everyone)
-    forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in data.seated(m)))
-    clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in data.seated(m)))
-    html = (out / data.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")
+    assert sorted(linked) == sorted((m.id, str(matchview.forfeit_steps(common.match_log(snap, m)[0].events)[1]))
+                                    for m in everyone)
+    forfeited = next(m for m in snap.matches if any(p and p.fault for _, _, p in snapshot.seated(m)))
+    clean = next(m for m in snap.matches if not any(p and p.fault for _, _, p in snapshot.seated(m)))
+    html = (out / urls.match_href(snap.slug, forfeited.id)).read_text(encoding="utf-8")
     assert "(rule 8.6)" in html and "ranks below every player that did not, eliminated ones included" in html
     assert 'data-forfeit>forfeited in round 2</span>' in html and ">see it in the replay</a>" in html
-    assert "rule 8.6" not in (out / data.match_href(snap.slug, clean.id)).read_text(encoding="utf-8")
+    assert "rule 8.6" not in (out / urls.match_href(snap.slug, clean.id)).read_text(encoding="utf-8")
     # The standings: P(above next) never "100%", the 95% rank interval as the CLI's rank95, head to head in places.
     assert "placed above – tied – below" in tournament and "wins – ties – losses" not in tournament
     cells = re.findall(r'<td class="num opt pnext">([^<]*)</td>', tournament)
     assert cells and "100%" not in cells
     intervals = re.findall(r'<td class="num opt rank95">([^<]*)</td>', tournament)
     assert intervals == [f"{r.rank95[0]}–{r.rank95[1]}" if r.rank95 and r.rank95[1] > r.rank95[0] else
-                         str(r.rank95[0]) if r.rank95 else "–" for r in data.standing_rows(snap)]
-def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, render.BuildReport]) -> None:
+                         str(r.rank95[0]) if r.rank95 else "–" for r in snap.standing_rows]
+def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     store, out, _ = built
     for name in ("t", "evil"):
-        snap = data.snapshot(store, name)
-        text = (out / data.match_index_href(snap.slug)).read_text(encoding="utf-8")
+        snap = snapshot.snapshot(store, name)
+        text = (out / urls.match_index_href(snap.slug)).read_text(encoding="utf-8")
         prefix = "window.arenaIndex = "
         assert text.startswith(prefix) and text.endswith(";\n")
         assert "<" not in text and ">" not in text  # no bot's name can close a script element
-        assert json.loads(text[len(prefix):-2]) == data.match_index(snap)
+        assert json.loads(text[len(prefix):-2]) == listings_data.match_index(snap)
         # Every listing's filter names the index relative to itself.
-        pages = [out / data.matches_href(snap.slug), *(out / data.bot_href(snap.slug, b.slug) for b in snap.bots)]
+        pages = [out / urls.matches_href(snap.slug), *(out / urls.bot_href(snap.slug, b.slug) for b in snap.bots)]
         for page in pages:
             found = re.search(r'data-index="([^"]+)"', page.read_text(encoding="utf-8"))
             assert found is not None, page
-            assert (page.parent / found.group(1)).resolve() == (out / data.match_index_href(snap.slug)).resolve()
+            assert (page.parent / found.group(1)).resolve() == (out / urls.match_index_href(snap.slug)).resolve()
 
 
 def test_a_rebuild_reads_no_log_for_the_steps_of_faults_it_knew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tables of faults link each to its replay step, read from the match's log: a rebuild takes the steps the
-    last build kept (render.STEPS_FILE, with each log's size and time) rather than read hundreds of logs again."""
+    last build kept (site_build.STEPS_FILE, with each log's size and time) rather than read hundreds of logs again."""
     store = make_store(tmp_path)
     out = tmp_path / "site"
-    render.build_site(store, out)
-    snap = data.snapshot(store, "t")
+    site_build.build_site(store, out)
+    snap = snapshot.snapshot(store, "t")
     faulted = {snap.stamps[position].id for position, _ in snap.faulted}
-    kept = json.loads((out / "t" / "t" / render.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
+    kept = json.loads((out / "t" / "t" / site_build.STEPS_FILE).read_text(encoding="utf-8"))["matches"]
     assert faulted and {int(match) for match in kept} == faulted
     read: list[int] = []
-    real = data.match_view
+    real = common.match_view
 
-    def counted(snap: data.Snapshot, match: data.StoredMatch) -> tuple[data.MatchView | None, Path | None]:
+    def counted(snap: snapshot.Snapshot, match: StoredMatch) -> tuple[MatchView | None, Path | None]:
         read.append(match.id)  # a match's log, or its view (arena/match/matchview.py)
         return real(snap, match)
 
-    monkeypatch.setattr(data, "match_view", counted)
+    monkeypatch.setattr(common, "match_view", counted)
     before = _files(out)
-    assert render.build_site(store, out).written == 0 and _files(out) == before
+    assert site_build.build_site(store, out).written == 0 and _files(out) == before
     assert not set(read) & faulted
     # Without the steps kept, the build reads them (the counting sees it).
-    (out / "t" / "t" / render.STEPS_FILE).unlink()
-    render.build_site(store, out)
+    (out / "t" / "t" / site_build.STEPS_FILE).unlink()
+    site_build.build_site(store, out)
     assert set(read) & faulted
 
 
@@ -514,36 +522,36 @@ def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkey
                                                                          tmp_path: Path) -> None:
     # A process pool whose initializer raises starts new workers forever: the worker keeps why it failed and its
     # first task raises it, which ends the build with that reason.
-    monkeypatch.setattr(render, "_worker", None)
-    monkeypatch.setattr(render, "_start_failure", render._start_failure)
+    monkeypatch.setattr(site_build, "_worker", None)
+    monkeypatch.setattr(site_build, "_start_failure", site_build._start_failure)
     (tmp_path / "snapshot.pickle").write_bytes(b"not a snapshot")
-    render._start_worker(str(tmp_path / "snapshot.pickle"), tmp_path / "site", staged=True, version="v")
+    site_build._start_worker(str(tmp_path / "snapshot.pickle"), tmp_path / "site", staged=True, version="v")
     with pytest.raises(RuntimeError, match=r"a worker of the site build could not start: UnpicklingError"):
-        render._write_chunk([])
+        site_build._write_chunk([])
 
 
-def without_a_standing(store: Store) -> tuple[data.Snapshot, data.BotInfo]:
+def without_a_standing(store: Store) -> tuple[snapshot.Snapshot, snapshot.BotInfo]:
     """The test store's whole snapshot with its second bot (the one a forked copy makes the pages of, the one
     returned) left out of the standings: its page cannot be made."""
-    snap = data.snapshot(store, "t", whole=False)
-    data.read_rest(snap, store)
+    snap = snapshot.snapshot(store, "t", whole=False)
+    snapshot.read_rest(snap, store)
     theirs = snap.bots[1]
     snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
-    snap.standing_cache = snap.place_cache = None
+    snap.forget_standings()
     return snap, theirs
 
 
 def test_the_forked_half_of_the_bots_pages_fails_the_build_with_its_reason(
-        built: tuple[Store, Path, render.BuildReport], tmp_path: Path) -> None:
+        built: tuple[Store, Path, site_build.BuildReport], tmp_path: Path) -> None:
     # A full build big enough for a pool makes half the bots' pages in a forked copy of itself; what goes wrong
     # there is the build's error, not a page left out. Here the copy's first bot is not in the standings.
     snap, theirs = without_a_standing(built[0])
     manifest = output.Manifest(tmp_path, {}, staged=True)
     with pytest.raises(RuntimeError, match=rf"making half the bots' pages failed: .*KeyError.*{theirs.name}"):
-        render.write_bot_pages(snap, manifest, "v", {}, set(), split=True)
+        site_build.write_bot_pages(snap, manifest, "v", {}, set(), split=True)
     # Its own half was made, the copy's was not recorded.
-    assert data.bot_href(snap.slug, snap.bots[0].slug) in manifest.new
-    assert data.bot_href(snap.slug, theirs.slug) not in manifest.new
+    assert urls.bot_href(snap.slug, snap.bots[0].slug) in manifest.new
+    assert urls.bot_href(snap.slug, theirs.slug) not in manifest.new
 
 
 def test_a_build_holds_back_full_garbage_collections_and_restores_them(tmp_path: Path) -> None:
@@ -551,12 +559,12 @@ def test_a_build_holds_back_full_garbage_collections_and_restores_them(tmp_path:
     store = make_store(tmp_path, limit=2)
     before = gc.get_threshold()
     during: list[tuple[int, int, int]] = []
-    render.build_site(store, tmp_path / "site", workers=1, progress=lambda *_: during.append(gc.get_threshold()))
+    site_build.build_site(store, tmp_path / "site", workers=1, progress=lambda *_: during.append(gc.get_threshold()))
     assert during and all(threshold[:2] == before[:2] and threshold[2] >= 2**30 for threshold in during)
     assert gc.get_threshold() == before
 
 
-def test_the_bots_pages_are_not_forked_while_another_thread_runs(built: tuple[Store, Path, render.BuildReport],
+def test_the_bots_pages_are_not_forked_while_another_thread_runs(built: tuple[Store, Path, site_build.BuildReport],
                                                                   tmp_path: Path) -> None:
     # A fork copies only the calling thread: a lock another thread held (a server's) would stay held in the copy.
     # With a second thread running, the building process makes every bot's page itself, and the same snapshot
@@ -567,7 +575,7 @@ def test_the_bots_pages_are_not_forked_while_another_thread_runs(built: tuple[St
     other.start()
     try:
         with pytest.raises(KeyError, match=theirs.name):
-            render.write_bot_pages(snap, output.Manifest(tmp_path, {}, staged=True), "v", {}, set(), split=True)
+            site_build.write_bot_pages(snap, output.Manifest(tmp_path, {}, staged=True), "v", {}, set(), split=True)
     finally:
         stop.set()
         other.join()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.site import data, render
+from arena.site import build, common, snapshot, urls
 from bench.scale import fill
 from tests.support.browser import Browser, Page, browser_fixture, expect, page_fixture, url  # noqa: F401 - fixtures, by their names
 
@@ -16,40 +16,40 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[data.Snapshot, Path]:
+def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[snapshot.Snapshot, Path]:
     directory = tmp_path_factory.mktemp("bigbrowser")
     store, _, _, _ = fill(directory / "arena.db", 120, 32, seed=3)
-    render.build_site(store, directory / "site", workers=1)
-    return data.snapshot(store, "scale"), directory / "site"
+    build.build_site(store, directory / "site", workers=1)
+    return snapshot.snapshot(store, "scale"), directory / "site"
 
 
-def test_the_standings_filter_finds_bots_on_every_page(big: tuple[data.Snapshot, Path], page: Page) -> None:
+def test_the_standings_filter_finds_bots_on_every_page(big: tuple[snapshot.Snapshot, Path], page: Page) -> None:
     snap, out = big
-    page.goto(url(out / data.tournament_href(snap.slug)))
+    page.goto(url(out / urls.tournament_href(snap.slug)))
     names = [line.name for line in snap.standings]
     wanted = "bot-1"  # bot-1, bot-10 ... bot-119: on both pages of the standings
-    here = [name for name in names[:data.STANDINGS_PER_PAGE] if wanted in name]
-    there = [name for name in names[data.STANDINGS_PER_PAGE:] if wanted in name]
+    here = [name for name in names[:common.STANDINGS_PER_PAGE] if wanted in name]
+    there = [name for name in names[common.STANDINGS_PER_PAGE:] if wanted in name]
     assert here and there
     page.get_by_label("Find a bot").fill(wanted)
     rows = page.locator("#standings-table tbody tr:visible th a")
     expect(rows).to_have_count(len(here))
     assert rows.all_inner_texts() == here
-    expect(page.locator("[data-rows-count]")).to_have_text(f"{len(here)} of {data.STANDINGS_PER_PAGE} on this page")
+    expect(page.locator("[data-rows-count]")).to_have_text(f"{len(here)} of {common.STANDINGS_PER_PAGE} on this page")
     found = page.locator("[data-rows-found] li")
     expect(found).to_have_count(len(there))
     first = there[0]
     item = found.filter(has_text=first).first
-    expect(item).to_contain_text(f"{next(r.shared_rank for r in data.standing_rows(snap) if r.bot == first)}. ")
+    expect(item).to_contain_text(f"{next(r.shared_rank for r in snap.standing_rows if r.bot == first)}. ")
     item.get_by_role("link", name="standings page 2").click()
     expect(page.locator("h1")).to_contain_text("standings, page 2")
     expect(page.locator("#standings-table tbody th a", has_text=first).first).to_be_visible()
 
 
-def test_a_bots_opponents_filter_and_sort(big: tuple[data.Snapshot, Path], page: Page) -> None:
+def test_a_bots_opponents_filter_and_sort(big: tuple[snapshot.Snapshot, Path], page: Page) -> None:
     snap, out = big
     bot = snap.bots[5]
-    page.goto(url(out / data.bot_href(snap.slug, bot.slug)))
+    page.goto(url(out / urls.bot_href(snap.slug, bot.slug)))
     table = page.locator("#opponents-table")
     names = table.locator("tbody th").all_inner_texts()
     assert len(names) >= 3
@@ -62,24 +62,24 @@ def test_a_bots_opponents_filter_and_sort(big: tuple[data.Snapshot, Path], page:
     assert shared == sorted(shared)
 
 
-def test_a_bots_rank_comes_from_the_standings_index(big: tuple[data.Snapshot, Path], page: Page) -> None:
+def test_a_bots_rank_comes_from_the_standings_index(big: tuple[snapshot.Snapshot, Path], page: Page) -> None:
     snap, out = big
-    rows = data.standing_rows(snap)
-    position, row = next((n, row) for n, row in enumerate(rows) if n >= data.STANDINGS_PER_PAGE and row.rank95)
+    rows = snap.standing_rows
+    position, row = next((n, row) for n, row in enumerate(rows) if n >= common.STANDINGS_PER_PAGE and row.rank95)
     bot = next(b for b in snap.bots if b.name == row.bot)
-    page.goto(url(out / data.bot_href(snap.slug, bot.slug)))
+    page.goto(url(out / urls.bot_href(snap.slug, bot.slug)))
     badge = page.locator("h1 .rankbadge")
     expect(badge).to_have_text(f"#{row.shared_rank}")
     assert row.rank95 is not None
     expect(page.locator("[data-rank95] dd")).to_have_text(f"{row.rank95[0]}–{row.rank95[1]}")
     badge.click()  # to the page of the standings it is on
-    expect(page.locator("h1")).to_contain_text(f"standings, page {position // data.STANDINGS_PER_PAGE + 1}")
+    expect(page.locator("h1")).to_contain_text(f"standings, page {position // common.STANDINGS_PER_PAGE + 1}")
     expect(page.locator("#standings-table tbody th").get_by_role("link", name=bot.name, exact=True)).to_be_visible()
 
 
-def test_the_listing_offers_every_bot_from_the_index(big: tuple[data.Snapshot, Path], page: Page) -> None:
+def test_the_listing_offers_every_bot_from_the_index(big: tuple[snapshot.Snapshot, Path], page: Page) -> None:
     snap, out = big
-    page.goto(url(out / data.matches_href(snap.slug)))
+    page.goto(url(out / urls.matches_href(snap.slug)))
     chooser = page.locator("[data-filter-bot]")
     expect(chooser.locator("option")).to_have_count(1)  # "any": the page does not carry 120 names twice
     chooser.focus()
@@ -90,7 +90,8 @@ def test_the_listing_offers_every_bot_from_the_index(big: tuple[data.Snapshot, P
         "rows => rows.map(row => row.getAttribute('data-bots'))"))
 
 
-def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[data.Snapshot, Path], browser: Browser) -> None:
+def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[snapshot.Snapshot, Path],
+                                                         browser: Browser) -> None:
     from tests.axecheck import problems
 
     snap, out = big
@@ -102,7 +103,8 @@ def test_a_big_fields_pages_have_no_serious_axe_violation(big: tuple[data.Snapsh
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     found = {}
-    for path in (data.tournament_href(snap.slug), data.standings_href(snap.slug, 2), data.bot_href(snap.slug, bot.slug)):
+    for path in (urls.tournament_href(snap.slug), urls.standings_href(snap.slug, 2),
+                 urls.bot_href(snap.slug, bot.slug)):
         page.goto(url(out / path))
         # With a filter typed in, its results (the bots found on other pages) in the page as well.
         page.locator("[data-rows-input]").first.fill("bot-1")

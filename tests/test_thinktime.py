@@ -13,7 +13,7 @@ from arena.match import thinktime
 from arena.match.matchlog import MatchLog, load
 from arena.match.matchview import view_path
 from arena.match.thinktime import Tally, Thought
-from arena.site import data, render
+from arena.site import build, common, snapshot, urls
 from tests.sitestore import make_store
 
 EVENTS = [{"type": "match_start"}, {"type": "round_start"}, {"type": "play", "seat": 0}, {"type": "play", "seat": 1},
@@ -85,11 +85,11 @@ def test_a_bots_sums_do_not_depend_on_the_order_matches_are_merged_in() -> None:
 @pytest.mark.slow  # three builds of a small site
 def test_the_site_sums_each_bots_think_times_and_a_rebuild_reads_only_new_logs(tmp_path: Path) -> None:
     store = make_store(tmp_path)
-    snap = data.snapshot(store, "t")
+    snap = snapshot.snapshot(store, "t")
     played = [m for m in snap.matches if m.status == "done"]
     # Every finished match's log gets the messages of the log above (seat 0 and 1 as there).
     for match in played:
-        path = data.match_log(snap, match)[0]
+        path = common.match_log(snap, match)[0]
         assert path is not None
         text = gzip.decompress(write_log(tmp_path / "x.jsonl.gz").read_bytes())
         lines = [line for line in text.splitlines(keepends=True) if not line.startswith(b'{"t":"event"')
@@ -97,33 +97,33 @@ def test_the_site_sums_each_bots_think_times_and_a_rebuild_reads_only_new_logs(t
         original = gzip.decompress(path.path.read_bytes()).splitlines(keepends=True)
         path.path.write_bytes(gzip.compress(original[0] + b"".join(lines) + b"".join(original[1:])))
     out = tmp_path / "site"
-    render.build_site(store, out)
+    build.build_site(store, out)
     bot = snap.bots[0]
-    page = (out / data.bot_href("t", bot.slug)).read_text(encoding="utf-8")
+    page = (out / urls.bot_href("t", bot.slug)).read_text(encoding="utf-8")
     expected = Tally()
     for match in played:
         if bot.id in match.bot_ids:
-            log = data.match_log(snap, match)[0]
+            log = common.match_log(snap, match)[0]
             assert log is not None
             seats = thinktime.by_seat(thinktime.thoughts(log.text, log.events), len(match.bot_ids), match.id)
             expected.merge(seats[match.bot_ids.index(bot.id)])
     assert expected.moves >= 16 and expected.max_ms() == 1500
     assert f"from the event logs of its {expected.moves} moves" in page
     assert f'<a href="../../matches/{expected.closest.match_id}.html#step=' in page  # the move nearest the limit
-    kept = (out / "t" / "t" / render.THINK_FILE).read_text(encoding="utf-8")
+    kept = (out / "t" / "t" / build.THINK_FILE).read_text(encoding="utf-8")
     # A rebuild reads no log of a match whose page it keeps: one spoilt in place (its size and time kept) changes
     # nothing, as the sums kept are used.
-    spoilt = data.match_log(snap, played[0])[0]
+    spoilt = common.match_log(snap, played[0])[0]
     assert spoilt is not None
     status = spoilt.path.stat()
     spoilt.path.write_bytes(b"x" * status.st_size)
     os.utime(spoilt.path, ns=(status.st_atime_ns, status.st_mtime_ns))
-    assert render.build_site(store, out).written == 0
-    assert (out / data.bot_href("t", bot.slug)).read_text(encoding="utf-8") == page
-    assert (out / "t" / "t" / render.THINK_FILE).read_text(encoding="utf-8") == kept
+    assert build.build_site(store, out).written == 0
+    assert (out / urls.bot_href("t", bot.slug)).read_text(encoding="utf-8") == page
+    assert (out / "t" / "t" / build.THINK_FILE).read_text(encoding="utf-8") == kept
     # Without the kept sums, the build reads the views again (arena/match/matchview.py, trusted by the log's size and
     # time as the sums are) and, without its view, the spoilt log: it has no times to give.
-    (out / "t" / "t" / render.THINK_FILE).unlink()
+    (out / "t" / "t" / build.THINK_FILE).unlink()
     view_path(spoilt.path).unlink()
-    render.build_site(store, out)
-    assert (out / data.bot_href("t", bot.slug)).read_text(encoding="utf-8") != page
+    build.build_site(store, out)
+    assert (out / urls.bot_href("t", bot.slug)).read_text(encoding="utf-8") != page

@@ -1,6 +1,6 @@
 """The results-site commands: ``arena site build`` and ``arena site serve``, and the build at the end of ``arena run``.
 
-Thin click commands over :func:`arena.site.render.build_site`, registered on the main group in ``arena/cli/main.py``
+Thin click commands over :func:`arena.site.build.build_site`, registered on the main group in ``arena/cli/main.py``
 (kept apart from ``arena/cli/main.py`` so that file stays small). The site is static: ``serve`` is only a convenience
 for looking at it on this machine, so it listens on 127.0.0.1 and nowhere else.
 """
@@ -18,7 +18,8 @@ from typing import Any
 import click
 
 from arena.cli.common import ExitCode, db_option, emit_json, fail, json_option, open_store
-from arena.site.render import SITE_DIR, BuildReport, Progress, build_site
+from arena.site.build import BuildReport, Progress, build_site
+from arena.site.html import SITE_DIR
 from arena.store import Store
 
 DEFAULT_OUT = Path("results/site")

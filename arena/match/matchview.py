@@ -6,7 +6,7 @@ A view holds what a match page takes from the log, in a form that depends on nei
 page's templates: the move list's blocks (the events that are not turns, which the site words with the names, and
 each round's grid of turns without its names line), the engine events in the compact encoding of the replay's data
 file (:func:`compact_events`), each seat's think times (:mod:`arena.match.thinktime`), the forfeit steps and the log's
-faults. The site adds the names and renders (:mod:`arena.site.replay`, :mod:`arena.site.data`); this module knows
+faults. The site adds the names and renders (:mod:`arena.site.replay`, :mod:`arena.site.pages.match`); this module knows
 nothing of the site, so the runner can make views without it (arena/run/jobs.py).
 
 A view file is gzip-compressed JSON with its own :data:`FORMAT` and the size and time of the log it was made from:

@@ -24,7 +24,7 @@ from arena.server.pages import form_page
 from arena.server.public import league_href
 from arena.server.sessions import SESSION_COOKIE, SESSION_S, csrf_ok, secure
 from arena.server.state import Shared, shared
-from arena.site import data
+from arena.site import urls
 from arena.store import Store
 
 RECENT_MATCHES = 50
@@ -51,15 +51,15 @@ def author_data(store: Store, registry: Registry, league: str, author: Author,
         mine = [b["id"] for b in store.bots(row["id"]) if b["name"].partition("@")[0] in owned
                 and Path(b["directory"]).is_relative_to(registry.root)]
         matches = store.recent_seats(row["id"], mine, RECENT_MATCHES)
-        tslug = data.slug(league, row["id"], "t")
+        tslug = urls.slug(league, row["id"], "t")
         for seat in matches:
-            seat["href"] = data.match_href(tslug, seat["match"])
+            seat["href"] = urls.match_href(tslug, seat["match"])
     return {"author": author.name, "bots": bots, "matches": matches}
 
 
 def render(request: Request, template: str, code: int = 200, **context: Any) -> Response:
     server = shared(request)
-    crumbs = [data.Crumb(server.name, league_href_of(server)), data.Crumb(context.pop("crumb"), None)]
+    crumbs = [urls.Crumb(server.name, league_href_of(server)), urls.Crumb(context.pop("crumb"), None)]
     response = form_page(request, template, code, PATH, path="me", page={"crumbs": crumbs}, league=server.name,
                          **context)
     response.headers["Cache-Control"] = "no-store"  # a private page: no shared cache may keep it

@@ -24,8 +24,8 @@ SITE_ROOT = "/site/"
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(data_dir("site") / "templates")), autoescape=True,
                       undefined=StrictUndefined)
-    # The static site links from page to page by the shortest relative path (render.relative); these pages live
-    # outside it, at /me, so their links into it are absolute.
+    # The static site links from page to page by the shortest relative path (arena.site.html.relative); these
+    # pages live outside it, at /me, so their links into it are absolute.
     env.filters["relative"] = lambda href, _page: SITE_ROOT + href
     return env
 

@@ -5,7 +5,7 @@ server publishes are rendered from a snapshot whose seats have their stderr tail
 pages carry fault kinds and details but never stderr. The site is rebuilt after each batch of the league,
 incrementally: only the pages whose data changed are written (a finished match's page never changes), so the cost
 of a publish follows the batch, not the size of the league. A league is always being played while its server
-publishes: its pages say "live, N matches played" and reload themselves (:class:`arena.site.data.Live`), as
+publishes: its pages say "live, N matches played" and reload themselves (:class:`arena.site.snapshot.Live`), as
 ``arena run --live`` makes a tournament's; they are served by the server itself, so no one sees them after it
 stopped.
 """
@@ -17,22 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from arena.server.authors import all_owners
-from arena.site import data
-from arena.site.render import BuildReport, write_site
+from arena.site import snapshot, urls
+from arena.site.build import BuildReport, write_site
+from arena.site.pages import home as home_data
 from arena.store import Store
 
 LIVE_REFRESH_S = 10
 """How often the league's published pages reload themselves (a publish is due every 5 s at most)."""
 
 
-def public_snapshot(store: Store, name: str) -> data.Snapshot:
+def public_snapshot(store: Store, name: str) -> snapshot.Snapshot:
     """The league's snapshot without stderr, each bot's manifest showing its real owner first (``owner``: the
     author who claimed the name, or the organiser for a house bot) and what its ``bot.yaml`` says of its author
     only as ``author (declared)``: anyone can write ``author: alice``."""
-    snap = data.snapshot(store, name, stderr=False)
+    snap = snapshot.snapshot(store, name, stderr=False)
     owners = all_owners(store)
 
-    def owned(bot: data.BotInfo) -> dict[str, Any]:
+    def owned(bot: snapshot.BotInfo) -> dict[str, Any]:
         manifest = {key: value for key, value in bot.manifest.items() if key != "author"}
         declared = bot.manifest.get("author")
         owner = owners.get(bot.name.split("@", 1)[0])
@@ -47,8 +48,8 @@ def publish(store: Store, name: str, out: Path) -> BuildReport:
     the new matches, the standings, the listings' last pages), through the same incremental writer as
     ``arena site build``; a publish stopped part-way is repaired by the next."""
     snap = public_snapshot(store, name)
-    snap.live = data.live_of(snap, LIVE_REFRESH_S, open_ended=True)
-    home = data.home_page(store, {snap.slug}, {snap.id: snap})
+    snap.live = snapshot.live_of(snap, LIVE_REFRESH_S, open_ended=True)
+    home = home_data.home_page(store, {snap.slug}, {snap.id: snap})
     # Only the league: other tournaments in the same store are the organiser's, not the public's.
     home = dataclasses.replace(home, tournaments=[t for t in home.tournaments if t.name == name])
     return write_site(out, [snap], home, workers=1)
@@ -57,4 +58,4 @@ def publish(store: Store, name: str, out: Path) -> BuildReport:
 def league_href(store: Store, name: str) -> str | None:
     """The league's page within the site, or None before it exists in the store."""
     row = store.tournament(name)
-    return None if row is None else data.tournament_href(data.slug(name, row["id"], "t"))
+    return None if row is None else urls.tournament_href(urls.slug(name, row["id"], "t"))

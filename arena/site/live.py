@@ -7,14 +7,14 @@ one is due: at most every ``every_s`` seconds, and never sooner than four times 
 so that on a big tournament the builds take at most a fifth of a core. A thread rather than a build in the loop's
 own turn: a run held up by one long match (or a batch of them) still gets the results stored before it onto the
 site, and the loop never waits for a build. Each is the incremental build of
-:func:`arena.site.render.build_site` with ``live_refresh_s`` set: the pages say "live, N of M matches" and reload
+:func:`arena.site.build.build_site` with ``live_refresh_s`` set: the pages say "live, N of M matches" and reload
 themselves; at the end :meth:`LiveSite.finish` builds once more without it, which rewrites those pages without
 the reloading. Every file is written to a temporary name and renamed over the old one
 (:func:`arena.site.output.write_file`), so a browser or a static server never sees half a page.
 
 What a live build rewrites is what the manifest's keys (arena/site/output.py) say changed. Each kind of file is
-keyed by what it is made from; a new page kind is added to :func:`arena.site.render.tournament_pages` (or, for one
-file per match, :func:`arena.site.render.match_outputs`) with its inputs, and the live builds follow:
+keyed by what it is made from; a new page kind is added to :func:`arena.site.build.tournament_pages` (or, for one
+file per match, :func:`arena.site.build.match_outputs`) with its inputs, and the live builds follow:
 
 ==============================  =====================================================  ==========================
 file                            made from (its key)                                    rewritten by a live build
@@ -29,7 +29,7 @@ file                            made from (its key)                             
 ``assets/*``                    the asset's bytes                                      never
 ==============================  =====================================================  ==========================
 
-The store is read afresh for each build (:func:`arena.site.data.snapshot`); match results are read only for the
+The store is read afresh for each build (:func:`arena.site.snapshot.snapshot`); match results are read only for the
 pages being made.
 """
 
@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.site.render import BuildReport, build_site
+from arena.site.build import BuildReport, build_site
 from arena.store import Store
 
 EVERY_S = 10.0

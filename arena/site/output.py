@@ -7,10 +7,16 @@ disk is not the one the manifest describes (deleted, or written by something els
 tournament it built that this build did not make. Every file is written to a temporary name and renamed over the
 old one, and the manifest is saved last: a build stopped part-way leaves every file whole, some new and some
 old, and the next build, finding their keys or their times not the manifest's, makes them again.
+
+A full build goes further: it builds in a stage beside the site (:func:`stage`, hard links of the old site but the
+directories made again whole) and swaps it in at the end in one step (:func:`swap`, Linux's ``renameat2`` exchange),
+so that a full build stopped part-way leaves the old site whole; every build removes the stages killed builds left
+(:func:`sweep_stages`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import hashlib
 import json
@@ -22,6 +28,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
+
+from arena import procfs
 
 MANIFEST = ".arena-site.json"
 FORMAT = 1
@@ -212,3 +220,61 @@ class Manifest:
         """Write the manifest of this build (last, and whole or not at all)."""
         files = dict(sorted(self.new.items()))  # each entry a JSON list, as a tuple is
         write_file(self.out, MANIFEST, json.dumps({"format": FORMAT, "files": files}, separators=(",", ":")))
+
+
+# -- staging: a full build's new site beside the old, swapped in at the end -------------------------------------------
+
+
+def stage(out: Path, rebuilt: Sequence[str] = ()) -> Path:
+    """A new directory beside ``out`` holding a copy of it (hard links: cheap) but the directories ``rebuilt``
+    (site-relative, made again whole: tens of thousands of files not worth linking only to unlink them), to build
+    the next site in, so that a build stopped part-way (a kill, a full disk) leaves the old site whole."""
+    stage = out.parent / f".{out.name}.{procfs.owner().tag}.tmp"
+    shutil.rmtree(stage, ignore_errors=True)
+    if out.is_dir():
+        skip = {os.path.normpath(os.path.join(out, prefix)) for prefix in rebuilt}
+        shutil.copytree(out, stage, copy_function=_link, symlinks=True,
+                        ignore=lambda directory, names: [name for name in names
+                                                         if os.path.join(directory, name) in skip])
+    else:
+        stage.mkdir(parents=True)
+    return stage
+
+
+def sweep_stages(out: Path) -> None:
+    """Remove the stages (and swapped-out old sites) that builds killed part-way left beside ``out``: every build
+    does, the incremental ones too, or a full build killed once would leave its copy there for good."""
+    if not out.parent.is_dir():
+        return
+    for leftover in out.parent.glob(f".{out.name}.*"):
+        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
+        # pid-start (a bare pid from before start times): a reused pid does not keep a dead build's stage
+        if kind in ("tmp", "old") and (who := procfs.Owner.from_tag(pid)) is not None and not procfs.owner_alive(who):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)  # a file system without hard links
+
+
+RENAME_EXCHANGE = 2
+
+
+def swap(stage: Path, out: Path) -> None:
+    """Put the staged site in place of ``out`` in one step (Linux's atomic exchange of two paths), then remove
+    the old one; elsewhere in two renames."""
+    if not out.exists():
+        os.rename(stage, out)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    at_cwd = -100
+    if renameat2 is None or renameat2(at_cwd, os.fsencode(stage), at_cwd, os.fsencode(out), RENAME_EXCHANGE) != 0:
+        old = out.with_name(f".{out.name}.{procfs.owner().tag}.old")
+        os.rename(out, old)
+        os.rename(stage, out)
+        stage = old
+    shutil.rmtree(stage, ignore_errors=True)

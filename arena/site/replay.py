@@ -6,7 +6,7 @@ with the round's turns as a plain-text grid (:func:`turn_grid`) and short lines 
 
 The walk over the log's events that finds all this is :mod:`arena.match.matchview`'s (the runner makes it once, where
 the match is played, and keeps it beside the log): here the names and the words are added to what it found
-(:func:`move_blocks`). It knows nothing of the store or of snapshots: :func:`arena.site.data.match_page` gives it
+(:func:`move_blocks`). It knows nothing of the store or of snapshots: :func:`arena.site.pages.match.match_page` gives it
 a match's view and names and puts what it makes on the match's page.
 """
 

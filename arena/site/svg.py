@@ -14,7 +14,8 @@ from itertools import pairwise
 
 from markupsafe import Markup, escape
 
-from arena.site.data import Series, downsample
+from arena.site.common import downsample
+from arena.site.rows import Series
 
 PALETTE_SIZE = 10
 TABLE_ROWS = 40

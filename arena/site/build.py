@@ -1,14 +1,15 @@
-"""Rendering the results site: page data (from :mod:`arena.site.data`) into HTML strings, and writing the site.
-
-The ``render_*`` functions are pure: a page's data in, its HTML out. :func:`write_site` writes a site (through
-:mod:`arena.site.output`, which keeps what did not change), and :func:`build_site` is the one entry point that
-reads the store for it; the league server's public site (arena/server/public.py) goes through it too. Templates and assets live in ``site/`` at the top of the repository. Autoescaping is on for
-every template: bot names, fault details and stderr tails come from untrusted programs.
-"""
+"""Building the results site: :func:`build_site` is the one entry point that reads the store for it (the CLI's
+``arena site build``, arena/site/live.py while a run plays, and the league server's public site, arena/server/public.py,
+go through it), and :func:`write_site` writes a site from snapshots through :mod:`arena.site.output`, which keeps
+what did not change. A build is incremental (each page keyed by what it is made from) and, for a big field, parallel:
+match pages are made by a spawned pool of workers a chunk at a time, half the bot pages by a forked copy of the
+building process, the rest meanwhile; the think times and forfeit steps already read are kept in the output directory
+(:data:`THINK_FILE`, :data:`STEPS_FILE`). A full build is staged beside the site and swapped in at the end
+(:func:`arena.site.output.stage`, :func:`arena.site.output.swap`). Templates and assets live in ``site/`` at the top of
+the repository."""
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import gzip
 import json
@@ -21,417 +22,92 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache, partial
+from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
-from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
-from markupsafe import Markup, escape
-
-from arena import procfs
 from arena.match.matchlog import LoadedLog, locate_log
 from arena.match.matchview import MatchView
-from arena.match.stderr import error_view
 from arena.match.thinktime import Tally
-from arena.resources import data_dir
-from arena.site import data, output, replay, svg
+from arena.site import common, output, snapshot, urls
+from arena.site import downloads as downloads_mod
+from arena.site.html import (
+    SITE_DIR,
+    TEMPLATE_DIR,
+    bot_row_html,
+    match_data_js,
+    match_index_js,
+    render_bot_with,
+    render_faults_of,
+    render_home,
+    render_listing,
+    render_match,
+    render_standings,
+    render_tournament,
+    standings_index_js,
+)
+from arena.site.pages import bot as bot_data
+from arena.site.pages import faults as faults_data
+from arena.site.pages import home as home_data
+from arena.site.pages import listings as listings_data
+from arena.site.pages import match as match_data
+from arena.site.pages import tournament as tournament_data
 from arena.stats.confidence import PairTest
 from arena.stats.standings import standings_with_confidence
 from arena.store import MatchStamp, Store
 
-SITE_DIR = data_dir("site")
-TEMPLATE_DIR = SITE_DIR / "templates"
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
 ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js",
           "rank.js")
-ANY_BOT = "*"
-"""A bot's directory no bot's slug can be (:func:`arena.site.data.slug`): a bot listing's rows are linked from it,
-the same on every bot's pages."""
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
-CHUNK = data.Matches.BLOCK
+CHUNK = snapshot.Matches.BLOCK
 """Match pages a worker is given at a time: a block of the matches it reads from the store in one query."""
-SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"), "S": ("\u2660", "black")}
 
 
-def card(code: str) -> Markup:
-    """A card code (``TH``) as a small chip (10♥); anything else is shown escaped, as is.
-
-    >>> str(card("TH"))
-    '<span class="card red">10\u2665</span>'
-    >>> str(card("<b>"))
-    '<span class="card">&lt;b&gt;</span>'
-    """
-    if isinstance(code, str) and len(code) == 2 and code[1] in SUITS:
-        symbol, colour = SUITS[code[1]]
-        rank = "10" if code[0] == "T" else code[0]
-        return Markup(f'<span class="card {colour}">{escape(rank)}{symbol}</span>')
-    return Markup('<span class="card">{}</span>').format(code)
-
-
-def cards(codes: Iterable[str]) -> Markup:
-    return Markup("").join(card(code) for code in codes)
-
-
-def relative(href: str, page: str) -> str:
-    """The site-relative ``href`` as a link from the page at site-relative ``page``: the shortest way there, which
-    on a listing (thousands of rows, four links each) is half the bytes of going up to the root and down again.
-
-    >>> relative("t/a/bots/b/index.html", "t/a/bots/c/matches-2.html"), relative("t/a/matches/4.html", "t/a/x.html")
-    ('../b/index.html', 'matches/4.html')
-    >>> relative("index.html", "t/a/matches/page-2.html"), relative("t/ab/x.html", "t/a/y.html")
-    ('../../../index.html', '../ab/x.html')
-    >>> relative("t/a/index.html", "index.html"), relative("t/a/m/b.html", "t/a/m/c/d.html")
-    ('t/a/index.html', '../b.html')
-    """
-    here = page[:page.rfind("/") + 1]  # its directory, with the slash
-    if href.startswith(here):
-        return href[len(here):]  # this directory or below: most links of a listing (string slices, not splits)
-    cut = href.rfind("/") + 1
-    return _way(here, href[:cut]) + href[cut:]
-
-
-@lru_cache(maxsize=16384)
-def _way(here: str, there: str) -> str:
-    # From one directory to another, found once: a listing's rows link a few directories (a thousand bots') from
-    # the same few pages' directories, half a million times in a big league's build.
-    common = 0
-    while True:
-        end = here.find("/", common) + 1
-        if not end or there[common:end] != here[common:end]:
-            break
-        common = end
-    return "../" * here.count("/", common) + there[common:]
-
-
-def number(value: float | None, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def probability(value: float | None) -> str:
-    """A probability as a whole percent that never claims more than it knows: rounding 0.995 up to "100%" would
-    read as a certainty, so it is ">99%" (and 0.004 "<1%").
-
-    >>> probability(0.995), probability(0.5), probability(1.0), probability(0.004), probability(None)
-    ('>99%', '50%', '>99%', '<1%', '–')
-    """
-    if value is None:
-        return "–"
-    if value >= 0.995:
-        return ">99%"
-    if value < 0.005:
-        return "<1%"
-    return f"{100 * value:.0f}%"
-
-
-def share(value: float) -> str:
-    """A share of matches as a whole percent: 100% and 0% only when it is all or none.
-
-    >>> share(1.0), share(0.996), share(0.0), share(0.003), share(0.25)
-    ('100%', '>99%', '0%', '<1%', '25%')
-    """
-    return "100%" if value >= 1 else "0%" if value <= 0 else probability(value)
-
-
-def setting(value: Any) -> str:
-    """A config value as its organiser would write it: strings bare, everything else as JSON.
-
-    >>> setting([3, 5]), setting(None), setting("process"), setting({"beta": 25 / 6})
-    ('[3, 5]', 'null', 'process', '{"beta": 4.16667}')
-    """
-    return value if isinstance(value, str) else json.dumps(_tidy(value))
-
-
-def move_list(blocks: Sequence[replay.MoveBlock]) -> Markup:
-    """The move list: a fold per round (its deal the summary, its grid of turns, its end), the match's start and
-    end as lines of their own; every narrated line carries its event's index (``data-e``), which is where replay.js
-    takes a step's text from. Built here rather than in a template loop: it is on every match page. One tab stop
-    for all the grids (the widest), set once on the list rather than on each round's grid.
-
-    >>> print(move_list([replay.MoveBlock(((0, "a <b> starts"),)),
-    ...                  replay.MoveBlock(((1, "Round 1"), (3, "ends")), "x", 8)]))
-    <div class="moves" data-moves style="tab-size:8">
-    <p data-e="0">a &lt;b&gt; starts</p>
-    <details><summary data-e="1">Round 1</summary><pre tabindex=0>x</pre><p data-e="3">ends</p></details>
-    </div>
-    """
-    def said(lines: Sequence[tuple[int, str]]) -> str:
-        return "".join(f'<p data-e="{index}">{escape(text)}</p>' for index, text in lines)
-
-    tab = max((block.tab for block in blocks), default=0)
-    stop = f' style="tab-size:{tab}"' if tab else ""
-    parts = [f'<div class="moves" data-moves{stop}>']
-    for block in blocks:
-        if not block.grid:
-            parts.append(said(block.lines))
-            continue
-        head, rest = (block.lines[0], block.lines[1:]) if block.lines else (None, ())
-        summary = "<summary>Turns</summary>" if head is None else f'<summary data-e="{head[0]}">{escape(head[1])}</summary>'
-        parts.append(f"<details>{summary}<pre tabindex=0>{escape(block.grid)}</pre>{said(rest)}</details>")
-    parts.append("</div>")
-    return Markup("\n".join(parts))
-
-
-def listing_row(m: data.MatchListRow, show_place: bool, page: str) -> Markup:
-    """A match's row in a listing, one line with its end tags left implied and its links relative to ``page``.
-    Made here rather than by a template macro: every match is in four listings, and the macro's handling of each
-    value was most of the time a full build spent on them.
-
-    >>> from arena.game.results import Termination
-    >>> row = data.MatchListRow(4, 5, "t/a/matches/4.html", "done", 3, 40, Termination.LAST_STANDING, (
-    ...     data.PlayerCell(0, "<b>", "t/a/bots/b/index.html", 1, 12, None, None),
-    ...     data.PlayerCell(1, "c", "t/a/bots/c/index.html", 2, 120, None, 3)))
-    >>> print(listing_row(row, False, "t/a/matches/index.html"))  # doctest: +NORMALIZE_WHITESPACE
-    <tr class="rowlink" data-bots="&lt;b&gt;
-    c"><th scope="row"><a href="4.html" class="whole">#5</a><td class="players"><span class="player winner"><b>1.</b>
-    <a href="../bots/b/index.html">&lt;b&gt;</a> <i>12</i></span> <span class="player"><b>2.</b>
-    <a href="../bots/c/index.html">c</a> <i>120</i> <span class="outtag">out r3</span></span><td class="num opt">3<td
-    class="num opt">40<td class="opt">last standing
-    """
-    if show_place:
-        # A bot's pages link their bot as they link the others (../b/index.html, not index.html), so that a match's
-        # row is the same on its four bots' pages but for the place: made once, where the match is read.
-        folder = page.rfind("/", 0, page.rfind("/"))  # the bots' directory, t/T/bots/
-        head, tail = m.html or row_parts(m, f"{page[:folder]}/{ANY_BOT}/")
-        return Markup(f'{head}<td class="num place-{m.place_of}">{_dash(m.place_of)}{tail}')
-    head, tail = row_parts(m, page)
-    return Markup(head + tail)
-
-
-def listing_rows(rows: Iterable[data.MatchListRow], show_place: bool, page: str) -> Markup:
-    """A listing's rows (:func:`listing_row`), a line each: one call from the template for a page of fifty, whose
-    loop's handling of each row was a third of a listing page's time."""
-    return Markup("\n".join([listing_row(m, show_place, page) for m in rows]))
-
-
-def row_parts(m: data.MatchListRow, page: str) -> tuple[str, str]:
-    """A match's row in a listing (:func:`listing_row`) before and after the place cell, its links relative to the
-    page at (or the directory) ``page``."""
-    status = "" if m.status == "done" else f" status-{escape(m.status)}"
-    bots = "\n".join(_escaped(p.bot) for p in m.players)
-    head = (f'<tr class="rowlink{status}" data-bots="{bots}"><th scope="row">'
-            f'<a href="{escape(relative(m.href, page))}" class="whole">#{m.id}</a>')
-    html = ['<td class="players">']
-    if m.status != "done":
-        html.append(f'<span class="tag">{escape(m.status)}</span> ')
-    cells = []
-    for p in m.players:
-        cell = (f'<span class="player{" winner" if p.place == 1 else ""}"><b>{_dash(p.place)}.</b> '
-                f'<a href="{escape(relative(p.href, page))}">{_escaped(p.bot)}</a>')
-        if p.score is not None:
-            cell += f" <i>{p.score}</i>"
-        if p.out_round:
-            cell += f' <span class="outtag">out r{p.out_round}</span>'
-        if p.fault:
-            cell += f' <span class="fault" title="{escape(p.fault.reason.value)}">{escape(p.fault.kind.value)}</span>'
-        cells.append(cell + "</span>")
-    html.append(" ".join(cells))
-    html.append(f'<td class="num opt">{_dash(m.rounds)}<td class="num opt">{_dash(m.turns)}'
-                f'<td class="opt">{escape("–" if m.termination is None else m.termination.text)}')
-    return head, "".join(html)
-
-
-def bot_row_html(snap: data.Snapshot, position: int) -> data.BotRow | None:
-    """The match at ``position`` as its row on its bots' pages (:attr:`arena.site.data.Snapshot.row_html`), once
-    it is read; None when it is not in the store any more."""
-    try:
-        match = snap.matches[position]
-    except data.MatchGone:
-        return None
-    head, tail = row_parts(data.match_list_row(snap, match), data.bot_href(snap.slug, ANY_BOT))
-    places = (tuple(seat.place for seat in match.result.players) if match.result is not None
-              else (None,) * len(match.bot_ids))
-    return data.BotRow(match.id, head, tail, places)
-
-
-def opponent_rows(opponents: Sequence[data.Opponent], root: str) -> Markup:
-    """A bot page's rows of its results against each opponent, a line each. Made here rather than by a template
-    loop, as :func:`listing_row` is: a bot in a big league met hundreds of opponents, and a thousand bot pages'
-    rows by the template's handling of each value were a tenth of a full build.
-
-    >>> print(opponent_rows([data.Opponent("<b>", "t/a/bots/b/index.html", 2, 1, 4, "t/a/m.html?bot=a&vs=b"),
-    ...                      data.Opponent("c", "t/a/bots/c/index.html", 0, 0, 0)], "../../"))
-    <tr><th scope="row"><a href="../../t/a/bots/b/index.html">&lt;b&gt;</a></th><td class="num">2</td><td class="num">1</td><td class="num">1</td><td class="num"><a href="../../t/a/m.html?bot=a&amp;vs=b" aria-label="the 4 matches against &lt;b&gt;">4</a></td><td class="num">62%</td></tr>
-    <tr><th scope="row"><a href="../../t/a/bots/c/index.html">c</a></th><td class="num">0</td><td class="num">0</td><td class="num">0</td><td class="num">0</td><td class="num">–</td></tr>
-    """
-    rows = []
-    for o in opponents:
-        name = _escaped(o.bot)
-        tied = o.shared - o.above - o.below
-        if o.shared:
-            shared = (f'<a href="{escape(root + o.matches_href)}" aria-label="the {o.shared} matches against '
-                      f'{name}">{o.shared}</a>')
-            score = f"{round(100 * (o.above + tied / 2) / o.shared)}%"
-        else:
-            shared, score = "0", "–"
-        rows.append(f'<tr><th scope="row"><a href="{escape(root + o.href)}">{name}</a></th><td class="num">{o.above}'
-                    f'</td><td class="num">{tied}</td><td class="num">{o.below}</td><td class="num">{shared}</td>'
-                    f'<td class="num">{score}</td></tr>')
-    return Markup("\n".join(rows))
-
-
-@lru_cache(maxsize=4096)
-def _escaped(name: str) -> str:
-    # A bot's name escaped once, not twice in every row of the five listings of each of its matches.
-    return str(escape(name))
-
-
-def _dash(value: int | None) -> str:
-    return "–" if value is None else str(value)
-
-
-def script_json(text: str) -> Markup:
-    """JSON text made safe inside a ``<script type="application/json">`` element: ``<``, ``>``, ``&`` and ``'``
-    become ``\\u`` escapes (the same JSON value), so no string in it (a bot's name) can close the element.
-
-    >>> print(script_json('{"name":"</script>"}'))
-    {"name":"\\u003c/script\\u003e"}
-    """
-    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-                  .replace("'", "\\u0027"))
-
-
-def _tidy(value: Any) -> Any:
-    # 25/6 as 4.166666666666667 is noise on a page; six significant digits say all an organiser set.
-    if isinstance(value, float):
-        return float(f"{value:.6g}")
-    if isinstance(value, dict):
-        return {key: _tidy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_tidy(item) for item in value]
-    return value
-
-
-@cache
-def environment() -> Environment:
-    if not TEMPLATE_DIR.is_dir():
-        raise FileNotFoundError(f"{TEMPLATE_DIR}: the site templates are missing (an install without site/?)")
-    # No auto_reload: a build renders 20,000 pages from templates that do not change under it, and Jinja would
-    # look at each template file's time on every page.
-    # Compiled templates kept between builds (Jinja's cache in the user's temporary directory, checked against
-    # each template's source): compiling them was a few tenths of a second of every rebuild.
-    try:
-        compiled: BytecodeCache | None = FileSystemBytecodeCache()
-    except (RuntimeError, OSError):
-        compiled = None  # no private temporary directory: compile every time
-    env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, auto_reload=False, bytecode_cache=compiled)
-    env.filters.update(card=card, cards=cards, number=number, setting=setting, script_json=script_json, move_list=move_list,
-                       relative=relative, stderr_excerpt=error_view)
-    env.filters.update(probability=probability, share=share)
-    env.globals.update(rating_bar=svg.rating_bar, rating_axis=svg.rating_axis, line_chart=svg.line_chart,
-                       chart_values=svg.chart_values, listing_rows=listing_rows,
-                       opponent_rows=opponent_rows)
-    return env
-
-
-def _render(template: str, path: str, **context: Any) -> str:
-    # Every link in a template is site-relative; prefixing it with the way back to the site's root makes it
-    # relative to the page, which is what file:// needs.
-    root = "../" * path.count("/")
-    return environment().get_template(template).render(root=root, path=path, **context)
-
-
-def render_home(page: data.HomePage) -> str:
-    return _render("home.html", "index.html", page=page)
-
-
-def render_tournament(page: data.TournamentPage) -> str:
-    return _render("tournament.html", data.tournament_href(page.slug), page=page)
-
-
-def render_standings(page: data.StandingsPage) -> str:
-    return _render("standings.html", page.path, page=page)
-
-
-def standings_index_js(snap: data.Snapshot) -> str:
-    """A big field's standings index (:func:`arena.site.data.standings_index`) as a script for filter.js, escaped
-    as the match index is."""
-    text = json.dumps(data.standings_index(snap), ensure_ascii=False, separators=(",", ":"))
-    return f"window.arenaStandings = {script_json(text)};\n"
-
-
-def render_match_list(page: data.MatchListPage) -> str:
-    return _render("matches.html", page.path, page=page)
-
-
-def render_bot(page: data.BotPage) -> str:
-    assert page.matches is not None  # made by the caller (see tournament_pages)
-    return _render("bot.html", page.matches.path, page=page)
-
-
-def render_faults(page: data.FaultsPage) -> str:
-    return _render("faults.html", page.path, page=page)
-
-
-def _render_faults(snap: data.Snapshot, bot_id: int) -> str:
-    page = data.faults_page(snap, bot_id)
-    assert page is not None  # yielded only for a bot with faults
-    return render_faults(page)
-
-
-def render_match(page: data.MatchPage, slug: str) -> str:
-    return _render("match.html", data.match_href(slug, page.id), page=page)
-
-
-def match_data_js(page: data.MatchPage) -> str:
-    """A match's data file: a script that hands replay.js the match (a page opened from disk may load a script,
-    but not fetch a JSON file). What could close a script element is escaped (the page's own markup never holds
-    this text, but a data file opened as a page or pasted into one must not run anything a bot named itself)."""
-    assert page.replay_data is not None
-    return f"window.arenaMatch = {script_json(page.replay_data)};\n"
-
-
-def match_index_js(snap: data.Snapshot) -> str:
-    """The tournament's match index (:func:`arena.site.data.match_index`) as a script that hands it to search.js
-    (a page opened from disk may load a script, but not fetch a JSON file), escaped as a match's data file is."""
-    text = json.dumps(data.match_index(snap), ensure_ascii=False, separators=(",", ":"))
-    return f"window.arenaIndex = {script_json(text)};\n"
-
-
-def match_outputs(snap: data.Snapshot, position: int, version: str) -> dict[str, str]:
+def match_outputs(snap: snapshot.Snapshot, position: int, version: str) -> dict[str, str]:
     """The files of a match (its page, and its data file when it has a log) with their keys: everything each is
     made from (the match, its neighbours, its log's size and time), so that a rebuild can leave them alone
     without reading the log. Nothing here changes when other matches are added, but the next link of the last
     page; the data file depends on the names and the log only."""
     match = snap.stamps[position]
-    # A sealed match has no replay nor log in the site yet (arena/site/data.py's match_view).
+    # A sealed match has no replay nor log in the site yet (arena/site/common.py's match_view).
     found = None if match.sealed else locate_log(match.log_path, snap.store_dir, snap.name, match.idx)
     source = None if found is None else (found[0], found[1].st_size, found[1].st_mtime_ns)
     names = [snap.bot_link(bot) for bot in match.bot_ids]
     neighbours = tuple(snap.stamps[i].id if 0 <= i < len(snap.stamps) else None for i in (position - 1, position + 1))
-    stamp = data.stamp_keys(snap)[position]
-    # The tournament's names and rules as their digest, made once (:func:`arena.site.data.context`), not pickled
-    # again for each of 10,000 matches.
-    keys = {data.match_href(snap.slug, match.id): output.key(
-        version, data.context(snap), stamp, neighbours, data.listing_page(snap, position), names, source)}
+    stamp = snap.stamp_keys[position]
+    # The tournament's names and rules as their digest, made once (:attr:`arena.site.snapshot.Snapshot.context`),
+    # not pickled again for each of 10,000 matches.
+    keys = {urls.match_href(snap.slug, match.id): output.key(
+        version, snap.context, stamp, neighbours, listings_data.listing_page(snap, position), names, source)}
     if found is not None:
-        keys[data.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
-        keys[data.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
+        keys[urls.match_data_href(snap.slug, match.id)] = output.key(version, names, source)
+        keys[urls.match_log_href(snap.slug, match.id)] = output.key(version, source, snap.matches.stderr)
     return keys
 
 
-def match_files(snap: data.Snapshot, position: int, corrupt: list[str] | None = None,
+def match_files(snap: snapshot.Snapshot, position: int, corrupt: list[str] | None = None,
                 think: list[tuple[int, Tally]] | None = None) -> list[tuple[str, output.Content]]:
     """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file and its
     event log when its log is there and readable); the path of a log that is there but unreadable is added to
     ``corrupt``, and each seat's think times of a finished match (bot id, times) to ``think``."""
     try:
         match = snap.matches[position]
-    except data.MatchGone:
+    except snapshot.MatchGone:
         return []  # dropped from the store since the snapshot: no page (the next build removes its old one)
-    view, unreadable = data.match_view(snap, match)
+    view, unreadable = common.match_view(snap, match)
     if unreadable is not None and corrupt is not None:
         corrupt.append(str(unreadable))
-    page = data.match_page(snap, position, view, unreadable is not None)
-    files: list[tuple[str, output.Content]] = [(data.match_href(snap.slug, match.id), render_match(page, snap.slug))]
+    page = match_data.match_page(snap, position, view, unreadable is not None)
+    files: list[tuple[str, output.Content]] = [(urls.match_href(snap.slug, match.id), render_match(page, snap.slug))]
     if page.data_href is not None:
         files.append((page.data_href, match_data_js(page)))
     if view is not None and page.log_href is not None:
@@ -463,27 +139,27 @@ def log_download(log: LoadedLog | MatchView, stderr: bool) -> output.Content:
     return gzip.compress(b"".join(lines), compresslevel=6, mtime=0)
 
 
-def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = None,
+def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None = None,
                      bot_pages: bool | None = None, made: Container[str] = frozenset(),
                      bots: Collection[int] | None = None) -> Iterator[tuple[str, Any, Callable[[], str]]]:
     """Every page of one tournament but the match pages and the list of all matches (:func:`write_matches` makes
     those, each page of the list with its matches), as (site-relative path, what the page is made from, the
     function that renders it). A listing's page is made only when it is rendered: what it is made from is its
-    matches' stamps (:class:`arena.site.data.Listing`), so that a rebuild tells the hundreds of unchanged pages of
-    a big tournament from the few that changed without making any of them. The bots' own pages show their
+    matches' stamps (:class:`arena.site.pages.listings.Listing`), so that a rebuild tells the hundreds of unchanged
+    pages of a big tournament from the few that changed without making any of them. The bots' own pages show their
     ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
     but those (a full build makes them as the match pages are made and after them, whose logs give the times and
-    whose workers give their rows: :attr:`arena.site.data.Snapshot.row_html`), None all; but not the pages of bots'
-    matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
+    whose workers give their rows: :attr:`arena.site.snapshot.BuildCache.row_html`), None all; but not the pages of
+    bots' matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
     (:func:`write_bot_pages`)."""
     if bot_pages is not True:
-        page = data.tournament_page(snap)
-        yield data.tournament_href(snap.slug), page, partial(render_tournament, page)
-        yield data.match_index_href(snap.slug), data.match_index_inputs(snap), partial(match_index_js, snap)
+        page = tournament_data.tournament_page(snap)
+        yield urls.tournament_href(snap.slug), page, partial(render_tournament, page)
+        yield urls.match_index_href(snap.slug), listings_data.match_index_inputs(snap), partial(match_index_js, snap)
         if page.standings_index is not None:
-            yield page.standings_index, data.standings_index(snap), partial(standings_index_js, snap)
-            for n in range(2, len(data.standings_pages(snap)) + 1):
-                standings = data.standings_page(snap, n)
+            yield page.standings_index, tournament_data.standings_index(snap), partial(standings_index_js, snap)
+            for n in range(2, len(tournament_data.standings_pages(snap)) + 1):
+                standings = tournament_data.standings_page(snap, n)
                 yield standings.path, standings, partial(render_standings, standings)
     for bot in snap.bots:
         if bots is not None and bot.id not in bots:
@@ -491,27 +167,19 @@ def tournament_pages(snap: data.Snapshot, think: Mapping[int, Tally] | None = No
         if bot_pages is not False:
             # Keyed on the inputs of its first page of matches, not on that page made: a rebuild reads the matches
             # of the bots whose pages changed only.
-            first, *more = data.bot_listings(snap, bot.id)
-            bot_page = data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
-            yield first.path, (bot_page, first.inputs), partial(_render_bot, bot_page, first)
+            first, *more = bot_data.bot_listings(snap, bot.id)
+            bot_page = bot_data.bot_page(snap, bot.id, None, None if think is None else think.get(bot.id))
+            yield first.path, (bot_page, first.inputs), partial(render_bot_with, bot_page, first)
             for listing in more:
                 if listing.path not in made:
-                    yield listing.path, listing.inputs, partial(_render_listing, listing)
-        if bot_pages is not True and data.faulted_by(snap, bot.id):
+                    yield listing.path, listing.inputs, partial(render_listing, listing)
+        if bot_pages is not True and faults_data.faulted_by(snap, bot.id):
             # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
-            yield (data.faults_href(snap.slug, bot.slug), data.faults_page_inputs(snap, bot.id),
-                   partial(_render_faults, snap, bot.id))
+            yield (urls.faults_href(snap.slug, bot.slug), faults_data.faults_page_inputs(snap, bot.id),
+                   partial(render_faults_of, snap, bot.id))
 
 
-def _render_bot(page: data.BotPage, first: data.Listing) -> str:
-    return render_bot(replace(page, matches=first.make()))
-
-
-def _render_listing(listing: data.Listing) -> str:
-    return render_match_list(listing.make())
-
-
-_worker: tuple[data.Snapshot, Path, bool, str, list[data.Listing]] | None = None
+_worker: tuple[snapshot.Snapshot, Path, bool, str, list[listings_data.Listing]] | None = None
 _start_failure = "it was never started"
 
 
@@ -520,7 +188,7 @@ def _start_worker(snap: str, out: Path, staged: bool, version: str) -> None:
     try:
         with open(snap, "rb") as handle:
             unpickled = pickle.load(handle)  # read once per worker, not sent with each chunk
-        _worker = (unpickled, out, staged, version, data.match_listings(unpickled))
+        _worker = (unpickled, out, staged, version, listings_data.match_listings(unpickled))
         gc.freeze()  # kept for the worker's life: its collections leave the snapshot alone
     except Exception as error:  # noqa: BLE001 - raised by its tasks instead (_write_chunk)
         # A pool whose initializer raises starts new workers forever: the build would never end.
@@ -544,13 +212,13 @@ class Made:
     """Logs found unreadable."""
     think: list[tuple[int, Tally]] = field(default_factory=list)
     """Each seat's think times of the finished matches made (bot id, its seat's times)."""
-    rows: dict[int, data.BotRow] = field(default_factory=dict)
-    """The matches made as rows of their bots' listings (:attr:`arena.site.data.Snapshot.row_html`)."""
+    rows: dict[int, snapshot.BotRow] = field(default_factory=dict)
+    """The matches made as rows of their bots' listings (:attr:`arena.site.snapshot.BuildCache.row_html`)."""
     pages: int = 0
     """Match pages made."""
 
 
-def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data.Listing], out: Path,
+def make_work(snap: snapshot.Snapshot, work: Sequence[Work], listings: Sequence[listings_data.Listing], out: Path,
               staged: bool, version: str, made: Made) -> None:
     """Make and write the stale files of ``work`` (:func:`stale_work`) into ``out``, telling ``made``."""
     for kind, number, stale in work:
@@ -564,7 +232,7 @@ def make_work(snap: data.Snapshot, work: Sequence[Work], listings: Sequence[data
         else:
             listing = listings[number - 1]
             stale = {listing.path: output.key(version, listing.path, listing.inputs)} if stale is None else stale
-            files = [(listing.path, _render_listing(listing))]
+            files = [(listing.path, render_listing(listing))]
         made.written += [(stale[path], *output.write_file(out, path, content, staged))
                          for path, content in files if path in stale]
 
@@ -589,15 +257,15 @@ Progress = Callable[[str, int, int], None]
 a progress bar (the match pages are nearly all of a big build's time)."""
 
 
-def stale_work(snap: data.Snapshot, manifest: output.Manifest, version: str,
-               listings: Sequence[data.Listing]) -> list[list[Work]]:
+def stale_work(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
+               listings: Sequence[listings_data.Listing]) -> list[list[Work]]:
     """What of the matches' files and of the list of all matches is stale, a page of that list at a time: each
     page with its matches' files first (a build stopped in between leaves no link to a page not yet written), so
     that whoever makes them reads those matches from the store once for both. The fresh ones are kept. Without
     a manifest, all are stale, keyed as they are made: by the workers, not before they can start (a second at
     100,000 matches)."""
     spans: list[list[Work]] = []
-    for number, (listing, span) in enumerate(zip(listings, data.listing_spans(snap), strict=True), 1):
+    for number, (listing, span) in enumerate(zip(listings, listings_data.listing_spans(snap), strict=True), 1):
         if not manifest.old:
             spans.append([*((MATCH, position, None) for position in span), (LISTING, number, None)])
             continue
@@ -637,7 +305,7 @@ def _chunks(spans: Sequence[Sequence[Work]]) -> list[list[Work]]:
 
 
 @contextmanager
-def _workers(snap: data.Snapshot, manifest: output.Manifest, version: str, count: int) -> Iterator[Pool]:
+def _workers(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, count: int) -> Iterator[Pool]:
     """``count`` processes that make match pages of ``snap`` into ``manifest``'s directory, each started with what
     they need of the snapshot; on leaving, they are waited for."""
     # spawn, like the tournament runner: a fork would copy the store's open SQLite connection. What a match page
@@ -658,7 +326,7 @@ def _workers(snap: data.Snapshot, manifest: output.Manifest, version: str, count
             pool.join()
 
 
-def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, workers: int,
+def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
                   progress: Progress | None = None, think: dict[int, Tally] | None = None,
                   arrived: Callable[[int], None] | None = None) -> tuple[list[str], bool]:
@@ -672,7 +340,7 @@ def write_matches(snap: data.Snapshot, manifest: output.Manifest, version: str, 
     id; ``arrived``, with a pool, is told after ``meanwhile`` as the pages are made that every match
     before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable, and whether
     the pages were made by a pool (a build that big splits its bots' pages too: :func:`write_bot_pages`)."""
-    listings = data.match_listings(snap)
+    listings = listings_data.match_listings(snap)
     spans = stale_work(snap, manifest, version, listings)
     pages = match_pages(spans)
     parallel = workers > 1 and pages >= parallel_from
@@ -714,12 +382,12 @@ def _made_upto(chunks: Sequence[Sequence[Work]], matches: int) -> list[int]:
     return upto[::-1]
 
 
-def _take(snap: data.Snapshot, manifest: output.Manifest, made: Made, think: dict[int, Tally] | None) -> None:
+def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: Made, think: dict[int, Tally] | None) -> None:
     """Record what ``made`` wrote in the manifest, keep its rows and add its think times to ``think`` (by bot id);
     cleared for more."""
     for wanted, path, size, mtime_ns in made.written:
         manifest.record(wanted, path, size, mtime_ns)
-    snap.row_html.update(made.rows)
+    snap.cache.row_html.update(made.rows)
     if think is not None:
         # Summed as they come, while the workers work: 400,000 seats in a big league.
         for bot_id, tally in made.think:
@@ -743,14 +411,15 @@ def _young_collections_only() -> Iterator[None]:
         gc.set_threshold(young, older, oldest)
 
 
-def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | Callable[[], data.HomePage],
-               full: bool = False, workers: int = 1, parallel_from: int = PARALLEL_FROM,
-               progress: Progress | None = None, rest: Callable[[data.Snapshot], None] | None = None) -> BuildReport:
+def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
+               home: home_data.HomePage | Callable[[], home_data.HomePage], full: bool = False, workers: int = 1,
+               parallel_from: int = PARALLEL_FROM, progress: Progress | None = None,
+               rest: Callable[[snapshot.Snapshot], None] | None = None) -> BuildReport:
     """Write the site of ``snaps`` (and ``home``, the home page, or what makes it once they are read) into ``out``,
     leaving the pages of any other tournament there alone. By default only the files whose inputs changed are
     written, in place, and the pages that no longer exist are removed (:mod:`arena.site.output`); with ``full``,
     or when ``out`` has no manifest, every file is made again in a staged copy of the site that is swapped in
-    whole. ``rest`` reads what each snapshot still lacks (:func:`arena.site.data.read_rest`), which is done while
+    whole. ``rest`` reads what each snapshot still lacks (:func:`arena.site.snapshot.read_rest`), which is done while
     the workers make its match pages."""
     started = time.monotonic()
     # Every page is made by the templates and by the package's code (the site's modules, the narrator, how the
@@ -758,10 +427,10 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
     # name, so a new stylesheet or script is one file written.
     version = output.code_version(TEMPLATE_DIR, PACKAGE_DIR)
     built = [f"t/{snap.slug}/" for snap in snaps]
-    _sweep_stages(out)
+    output.sweep_stages(out)
     old = output.Manifest.load(out)
     full = full or not old.old
-    root = _stage(out, built) if full else out
+    root = output.stage(out, built) if full else out
     manifest = output.Manifest(root, {} if full else old.old, staged=full)
     mine = ("assets/", "index.html", *built)
     for path, entry in old.old.items():
@@ -790,13 +459,13 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
                 else:
                     write_pages(snap, manifest, version, think, None, later.made)
                 keep_steps(snap, manifest, version)
-            home = home if isinstance(home, data.HomePage) else home()
+            home = home if isinstance(home, home_data.HomePage) else home()
             manifest.put(("index.html",), output.key(version, home),
                          partial(_page_file, "index.html", partial(render_home, home)))
             removed = manifest.sweep(["assets", *built])
             manifest.save()
             if full:
-                _swap(root, out)
+                output.swap(root, out)
         except BaseException:
             if full:
                 shutil.rmtree(root, ignore_errors=True)
@@ -805,7 +474,7 @@ def write_site(out: Path, snaps: Sequence[data.Snapshot], home: data.HomePage | 
                        tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
 
 
-def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
+def write_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
                 think: Mapping[int, Tally] | None = None, bot_pages: bool | None = None,
                 made: Container[str] = frozenset(), bots: Collection[int] | None = None) -> None:
     """Write the tournament's pages but its match pages, those whose inputs changed (``think``, ``bot_pages``,
@@ -817,7 +486,7 @@ def write_pages(snap: data.Snapshot, manifest: output.Manifest, version: str,
             manifest.put((path,), output.key(text), partial(_text_file, path, text))
 
 
-def write_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
+def write_bot_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
                     made: Container[str], split: bool) -> None:
     """Write the bots' own pages and the pages of their matches not ``made`` yet: a full build's last step, as a
     bot's page shows the think times of all its matches. With ``split``, half the bots' pages are made by a forked
@@ -859,7 +528,7 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _forked_bot_pages(snap: data.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
+def _forked_bot_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
                       made: Container[str], bots: Collection[int], sending: Connection) -> None:
     """In the forked copy (:func:`write_bot_pages`): write the pages of ``bots`` and send what the manifest is to
     record of them, or why they could not be made."""
@@ -881,31 +550,31 @@ def _put_page(manifest: output.Manifest, version: str, path: str, inputs: Any, r
 
 class LaterListings:
     """The pages of the bots' matches past the first, made while the workers make the match pages: each once every
-    match on it is made, its rows then being in :attr:`arena.site.data.Snapshot.row_html`. At 1,000 bots these are
+    match on it is made, its rows then being in :attr:`arena.site.snapshot.BuildCache.row_html`. At 1,000 bots these are
     8,000 pages that the building process would otherwise make alone after the workers finish, one core idle. The
     first page of each is the bot's own page, which waits for the think times of all its matches."""
 
-    def __init__(self, snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+    def __init__(self, snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
         self.snap, self.manifest, self.version = snap, manifest, version
         self.made: set[str] = set()
         """The paths of the pages made (:func:`tournament_pages` leaves them out)."""
-        self._waiting: list[data.Listing] | None = None
+        self._waiting: list[listings_data.Listing] | None = None
 
     def arrived(self, upto: int) -> None:
         """Told that the matches before position ``upto`` are made: make the pages that show no later match."""
         if self._waiting is None:
             # Last match last: popped from the end, the page whose matches are made first.
             self._waiting = sorted((listing for bot in self.snap.bots
-                                    for listing in data.bot_listings(self.snap, bot.id)[1:]),
+                                    for listing in bot_data.bot_listings(self.snap, bot.id)[1:]),
                                    key=lambda listing: listing.last, reverse=True)
         while self._waiting and self._waiting[-1].last < upto:
             listing = self._waiting.pop()
-            _put_page(self.manifest, self.version, listing.path, listing.inputs, partial(_render_listing, listing))
+            _put_page(self.manifest, self.version, listing.path, listing.inputs, partial(render_listing, listing))
             self.made.add(listing.path)
 
 
-def _meanwhile(snap: data.Snapshot, manifest: output.Manifest, version: str, full: bool,
-               rest: Callable[[data.Snapshot], None] | None) -> None:
+def _meanwhile(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, full: bool,
+               rest: Callable[[snapshot.Snapshot], None] | None) -> None:
     """What a build does while its workers make the match pages: read the rest of the snapshot; in a full build,
     make every page but the match pages and the bots' own."""
     if rest is not None:
@@ -914,14 +583,14 @@ def _meanwhile(snap: data.Snapshot, manifest: output.Manifest, version: str, ful
         write_pages(snap, manifest, version, None, False)
 
 
-def downloads(snap: data.Snapshot) -> list[tuple[str, str]]:
-    """The tournament's results to download (:data:`arena.site.data.DOWNLOADS`), from what ``arena standings
+def downloads(snap: snapshot.Snapshot) -> list[tuple[str, str]]:
+    """The tournament's results to download (:data:`arena.site.downloads.DOWNLOADS`), from what ``arena standings
     --json`` and ``arena matches --json`` give."""
     standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
-    return [(data.results_href(snap.slug, "results.json"),
-             json.dumps(data.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
-            (data.results_href(snap.slug, "standings.csv"), data.standings_csv(standings)),
-            (data.results_href(snap.slug, "matches.csv"), data.matches_csv(snap.match_list))]
+    return [(urls.results_href(snap.slug, "results.json"),
+             json.dumps(downloads_mod.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
+            (urls.results_href(snap.slug, "standings.csv"), downloads_mod.standings_csv(standings)),
+            (urls.results_href(snap.slug, "matches.csv"), downloads_mod.matches_csv(snap.match_list))]
 
 
 THINK_FILE = "think.json"
@@ -929,7 +598,7 @@ THINK_FILE = "think.json"
 they are of (:meth:`arena.match.thinktime.Tally.state`), so that a rebuild reads the logs of new matches only."""
 
 
-def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
+def bots_think(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
                made: Mapping[int, Tally]) -> dict[int, Tally]:
     """Each bot's think times over the tournament's finished matches: those of the matches this build made
     (``made``, by bot id), the sums the last build kept for the others (:data:`THINK_FILE`), and the logs of any match
@@ -954,7 +623,7 @@ def bots_think(snap: data.Snapshot, manifest: output.Manifest, version: str,
                    if bot_id not in total or stamp.id not in total[bot_id].matches]
         if not missing:
             continue
-        view = data.match_view(snap, stamp)[0]  # None: its page says the log is missing or corrupt
+        view = common.match_view(snap, stamp)[0]  # None: its page says the log is missing or corrupt
         seats = [Tally(matches={stamp.id}) for _ in stamp.bot_ids] if view is None else view.tallies_of(stamp.id)
         for seat in missing:
             total.setdefault(stamp.bot_ids[seat], Tally()).merge(seats[seat])
@@ -980,17 +649,17 @@ def _kept_think(manifest: output.Manifest, path: str, version: str) -> dict[int,
 
 
 STEPS_FILE = "steps.json"
-"""In a tournament's directory of the site: the replay step of each forfeit (:func:`arena.site.data.forfeit_steps`)
+"""In a tournament's directory of the site: the replay step of each forfeit (:func:`arena.site.common.fault_rows`)
 of its faulted matches, with where their logs were and their size and time, so that a rebuild's tables of faults
 (the tournament's, each bot's) read the logs of new faults only: at 10,000 matches, hundreds of logs a build."""
 
 
-def _log_source(snap: data.Snapshot, stamp: MatchStamp) -> list[Any] | None:
+def _log_source(snap: snapshot.Snapshot, stamp: MatchStamp) -> list[Any] | None:
     found = locate_log(stamp.log_path, snap.store_dir, snap.name, stamp.idx)
     return None if found is None else [os.fspath(found[0]), found[1].st_size, found[1].st_mtime_ns]
 
 
-def kept_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+def kept_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
     """Put the forfeit steps the last build kept (:data:`STEPS_FILE`) in ``snap``'s cache, those of the matches
     whose logs are still the ones read (and if that build was of this code and the file is what it wrote)."""
     path = f"t/{snap.slug}/{STEPS_FILE}"
@@ -1005,12 +674,12 @@ def kept_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> 
         for match_id, (source, steps) in kept["matches"].items():
             stamp = stamps.get(int(match_id))
             if stamp is not None and source == _log_source(snap, stamp):
-                snap.forfeit_cache[stamp.id] = {int(seat): int(step) for seat, step in steps.items()}
+                snap.cache.forfeits[stamp.id] = {int(seat): int(step) for seat, step in steps.items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return
 
 
-def keep_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> None:
+def keep_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
     """Keep the forfeit steps of ``snap``'s faulted matches that this build knows (:data:`STEPS_FILE`)."""
     path = f"t/{snap.slug}/{STEPS_FILE}"
     matches = {}
@@ -1018,7 +687,7 @@ def keep_steps(snap: data.Snapshot, manifest: output.Manifest, version: str) -> 
         stamp = snap.stamps[position]
         if stamp.sealed:  # its log is not read while sealed: no steps to keep, and none must be kept as found
             continue
-        steps = snap.forfeit_cache.get(stamp.id)
+        steps = snap.cache.forfeits.get(stamp.id)
         source = None if steps is None else _log_source(snap, stamp)
         if steps is not None and source is not None:
             matches[str(stamp.id)] = [source, {str(seat): step for seat, step in sorted(steps.items())}]
@@ -1066,75 +735,21 @@ def build_site(store: Store, out: Path, names: Sequence[str] | None = None, work
     changed since the last build there unless ``full`` (see :func:`write_site`); match pages by up to ``workers``
     processes (default: the CPUs) when ``parallel_from`` or more need writing, ``progress`` told how many. With
     ``live_refresh_s``, the tournaments are being played: their pages say how far they are and reload themselves
-    that often (:class:`arena.site.data.Live`; arena/site/live.py builds so while a run plays).
+    that often (:class:`arena.site.snapshot.Live`; arena/site/live.py builds so while a run plays).
 
     Raises KeyError naming a tournament the store does not have.
     """
     workers = workers if workers is not None else os.cpu_count() or 1
     wanted = [row["name"] for row in store.tournaments()] if names is None else list(names)
     # Each tournament's standings and totals are read while the workers make its match pages.
-    snaps = [data.snapshot(store, name, whole=False) for name in wanted]
+    snaps = [snapshot.snapshot(store, name, whole=False) for name in wanted]
     if live_refresh_s is not None:
         for snap in snaps:
-            snap.live = data.live_of(snap, live_refresh_s)
+            snap.live = snapshot.live_of(snap, live_refresh_s)
     existing = {path.parent.name for path in (out / "t").glob("*/index.html")} if (out / "t").is_dir() else set()
 
-    def home() -> data.HomePage:
-        return data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
+    def home() -> home_data.HomePage:
+        return home_data.home_page(store, {snap.slug for snap in snaps} | existing, {snap.id: snap for snap in snaps})
 
     return write_site(out, snaps, home, full, workers, parallel_from, progress,
-                      partial(data.read_rest, store=store))
-
-
-def _stage(out: Path, rebuilt: Sequence[str] = ()) -> Path:
-    """A new directory beside ``out`` holding a copy of it (hard links: cheap) but the directories ``rebuilt``
-    (site-relative, made again whole: tens of thousands of files not worth linking only to unlink them), to build
-    the next site in, so that a build stopped part-way (a kill, a full disk) leaves the old site whole."""
-    stage = out.parent / f".{out.name}.{os.getpid()}.tmp"
-    shutil.rmtree(stage, ignore_errors=True)
-    if out.is_dir():
-        skip = {os.path.normpath(os.path.join(out, prefix)) for prefix in rebuilt}
-        shutil.copytree(out, stage, copy_function=_link, symlinks=True,
-                        ignore=lambda directory, names: [name for name in names
-                                                         if os.path.join(directory, name) in skip])
-    else:
-        stage.mkdir(parents=True)
-    return stage
-
-
-def _sweep_stages(out: Path) -> None:
-    """Remove the stages (and swapped-out old sites) that builds killed part-way left beside ``out``: every build
-    does, the incremental ones too, or a full build killed once would leave its copy there for good."""
-    if not out.parent.is_dir():
-        return
-    for leftover in out.parent.glob(f".{out.name}.*"):
-        pid, _, kind = leftover.name[len(out.name) + 2:].partition(".")
-        if kind in ("tmp", "old") and pid.isdigit() and not procfs.running(int(pid)):
-            shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _link(source: str, target: str) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)  # a file system without hard links
-
-
-RENAME_EXCHANGE = 2
-
-
-def _swap(stage: Path, out: Path) -> None:
-    """Put the staged site in place of ``out`` in one step (Linux's atomic exchange of two paths), then remove
-    the old one; elsewhere in two renames."""
-    if not out.exists():
-        os.rename(stage, out)
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-    at_cwd = -100
-    if renameat2 is None or renameat2(at_cwd, os.fsencode(stage), at_cwd, os.fsencode(out), RENAME_EXCHANGE) != 0:
-        old = out.with_name(f".{out.name}.{os.getpid()}.old")
-        os.rename(out, old)
-        os.rename(stage, out)
-        stage = old
-    shutil.rmtree(stage, ignore_errors=True)
+                      partial(snapshot.read_rest, store=store))
