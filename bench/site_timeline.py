@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-STEPS = {"build": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think", "write_bot_pages"),
+STEPS = {"build": ("stale_work", "write_matches", "_meanwhile", "write_pages", "bots_think"),
          "snapshot": ("read_rest",)}
 
 

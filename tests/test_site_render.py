@@ -4,7 +4,6 @@ escaped."""
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -12,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -530,52 +528,3 @@ def test_a_worker_that_cannot_start_fails_the_build_instead_of_hanging_it(monkey
         site_build._write_chunk([])
 
 
-def without_a_standing(store: Store) -> tuple[snapshot.Snapshot, snapshot.BotInfo]:
-    """The test store's whole snapshot with its second bot (the one a forked copy makes the pages of, the one
-    returned) left out of the standings: its page cannot be made."""
-    snap = snapshot.snapshot(store, "t", whole=False)
-    snapshot.read_rest(snap, store)
-    theirs = snap.bots[1]
-    snap.standings = [row for row in snap.standings if row.bot_id != theirs.id]
-    snap.forget_standings()
-    return snap, theirs
-
-
-def test_the_forked_half_of_the_bots_pages_fails_the_build_with_its_reason(
-        built: tuple[Store, Path, site_build.BuildReport], tmp_path: Path) -> None:
-    # A full build big enough for a pool makes half the bots' pages in a forked copy of itself; what goes wrong
-    # there is the build's error, not a page left out. Here the copy's first bot is not in the standings.
-    snap, theirs = without_a_standing(built[0])
-    manifest = output.Manifest(tmp_path, {}, staged=True)
-    with pytest.raises(RuntimeError, match=rf"making half the bots' pages failed: .*KeyError.*{theirs.name}"):
-        site_build.write_bot_pages(snap, manifest, "v", {}, set(), split=True)
-    # Its own half was made, the copy's was not recorded.
-    assert urls.bot_href(snap.slug, snap.bots[0].slug) in manifest.new
-    assert urls.bot_href(snap.slug, theirs.slug) not in manifest.new
-
-
-def test_a_build_holds_back_full_garbage_collections_and_restores_them(tmp_path: Path) -> None:
-    # Full collections went over the whole snapshot each time the heap grew by a quarter: 11 s of a big build.
-    store = make_store(tmp_path, limit=2)
-    before = gc.get_threshold()
-    during: list[tuple[int, int, int]] = []
-    site_build.build_site(store, tmp_path / "site", workers=1, progress=lambda *_: during.append(gc.get_threshold()))
-    assert during and all(threshold[:2] == before[:2] and threshold[2] >= 2**30 for threshold in during)
-    assert gc.get_threshold() == before
-
-
-def test_the_bots_pages_are_not_forked_while_another_thread_runs(built: tuple[Store, Path, site_build.BuildReport],
-                                                                  tmp_path: Path) -> None:
-    # A fork copies only the calling thread: a lock another thread held (a server's) would stay held in the copy.
-    # With a second thread running, the building process makes every bot's page itself, and the same snapshot
-    # error comes from it directly rather than from a forked copy.
-    snap, theirs = without_a_standing(built[0])
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        with pytest.raises(KeyError, match=theirs.name):
-            site_build.write_bot_pages(snap, output.Manifest(tmp_path, {}, staged=True), "v", {}, set(), split=True)
-    finally:
-        stop.set()
-        other.join()

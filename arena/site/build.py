@@ -2,8 +2,7 @@
 ``arena site build``, arena/site/live.py while a run plays, and the league server's public site, arena/server/public.py,
 go through it), and :func:`write_site` writes a site from snapshots through :mod:`arena.site.output`, which keeps
 what did not change. A build is incremental (each page keyed by what it is made from) and, for a big field, parallel:
-match pages are made by a spawned pool of workers a chunk at a time, half the bot pages by a forked copy of the
-building process, the rest meanwhile; the think times and forfeit steps already read are kept in the output directory
+match pages are made by a spawned pool of workers a chunk at a time, the other pages meanwhile; the think times and forfeit steps already read are kept in the output directory
 (:data:`THINK_FILE`, :data:`STEPS_FILE`). A full build is staged beside the site and swapped in at the end
 (:func:`arena.site.output.stage`, :func:`arena.site.output.swap`). Templates and assets live in ``site/`` at the top of
 the repository."""
@@ -18,15 +17,12 @@ import os
 import pickle
 import shutil
 import tempfile
-import threading
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
-from multiprocessing.connection import Connection
 from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
@@ -150,8 +146,7 @@ def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None 
     ``think`` times (by bot id); ``bot_pages`` True gives only those and the other pages of their matches, False all
     but those (a full build makes them as the match pages are made and after them, whose logs give the times and
     whose workers give their rows: :attr:`arena.site.snapshot.BuildCache.row_html`), None all; but not the pages of
-    bots' matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages
-    (:func:`write_bot_pages`)."""
+    bots' matches ``made`` already (:class:`LaterListings`), and with ``bots`` (ids), only those bots' own pages."""
     if bot_pages is not True:
         page = tournament_data.tournament_page(snap)
         yield urls.tournament_href(snap.slug), page, partial(render_tournament, page)
@@ -329,7 +324,7 @@ def _workers(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, c
 def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
                   progress: Progress | None = None, think: dict[int, Tally] | None = None,
-                  arrived: Callable[[int], None] | None = None) -> tuple[list[str], bool]:
+                  arrived: Callable[[int], None] | None = None) -> list[str]:
     """Write the match pages whose key changed (or whose files are not the manifest's), and the pages of the list
     of all matches likewise, each page of it with its matches (:func:`stale_work`): with a process pool when there
     are ``parallel_from`` or more match pages (a full build: a log to read and a replay to render each), each
@@ -338,8 +333,7 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
     staged build, where the order of writing does not matter), else after the match pages; ``progress`` is told
     how many match pages are made; ``think`` gets the think times of the finished matches made, summed by bot
     id; ``arrived``, with a pool, is told after ``meanwhile`` as the pages are made that every match
-    before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable, and whether
-    the pages were made by a pool (a build that big splits its bots' pages too: :func:`write_bot_pages`)."""
+    before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable."""
     listings = listings_data.match_listings(snap)
     spans = stale_work(snap, manifest, version, listings)
     pages = match_pages(spans)
@@ -354,7 +348,7 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
                     progress(snap.name, made.pages, pages)
             if meanwhile is not None:
                 meanwhile()
-            return made.corrupt, False
+            return made.corrupt
         chunks = _chunks(spans)
         # In order, so that the matches made are those before a position: the workers do not wait for it.
         results = pool.imap(_write_chunk, chunks)
@@ -368,7 +362,7 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
                 progress(snap.name, made.pages, pages)
             if arrived is not None:
                 arrived(upto)
-    return made.corrupt, True
+    return made.corrupt
 
 
 def _made_upto(chunks: Sequence[Sequence[Work]], matches: int) -> list[int]:
@@ -397,20 +391,6 @@ def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: Made, think:
     made.written, made.rows, made.think = [], {}, []
 
 
-@contextmanager
-def _young_collections_only() -> Iterator[None]:
-    """The garbage collector's full passes held back until the block ends, the young generations still collected
-    (the cycles a page's rendering leaves): a build keeps its snapshot, standings and rows to the end, and each full
-    pass went over all of them again, every time the heap grew by a quarter: 28 passes, 11 s of the building
-    process at 100,000 matches."""
-    young, older, oldest = gc.get_threshold()
-    gc.set_threshold(young, older, 2**30)
-    try:
-        yield
-    finally:
-        gc.set_threshold(young, older, oldest)
-
-
 def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
                home: home_data.HomePage | Callable[[], home_data.HomePage], full: bool = False, workers: int = 1,
                parallel_from: int = PARALLEL_FROM, progress: Progress | None = None,
@@ -436,40 +416,37 @@ def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
     for path, entry in old.old.items():
         if not path.startswith(mine):
             manifest.new[path] = entry  # another tournament's page: this build leaves it as it is
-    with _young_collections_only():
-        try:
-            for asset in ASSETS:
-                content = (ASSET_DIR / asset).read_bytes()
-                manifest.put((f"assets/{asset}",), output.key(content), partial(_asset_file, asset, content))
-            corrupt: list[str] = []
-            for snap in snaps:
-                # In place, match pages first and the pages that link to them after: a build stopped between the two
-                # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
-                # pages while its workers make the match pages.
-                thought: dict[int, Tally] = {}  # the think times of the matches this build makes, by bot
-                later = LaterListings(snap, manifest, version)
-                kept_steps(snap, manifest, version)
-                unreadable, pooled = write_matches(snap, manifest, version, workers, parallel_from,
-                                                   partial(_meanwhile, snap, manifest, version, full, rest),
-                                                   progress, thought, later.arrived)
-                corrupt += unreadable
-                think = bots_think(snap, manifest, version, thought)
-                if full:
-                    write_bot_pages(snap, manifest, version, think, later.made, split=pooled)
-                else:
-                    write_pages(snap, manifest, version, think, None, later.made)
-                keep_steps(snap, manifest, version)
-            home = home if isinstance(home, home_data.HomePage) else home()
-            manifest.put(("index.html",), output.key(version, home),
-                         partial(_page_file, "index.html", partial(render_home, home)))
-            removed = manifest.sweep(["assets", *built])
-            manifest.save()
-            if full:
-                output.swap(root, out)
-        except BaseException:
-            if full:
-                shutil.rmtree(root, ignore_errors=True)
-            raise
+    try:
+        for asset in ASSETS:
+            content = (ASSET_DIR / asset).read_bytes()
+            manifest.put((f"assets/{asset}",), output.key(content), partial(_asset_file, asset, content))
+        corrupt: list[str] = []
+        for snap in snaps:
+            # In place, match pages first and the pages that link to them after: a build stopped between the two
+            # leaves no link to a page not yet written. A staged build is swapped in whole, so it makes the other
+            # pages while its workers make the match pages.
+            thought: dict[int, Tally] = {}  # the think times of the matches this build makes, by bot
+            later = LaterListings(snap, manifest, version)
+            kept_steps(snap, manifest, version)
+            unreadable = write_matches(snap, manifest, version, workers, parallel_from,
+                                       partial(_meanwhile, snap, manifest, version, full, rest),
+                                       progress, thought, later.arrived)
+            corrupt += unreadable
+            think = bots_think(snap, manifest, version, thought)
+            # a full build's last step: a bot's own page shows the think times of all its matches
+            write_pages(snap, manifest, version, think, True if full else None, later.made)
+            keep_steps(snap, manifest, version)
+        home = home if isinstance(home, home_data.HomePage) else home()
+        manifest.put(("index.html",), output.key(version, home),
+                     partial(_page_file, "index.html", partial(render_home, home)))
+        removed = manifest.sweep(["assets", *built])
+        manifest.save()
+        if full:
+            output.swap(root, out)
+    except BaseException:
+        if full:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
     return BuildReport(out, tuple(snap.name for snap in snaps), len(manifest.new), time.monotonic() - started,
                        tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
 
@@ -484,63 +461,6 @@ def write_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str
     if bot_pages is not True:
         for path, text in downloads(snap):
             manifest.put((path,), output.key(text), partial(_text_file, path, text))
-
-
-def write_bot_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
-                    made: Container[str], split: bool) -> None:
-    """Write the bots' own pages and the pages of their matches not ``made`` yet: a full build's last step, as a
-    bot's page shows the think times of all its matches. With ``split``, half the bots' pages are made by a forked
-    copy of this process, which has all they are made from (the standings, the head-to-head, a row for each match)
-    without its being sent: at 1,000 bots, 5 s of one core's work after the workers finish, the other core idle."""
-    if not (split and len(snap.bots) > 1 and _can_fork()):
-        write_pages(snap, manifest, version, think, True, made)
-        return
-    mine, theirs = (frozenset(bot.id for bot in snap.bots[half::2]) for half in (0, 1))
-    context = multiprocessing.get_context("fork")
-    receiving, sending = context.Pipe(duplex=False)
-    copy = context.Process(target=_forked_bot_pages, args=(snap, manifest, version, think, made, theirs, sending),
-                           name="arena-site-bots", daemon=True)
-    copy.start()
-    sending.close()
-    try:
-        write_pages(snap, manifest, version, think, True, made, mine)
-        try:
-            outcome = receiving.recv()
-        except EOFError:
-            outcome = None  # it ended without a word
-    except BaseException:
-        copy.terminate()
-        raise
-    finally:
-        receiving.close()
-        copy.join()
-    if outcome is None:
-        raise RuntimeError(f"the process making half the bots' pages ended without them (exit code {copy.exitcode})")
-    failure, new, wrote = outcome
-    if failure is not None:
-        raise RuntimeError(f"making half the bots' pages failed: {failure}")
-    manifest.take(new, wrote)
-
-
-def _can_fork() -> bool:
-    # A fork copies only the thread that calls it: with others running (a server's), a lock one of them held would
-    # stay locked in the copy for good.
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
-def _forked_bot_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, think: Mapping[int, Tally],
-                      made: Container[str], bots: Collection[int], sending: Connection) -> None:
-    """In the forked copy (:func:`write_bot_pages`): write the pages of ``bots`` and send what the manifest is to
-    record of them, or why they could not be made."""
-    try:
-        snap.matches.forked()
-        mine = output.Manifest(manifest.out, manifest.old, staged=manifest.staged)
-        write_pages(snap, mine, version, think, True, made, bots)
-        sending.send((None, mine.new, mine.wrote))
-    except Exception as error:  # noqa: BLE001 - told to the building process, which raises it
-        sending.send((f"{error!r}\n{traceback.format_exc(limit=-3)}", {}, []))
-    finally:
-        sending.close()
 
 
 def _put_page(manifest: output.Manifest, version: str, path: str, inputs: Any, render: Callable[[], str]) -> None:

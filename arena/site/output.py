@@ -23,7 +23,7 @@ import json
 import os
 import pickle
 import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -193,13 +193,6 @@ class Manifest:
         self.new[relative] = Entry(wanted, size, mtime_ns)
         self.written += 1
         self.wrote.append(relative)
-
-    def take(self, new: Mapping[str, Entry], wrote: Sequence[str]) -> None:
-        """Take in what another manifest of this build has (``new``), of which the files ``wrote`` were written: a
-        forked process's, that made some of the pages."""
-        self.new.update(new)
-        self.written += len(wrote)
-        self.wrote += wrote
 
     def sweep(self, directories: Iterable[str]) -> int:
         """Remove every file under ``directories`` (site-relative) that this build did not make: pages that no

@@ -51,7 +51,6 @@ class Matches(Sequence[StoredMatch]):
         self.stamps = stamps
         self.stderr = stderr
         self._store = store
-        self._inherited: Store | None = None
         self._loaded: dict[int, StoredMatch] = {}
 
     def __len__(self) -> int:
@@ -111,12 +110,6 @@ class Matches(Sequence[StoredMatch]):
             if match is not None:  # else removed since the stamps were read: MatchGone if asked for
                 self._loaded[i] = match
 
-    def forked(self) -> None:
-        """In a forked copy of the process: read from a connection of its own from now on. An SQLite connection
-        must not be used across a fork; the inherited one is kept, unused and never closed (the copy ends with
-        ``os._exit``)."""
-        self._inherited, self._store = self._store, None
-
     def index_seats(self) -> list[tuple[int, int, int, int, str | None]]:
         """Every seat of every finished match, as :meth:`arena.store.Store.index_seats` reads them."""
         return self._open().index_seats(self.tournament_id)
@@ -126,7 +119,7 @@ class Matches(Sequence[StoredMatch]):
         self._loaded.clear()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_store": None, "_inherited": None, "_loaded": {}}
+        return {**self.__dict__, "_store": None, "_loaded": {}}
 
 
 class MatchGone(LookupError):
