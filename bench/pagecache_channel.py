@@ -28,7 +28,7 @@ sys.path[0] = str(ROOT)  # not bench/, whose docker.py would shadow the docker S
 from arena.bots.manifest import load_bot
 from arena.sandbox import Sandbox, SandboxLimits
 from tests.channels import write_probe_bot
-from tests.test_channels import ask
+from tests.support.probe import ask
 
 PAGE = 4096
 THRESHOLD_NS = 50_000

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import secrets
-import select
 import shutil
 import struct
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,15 +24,15 @@ from typing import Any
 import pytest
 
 from arena.bots.manifest import load_bot
-from arena.sandbox import BotProcess, Sandbox, SandboxLimits, seccomp
+from arena.sandbox import Sandbox, SandboxLimits, seccomp
 from arena.sandbox.common import SYSTEM_PATH
 from arena.sandbox.process import ProcessSandbox, bwrap_status
 from tests.channels import FLOCK, write_probe_bot
+from tests.support.docker import require_docker
+from tests.support.probe import ask
 
 LIMITS = SandboxLimits(memory_mb=160, processes=16, file_mb=4, scratch_mb=8, open_files=64, cpu_seconds=20)
 NBYTES = 4
-ANSWER_WAIT_S = 120.0
-"""Only a broken sandbox waits this long: the answer takes a Python start-up (well under a second when quiet)."""
 CHANNELS = ("lock_bits_usr", "flock_usr", "inotify_bot_dir", "lock_bits_dev")
 REFUSED = {"lock_bits_usr": errno.ENOLCK, "flock_usr": 0, "inotify_bot_dir": errno.ENOSYS,
            "lock_bits_dev": errno.ENOLCK}
@@ -45,13 +42,9 @@ nothing, so the receiver reads zeros."""
 
 def _backend(kind: str, close_channels: bool) -> Iterator[Sandbox]:
     if kind == "docker":
-        from arena.sandbox.docker import DockerSandbox, engine_status
+        from arena.sandbox.docker import DockerSandbox
 
-        works, reason = engine_status()
-        if not works:
-            if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-                pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
-            pytest.skip(f"no Docker engine reachable: {reason}")
+        require_docker()
         docker_sandbox = DockerSandbox(warm=0, close_channels=close_channels)
         yield docker_sandbox
         docker_sandbox.close()
@@ -84,30 +77,6 @@ def exclusive() -> Iterator[None]:
     with open(os.path.join(tempfile.gettempdir(), "arena-channel-tests.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
-
-
-def ask(process: BotProcess, request: dict[str, Any]) -> dict[str, Any]:
-    """Send one request line to the driver and read its one answer line."""
-    data = json.dumps(request).encode() + b"\n"
-    while data:
-        written = process.write(data)
-        data = data[written:]
-        if data:
-            select.select([], [process.write_fd()], [], 1.0)
-    out, err = b"", b""
-    deadline = time.monotonic() + ANSWER_WAIT_S
-    while b"\n" not in out:
-        fds = process.read_fds()
-        assert fds and time.monotonic() < deadline, f"no answer to {request}: stdout {out!r}, stderr {err[-2000:]!r}"
-        ready, _, _ = select.select(fds, [], [], 1.0)
-        for fd in ready:
-            for stream, chunk in process.read(fd):
-                if stream == "stdout":
-                    out += chunk
-                else:
-                    err += chunk
-    answer: dict[str, Any] = json.loads(out.split(b"\n", 1)[0])
-    return answer
 
 
 def python_stdlib_files(count: int) -> list[str]:

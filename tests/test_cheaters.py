@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 import time
 from pathlib import Path
 
@@ -21,11 +20,12 @@ from arena.match.referee import play_match
 from arena.run.config import LeagueConfig, TournamentConfig
 from arena.run.league import League
 from arena.run.tournament import run_tournament
-from arena.sandbox.docker import engine_status
 from arena.sandbox.process import ProcessSandbox
 from arena.schedule import rotations
 from arena.store import Store
 from tests.cheaters import claims, claims_in, leaks, write_peek
+from tests.support.docker import require_docker
+from tests.support.runs import league_playing
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 RULES = Rules(threshold=25)
@@ -33,13 +33,8 @@ DROP = Path("/tmp/arena-peek-drop")
 
 
 def needs_backend(backend: str) -> None:
-    if backend != "docker":
-        return
-    works, reason = engine_status()
-    if not works:
-        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
-        pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
+    if backend == "docker":
+        require_docker()
 
 
 def test_the_check_catches_a_copy_that_reads_what_an_earlier_rotation_left(tmp_path: Path) -> None:
@@ -85,11 +80,8 @@ def test_a_cheater_learns_nothing_in_a_tournament_with_two_workers(tmp_path: Pat
 
 
 def run_league(league: League, store: Store, matches: int, seconds: float = 300.0) -> int:
-    stop = threading.Event()
-    thread = threading.Thread(target=league.run, args=(stop,), name="league-cheat", daemon=True)
-    thread.start()
     deadline = time.monotonic() + seconds
-    try:
+    with league_playing(league, join_s=120) as thread:
         while True:
             tid = store.latest_tournament()["id"] if store.latest_tournament() else None
             done = 0 if tid is None else store.status_counts(tid).get("done", 0)
@@ -97,9 +89,6 @@ def run_league(league: League, store: Store, matches: int, seconds: float = 300.
                 return tid
             assert thread.is_alive() and time.monotonic() < deadline, league.state.to_dict()
             time.sleep(0.2)
-    finally:
-        stop.set()
-        thread.join(timeout=120)
 
 
 @pytest.mark.slow  # a league's 100 matches (docker: 36), two at a time

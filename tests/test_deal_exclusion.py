@@ -10,7 +10,6 @@ the control (the exclusion turned off, as only the bench does) shows that the ch
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -33,8 +32,9 @@ from arena.run.plan import pending_jobs, plan_tournament, settings_of
 from arena.run.players import DaskCluster, LocalPool, played
 from arena.run.tournament import AllPending, run_tournament
 from arena.sandbox import SandboxLimits
-from arena.sandbox.docker import engine_status
 from arena.store import Store
+from tests.support.docker import require_docker
+from tests.support.runs import league_playing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -226,11 +226,7 @@ def backend(sandbox: str) -> str:
     """``sandbox``, once it is known to work here: the docker backend needs an engine (without one the test skips,
     or fails under ``ARENA_REQUIRE_DOCKER=1``)."""
     if sandbox == "docker":
-        works, reason = engine_status()
-        if not works:
-            if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-                pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
-            pytest.skip(f"no Docker engine reachable: {reason}")
+        require_docker()
     return sandbox
 
 
@@ -281,17 +277,11 @@ def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(t
     config = LeagueConfig(name="ladder", entries=tuple(str(bot) for bot in bots), players=3, seed=3, workers=2,
                           groups_per_batch=2, registry=tmp_path / "registry", rules=Rules.from_dict({"threshold": 25}))
     league = League(config, tmp_path / "league.db")
-    stop = threading.Event()
-    thread = threading.Thread(target=league.run, args=(stop,))
-    thread.start()
-    try:
+    with league_playing(league):
         deadline = time.monotonic() + 180
         while league.state.matches_played < 12 and league.state.error is None:
             assert time.monotonic() < deadline, f"the league plays: {league.state}"
             time.sleep(0.1)
-    finally:
-        stop.set()
-        thread.join(timeout=60)
     assert league.state.error is None
     store = Store(tmp_path / "league.db")
     found = spans(store, store.tournament("ladder")["id"])

@@ -35,28 +35,23 @@ from arena.sandbox.docker import (
     Demux,
     DockerSandbox,
     describe_state,
-    engine_status,
 )
 from arena.sandbox.process import ProcessSandbox
 from tests.hostile import SEE_ALL, make_bot
+from tests.support.docker import require_docker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
 FAST = Limits(hello_ms=5000, move_ms=400, bank_ms=300)
 SHORT = Rules(threshold=30)
 SMALL = SandboxLimits(memory_mb=160, processes=16, file_mb=4, scratch_mb=8, open_files=64, cpu_seconds=20)
-REQUIRED = os.environ.get("ARENA_REQUIRE_DOCKER") == "1"
 
 pytestmark = pytest.mark.slow  # the docker backend's own tests: CI runs them; the fast profile leaves them out
 
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[DockerSandbox]:
-    works, reason = engine_status()
-    if not works:
-        if REQUIRED:
-            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
-        pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
+    require_docker()
     chosen = DockerSandbox()
     yield chosen
     chosen.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +34,7 @@ from arena.server.authors import (
 from arena.server.config import load_serve_config
 from arena.stats.standings import standings as read_standings
 from arena.store import Store, StoreError
-from tests.support.runs import fill
+from tests.support.runs import fill, league_playing
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 HOUSE = tuple(str(SAMPLES / name) for name in ("greedy", "random", "planner", "js-greedy"))
@@ -358,19 +357,11 @@ def wait_until(what: str, done: Callable[[], bool], league: League, seconds: flo
         time.sleep(0.1)
 
 
-def running(league: League) -> tuple[threading.Event, threading.Thread]:
-    stop = threading.Event()
-    thread = threading.Thread(target=league.run, args=(stop,), name="league-test", daemon=True)
-    thread.start()
-    return stop, thread
-
-
 @pytest.mark.slow  # real matches, and a tmpfs filled and emptied
 def test_a_full_disk_pauses_the_league_and_it_goes_on_when_space_returns(tiny_disk: Path, tmp_path: Path) -> None:
     db = tiny_disk / "arena.db"
     league = League(league_config(tmp_path, HOUSE[:2]), db)
-    stop, thread = running(league)
-    try:
+    with league_playing(league) as thread:
         wait_until("a first batch", lambda: league.state.matches_played >= 2, league)
         filler = fill(tiny_disk, 16 * 1024)
         wait_until("the pause", lambda: league.state.state.startswith("paused: the disk is full"), league)
@@ -382,9 +373,6 @@ def test_a_full_disk_pauses_the_league_and_it_goes_on_when_space_returns(tiny_di
         wait_until("the league to play again", lambda: league.state.matches_played > played, league)
         assert league.state.error is None and league.state.errors >= 1
         assert thread.is_alive()
-    finally:
-        stop.set()
-        thread.join(60)
     assert Store(db, readonly=True).status_counts(1).get("failed", 0) == 0
 
 
@@ -393,8 +381,7 @@ def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> N
     store = Store(tmp_path / "arena.db")
     lease = store.acquire("ladder")  # another runner holds the league: every attempt to play is refused
     league = League(league_config(tmp_path, HOUSE[:2]), store.path)
-    stop, thread = running(league)
-    try:
+    with league_playing(league) as thread:
         # Read as one snapshot, paused between tries (the state is "running" while a try is under way).
         wait_until("a second try", lambda: (now := league.state).errors >= 2
                    and now.state.startswith("paused by an error: trying again in"), league)
@@ -402,6 +389,3 @@ def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> N
         store.release(lease)  # the other runner is gone: the league goes on by itself
         wait_until("the league to play", lambda: league.state.matches_played >= 2, league)
         assert league.state.error is None and thread.is_alive()
-    finally:
-        stop.set()
-        thread.join(60)

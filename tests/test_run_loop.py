@@ -13,7 +13,6 @@ import re
 import shutil
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -27,7 +26,16 @@ from arena.run.league import League
 from arena.run.tournament import run_tournament
 from arena.stats.standings import final_ratings
 from arena.store import LeaseHeldError, Store
-from tests.support.runs import arena, counts, plain_failure, results, start, wait_group_gone, write_stop_config
+from tests.support.runs import (
+    arena,
+    counts,
+    league_playing,
+    plain_failure,
+    results,
+    start,
+    wait_group_gone,
+    write_stop_config,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -136,19 +144,13 @@ def test_a_league_holds_its_run_while_it_plays_and_lets_go_when_it_stops(tmp_pat
     config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random")), players=2,
                           seed=3, registry=tmp_path / "bots", rules=Rules.from_dict({"threshold": 25}))
     league = League(config, tmp_path / "league.db")
-    stop = threading.Event()
-    thread = threading.Thread(target=league.run, args=(stop,))
-    thread.start()
-    try:
+    with league_playing(league) as thread:
         wait_for(lambda: league.state.matches_played >= 2 or league.state.error,
                  lambda: f"the league plays: {league.state}", 60)
         assert league.state.error is None
         other = Store(tmp_path / "league.db")
         with pytest.raises(LeaseHeldError, match="tournament ladder is being run by PID"):
             other.acquire("ladder")
-    finally:
-        stop.set()
-        thread.join(timeout=60)
     assert not thread.is_alive() and league.state.state == "stopped" and league.state.error is None
     other.release(other.acquire("ladder"))  # free again
     tid = other.tournament("ladder")["id"]

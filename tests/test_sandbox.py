@@ -35,6 +35,7 @@ from arena.match.referee import MatchResult, play_match
 from arena.sandbox import SandboxLimits, get_sandbox
 from arena.sandbox.process import ProcessSandbox, bwrap_status
 from tests.hostile import LIMIT_FIRST, SEE_ALL, leftovers, make_bot
+from tests.support.docker import require_docker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -50,13 +51,9 @@ SECRET_ENV = "ARENA_TEST_REFEREE_SECRET"
                                         pytest.param("docker", marks=pytest.mark.slow)])
 def sandbox(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "docker":
-        from arena.sandbox.docker import DockerSandbox, engine_status
+        from arena.sandbox.docker import DockerSandbox
 
-        works, reason = engine_status()
-        if not works:
-            if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-                pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
-            pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
+        require_docker()
         docker_sandbox = DockerSandbox()
         yield docker_sandbox
         docker_sandbox.close()

@@ -12,13 +12,11 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import os
 import random
 import secrets
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -39,6 +37,8 @@ from arena.schedule import deal_seed
 from arena.server.public import publish
 from arena.site.build import build_site
 from arena.store import Store
+from tests.support.docker import require_docker
+from tests.support.runs import league_playing
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -451,22 +451,12 @@ def searcher(where: Path, public: str, kind: str = "deal", groups: int = 8, secr
     return bot
 
 
-def docker_or_skip() -> None:
-    from arena.sandbox.docker import engine_status
-
-    works, reason = engine_status()
-    if not works:
-        if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but no Docker engine is reachable: {reason}")
-        pytest.skip(f"no Docker engine reachable (start one with .ci/start-docker): {reason}")
-
-
 @pytest.mark.slow  # three 4-match tournaments with workers: 2 in the sandbox
 @pytest.mark.parametrize("sandbox", ["process", "docker"])
 def test_a_bot_that_searches_for_its_deals_seed_learns_nothing_unless_the_seed_is_short(
         tmp_path: Path, sandbox: str) -> None:
     if sandbox == "docker":
-        docker_or_skip()
+        require_docker()
     learnt = {}
     for case, seed in (("generated", None), ("long", secrets.token_hex(16)), ("short", 7)):
         where = tmp_path / case
@@ -505,7 +495,7 @@ def test_a_bot_that_searches_for_its_deals_seed_learns_nothing_unless_the_seed_i
 def test_a_bot_that_searches_for_its_deals_seed_in_a_league_learns_nothing_unless_the_seed_is_short(
         tmp_path: Path, sandbox: str) -> None:
     if sandbox == "docker":
-        docker_or_skip()
+        require_docker()
     for case, seed in (("generated", None), ("short", 7)):
         where = tmp_path / case
         where.mkdir()
@@ -515,17 +505,11 @@ def test_a_bot_that_searches_for_its_deals_seed_in_a_league_learns_nothing_unles
                               registry=where / "bots")
         store = Store(where / "arena.db")  # made before the league opens it: never read half made
         league = League(config, where / "arena.db")
-        stop = threading.Event()
-        playing = threading.Thread(target=league.run, args=(stop,))
-        playing.start()
-        try:
+        with league_playing(league):
             deadline = time.monotonic() + 120
             while (row := store.tournament("ladder")) is None or store.status_counts(row["id"]).get("done", 0) < 8:
                 assert time.monotonic() < deadline, f"the league played too little: {league.state.to_dict()}"
                 time.sleep(0.3)
-        finally:
-            stop.set()
-            playing.join(timeout=60)
         lines = []
         for match in store.matches(row["id"]):
             if match.result is None or match.log_path is None:

@@ -8,14 +8,21 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from arena.stats.standings import standings as read_standings
 from arena.store import Store
 from tests.sigint import default_sigint
+
+if TYPE_CHECKING:
+    from arena.run.league import League
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -127,3 +134,16 @@ def write_stop_config(directory: Path, **overrides: object) -> Path:
     path = directory / "s.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+@contextmanager
+def league_playing(league: League, join_s: float = 60) -> Iterator[threading.Thread]:
+    """``league.run`` in a thread of its own while the block runs; then told to stop and waited for (``join_s``)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=league.run, args=(stop,), name="league-test", daemon=True)
+    thread.start()
+    try:
+        yield thread
+    finally:
+        stop.set()
+        thread.join(timeout=join_s)
