@@ -10,6 +10,7 @@ they are (the local pool or a Dask cluster), and a resumed run ends exactly wher
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from typing import Any
 
 from arena.run import loop
@@ -17,7 +18,7 @@ from arena.run.config import TournamentConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import FinalRatings, Progress, RunReport
 from arena.run.plan import Plan, load_bots, pending_jobs, plan_tournament, settings_of
-from arena.run.players import played, player_for
+from arena.run.players import player_for
 from arena.run.stoprule import SettleRule
 from arena.schedule import design_for, make_schedule, new_secret
 from arena.store import Store
@@ -67,7 +68,7 @@ def run_tournament(
     ``on_start`` is called once the run is planned, before the first match (arena/run/loop.py).
     """
     policy: loop.Policy = AllPending(config) if config.stop is None else SettleRule(config)
-    with played(player_for(cluster or config.cluster, workers or config.workers)) as player:
+    with closing(player_for(cluster or config.cluster, workers or config.workers)) as player:
         return loop.run(store, policy, player, fresh, on_result, on_start=on_start)
 
 
