@@ -17,13 +17,17 @@ from arena.cli.play import BUILD_CACHE, load_rules, print_result
 from arena.match.protocol import Limits
 from arena.match.referee import InfrastructureError
 from arena.play.console import Console, Keys
+from arena.play.seat import Player
 from arena.play.session import PERSON_LIMITS, PLAY_RUN, play_with_person, record, seat_person
+from arena.play.web import TableServer, WebTable
 from arena.registry.build import BuildFailed
 from arena.resources import NoSuchSample, sample_bot
 from arena.run.plan import TournamentError, load_entrants
 from arena.sandbox import SandboxError, get_sandbox
 
 DEFAULT_OPPONENTS = ("sample:planner", "sample:greedy")
+SHOW_END_S = 30
+"""With --web, how long the table waits for the page to fetch the match's end before it closes."""
 
 
 @click.command()
@@ -41,10 +45,15 @@ DEFAULT_OPPONENTS = ("sample:planner", "sample:greedy")
               show_default=True, help="Your time bank for the whole match, in seconds.")
 @click.option("--sandbox", "sandbox_name", type=sandbox_choice(), default="process", show_default=True,
               help="Where the bots run: process (bubblewrap) or docker.")
+@click.option("--web", is_flag=True, help="Play in the browser: a table served on http://127.0.0.1 (its address "
+              "is printed), cards you click, the bots' moves appearing as they play.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="With --web: the port on 127.0.0.1 (0: a free one).")
 @db_option("The results store the match is kept in (as a match of its 'play' run); its log goes beside it.")
 @json_option("After the match, print its result as one JSON object instead of the table.")
 def play(bots: tuple[Path, ...], seat: int, name: str, seed: int | None, threshold: int | None,
-         rules_file: Path | None, move_s: int, bank_s: int, sandbox_name: str, db_path: Path, as_json: bool) -> None:
+         rules_file: Path | None, move_s: int, bank_s: int, sandbox_name: str, web: bool, port: int, db_path: Path,
+         as_json: bool) -> None:
     """Play a match yourself against BOTS (default: sample:planner sample:greedy; 1 to 7 bots: a directory or
     sample:NAME), with the same referee, rules and sandbox as any match. Each choice is one key: the legal throws
     are listed with theirs, d takes from the deck, ! declares, ? explains, q leaves. The bots keep their own time
@@ -67,13 +76,30 @@ def play(bots: tuple[Path, ...], seat: int, name: str, seed: int | None, thresho
     deal = secrets.randbits(63) if seed is None else seed  # a bot cannot learn a seed that was never shown
     log_path = db_path.parent / "logs" / PLAY_RUN / f"match-{time.strftime('%Y%m%d-%H%M%S')}-{deal:x}.jsonl.gz"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    console = Console(Keys(sys.stdin), sys.stderr if as_json else sys.stdout)
+    player: Player
+    server: TableServer | None = None
+    if web:
+        player = WebTable()
+        try:
+            server = TableServer(player, port)
+        except OSError as error:
+            fail(f"--port {port}: cannot listen on 127.0.0.1 ({error.strerror})")
+        server.serve_in_background()
+        click.echo(f"your table: {server.url}   (open it in a browser on this machine; Ctrl-C ends the match)",
+                   err=as_json)
+        sys.stdout.flush()
+    else:
+        player = Console(Keys(sys.stdin), sys.stderr if as_json else sys.stdout)
     try:
-        result = play_with_person(seats, seat, console, deal, get_sandbox(sandbox_name), rules,
+        result = play_with_person(seats, seat, player, deal, get_sandbox(sandbox_name), rules,
                                   person_limits=Limits(PERSON_LIMITS.hello_ms, move_s * 1000, bank_s * 1000),
                                   log_path=log_path)
     except (InfrastructureError, SandboxError) as error:
         fail(f"infrastructure error, match not played: {error}", ExitCode.FAILED)
+    finally:
+        if server is not None:
+            server.seen_over.wait(SHOW_END_S)  # the page shows the match's end before the table closes
+            server.shutdown()
     run, match_id = record(store, seats, result, rules, Limits(), sandbox_name)
     if as_json:
         emit_json(result.to_dict() | {"run": run, "match_id": match_id})

@@ -90,14 +90,16 @@ class Table:
 class Console:
     """Plays a seat for a person at a terminal (:class:`arena.play.seat.Player`)."""
 
-    def __init__(self, keys: Keys, out: TextIO = sys.stdout, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, keys: Keys | None, out: TextIO = sys.stdout,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.keys = keys
         self.out = out
         self.clock = clock
         self.table = Table()
 
     def stop(self) -> None:
-        self.keys.stop()
+        if self.keys is not None:
+            self.keys.stop()
 
     def say(self, *lines: str) -> None:
         for line in lines:
@@ -217,6 +219,7 @@ class Console:
         left = max(0, int(deadline - self.clock()))
         self.out.write(f"({left} s) {prompt}")
         self.out.flush()
+        assert self.keys is not None, "a console without keys only narrates"
         key = self.keys.next()
         # A terminal echoes nothing in cbreak mode and a pipe's input is not on the screen: say what was chosen.
         self.out.write(f"{key or ''}\n")
