@@ -13,11 +13,12 @@ import json
 import os
 import threading
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxLimits, Stream
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxLimits, Stream, launch_in_order
 
 PERSON_LANGUAGE = "person"
 """What a person's seat gives as its ``language``: the event log, the store and the site mark the seat by it."""
@@ -141,16 +142,8 @@ class SeatedSandbox(Sandbox):
         return self.inner.launch(bot, limits)
 
     def launch_all(self, bots: list[BotSpec], limits: SandboxLimits) -> list[BotProcess]:
-        started: list[BotProcess] = []
-        try:
-            for seat, bot in enumerate(bots):
-                player = self.players.get(seat)
-                started.append(SeatProcess(player) if player is not None else self.inner.launch(bot, limits))
-        except BaseException:
-            for process in started:
-                process.kill()
-            raise
-        return started
+        return launch_in_order([partial(SeatProcess, self.players[seat]) if seat in self.players
+                                else partial(self.inner.launch, bot, limits) for seat, bot in enumerate(bots)])
 
     def close(self) -> None:
         self.inner.close()
