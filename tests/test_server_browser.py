@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.support.server import SAMPLES, Server, free_port, make_bot
@@ -30,6 +32,7 @@ if MISSING is not None:
 from playwright.sync_api import Page, expect, sync_playwright
 
 from arena.registry.client import pack
+from arena.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -167,3 +170,48 @@ def test_the_servers_pages_have_no_serious_axe_violation(server: Server, page: P
         found[f"author page, {scheme}"] = problems(page, rules)
     failing = {name: lines for name, lines in found.items() if lines}
     assert not failing, "\n".join(f"{name} ({width} px):\n  " + "\n  ".join(lines) for name, lines in failing.items())
+
+
+def test_an_author_plays_a_house_bot_from_a_phone_privately_and_unrated(server: Server, page: Page) -> None:
+    token = server.add_author("table-author")
+    browser = page.context.browser
+    assert browser is not None
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
+    phone.goto(f"{server.url}/me/login")
+    phone.get_by_label("API token").fill(token)
+    phone.get_by_role("button", name="Log in").tap()
+    phone.get_by_role("link", name="Play a match yourself").tap()
+    phone.get_by_label("greedy").check()
+    phone.get_by_label("random").uncheck()
+    phone.get_by_role("button", name="Sit down").tap()
+    expect(phone.locator("h1")).to_have_text("Your seat")
+    table_url = phone.url
+    # Nobody but its author can see the table exists: no session, no table.
+    assert httpx.get(table_url).status_code == 404
+    assert httpx.get(f"{table_url}state").status_code == 404
+    turns = 0
+    deadline = time.monotonic() + 180
+    while True:
+        while not phone.evaluate(f"Number(document.body.dataset.turns || 0) > {turns} || "
+                                 "document.getElementById('clock').textContent === 'The match is over.'"):
+            assert time.monotonic() < deadline, phone.locator("#log").text_content()
+            phone.wait_for_timeout(100)
+        if phone.locator("#clock").text_content() == "The match is over.":
+            break
+        phone.locator(".play-throw").first.tap()
+        phone.get_by_role("button", name="Take from the deck").tap()
+        turns += 1
+    expect(phone.locator("#log")).to_contain_text("Match over:")
+    assert phone.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+    # Stored in the author's own run, unrated; the league's standings never name the person.
+    store = Store(server.db)
+    try:
+        runs = {row["name"]: row["id"] for row in store.tournaments()}
+        played = [run for run in runs if run.startswith("play-by-")]
+        assert len(played) == 1
+        (match,) = store.matches(runs[played[0]])
+        assert match.status == "done" and "table-author" in match.names
+        assert store.rating_rows(runs[played[0]]) == []
+    finally:
+        store.close()
+    assert "table-author" not in server.standings()

@@ -90,13 +90,17 @@ def play(bots: tuple[Path, ...], seat: int, name: str, seed: int | None, thresho
         sys.stdout.flush()
     else:
         player = Console(Keys(sys.stdin), sys.stderr if as_json else sys.stdout)
+    sandbox = None
     try:
-        result = play_with_person(seats, seat, player, deal, get_sandbox(sandbox_name), rules,
+        sandbox = get_sandbox(sandbox_name)
+        result = play_with_person(seats, seat, player, deal, sandbox, rules,
                                   person_limits=Limits(PERSON_LIMITS.hello_ms, move_s * 1000, bank_s * 1000),
                                   log_path=log_path)
     except (InfrastructureError, SandboxError) as error:
         fail(f"infrastructure error, match not played: {error}", ExitCode.FAILED)
     finally:
+        if sandbox is not None:
+            sandbox.close()
         if server is not None:
             server.seen_over.wait(SHOW_END_S)  # the page shows the match's end before the table closes
             server.shutdown()

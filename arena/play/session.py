@@ -63,18 +63,18 @@ def run_name(players: int, rules: Rules) -> str:
 
 
 def record(store: Store, seats: Sequence[BotSpec], result: MatchResult, rules: Rules, limits: Limits,
-           sandbox: str) -> tuple[str, int]:
-    """Store ``result`` as the next match of its play run (:func:`run_name`, made on first use): the run's name and
-    the match's id."""
-    name = run_name(len(seats), rules)
-    run = store.tournament(name)
-    if run is None:
+           sandbox: str, run: str | None = None) -> tuple[str, int]:
+    """Store ``result`` as the next match of the run ``run`` (default: its play run, :func:`run_name`; made on
+    first use): the run's name and the match's id."""
+    name = run or run_name(len(seats), rules)
+    row = store.tournament(name)
+    if row is None:
         config = {"name": name, "kind": PLAY_RUN, "players": len(seats), "rules": rules.to_dict(),
                   "limits": limits.to_dict(), "sandbox": sandbox, "rating": dataclasses.asdict(RatingConfig())}
         tid = store.create_tournament(name, config, hashlib.sha256(json.dumps(config, sort_keys=True).encode())
                                       .hexdigest(), [], [])
     else:
-        tid = run["id"]
+        tid = row["id"]
     slots = {(row["name"], row["files_hash"]): row["slot"] for row in store.bots(tid)}
     for spec in seats:
         if (spec.name, spec.files_hash) not in slots:

@@ -13,6 +13,7 @@ token, which only the served page knows.
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import queue
@@ -152,8 +153,12 @@ class WebTable:
                     "seat": table.seat, "players": [table.name(seat) for seat in range(len(table.players))]}
 
 
-def _choice(data: object) -> Choice | str:
+def choice_from_json(body: bytes) -> Choice | str:
     """A posted move as a :class:`Choice`, or what was wrong with it."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return "expected a JSON object"
     if not isinstance(data, dict):
         return "expected a JSON object"
     if data.get("leave") is True:
@@ -166,6 +171,15 @@ def _choice(data: object) -> Choice | str:
     return Choice(throw=throw, take=take)
 
 
+def table_page(token: str, base: str, style: str) -> str:
+    """The table's page (site/play/table.html): its state, moves and script under ``base``, the site's
+    stylesheet at ``style``."""
+    page = (data_dir("site") / "play" / "table.html").read_text(encoding="utf-8")
+    for name, value in (("token", token), ("base", base), ("style", style)):
+        page = page.replace("{{ " + name + " }}", html.escape(value, quote=True))
+    return page
+
+
 class TableServer(ThreadingHTTPServer):
     """The table's HTTP server on 127.0.0.1 (``port`` 0: a free one): the page, its state and its moves."""
 
@@ -175,8 +189,7 @@ class TableServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), _Handler)
         self.table = table
         self.token = secrets.token_urlsafe(16)
-        self.page = (data_dir("site") / "play" / "table.html").read_text(encoding="utf-8").replace(
-            "{{ token }}", self.token)
+        self.page = table_page(self.token, "/", "/assets/style.css")
         self.style = (data_dir("site") / "assets" / "style.css").read_bytes()
         self.script = (data_dir("site") / "play" / "table.js").read_bytes()
         self.table_style = (data_dir("site") / "play" / "table.css").read_bytes()
@@ -252,10 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not length.isdigit() or int(length) > MAX_BODY:
             self._json(HTTPStatus.BAD_REQUEST, {"error": f"expected a JSON move of at most {MAX_BODY} bytes"})
             return
-        try:
-            choice = _choice(json.loads(self.rfile.read(int(length))))
-        except (ValueError, UnicodeDecodeError):
-            choice = "expected a JSON object"
+        choice = choice_from_json(self.rfile.read(int(length)))
         if isinstance(choice, str):
             self._json(HTTPStatus.BAD_REQUEST, {"error": choice})
             return

@@ -3,6 +3,7 @@
 "use strict";
 (function () {
   const token = document.querySelector('meta[name="table-token"]').content;
+  const base = document.querySelector('meta[name="table-base"]').content;
   const $ = (id) => document.getElementById(id);
   let next = 0;
   let chosenThrow = null;
@@ -20,7 +21,7 @@
 
   async function post(move) {
     $("problem").textContent = "";
-    const reply = await fetch("/move", {method: "POST", headers: {"Content-Type": "application/json",
+    const reply = await fetch(base + "move", {method: "POST", headers: {"Content-Type": "application/json",
       "X-Table-Token": token}, body: JSON.stringify(move)});
     if (!reply.ok) {
       $("problem").textContent = (await reply.json()).error;
@@ -81,7 +82,7 @@
 
   async function poll() {
     try {
-      const reply = await fetch("/state?since=" + next, {cache: "no-store"});
+      const reply = await fetch(base + "state?since=" + next, {cache: "no-store"});
       const state = await reply.json();
       for (const line of state.lines) {
         if (!line.trim()) continue;
