@@ -18,6 +18,7 @@ import click
 
 from arena.bots.manifest import BotSpec
 from arena.cli.common import (
+    BOT_DIR,
     ExitCode,
     check_cluster,
     db_option,
@@ -37,8 +38,6 @@ from arena.run.cluster import ClusterError
 from arena.run.series import play_series, table, totals
 from arena.stats import sprt
 from arena.stats.sprt import Status
-
-BOT_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
 
 
 def gain(estimate: sprt.Estimate | None) -> str:
@@ -81,10 +80,11 @@ def verdict_line(report: abtest.TestReport, test: abtest.ABTest) -> str:
 
 
 @click.command("test")
-@click.argument("new", type=BOT_DIR)
-@click.argument("base", type=BOT_DIR)
-@click.option("--opponents", multiple=True, type=BOT_DIR,
-              help="An opponent bot (repeat the option). Without opponents the test is heads-up.")
+@click.argument("new", **BOT_DIR)
+@click.argument("base", **BOT_DIR)
+@click.option("--opponents", multiple=True, **BOT_DIR,
+              help="An opponent bot, a directory or sample:NAME (repeat the option). Without opponents the test is "
+              "heads-up.")
 @click.option("--pairing", type=click.Choice(abtest.PAIRINGS), default="table", show_default=True,
               help="table: NEW and BASE at the same table in both orders (heads-up: from both seats); field: each "
               "plays the same deals and seats against the opponents without meeting (needs about 3x the matches).")

@@ -18,7 +18,7 @@ import click
 from arena.bots.files import SubmissionRejected
 from arena.bots.manifest import ManifestError
 from arena.bots.scaffold import LANGUAGES, scaffold
-from arena.cli.common import ExitCode, colour, db_option, emit_json, fail, info, json_option, sandbox_choice
+from arena.cli.common import BOT_DIR, ExitCode, colour, db_option, emit_json, fail, info, json_option, sandbox_choice
 from arena.registry.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.registry.check import CheckReport, check_bot, format_report
 from arena.registry.versions import Registry, RegistryError, default_registry
@@ -62,7 +62,7 @@ def new_bot(name: str, language: str, directory: Path | None) -> None:
 
 
 @click.command()
-@click.argument("bot_dir", type=click.Path(path_type=Path))
+@click.argument("bot_dir", **BOT_DIR)
 @click.option("--sandbox", "sandbox_name", type=sandbox_choice(), default="process", show_default=True)
 @build_options
 @json_option()

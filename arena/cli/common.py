@@ -37,6 +37,36 @@ class ExitCode(IntEnum):
     """``arena test``: interrupted, or matches failed for infrastructure reasons; the same command resumes."""
 
 
+def bot_dir(value: str) -> Path:
+    """A bot named on the command line: ``sample:NAME`` (a sample bot that ships with arena, from any directory), or
+    a directory that exists; as in a config's ``bots:``. :class:`click.BadParameter` otherwise."""
+    from arena.resources import NoSuchSample, sample_bot
+
+    try:
+        sample = sample_bot(value)
+    except NoSuchSample as error:
+        raise click.BadParameter(str(error)) from None
+    if sample is not None:
+        return sample
+    path = Path(value)
+    if not path.is_dir():
+        raise click.BadParameter(f"{value}: {'not a directory' if path.exists() else 'no such directory'} (a bot "
+                                 "directory, or sample:NAME for a sample bot)")
+    return path
+
+
+def bot_dirs(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """The callback of every argument or option that names bots (one, ``nargs=-1`` or ``multiple``): :func:`bot_dir`
+    on each."""
+    if value is None:
+        return None
+    return tuple(map(bot_dir, value)) if isinstance(value, tuple) else bot_dir(value)
+
+
+BOT_DIR: dict[str, Any] = {"type": str, "callback": bot_dirs}
+"""``**BOT_DIR`` in a ``click.argument`` or ``click.option`` that names a bot."""
+
+
 def sandbox_choice() -> click.Choice[str]:
     """The ``--sandbox`` option's type: the backends' names (the sandbox package loads with the command using it)."""
     from arena.sandbox import BACKENDS

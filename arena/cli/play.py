@@ -17,6 +17,7 @@ import yaml
 from arena.cli import abtest as cli_abtest
 from arena.cli import site as cli_site
 from arena.cli.common import (
+    BOT_DIR,
     ExitCode,
     check_cluster,
     db_option,
@@ -36,7 +37,7 @@ from arena.match.matchlog import describe, find_log, load, verify
 from arena.match.protocol import Limits
 from arena.match.referee import InfrastructureError, play_match
 from arena.registry.versions import default_registry
-from arena.resources import data_dir, sample_bot
+from arena.resources import data_dir
 from arena.run import tournament
 from arena.run.cluster import ClusterError  # no Dask at import: it is imported only to play
 from arena.run.config import TournamentConfig, load_config, seed_warning
@@ -72,7 +73,7 @@ BUILD_CACHE = Path("results/builds")
 
 
 @click.command()
-@click.argument("bot_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("bot_dirs", nargs=-1, required=True, **BOT_DIR)
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
               help="Deal seed (as a config's seed: 0 or more); the same seed gives the same match.")
 @click.option("--threshold", type=int, help="Elimination threshold (shortcut for the rule option).")
@@ -101,7 +102,7 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
     if not 2 <= len(bot_dirs) <= 8:
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
-    bots = load_entrants(tuple(sample_bot(str(path)) or path for path in bot_dirs), BUILD_CACHE)
+    bots = load_entrants(bot_dirs, BUILD_CACHE)
     if games is not None:
         cli_abtest.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
                         log_path, as_json)

@@ -454,10 +454,14 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
         if entry.startswith(REGISTRY_PREFIX):
             entries.append(entry)
             continue
-        directory = (base / entry).resolve()
+        try:
+            directory = sample_bot(entry) or (base / entry).resolve()
+        except NoSuchSample as error:
+            problems.say(f"bots[{index}]", str(error))
+            continue
         if not directory.is_dir():
-            problems.say(f"bots[{index}]", f"expected registry:... or a bot directory, {excerpt(entry)} is not one "
-                                           f"(relative paths are read from {base})")
+            problems.say(f"bots[{index}]", f"expected registry:..., sample:NAME or a bot directory, {excerpt(entry)} "
+                                           f"is not one (relative paths are read from {base})")
         entries.append(str(directory))
     numbers: dict[str, int] = {}
     defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}
