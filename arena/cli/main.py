@@ -51,6 +51,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sandbox": ("arena.cli.sandbox", "sandbox_group", "Prepare this host's sandbox backends."),
     "site": ("arena.cli.site", "site_group",
              "The results site: static HTML standings, bots, matches and replays, readable from disk or any host."),
+    "init": ("arena.cli.starter", "init",
+             ("Write a commented tournament config (or with league, a league server config) into DIRECTORY (default: "
+              "here) that runs as it is: arena run tournament.yaml, or arena serve league.yaml.")),
     "new-bot": ("arena.cli.bots", "new_bot",
                 "Create a new bot called NAME: a manifest, a minimal correct bot and a README on how to iterate."),
     "check": ("arena.cli.bots", "check",
@@ -150,6 +153,7 @@ MAPPED: tuple[tuple[str, str, ExitCode], ...] = (
     ("arena.bots.manifest", "ManifestError", ExitCode.USAGE),
     ("arena.bots.files", "SubmissionRejected", ExitCode.USAGE),
     ("arena.bots.scaffold", "ScaffoldError", ExitCode.USAGE),
+    ("arena.run.starter", "InitError", ExitCode.USAGE),
     ("arena.resources", "NoSuchSample", ExitCode.USAGE),
     ("arena.game.rules", "RulesError", ExitCode.USAGE),
     ("arena.match.matchlog", "LogError", ExitCode.USAGE),
