@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from arena.bots.files import walk
+from arena.bots.files import bot_walk
 from arena.yamlfile import excerpt, load_yaml
 
 MANIFEST = "bot.yaml"
@@ -125,18 +125,17 @@ def _command(path: Path, field: str, value: object, example: str) -> tuple[str, 
 
 
 def hash_files(root: Path) -> str:
-    """A SHA-256 over the bot's regular files (relative paths and contents), so a changed bot gets a new hash.
+    """A SHA-256 over the bot's regular files (relative paths and contents), so a changed bot gets a new hash; what
+its ignore rules leave out (``.arenaignore``, :class:`arena.bots.files.Ignore`) is no part of it.
 
     Symlinks are hashed by their target text, never followed: a bot must not make us read outside its directory.
     """
     digest = hashlib.sha256()
-    for current, dirs, files in walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith(".git"))
+    for current, dirs, files in bot_walk(root):
+        dirs.sort()
         for name in sorted(files):
             full = Path(current, name)
             relative = full.relative_to(root).as_posix()
-            if full.suffix == ".pyc":
-                continue
             digest.update(relative.encode() + b"\0")
             if full.is_symlink():
                 digest.update(b"link:" + os.readlink(full).encode() + b"\0")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.bots.files import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
+from arena.bots.files import IGNORE_FILE, MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, has_ignored, safe_copy, scan
 from arena.bots.manifest import BotSpec, ManifestError, load_bot
 from arena.game.results import Fault, FaultKind, Reason, counted, limit_reason
 from arena.game.rules import Rules
@@ -380,7 +380,12 @@ def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, li
         steps.append(Step("files", False, files_expected, str(error)))
         return
     size = sum(entry.size for entry in files)
-    steps.append(Step("files", True, files_expected, f"{len(files)} files, {size / 1024:.1f} KiB"))
+    left_out = has_ignored(spec.directory)
+    steps.append(Step("files", True, files_expected, f"{len(files)} files, {size / 1024:.1f} KiB"
+                      + ("" if left_out is None else f" ({IGNORE_FILE} and its defaults leave out {left_out} ...)")))
+    if left_out is not None and spec.build is None:
+        safe_copy(spec.directory, built, files)  # the bot plays as it would be stored: without what is left out
+        spec = load_bot(built)
     remaining = ["build"] * (spec.build is not None) + ["hello", "self-play", "vs greedy"]
     try:
         sandbox = get_sandbox(sandbox_) if isinstance(sandbox_, str) else sandbox_
