@@ -26,6 +26,8 @@ MAX_MANIFEST_NODES = 2_000
 """Values in a bot.yaml, its aliases expanded (arena.yamlfile): a few dozen in any real one."""
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 OPTIONAL_TEXT = ("language", "author", "description", "image")
+MISSPELT = ("bot.yml", "bot.yaml", "bot.yaml.txt", "bots.yaml", "bot.yaml.yaml", "manifest.yaml", "arena.yaml")
+"""Names an author may have given the manifest (compared lower-cased): a missing ``bot.yaml`` names the one found."""
 
 
 class ManifestError(ValueError):
@@ -71,6 +73,11 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     if not root.is_dir():
         raise ManifestError(f"{root}: not a directory (expected a bot directory holding {MANIFEST})")
     if not path.is_file():
+        misspelt = next((near.name for near in sorted(root.iterdir()) if near.name != MANIFEST
+                         and near.name.lower() in MISSPELT and near.is_file()), None)
+        if misspelt is not None:
+            raise ManifestError(f"{path}: missing, but {misspelt} is there: rename it to {MANIFEST} (that name, "
+                                "exactly, is the one arena reads)")
         raise ManifestError(f"{path}: missing (every bot directory needs a {MANIFEST} with name and command)")
     try:
         if path.stat().st_size > MAX_MANIFEST_BYTES:

@@ -160,6 +160,7 @@ MAPPED: tuple[tuple[str, str, ExitCode], ...] = (
     ("arena.server.authors", "AuthorError", ExitCode.USAGE),
     ("arena.registry.build", "BuildFailed", ExitCode.FAILED),
     ("arena.registry.versions", "RegistryError", ExitCode.FAILED),
+    ("arena.registry.client", "ServerURLError", ExitCode.USAGE),  # before its base class: the first match counts
     ("arena.registry.client", "UploadError", ExitCode.FAILED),
     ("arena.sandbox", "SandboxError", ExitCode.FAILED),
     ("arena.match.referee", "InfrastructureError", ExitCode.FAILED),
