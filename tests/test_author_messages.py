@@ -26,12 +26,14 @@ from arena.resources import data_dir
 from arena.sandbox import SandboxLimits, cgroups
 from arena.sandbox.process import ProcessSandbox
 
-QUICK_HELLO = Limits(hello_ms=1500)
+QUICK_HELLO = Limits(hello_ms=500)
+"""For a bot that never answers: it times out whatever the deadline, so a short one races nothing. A bot that
+exits is checked with the default deadline, which its exit ends at once."""
 GREEDY = data_dir("sample_bots") / "greedy"
 
 
-def failed(directory: Path) -> tuple[str, list[str]]:
-    report = check_bot(directory, limits=QUICK_HELLO)
+def failed(directory: Path, limits: Limits = Limits()) -> tuple[str, list[str]]:
+    report = check_bot(directory, limits=limits)
     step = next(step for step in report.steps if step.ok is False)
     return step.got, step.advice
 
@@ -70,7 +72,7 @@ def test_reading_all_of_stdin_is_told_to_answer_each_line_not_to_flush(tmp_path:
     bot.mkdir()
     (bot / "bot.py").write_text("import sys\nmessages = sys.stdin.read()\n")
     (bot / "bot.yaml").write_text("name: slurp\ncommand: python3 bot.py\n")
-    _, advice = failed(bot)
+    _, advice = failed(bot, QUICK_HELLO)
     assert advice == [READ_ALL] and "answer each line as it comes" in READ_ALL and "flush" not in READ_ALL
     # a binary gives no source to read: then both causes, reading all first
     both = explain(Fault(Reason.TIMEOUT_HELLO, "nothing", 0), language="rust")
