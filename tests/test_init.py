@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.run.starter import InitError, write_config
 from tests.support.runs import arena
+from tests.support.server import Server, free_port
 
 
 def test_init_writes_both_kinds_named_after_the_directory_and_never_overwrites(tmp_path: Path) -> None:
@@ -40,3 +41,14 @@ def test_init_then_run_in_an_empty_directory(tmp_path: Path) -> None:
     found = json.loads(done.stdout)
     assert found["matches"] == found["played"] == 6 and not found["failed"]
     assert [row["bot"] for row in found["standings"]] and (tmp_path / "results" / "site" / "index.html").is_file()
+
+
+@pytest.mark.slow
+def test_init_league_then_serve_plays_its_house_bots(tmp_path: Path) -> None:
+    made = arena("init", "league", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    server = Server(tmp_path, tmp_path / "league.yaml", tmp_path / "results" / "arena.db", free_port())
+    with server.running():
+        server.wait_for("the house bots' first matches",
+                        lambda: all(line["matches"] > 0 for line in server.standings().values())
+                        and set(server.standings()) == {"greedy", "random"})
