@@ -53,7 +53,7 @@ CASES = {
                        files=(("bad.yaml", BAD_CONFIG),)),
     "a key twice": Case(("run", "{tmp}/twice.yaml", "--dry-run"), 2, "'players' is given twice", "{tmp}/twice.yaml",
                         files=(("twice.yaml", "name: t\nplayers: 2\nplayers: 3\n"),)),
-    "unknown sample": Case(("match", "sample:nosuch", "sample:greedy"), 2, "no such sample bot", usage=True),
+    "unknown sample": Case(("match", "sample:nosuch", "sample:greedy"), 2, "no such sample bot"),
     "missing log": Case(("replay", "{tmp}/none.jsonl.gz"), 2, "none.jsonl.gz", "{tmp}/none.jsonl.gz"),
     "a bad A/B option": Case(("test", str(ROOT / "sample_bots" / "greedy"), str(ROOT / "sample_bots" / "random"), "--db", "{tmp}/a.db", "--players", "3",
                               "--no-site"), 2, "--players: 3 seats"),

@@ -37,21 +37,22 @@ class ExitCode(IntEnum):
     """``arena test``: interrupted, or matches failed for infrastructure reasons; the same command resumes."""
 
 
-def bot_dir(value: str) -> Path:
+def bot_dir(value: str, option: str | None = None) -> Path:
     """A bot named on the command line: ``sample:NAME`` (a sample bot that ships with arena, from any directory), or
-    a directory that exists; as in a config's ``bots:``. :class:`click.BadParameter` otherwise."""
+    a directory that exists; as in a config's ``bots:``. Else exit 2 with one line, naming ``option`` if given."""
     from arena.resources import NoSuchSample, sample_bot
 
+    where = "" if option is None else f"{option}: "
     try:
         sample = sample_bot(value)
     except NoSuchSample as error:
-        raise click.BadParameter(str(error)) from None
+        fail(f"{where}{error}")
     if sample is not None:
         return sample
     path = Path(value)
     if not path.is_dir():
-        raise click.BadParameter(f"{value}: {'not a directory' if path.exists() else 'no such directory'} (a bot "
-                                 "directory, or sample:NAME for a sample bot)")
+        fail(f"{where}{value}: {'not a directory' if path.exists() else 'no such directory'} (a bot directory, or "
+             "sample:NAME for a sample bot)")
     return path
 
 
@@ -60,7 +61,8 @@ def bot_dirs(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     on each."""
     if value is None:
         return None
-    return tuple(map(bot_dir, value)) if isinstance(value, tuple) else bot_dir(value)
+    option = param.opts[0] if isinstance(param, click.Option) else None
+    return tuple(bot_dir(v, option) for v in value) if isinstance(value, tuple) else bot_dir(value, option)
 
 
 BOT_DIR: dict[str, Any] = {"type": str, "callback": bot_dirs}
