@@ -3,7 +3,8 @@
 Subclass :class:`Bot`, answer ``on_turn`` with :func:`play` or :func:`declare`, and call :func:`run`;
 :func:`legal_sets` lists the sets the rules let you throw. The runner
 puts this file on ``PYTHONPATH`` for every bot, so ``import arena_bot`` works inside the sandbox; to be independent
-of that, copy this file next to your bot. It uses only the standard library.
+of that, copy this file next to your bot, or install it anywhere as the package built from ``protocol/kit-python``
+(docs/REGISTRY.md, "Author kits"). It uses only the standard library.
 
 stdout is the protocol channel: print debug text to stderr (``log()`` does), never to stdout.
 """

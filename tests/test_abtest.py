@@ -147,8 +147,8 @@ def test_the_cap_leaves_it_undecided(tmp_path: Path, greedy_copy: Path) -> None:
     (["--opponents", str(SAMPLES / "greedy")], "a bot directory is named twice"),
 ])
 def test_bad_options_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
-    code, _, stderr = run(str(SAMPLES / "planner"), str(SAMPLES / "greedy"), "--db", str(tmp_path / "a.db"), *args)
-    assert code == 2 and message in stderr, stderr
+    code, found, stderr = run(str(SAMPLES / "planner"), str(SAMPLES / "greedy"), "--db", str(tmp_path / "a.db"), *args)
+    assert code == 2 and message in found["error"] and found["exit_code"] == 2 and not stderr, (found, stderr)
 
 
 @pytest.mark.slow

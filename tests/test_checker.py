@@ -12,7 +12,7 @@ from arena.bots.scaffold import scaffold
 from arena.cli.main import main
 from arena.game.results import Fault, Reason
 from arena.match.protocol import Limits
-from arena.registry.check import DEBUG_STDOUT, NO_FLUSH, READ_ALL, check_bot, explain, format_report, no_flush
+from arena.registry.check import DEBUG_STDOUT, NO_FLUSH, READ_ALL, check_bot, explain, format_report
 from tests.hostile import make_bot
 
 QUICK_HELLO = Limits(hello_ms=2000)
@@ -93,7 +93,7 @@ for line in sys.stdin:
     assert step.name == "hello"
     assert "0 bytes" in step.got
     assert step.advice == [NO_FLUSH]
-    assert "did you flush stdout after writing?" in NO_FLUSH
+    assert "did not flush stdout" in NO_FLUSH and "answer each line as it comes" in NO_FLUSH
     assert [s.ok for s in report.steps[3:]] == [None, None]  # the matches are skipped, not failed
 
 
@@ -185,7 +185,8 @@ def test_a_failing_bot_exits_1_from_the_command_line(tmp_path):
     (Fault(Reason.ILLEGAL_TAKE_NOT_ON_FLOOR, "not on the floor", 1), "", '"take" must be "deck"'),
     (Fault(Reason.ILLEGAL_OTHER, "stored before reason codes", 1), "", "broke a rule"),
     (Fault(Reason.TIMEOUT_MOVE, "no move within 11000 ms", 1), "", "did not flush stdout"),
-    (Fault(Reason.TIMEOUT_HELLO, "no reply", 1), "", "did you flush stdout"),
+    (Fault(Reason.TIMEOUT_HELLO, "no reply", 1), "", "did not flush stdout"),
+    (Fault(Reason.TIMEOUT_HELLO, "no reply", 1), "", "reads all of stdin before answering"),
     (Fault(Reason.TIMEOUT_HELLO, "no reply", 1, line='{"type": "ready"}'), "", "never ended with a newline"),
     (Fault(Reason.TIMEOUT_NOT_READING, "not reading", 1), "", "stopped reading its stdin"),
     (Fault(Reason.CRASH_EXIT, "exited with status 127", 1, exit_status=127), "", "could not start"),
@@ -219,7 +220,7 @@ def test_no_flush_advice_speaks_the_bots_language():
 def test_a_bot_reading_all_of_stdin_is_told_to_read_line_by_line(tmp_path):
     directory = write_bot(tmp_path, "slurp", "messages = sys.stdin.read()\n")
     step = failed_step(check_bot(directory, limits=QUICK_HELLO))
-    assert step.name == "hello" and step.advice == [READ_ALL, no_flush("python")]
+    assert step.name == "hello" and step.advice == [READ_ALL]  # not the flush advice: the source says why
 
 
 def test_a_command_that_is_not_executable_is_explained(tmp_path):

@@ -307,10 +307,12 @@ def test_tls_cluster_and_a_lost_scheduler(reference, tmp_path):
 
 def test_cluster_addresses_are_checked(tmp_path):
     path = write_config(tmp_path, cluster="http://nowhere:1")
-    done = run_cli(path, tmp_path / "a.db")
-    assert done.returncode == 2 and "cluster: expected a Dask scheduler address" in done.stderr
+    done = run_cli(path, tmp_path / "a.db")  # --json: the error is a JSON object on stdout (docs/CLI.md)
+    error = json.loads(done.stdout)
+    assert done.returncode == 2 and "cluster: expected a Dask scheduler address" in error["error"]
+    assert error["field"] == "cluster"
     done = run_cli(write_config(tmp_path), tmp_path / "a.db", "--cluster", "local:0")
-    assert done.returncode == 2 and "--cluster" in done.stderr and "local:N" in done.stderr
+    assert done.returncode == 2 and "--cluster" in done.stdout and "local:N" in json.loads(done.stdout)["error"]
 
 
 def test_bots_travel_by_content_and_a_wrong_hash_is_refused(tmp_path, monkeypatch):

@@ -108,7 +108,7 @@ def test_author_commands(tmp_path: Path) -> None:
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, keep_stderr: 0}\n",
      "league.keep_stderr: expected an integer from 1 to 1000000, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {uploads_per_hour: 0}\n",
-     "server.uploads_per_hour: expected a positive integer"),
+     "server.uploads_per_hour: expected an integer from 1 to 100000"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {login_attempts_per_hour: 0}\n",
      "server.login_attempts_per_hour: expected an integer from 1 to 100000, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, cluster: 'head:8786'}\n",

@@ -1,5 +1,5 @@
-"""A bot's files: what a bot directory may hold (the scan that both ``arena check`` and the registry start from), the
-guarded copy of them, removing such a copy, and telling a stored registry version by its place.
+"""A bot's files: what a bot directory may hold (the scan that both ``arena check`` and the registry start from),
+what is not part of it (``.arenaignore``), the guarded copy of them, removing such a copy, and telling a stored registry version by its place.
 
 Its own module so that the checker, the build and the registry all use it without importing each other.
 """
@@ -7,6 +7,7 @@ Its own module so that the checker, the build and the registry all use it withou
 from __future__ import annotations
 
 import errno
+import fnmatch
 import itertools
 import os
 import stat
@@ -28,9 +29,104 @@ class SubmissionRejected(ValueError):
     """A bot directory we refuse to store; the message says which file and why."""
 
 
-def skipped(relative_dir_name: str) -> bool:
-    """Directories that are not part of a bot, exactly those :func:`arena.bots.manifest.hash_files` skips."""
-    return relative_dir_name == "__pycache__" or relative_dir_name.startswith(".git")
+IGNORE_FILE = ".arenaignore"
+DEFAULT_IGNORE = (
+    ".git*/",        # version control and CI (.git/, .github/): history that never runs, and may hold credentials
+    "__pycache__/",  # Python's bytecode caches: the interpreter makes them again
+    "*.pyc",
+    "target/",       # cargo's build output: hundreds of files and hard links; ship the binary (docs/REGISTRY.md)
+    ".venv/",        # a virtualenv: its interpreter is a symlink to this host's, which a bot may not hold
+)
+"""What is never part of a bot, before the bot's own ``.arenaignore``. Not ``node_modules/``: a Node bot may need
+its packages, and the sandbox has no network to install them."""
+
+
+@dataclass(frozen=True)
+class Ignore:
+    """The ignore rules of a bot directory: :data:`DEFAULT_IGNORE`, then its ``.arenaignore``, gitignore-like: one
+    pattern a line, ``#`` comments, ``*``/``?``/``[...]`` within a name and ``**`` across directories, a trailing
+    ``/`` for directories only, a ``/`` at the start or inside for a path from the bot's root (else a name at any
+    depth), ``!`` to take a path back (the last matching line wins; nothing below an ignored directory comes back).
+    ``bot.yaml`` is never ignored."""
+
+    rules: tuple[tuple[str, bool, bool], ...]
+    """Each line as (pattern, negated, directories only); an unanchored pattern starts with ``**/``."""
+
+    @classmethod
+    def of(cls, root: Path) -> Ignore:
+        try:
+            own = (root / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # none (or unreadable: the files step names it when it reads the file)
+            own = []
+        rules = []
+        for line in (*DEFAULT_IGNORE, *own):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            line = line.removeprefix("!")
+            directories = line.endswith("/")
+            anchored = "/" in line.rstrip("/")
+            line = line.strip("/")
+            if line:
+                rules.append((line if anchored else f"**/{line}", negated, directories))
+        return cls(tuple(rules))
+
+    def ignored(self, relative: str, is_dir: bool) -> bool:
+        """Whether the path ``relative`` (posix, from the bot's root) is not part of the bot."""
+        if relative == "bot.yaml":
+            return False
+        parts = relative.split("/")
+        verdict = False
+        for pattern, negated, directories in self.rules:
+            if (is_dir or not directories) and _matches(pattern.split("/"), parts):
+                verdict = not negated
+        return verdict
+
+
+def _matches(pattern: list[str], parts: list[str]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_matches(pattern[1:], parts[skip:]) for skip in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], pattern[0]) and _matches(pattern[1:], parts[1:])
+
+
+def bot_walk(root: Path, onerror: Callable[[OSError], None] | None = None
+             ) -> Iterator[tuple[str, list[str], list[str]]]:
+    """:func:`walk` over what is part of the bot: ignored directories are not entered, ignored files not listed
+    (:class:`Ignore`). The caller may prune ``dirs`` further."""
+    ignore = Ignore.of(root)
+    for current, dirs, names in walk(root, onerror):
+        prefix = _prefix(root, current)
+        dirs[:] = [d for d in dirs if not ignore.ignored(prefix + d, True)]
+        names[:] = [n for n in names if not ignore.ignored(prefix + n, False)]
+        yield current, dirs, names
+
+
+def _prefix(root: Path, current: str) -> str:
+    """``current``'s path from ``root`` as the start of its entries' paths: ``""`` or ``"a/b/"``."""
+    base = Path(current).relative_to(root).as_posix()
+    return "" if base == "." else base + "/"
+
+
+CACHES = Ignore(tuple((f"**/{pattern.rstrip('/')}", False, pattern.endswith("/"))
+                      for pattern in ("__pycache__/", "*.pyc")))
+"""Python's caches: left out like the rest, but the interpreter's own, so they need no copy to hide them."""
+
+
+def has_ignored(root: Path) -> str | None:
+    """The first path under ``root`` its ignore rules leave out (Python's caches aside), or None: a directory with
+    one plays from a copy without them (:func:`arena.registry.build.playable`, ``arena check``), as it would be
+    stored."""
+    ignore = Ignore.of(root)
+    for current, dirs, names in walk(root):
+        prefix = _prefix(root, current)
+        for name in (*dirs, *names):
+            path, is_dir = prefix + name, name in dirs
+            if ignore.ignored(path, is_dir) and not CACHES.ignored(path, is_dir):
+                return path
+    return None
 
 
 @dataclass(frozen=True)
@@ -53,13 +149,13 @@ def scan(root: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_TOTAL_BYTE
         raise SubmissionRejected(f"{error.filename}: cannot read it: {error.strerror}")
 
     directories = 0
-    for current, dirs, names in walk(root, onerror=unreadable):
+    for current, dirs, names in bot_walk(root, onerror=unreadable):
         base = Path(current)
         for name in sorted(dirs):
             info = os.lstat(base / name)
             if stat.S_ISLNK(info.st_mode):
                 _refuse_link(root, base / name)
-        dirs[:] = sorted(d for d in dirs if not skipped(d))
+        dirs.sort()
         directories += len(dirs)
         if directories > MAX_DIRECTORIES:
             raise SubmissionRejected(f"too many directories: more than {MAX_DIRECTORIES} (a bot may hold at most "
@@ -70,8 +166,6 @@ def scan(root: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_TOTAL_BYTE
         for name in sorted(names):
             path = base / name
             relative = path.relative_to(root).as_posix()
-            if path.suffix == ".pyc":
-                continue
             info = os.lstat(path)
             if stat.S_ISLNK(info.st_mode):
                 _refuse_link(root, path)

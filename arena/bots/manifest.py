@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from arena.bots.files import walk
+from arena.bots.files import bot_walk
 from arena.yamlfile import excerpt, load_yaml
 
 MANIFEST = "bot.yaml"
@@ -26,6 +26,8 @@ MAX_MANIFEST_NODES = 2_000
 """Values in a bot.yaml, its aliases expanded (arena.yamlfile): a few dozen in any real one."""
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 OPTIONAL_TEXT = ("language", "author", "description", "image")
+MISSPELT = ("bot.yml", "bot.yaml", "bot.yaml.txt", "bots.yaml", "bot.yaml.yaml", "manifest.yaml", "arena.yaml")
+"""Names an author may have given the manifest (compared lower-cased): a missing ``bot.yaml`` names the one found."""
 
 
 class ManifestError(ValueError):
@@ -71,6 +73,11 @@ def load_bot(directory: str | os.PathLike[str]) -> BotSpec:
     if not root.is_dir():
         raise ManifestError(f"{root}: not a directory (expected a bot directory holding {MANIFEST})")
     if not path.is_file():
+        misspelt = next((near.name for near in sorted(root.iterdir()) if near.name != MANIFEST
+                         and near.name.lower() in MISSPELT and near.is_file()), None)
+        if misspelt is not None:
+            raise ManifestError(f"{path}: missing, but {misspelt} is there: rename it to {MANIFEST} (that name, "
+                                "exactly, is the one arena reads)")
         raise ManifestError(f"{path}: missing (every bot directory needs a {MANIFEST} with name and command)")
     try:
         if path.stat().st_size > MAX_MANIFEST_BYTES:
@@ -125,18 +132,17 @@ def _command(path: Path, field: str, value: object, example: str) -> tuple[str, 
 
 
 def hash_files(root: Path) -> str:
-    """A SHA-256 over the bot's regular files (relative paths and contents), so a changed bot gets a new hash.
+    """A SHA-256 over the bot's regular files (relative paths and contents), so a changed bot gets a new hash; what
+its ignore rules leave out (``.arenaignore``, :class:`arena.bots.files.Ignore`) is no part of it.
 
     Symlinks are hashed by their target text, never followed: a bot must not make us read outside its directory.
     """
     digest = hashlib.sha256()
-    for current, dirs, files in walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith(".git"))
+    for current, dirs, files in bot_walk(root):
+        dirs.sort()
         for name in sorted(files):
             full = Path(current, name)
             relative = full.relative_to(root).as_posix()
-            if full.suffix == ".pyc":
-                continue
             digest.update(relative.encode() + b"\0")
             if full.is_symlink():
                 digest.update(b"link:" + os.readlink(full).encode() + b"\0")

@@ -18,28 +18,26 @@ import click
 
 from arena.bots.manifest import BotSpec
 from arena.cli.common import (
+    BOT_DIR,
     ExitCode,
     check_cluster,
     db_option,
     emit_json,
     fail,
+    info,
     json_option,
     open_store,
+    progress_shown,
     sandbox_choice,
 )
 from arena.game.rules import Rules, RulesError
 from arena.match.protocol import Limits
-from arena.registry.build import BuildFailed
 from arena.registry.versions import entrant_names
 from arena.run import abtest
 from arena.run.cluster import ClusterError
-from arena.run.plan import TournamentError
 from arena.run.series import play_series, table, totals
-from arena.sandbox import SandboxError
 from arena.stats import sprt
 from arena.stats.sprt import Status
-
-BOT_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
 
 
 def gain(estimate: sprt.Estimate | None) -> str:
@@ -82,10 +80,11 @@ def verdict_line(report: abtest.TestReport, test: abtest.ABTest) -> str:
 
 
 @click.command("test")
-@click.argument("new", type=BOT_DIR)
-@click.argument("base", type=BOT_DIR)
-@click.option("--opponents", multiple=True, type=BOT_DIR,
-              help="An opponent bot (repeat the option). Without opponents the test is heads-up.")
+@click.argument("new", **BOT_DIR)
+@click.argument("base", **BOT_DIR)
+@click.option("--opponents", multiple=True, **BOT_DIR,
+              help="An opponent bot, a directory or sample:NAME (repeat the option). Without opponents the test is "
+              "heads-up.")
 @click.option("--pairing", type=click.Choice(abtest.PAIRINGS), default="table", show_default=True,
               help="table: NEW and BASE at the same table in both orders (heads-up: from both seats); field: each "
               "plays the same deals and seats against the opponents without meeting (needs about 3x the matches).")
@@ -134,24 +133,16 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
         rules = Rules.from_dict({} if threshold is None else {"threshold": threshold})
     except RulesError as error:
         fail(f"--threshold: {error}")
-    try:
-        test = abtest.make_test(new, base, opponents, players, settings, max_matches, seed, name, pairing, rules=rules,
-                                limits=Limits(move_ms=move_ms), sandbox=sandbox_name,
-                                workers=workers or os.cpu_count() or 1)
-    except TournamentError as error:
-        fail(str(error))
+    test = abtest.make_test(new, base, opponents, players, settings, max_matches, seed, name, pairing, rules=rules,
+                            limits=Limits(move_ms=move_ms), sandbox=sandbox_name, workers=workers or os.cpu_count() or 1)
     store = open_store(db_path, must_exist=False)
-    live = not as_json and sys.stderr.isatty()
+    live = progress_shown(as_json)
 
     def show(status: Status, matches: int) -> None:
         click.echo(f"\r{test.config.name}: {status_line(status, matches)}\033[K", err=True, nl=False)
 
     try:
         report = abtest.run_test(test, store, fresh, workers, show if live else None, cluster)
-    except TournamentError as error:
-        fail(str(error))
-    except (BuildFailed, SandboxError) as error:
-        fail(str(error), ExitCode.FAILED)
     except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.INCOMPLETE)
     except ClusterError as error:
@@ -170,7 +161,7 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
                    "db": str(db_path), "site": None if site is None else str(site.index)} | report.status.to_dict())
     else:
         click.echo(verdict_line(report, test))
-        click.echo(f"{report.name}: stored in {db_path} (arena standings {report.name})", err=True)
+        info(f"{report.name}: stored in {db_path} (arena standings {report.name})")
     if report.interrupted or report.failed:
         click.echo("arena: " + ("interrupted: finished matches are stored" if report.interrupted else
                                 f"{report.failed} matches failed for infrastructure reasons (see arena matches "
@@ -191,7 +182,7 @@ def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Lim
         names = [f"{name}#{slot + 1}" for slot, name in enumerate(names)]  # the same bot twice: tell the seats apart
     if log_dir is None:
         log_dir = Path("results/logs") / f"games-{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
-    live = not as_json and sys.stderr.isatty()
+    live = progress_shown(as_json)
 
     def show(done: int) -> None:
         click.echo(f"\r{done}/{games} matches\033[K", err=True, nl=False)
@@ -209,7 +200,7 @@ def series(bots: list[BotSpec], games: int, seed: int, rules: Rules, limits: Lim
     else:
         for line in table(found, finished, failed):
             click.echo(line)
-        click.echo(f"logs: {log_dir}", err=True)
+        info(f"logs: {log_dir}")
     if series_.interrupted:
         fail(f"interrupted: the totals are of the {finished} of {games} matches that finished", ExitCode.FAILED)
     if failed:

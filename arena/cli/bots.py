@@ -17,8 +17,8 @@ import click
 
 from arena.bots.files import SubmissionRejected
 from arena.bots.manifest import ManifestError
-from arena.bots.scaffold import LANGUAGES, ScaffoldError, scaffold
-from arena.cli.common import ExitCode, db_option, emit_json, fail, json_option, sandbox_choice
+from arena.bots.scaffold import LANGUAGES, scaffold
+from arena.cli.common import BOT_DIR, ExitCode, colour, db_option, emit_json, fail, info, json_option, sandbox_choice
 from arena.registry.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.registry.check import CheckReport, check_bot, format_report
 from arena.registry.versions import Registry, RegistryError, default_registry
@@ -55,14 +55,14 @@ def new_bot(name: str, language: str, directory: Path | None) -> None:
     """Create a new bot called NAME: a manifest, a minimal correct bot and a README on how to iterate."""
     try:
         created = scaffold(name, language, directory)
-    except (ScaffoldError, OSError) as error:
+    except OSError as error:
         fail(str(error))
     click.echo(f"created {language} bot {name!r} in {created}")
     click.echo(f"next: edit it, then  arena check {created}  and  arena submit {created}  (see {created}/README.md)")
 
 
 @click.command()
-@click.argument("bot_dir", type=click.Path(path_type=Path))
+@click.argument("bot_dir", **BOT_DIR)
 @click.option("--sandbox", "sandbox_name", type=sandbox_choice(), default="process", show_default=True)
 @build_options
 @json_option()
@@ -74,7 +74,7 @@ def check(bot_dir: Path, sandbox_name: str, build_seconds: float, build_memory_m
     if as_json:
         emit_json(report.to_dict())
     else:
-        for line in format_report(report, colour=sys.stdout.isatty()):
+        for line in format_report(report, colour=colour()):
             click.echo(line)
     sys.exit(report.exit_code)
 
@@ -101,13 +101,11 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
     if not registry.root.exists():
         # A submit from another directory would otherwise start a second registry there without a word.
         click.secho(f"arena: no registry at {registry.root} yet: this submission starts a new one (pass --db or "
-                    "--registry to use an existing one)", err=True, fg="yellow" if sys.stderr.isatty() else None)
+                    "--registry to use an existing one)", err=True, fg="yellow")
     try:
         limits = _build_limits(build_seconds, build_memory_mb)
         result = registry.submit(bot_dir, lambda copy, built: _check_copy(copy, built, bot_dir, sandbox_name, limits))
     except (ManifestError, SubmissionRejected) as error:
-        if as_json:
-            emit_json({"status": "rejected", "reason": str(error)})
         fail(f"rejected, nothing stored: {error}")
     except (RegistryError, OSError) as error:
         fail(f"{registry.root}: {error}", ExitCode.FAILED)
@@ -115,7 +113,7 @@ def submit(bot_dir: Path, registry_dir: Path | None, db_path: Path, sandbox_name
         emit_json(result.to_dict() | {"registry": str(registry.root)})
     else:
         if result.report is not None:
-            for line in format_report(result.report, colour=sys.stdout.isatty()):
+            for line in format_report(result.report, colour=colour()):
                 click.echo(line)
         if result.status == "stored":
             click.echo(f"stored {result.name} version {result.version} ({result.files_hash[:12]}) in "
@@ -142,17 +140,14 @@ def _check_copy(copy: Path, built: Path, original: Path, sandbox_name: str, limi
 def bots(registry_dir: Path | None, db_path: Path, as_json: bool) -> None:
     """List the registry: every bot, its versions, and the latest version's check."""
     registry = _registry(registry_dir, db_path)
-    try:
-        listing = [(name, registry.versions(name)) for name in registry.names()]
-    except RegistryError as error:
-        fail(str(error), ExitCode.FAILED)
+    listing = [(name, registry.versions(name)) for name in registry.names()]
     if as_json:
         emit_json({"registry": str(registry.root),
                "bots": [{"name": name, "latest": versions[-1].version,
                          "versions": [v.to_dict() for v in versions]} for name, versions in listing]})
         return
     if not listing:
-        click.echo(f"{registry.root}: no bots yet (arena submit BOT_DIR adds one)", err=True)
+        info(f"{registry.root}: no bots yet (arena submit BOT_DIR adds one)")
         return
     click.echo(f"{'bot':<24} {'versions':>8} {'latest':>6}  {'hash':<12}  {'submitted':<20}  check")
     for name, versions in listing:

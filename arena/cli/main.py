@@ -11,14 +11,27 @@ runs, so ``arena --help`` and ``arena standings`` do not load the referee, the s
 from __future__ import annotations
 
 import importlib
+import json
+import logging
+import os
 import platform
+import re
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
 from arena import __version__
-from arena.cli.common import CONTEXT, ExitCode, fail, interrupted_while_loading
+from arena.cli.common import (
+    CONTEXT,
+    EMITTED_KEY,
+    JSON_KEY,
+    VERBOSITY_KEY,
+    CommandError,
+    ExitCode,
+    interrupted_while_loading,
+)
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "match": ("arena.cli.play", "match", ("Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), "
@@ -41,6 +54,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sandbox": ("arena.cli.sandbox", "sandbox_group", "Prepare this host's sandbox backends."),
     "site": ("arena.cli.site", "site_group",
              "The results site: static HTML standings, bots, matches and replays, readable from disk or any host."),
+    "init": ("arena.cli.starter", "init",
+             ("Write a commented tournament config (or with league, a league server config) into DIRECTORY (default: "
+              "here) that runs as it is: arena run tournament.yaml, or arena serve league.yaml.")),
     "new-bot": ("arena.cli.bots", "new_bot",
                 "Create a new bot called NAME: a manifest, a minimal correct bot and a README on how to iterate."),
     "check": ("arena.cli.bots", "check",
@@ -101,31 +117,127 @@ class _Main(click.Group):
         except KeyboardInterrupt:
             interrupted_while_loading()  # while the arguments are read: nothing begun, not click's "Aborted!"
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # --json is known before the command's own options are parsed, so that a usage error is JSON too.
+        given = args[:args.index("--")] if "--" in args else args
+        ctx.meta[JSON_KEY] = "--json" in given
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
-        # A damaged store can surface in any query of any command, a full disk in any write: one plain line each.
-        # A stop (Ctrl-C, or SIGTERM: arena/__main__.py) that lands outside a command's own handling -- while its
-        # options are converted, or between its set-up and its work -- is one plain line too, not click's
-        # "Aborted!": what a command stores, it stores as it goes.
+        # Every error of every command ends here, once: a domain error becomes its exit code (MAPPED), a damaged store
+        # or a full disk one plain line, and a stop (Ctrl-C, or SIGTERM: arena/__main__.py) outside a command's own
+        # handling one plain line too, not click's "Aborted!": what a command stores, it stores as it goes.
         try:
             return super().invoke(ctx)
+        except CommandError as error:
+            report(ctx, error)
+        except click.ClickException as error:  # a usage error: click's own text, or under --json its object
+            if not ctx.meta.get(JSON_KEY):
+                raise
+            report(ctx, CommandError(error.format_message(), ExitCode(error.exit_code)))
         except KeyboardInterrupt:
-            fail("interrupted", ExitCode.FAILED)
+            report(ctx, CommandError("interrupted", ExitCode.FAILED))
         except OSError as error:
-            from arena.store import disk_full
-
-            full = disk_full(error, "the disk being written to")
+            full = disk_full(error)
             if full is None:
                 raise
-            fail(str(full), ExitCode.FAILED)
+            report(ctx, CommandError(full, ExitCode.FAILED))
         except Exception as error:
-            # The store's error class is only looked up when it is loaded: a command that raised one loaded it.
-            store = sys.modules.get("arena.store")
-            if store is None or not isinstance(error, store.StoreError):
+            code = exit_code_of(error)
+            if code is None:
                 raise
-            fail(str(error), ExitCode(error.exit_code))
+            report(ctx, CommandError(str(error), code))
+
+
+MAPPED: tuple[tuple[str, str, ExitCode], ...] = (
+    ("arena.run.config", "ConfigError", ExitCode.USAGE),
+    ("arena.run.plan", "TournamentError", ExitCode.USAGE),
+    ("arena.run.league", "LeagueError", ExitCode.USAGE),
+    ("arena.bots.manifest", "ManifestError", ExitCode.USAGE),
+    ("arena.bots.files", "SubmissionRejected", ExitCode.USAGE),
+    ("arena.bots.scaffold", "ScaffoldError", ExitCode.USAGE),
+    ("arena.run.starter", "InitError", ExitCode.USAGE),
+    ("arena.resources", "NoSuchSample", ExitCode.USAGE),
+    ("arena.game.rules", "RulesError", ExitCode.USAGE),
+    ("arena.match.matchlog", "LogError", ExitCode.USAGE),
+    ("arena.server.authors", "AuthorError", ExitCode.USAGE),
+    ("arena.registry.build", "BuildFailed", ExitCode.FAILED),
+    ("arena.registry.versions", "RegistryError", ExitCode.FAILED),
+    ("arena.registry.client", "ServerURLError", ExitCode.USAGE),  # before its base class: the first match counts
+    ("arena.registry.client", "UploadError", ExitCode.FAILED),
+    ("arena.sandbox", "SandboxError", ExitCode.FAILED),
+    ("arena.match.referee", "InfrastructureError", ExitCode.FAILED),
+    ("arena.run.cluster", "ClusterError", ExitCode.FAILED),
+)
+"""The domain errors a command lets through and the exit code each means: bad input (2), or the thing asked for
+failed (1). A class is looked up only in a loaded module (a command that raised one loaded it), so that this table
+imports nothing; the store's errors carry their own code (a lease held by another runner is 1, a damaged file 2)."""
+
+
+def exit_code_of(error: Exception) -> ExitCode | None:
+    """``error``'s exit code, or None for an error no command expects (a bug: its traceback shows)."""
+    store = sys.modules.get("arena.store.connection")
+    if store is not None and isinstance(error, store.StoreError):
+        return ExitCode(error.exit_code)
+    for module, name, code in MAPPED:
+        loaded = sys.modules.get(module)
+        if loaded is not None and isinstance(error, getattr(loaded, name)):
+            return code
+    return None
+
+
+def disk_full(error: OSError) -> str | None:
+    """A full disk as its one line, or None for any other OSError."""
+    from arena.store import disk_full as full
+
+    found = full(error, "the disk being written to")
+    return None if found is None else str(found)
+
+
+_WHERE = re.compile(r"(?P<file>[^\s:][^:\n]*?): (?:field )?(?:(?P<field>[A-Za-z_][\w.\[\]-]*): )?")
+
+
+def error_object(message: str, code: int) -> dict[str, Any]:
+    """An error under ``--json``: the message, the exit code and, when the message starts with them, the file and the
+    field it names (every error of a config or a manifest does: "FILE: FIELD: what was expected")."""
+    where = _WHERE.match(message)
+    file = field = None
+    if where is not None and ("/" in where["file"] or Path(where["file"]).suffix in FILE_SUFFIXES):
+        file, field = where["file"], where["field"]
+    return {"error": message, "exit_code": code, "file": file, "field": field}
+
+
+FILE_SUFFIXES = (".yaml", ".yml", ".db", ".gz", ".jsonl", ".json", ".zip", ".tar")
+
+
+def report(ctx: click.Context, error: CommandError) -> NoReturn:
+    """Say ``error`` once and exit with its code: under ``--json`` a JSON object on stdout, unless the command already
+    printed its JSON product there (stdout stays one document; the error goes to stderr)."""
+    if ctx.meta.get(JSON_KEY) and not ctx.meta.get(EMITTED_KEY):
+        click.echo(json.dumps(error_object(error.message, error.exit_code), indent=2))
+    else:
+        error.show()
+    ctx.exit(error.exit_code)
 
 
 @click.group(cls=_Main, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", message=f"arena %(version)s (Python {platform.python_version()})")
-def main() -> None:
-    """Run tournaments between bots that play the card game Least Score."""
+@click.option("-v", "--verbose", count=True,
+              help="Also print arena's log lines on stderr: -v at INFO (a bot entering a league), -vv at DEBUG.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress bars and no info lines on stderr (where results went, what to run next); errors, "
+                   "warnings and the product on stdout stay.")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
+    """Run tournaments between bots that play the card game Least Score.
+
+    Colour only on a terminal, and never when NO_COLOR is set. Shell completion: eval "$(_ARENA_COMPLETE=bash_source
+    arena)" in ~/.bashrc (zsh_source, fish_source for the others; docs/CLI.md)."""
+    if quiet and verbose:
+        raise click.UsageError("-q and -v cannot go together")
+    ctx.meta[VERBOSITY_KEY] = -1 if quiet else verbose
+    if os.environ.get("NO_COLOR"):
+        ctx.color = False  # click strips the colour of every secho under this context
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
+                            format="arena: %(name)s: %(levelname)s: %(message)s")

@@ -17,30 +17,32 @@ import yaml
 from arena.cli import abtest as cli_abtest
 from arena.cli import site as cli_site
 from arena.cli.common import (
+    BOT_DIR,
     ExitCode,
     check_cluster,
     db_option,
     emit_json,
     fail,
+    info,
     json_option,
     open_store,
+    progress_shown,
     require_extra,
     sandbox_choice,
 )
 from arena.cli.results import print_standings, print_stderr, stop_test
 from arena.game.results import MatchResult
 from arena.game.rules import Rules, RulesError
-from arena.match.matchlog import LogError, describe, find_log, load, verify
+from arena.match.matchlog import describe, find_log, load, verify
 from arena.match.protocol import Limits
 from arena.match.referee import InfrastructureError, play_match
-from arena.registry.build import BuildFailed
 from arena.registry.versions import default_registry
-from arena.resources import NoSuchSample, data_dir, sample_bot
+from arena.resources import data_dir
 from arena.run import tournament
 from arena.run.cluster import ClusterError  # no Dask at import: it is imported only to play
-from arena.run.config import ConfigError, TournamentConfig, load_config, seed_warning
+from arena.run.config import TournamentConfig, load_config, seed_warning
 from arena.run.loop import Progress, RunReport
-from arena.run.plan import TournamentError, load_entrants
+from arena.run.plan import load_entrants
 from arena.sandbox import SandboxError, get_sandbox
 from arena.site import live as live_site
 from arena.stats.standings import standings_and_confidence, standings_with_confidence
@@ -71,7 +73,7 @@ BUILD_CACHE = Path("results/builds")
 
 
 @click.command()
-@click.argument("bot_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("bot_dirs", nargs=-1, required=True, **BOT_DIR)
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
               help="Deal seed (as a config's seed: 0 or more); the same seed gives the same match.")
 @click.option("--threshold", type=int, help="Elimination threshold (shortcut for the rule option).")
@@ -100,16 +102,7 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
     if not 2 <= len(bot_dirs) <= 8:
         raise click.UsageError(f"a match needs 2 to 8 bot directories, got {len(bot_dirs)}")
     rules = load_rules(rules_file, threshold)
-    try:
-        bot_dirs = tuple(sample_bot(str(path)) or path for path in bot_dirs)
-    except NoSuchSample as error:
-        fail(str(error))
-    try:
-        bots = load_entrants(bot_dirs, BUILD_CACHE)
-    except TournamentError as error:
-        fail(str(error))
-    except (BuildFailed, SandboxError) as error:
-        fail(str(error), ExitCode.FAILED)
+    bots = load_entrants(bot_dirs, BUILD_CACHE)
     if games is not None:
         cli_abtest.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
                         log_path, as_json)
@@ -158,12 +151,9 @@ def print_result(result: MatchResult) -> None:
 def replay(log: str, check: bool, db_path: Path, as_json: bool) -> None:
     """Print a match from its event log turn by turn, or verify it against the engine. A number that is no file
     here is a match id, as arena matches shows it: its log is found through the store."""
-    log_file = log_of(log, db_path, as_json)
-    try:
-        loaded = load(log_file)
-        lines = list(describe(loaded))  # a malformed log is bad input, with or without --verify
-    except LogError as error:
-        fail(str(error), as_json=as_json)
+    log_file = log_of(log, db_path)
+    loaded = load(log_file)
+    lines = list(describe(loaded))  # a malformed log (LogError) is bad input, with or without --verify
     if not check:
         if as_json:
             emit_json({"log": str(log_file), "events": len(loaded.events), "lines": lines})
@@ -182,7 +172,7 @@ def replay(log: str, check: bool, db_path: Path, as_json: bool) -> None:
     sys.exit(ExitCode.FAILED if problems else ExitCode.OK)
 
 
-def log_of(given: str, db_path: Path, as_json: bool) -> Path:
+def log_of(given: str, db_path: Path) -> Path:
     """``arena replay``'s argument as a log file: the path, or for a match id (digits that name no file here) the
     log of that match in the store."""
     path = Path(given)
@@ -190,16 +180,15 @@ def log_of(given: str, db_path: Path, as_json: bool) -> Path:
         return path
     if not db_path.exists():
         fail(f"{given}: no such log file, and no results store at {db_path} to look up match {given} in "
-             "(pass --db)", as_json=as_json)
+             "(pass --db)")
     store = open_store(db_path)
     match_ = store.match(int(given))
     if match_ is None:
-        fail(f"{given}: no such log file, and {db_path} has no match with id {given} (see arena matches)",
-             as_json=as_json)
+        fail(f"{given}: no such log file, and {db_path} has no match with id {given} (see arena matches)")
     found = find_log(match_.log_path, db_path.parent, match_.tournament, match_.idx)
     if found is None:
         fail(f"{db_path}: match {given} ({match_.status}) has no event log "
-             + ("yet" if match_.status != "done" else "any more (it was moved or deleted)"), as_json=as_json)
+             + ("yet" if match_.status != "done" else "any more (it was moved or deleted)"))
     return found
 
 
@@ -297,10 +286,6 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         finally:
             if watched is not None:
                 watched.stop()  # before the last build, which writes the same files
-    except (ConfigError, TournamentError) as error:
-        fail(str(error))
-    except (BuildFailed, SandboxError) as error:
-        fail(str(error), ExitCode.FAILED)
     except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.FAILED)
     except ClusterError as error:
@@ -310,7 +295,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     # A live site is built at the end even of an interrupted run: its pages must stop saying "live".
     if not (no_site or report.interrupted and watched is None):
         try:
-            site = cli_site.build_after_run(store, report.name, live=not as_json and sys.stderr.isatty(), out=out)
+            site = cli_site.build_after_run(store, report.name, live=progress_shown(as_json), out=out)
         except OSError as error:
             full = disk_full(error, cli_site.site_dir_for(db_path))
             if full is None:
@@ -327,15 +312,15 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     else:
         print_standings(table, sure, test)
         done = report.done_before + report.played - report.failed
-        click.echo(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
+        info(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "
-                   f"{report.seconds:.1f} s; store {db_path}", err=True)
+                   f"{report.seconds:.1f} s; store {db_path}")
         if report.cluster is not None:
             counts = ", ".join(f"{worker} {count}" for worker, count in sorted(report.cluster.per_worker.items()))
-            click.echo(f"cluster {report.cluster.address}: {report.cluster.workers} workers; matches per worker: "
-                       f"{counts or 'none'}", err=True)
+            info(f"cluster {report.cluster.address}: {report.cluster.workers} workers; matches per worker: "
+                       f"{counts or 'none'}")
         if site is not None:
-            click.echo(f"site: {site.index}", err=True)
+            info(f"site: {site.index}")
     if site_error is not None:
         fail(site_error, ExitCode.FAILED)
     if report.interrupted:
@@ -385,7 +370,7 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
 
     try:
         # A bar only on a terminal: in a log file it would be noise.
-        terminal = not quiet and sys.stderr.isatty()
+        terminal = progress_shown(quiet)
         return tournament.run_tournament(config, store, fresh, workers, show if terminal or live is not None else None, cluster,
                                          None if live is None else lambda _: live.start())
     finally:

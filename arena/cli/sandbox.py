@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.common import CONTEXT, ExitCode, emit_json, fail, json_option
-from arena.sandbox import SandboxError
+from arena.cli.common import CONTEXT, emit_json, json_option
 
 
 @click.group("sandbox", context_settings=CONTEXT)
@@ -29,10 +28,7 @@ def build_image(tag: str | None, as_json: bool) -> None:
     from arena.sandbox.docker_image import RUNTIME_IMAGE, build_runtime_image, connect, runtime_mounts
 
     tag = tag or RUNTIME_IMAGE
-    try:
-        image_id = build_runtime_image(connect(), tag)
-    except SandboxError as error:
-        fail(str(error), ExitCode.FAILED)
+    image_id = build_runtime_image(connect(), tag)
     binds = [mount["Target"] for mount in runtime_mounts()]
     if as_json:
         emit_json({"image": tag, "id": image_id, "read_only_binds": binds})

@@ -15,35 +15,19 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
-from arena.cli.common import check_cluster, json_option, require_extra
+from arena.cli.common import check_cluster, colour, emit_json, fail, json_option, require_extra
 from arena.registry.versions import default_registry, sweep_incoming
-from arena.run.config import ConfigError, seed_warning
+from arena.run.config import seed_warning
 from arena.stats.standings import standings
-from arena.store import Store, StoreError
+from arena.store import Store
 
 DEFAULT_DB = Path("results/arena.db")
 db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
                          show_default=True, help="The results store (SQLite); the registry is bots/ beside it.")
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    click.secho(f"arena: {message}", err=True, fg="red" if sys.stderr.isatty() else None)
-    sys.exit(code)
-
-
-def _json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2))
-
-
-def _store(db_path: Path) -> Store:
-    try:
-        return Store(db_path)
-    except StoreError as error:
-        _fail(str(error))
 
 
 @click.command()
@@ -57,8 +41,9 @@ def _store(db_path: Path) -> Store:
 @click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
               help="Play the league on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (default: the "
                    "league's cluster: key, else the local pool; docs/CLUSTER.md).")
+@json_option("An error that stops the server from starting is a JSON object on stdout (the logs stay text).")
 def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path | None,
-          cluster: str | None) -> None:
+          cluster: str | None, as_json: bool) -> None:
     """Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the league
     continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it; run it again to
     resume."""
@@ -67,10 +52,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     from arena.server.app import ServerSettings, create_app
     from arena.server.config import load_serve_config
 
-    try:
-        config = load_serve_config(config_file, default_registry(db_path))
-    except ConfigError as error:
-        _fail(str(error))
+    config = load_serve_config(config_file, default_registry(db_path))
     warning = seed_warning(config.league)
     if warning is not None:
         click.echo(warning, err=True)
@@ -78,7 +60,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     if config.league.cluster is not None:
         require_extra("cluster", f"{config_file}: cluster:")
-    _store(db_path).close()  # creates or migrates the store now, so errors come before the server starts
+    Store(db_path).close()  # creates or migrates the store now, so errors come before the server starts
     scratch = config.league.registry / ".incoming" / "uploads"
     sweep_incoming(config.league.registry)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -101,15 +83,12 @@ def author_group() -> None:
 @json_option()
 def author_add(name: str, db_path: Path, as_json: bool) -> None:
     """Add author NAME and print their API token. It is shown only this once: the store keeps only its hash."""
-    from arena.server.authors import AuthorError, add_author
+    from arena.server.authors import add_author
 
-    store = _store(db_path)
-    try:
-        token = add_author(store, name)
-    except AuthorError as error:
-        _fail(str(error))
+    store = Store(db_path)
+    token = add_author(store, name)
     if as_json:
-        _json({"author": name, "token": token})
+        emit_json({"author": name, "token": token})
     else:
         click.echo(token)
         click.echo(f"author {name!r} added; give them this token (it is not stored and cannot be shown again): "
@@ -123,9 +102,9 @@ def author_list(db_path: Path, as_json: bool) -> None:
     """Every author, the bot names they own and how many uploads were accepted."""
     from arena.server.authors import list_authors
 
-    found = list_authors(_store(db_path))
+    found = list_authors(Store(db_path))
     if as_json:
-        _json({"authors": [summary.to_dict() for summary in found]})
+        emit_json({"authors": [summary.to_dict() for summary in found]})
         return
     click.echo(f"{'author':<24} {'since':<20} {'status':<8} {'uploads':>7}  bots")
     for summary in found:
@@ -139,12 +118,9 @@ def author_list(db_path: Path, as_json: bool) -> None:
 @db_option
 def author_revoke(name: str, db_path: Path) -> None:
     """Revoke author NAME's token at once; their bots and results stay."""
-    from arena.server.authors import AuthorError, revoke_author
+    from arena.server.authors import revoke_author
 
-    try:
-        revoke_author(_store(db_path), name)
-    except AuthorError as error:
-        _fail(str(error))
+    revoke_author(Store(db_path), name)
     click.echo(f"author {name!r} revoked", err=True)
 
 
@@ -165,8 +141,8 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
     from arena.store import is_active, nearly_full
 
     if not db_path.exists():
-        _fail(f"{db_path}: no results store here yet (arena serve creates it, or pass --db)")
-    store = _store(db_path)
+        fail(f"{db_path}: no results store here yet (arena serve creates it, or pass --db)")
+    store = Store(db_path)
     leagues = []
     for row in store.tournaments():
         config = json.loads(row["config"])
@@ -188,9 +164,9 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
                         "disk_full": nearly_full(db_path), "spread": spread_of.to_dict(names),
                         "throttled": {names[bot]: round(weight, 4) for bot, weight in sorted(weights.items())}})
     if name is not None and not leagues:
-        _fail(f"{db_path}: no league {name!r}")
+        fail(f"{db_path}: no league {name!r}")
     if as_json:
-        _json({"leagues": leagues})
+        emit_json({"leagues": leagues})
         return
     for entry in leagues:
         counts = entry["matches"]
@@ -217,23 +193,20 @@ def submit_remote(bot_dir: Path, server: str, token: str | None, as_json: bool) 
     from arena.bots.files import SubmissionRejected
     from arena.bots.manifest import ManifestError
     from arena.registry.check import CheckReport, Step, format_report
-    from arena.registry.client import UploadError, pack, upload
+    from arena.registry.client import pack, upload
 
     if not server.lower().startswith(("http://", "https://")):
-        _fail(f"--server {server}: expected the server's URL, starting with http:// or https:// "
+        fail(f"--server {server}: expected the server's URL, starting with http:// or https:// "
               f"(say --server http://{server}, or https:// behind a TLS proxy)")
     if not token:
-        _fail("--server needs your API token: --token TOKEN or the ARENA_TOKEN environment variable")
+        fail("--server needs your API token: --token TOKEN or the ARENA_TOKEN environment variable")
     try:
         body = pack(bot_dir)
     except (ManifestError, SubmissionRejected) as error:
-        _fail(f"rejected, nothing sent: {error}")
-    try:
-        reply = upload(server, token, body)
-    except UploadError as error:
-        _fail(str(error), 1)
+        fail(f"rejected, nothing sent: {error}")
+    reply = upload(server, token, body)
     if as_json:
-        _json({"http_status": reply.status, **reply.body})
+        emit_json({"http_status": reply.status, **reply.body})
     else:
         check = reply.body.get("check")
         if isinstance(check, dict):
@@ -242,7 +215,7 @@ def submit_remote(bot_dir: Path, server: str, token: str | None, as_json: bool) 
                                  [Step(s["step"], s["ok"], s["expected"], s["got"], s.get("advice", []),
                                        s.get("stderr_tail", "")) for s in check.get("steps", [])],
                                  float(check.get("seconds") or 0.0))
-            for line in format_report(report, colour=sys.stdout.isatty()):
+            for line in format_report(report, colour=colour()):
                 click.echo(line)
         status = reply.body.get("status")
         if status == "stored":

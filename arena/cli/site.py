@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from arena.cli.common import ExitCode, db_option, emit_json, fail, json_option, open_store
+from arena.cli.common import ExitCode, db_option, emit_json, fail, json_option, open_store, progress_shown
 from arena.site.build import BuildReport, Progress, build_site
 from arena.site.html import SITE_DIR
 from arena.store import Store
@@ -75,7 +75,7 @@ def build(name: str | None, out_dir: Path | None, full: bool, db_path: Path, as_
         known = ", ".join(row["name"] for row in store.tournaments()) or "none"
         fail(f"{db_path}: no tournament {name!r} (known: {known})")
     out = out_dir if out_dir is not None else site_dir_for(db_path)
-    with site_progress(live=not as_json and sys.stderr.isatty()) as progress:
+    with site_progress(live=progress_shown(as_json)) as progress:
         report = warn_corrupt(build_site(store, out, None if name is None else [name], full=full, progress=progress))
     if as_json:
         emit_json({"out": str(out), "index": str(report.index), "tournaments": list(report.tournaments),

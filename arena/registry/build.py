@@ -30,6 +30,7 @@ from arena.bots.files import (
     MAX_FILES,
     MAX_TOTAL_BYTES,
     SubmissionRejected,
+    has_ignored,
     remove_tree,
     safe_copy,
     scan,
@@ -233,13 +234,14 @@ class BuildFailed(Exception):
 
 
 def playable(spec: BotSpec, cache: Path, limits: BuildLimits = DEFAULT_BUILD_LIMITS) -> BotSpec:
-    """The bot as it plays. A bot without a ``build:``, or a registry version (built when it was submitted), is
-    ``spec`` itself; a bot directory with a ``build:`` is built once into ``cache``, under the hash of its files as
+    """The bot as it plays. A registry version (built when it was submitted), or a bot without a ``build:`` and
+    with nothing its ``.arenaignore`` leaves out, is ``spec`` itself; one with such files plays from a copy without
+    them in ``cache`` (the sandbox sees the bot as it would be stored); a bot directory with a ``build:`` is built once into ``cache``, under the hash of its files as
     given, and plays from there: a rebuilt or resumed tournament plays the same built bytes (and so keeps its
     ``files_hash``), an edit to the sources builds anew, and the author's directory is never written.
 
     Raises :class:`BuildFailed`, or :class:`SandboxError` when the host cannot run the build at all."""
-    if spec.build is None or version_of(spec.directory) is not None:
+    if version_of(spec.directory) is not None or spec.build is None and has_ignored(spec.directory) is None:
         return spec
     cache = cache.resolve()  # the sandbox binds by absolute path
     target = cache / spec.files_hash
@@ -247,9 +249,12 @@ def playable(spec: BotSpec, cache: Path, limits: BuildLimits = DEFAULT_BUILD_LIM
         cache.mkdir(parents=True, exist_ok=True)
         staging = cache / f".{spec.files_hash[:16]}.{os.getpid()}"
         remove_tree(staging)  # left by a build of this process's pid that was killed
-        result = run_build(spec, staging, limits)
-        if not result.ok:
-            raise BuildFailed(spec, result)
+        if spec.build is None:  # what .arenaignore leaves out is not in the sandbox either: the bot as stored
+            safe_copy(spec.directory, staging, scan(spec.directory))
+        else:
+            result = run_build(spec, staging, limits)
+            if not result.ok:
+                raise BuildFailed(spec, result)
         try:
             staging.rename(target)  # whole or not at all: a reader never sees half a build
         except OSError:

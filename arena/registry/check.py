@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import selectors
+import stat
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,7 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.bots.files import MAX_FILES, MAX_TOTAL_BYTES, SubmissionRejected, scan
+from arena.bots.files import (
+    IGNORE_FILE,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    SubmissionRejected,
+    bot_walk,
+    has_ignored,
+    safe_copy,
+    scan,
+)
 from arena.bots.manifest import BotSpec, ManifestError, load_bot
 from arena.game.results import Fault, FaultKind, Reason, counted, limit_reason
 from arena.game.rules import Rules
@@ -107,8 +118,9 @@ FLUSH_HOW = {
 FLUSH_ANY = ("fflush(stdout) in C, System.out.flush() in Java, std::flush in C++, print(..., flush=True) in "
              "Python")
 READ_ALL = ("the bot seems to read all of stdin before answering (sys.stdin.read(), readlines(), "
-            "fs.readFileSync(0), an 'end' handler): stdin stays open until the match ends, so it waits forever. "
-            "Read line by line (PROTOCOL.md, \"Common mistakes\")")
+            "fs.readFileSync(0), an 'end' handler, read_to_string): stdin stays open until the match ends, so it "
+            "waits forever. It must answer each line as it comes: read line by line (PROTOCOL.md, \"Common "
+            "mistakes\")")
 READS_ALL = re.compile(r"stdin\.read\(\s*\)|stdin\.readlines\(|readFileSync\(\s*(?:0|[\"']/dev/stdin)|"
                        r"stdin\.on\(\s*[\"']end[\"']|io\.ReadAll\(os\.Stdin|read_to_string\(")
 MOVE_SHAPE = ('a move is {"type": "play", "discard": [cards], "take": "deck" or a floor card} or '
@@ -131,13 +143,18 @@ INVALID_ADVICE = {
 }
 
 
-def no_flush(language: str | None) -> str:
-    """The advice for a bot that never answered hello, in the words of its language when it is known."""
-    how = FLUSH_HOW.get((language or "").lower(), FLUSH_ANY)
-    return f"the bot never answered hello; did you flush stdout after writing? ({how})"
+def flush_how(language: str | None) -> str:
+    """How to flush stdout, in the words of the bot's language when it is known."""
+    return FLUSH_HOW.get((language or "").lower(), FLUSH_ANY)
 
 
-NO_FLUSH = no_flush("python")
+READ_ALL_OR_FLUSH = ("the bot never answered hello: it must answer each line as it comes, so either it reads all of "
+                     "stdin before answering (stdin stays open until the match ends: read line by line), or it wrote "
+                     "its answer but did not flush stdout (")
+"""The advice for a bot that answered nothing, when its source shows neither cause (a binary, say): both, in turn."""
+NO_FLUSH = f"{READ_ALL_OR_FLUSH}{flush_how('python')})"
+RUST_PANIC = 101
+"""The exit status of a Rust program that panicked (Python's uncaught exception is 1, with a traceback)."""
 
 
 def _is_json(text: str) -> bool:
@@ -149,10 +166,11 @@ def _is_json(text: str) -> bool:
 
 
 def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language: str | None = None,
-            reads_all: bool = False) -> list[str]:
+            reads_all: bool = False, private: Sequence[str] = ()) -> list[str]:
     """Advice for a fault in plain words, chosen by its reason code and its facts (the line it sent, its exit
     status), the bot's stderr, and its last few lines on stdout (in a match). ``reads_all``: the bot's source seems
-    to read stdin to its end (see :func:`reads_all_of_stdin`)."""
+    to read stdin to its end (see :func:`reads_all_of_stdin`); ``private``: its files that the sandbox's user may
+    not read or run (:func:`private_files`)."""
     reason, line = fault.reason, fault.line
     if reason is Reason.INVALID_CARD and line is not None and TEN_AS_10.search(line):
         return ["cards are rank+suit like TH, not 10H (ranks A23456789TJQK, suits CDHS)"]
@@ -178,15 +196,24 @@ def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language:
     if reason is Reason.TIMEOUT_HELLO:
         if line is not None:
             return ["the bot's answer to hello never ended with a newline: one JSON object per line, then flush"]
-        return ([READ_ALL] if reads_all else []) + [no_flush(language)]  # reading it all: the likelier cause
+        if reads_all:  # its source reads stdin to the end: that, not flushing, is why nothing came
+            return [READ_ALL]
+        return [f"{READ_ALL_OR_FLUSH}{flush_how(language)})"]
     if reason is Reason.TIMEOUT_NOT_READING:
         return ["the bot stopped reading its stdin: read messages line by line until stdin closes"]
     if fault.kind is FaultKind.TIMEOUT:
         return [("no move arrived in time: a move may take move_ms plus what is left of the time bank. If the bot "
                  "did print its move, it did not flush stdout; if it was thinking, think less")]
     if fault.kind is FaultKind.CRASH:
+        if fault.exit_status == RUST_PANIC:
+            return [("exit status 101 is a Rust panic: the panic message, with the file and line, is in its stderr "
+                     "below (RUST_BACKTRACE=1 in your own runs shows the stack)")]
         if "Traceback" in stderr or "Error:" in stderr or "    at " in stderr:
             return ["the bot crashed with an exception: the last lines of its stderr are below"]
+        if private and (fault.exit_status in (126, 127) or "Permission denied" in stderr):
+            return [(f"{', '.join(private)}: not readable (or not runnable) by the sandbox's user, which runs the "
+                     f"bot as a uid of its own, not as you: chmod a+rX {' '.join(n.rstrip('/') for n in private)} "
+                     "(every file of a bot must be world-readable, and what it runs world-executable)")]
         if fault.exit_status == 126 or "Permission denied" in stderr:
             return [("the command in bot.yaml is not executable: chmod +x the file it runs (and give it a #! line), "
                      "or run it through its interpreter (command: python3 bot.py)")]
@@ -194,6 +221,25 @@ def explain(fault: Fault, stderr: str = "", lines: Sequence[str] = (), language:
             return ["the command in bot.yaml could not start: check the program name and the file it runs"]
         return ["the bot exited (or closed stdout) before the match ended: keep reading stdin until it closes"]
     return [f"the sandbox stopped the bot for using too much of a resource ({fault.detail})"]
+
+
+def private_files(directory: Path, most: int = 5) -> list[str]:
+    """The bot's files the sandbox's user cannot read (or run, where their owner can), and directories it cannot
+    enter, at most ``most``: the bot runs as a uid of its own, so a mode-700 binary fails with "Permission
+    denied" though its author can run it."""
+    found: list[str] = []
+    for current, dirs, names in bot_walk(directory):
+        for name in (*dirs, *names):
+            path = Path(current, name)
+            mode = os.lstat(path).st_mode
+            relative = path.relative_to(directory).as_posix()
+            if stat.S_ISDIR(mode) and mode & 0o005 != 0o005:
+                found.append(relative + "/")
+            elif stat.S_ISREG(mode) and (not mode & stat.S_IROTH or mode & stat.S_IXUSR and not mode & stat.S_IXOTH):
+                found.append(relative)
+        if len(found) >= most:
+            break
+    return found[:most]
 
 
 def reads_all_of_stdin(directory: Path) -> bool:
@@ -272,10 +318,11 @@ def _hello(spec: BotSpec, sandbox: Sandbox, limits: Limits) -> Step:
                         explain(Fault(reason, str(error), 0, shown), errors, language=language), _tail(errors))
         return Step("hello", True, expected, line.decode(errors="replace"))
     if exited is not None and not stdout:
-        got = f"nothing: the bot {exited.describe()} before answering"
+        got = f"nothing before the bot {'' if exited.returncode is not None else 'was '}{exited.describe()}"
         reason = limit_reason(exited.limit) if exited.limit else Reason.CRASH_EXIT
         fault = Fault(reason, got, 0, exit_status=exited.returncode, signal=exited.signal)
-        return Step("hello", False, expected, got, explain(fault, errors, language=language), _tail(errors))
+        return Step("hello", False, expected, got,
+                    explain(fault, errors, language=language, private=private_files(spec.directory)), _tail(errors))
     got = (f"nothing within {limits.hello_ms} ms (0 bytes on stdout)" if not stdout else
            f"{len(stdout)} bytes with no newline: {bytes(stdout[:200]).decode(errors='replace')!r}")
     fault = Fault(Reason.TIMEOUT_HELLO, got, 0, bytes(stdout[:200]).decode(errors="replace") if stdout else None)
@@ -305,7 +352,8 @@ def _match_step(name: str, seats: list[BotSpec], mine: list[int], sandbox: Sandb
                     if lines:
                         got += "; its last lines on stdout: " + " | ".join(repr(line[:120]) for line in lines)
                     return Step(name, False, expected, got,
-                                explain(fault, player.stderr_tail, lines, language_of(order[seat])),
+                                explain(fault, player.stderr_tail, lines, language_of(order[seat]),
+                                        private=private_files(order[seat].directory)),
                                 _tail(player.stderr_tail))
         places = ", ".join(f"place {result.players[s].place} score {result.players[s].score}" for s in ours)
         played.append(f"seed {seed}: {counted(result.rounds, 'round')}, {counted(result.turns, 'turn')}, {places}")
@@ -380,7 +428,12 @@ def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, li
         steps.append(Step("files", False, files_expected, str(error)))
         return
     size = sum(entry.size for entry in files)
-    steps.append(Step("files", True, files_expected, f"{len(files)} files, {size / 1024:.1f} KiB"))
+    left_out = has_ignored(spec.directory)
+    steps.append(Step("files", True, files_expected, f"{len(files)} files, {size / 1024:.1f} KiB"
+                      + ("" if left_out is None else f" ({IGNORE_FILE} and its defaults leave out {left_out} ...)")))
+    if left_out is not None and spec.build is None:
+        safe_copy(spec.directory, built, files)  # the bot plays as it would be stored: without what is left out
+        spec = load_bot(built)
     remaining = ["build"] * (spec.build is not None) + ["hello", "self-play", "vs greedy"]
     try:
         sandbox = get_sandbox(sandbox_) if isinstance(sandbox_, str) else sandbox_

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import io
 import json
+import ssl
 import tarfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,10 @@ class UploadReply:
 
 class UploadError(RuntimeError):
     """The server could not be reached or did not answer with JSON."""
+
+
+class ServerURLError(UploadError):
+    """``--server`` is not the server's URL: a path after it, or https:// to a plain-HTTP server (bad input)."""
 
 
 def pack(directory: Path) -> bytes:
@@ -58,9 +64,23 @@ def upload(server: str, token: str, body: bytes) -> UploadReply:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
             return UploadReply(response.status, _json(response.read(), url))
     except urllib.error.HTTPError as failure:
+        if failure.code == 404 and urllib.parse.urlsplit(server).path.strip("/"):
+            raise ServerURLError(f"--server {server}: the server has no {url} (HTTP 404): --server is the server's "
+                              f"root URL, without a path, such as {_root(server)}") from None
         return UploadReply(failure.code, _json(failure.read(), url))
     except (urllib.error.URLError, OSError) as failure:
-        raise UploadError(f"{url}: cannot reach the server: {getattr(failure, 'reason', failure)}") from None
+        reason = getattr(failure, "reason", failure)
+        if isinstance(reason, ssl.SSLError) and reason.reason == "WRONG_VERSION_NUMBER":
+            # the TLS hello was answered by something that is not TLS: a plain-HTTP server, as arena serve is
+            plain = "http://" + server.split("://", 1)[1]
+            raise ServerURLError(f"--server {server}: the server answered in plain HTTP, not HTTPS: use {plain} (or "
+                              "put a TLS proxy in front of it, docs/SERVER.md)") from None
+        raise UploadError(f"{url}: cannot reach the server: {reason}") from None
+
+
+def _root(server: str) -> str:
+    parts = urllib.parse.urlsplit(server)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _json(raw: bytes, url: str) -> dict[str, Any]:

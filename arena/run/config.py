@@ -240,13 +240,20 @@ def _parse_shared(data: Mapping[Any, Any], known: set[str], problems: _Problems,
     cluster = data.get("cluster")
     if cluster is not None and (not isinstance(cluster, str) or cluster_address_problem(cluster)):
         problems.expected("cluster", CLUSTER_EXPECTED, cluster)
-    rules = problems.checked(lambda: _rules(data.get("rules") or {}, problems), Rules())
-    limits, sandbox_limits = problems.checked(lambda: parse_limits(data.get("limits") or {}, problems.bad, sandbox),
+    rules = problems.checked(lambda: _rules(section(data, "rules"), problems), Rules())
+    limits, sandbox_limits = problems.checked(lambda: parse_limits(section(data, "limits"), problems.bad, sandbox),
                                               (Limits(), SandboxLimits()))
-    rating = problems.checked(lambda: parse_rating(data.get("rating") or {}, problems.bad), RatingConfig())
+    rating = problems.checked(lambda: parse_rating(section(data, "rating"), problems.bad), RatingConfig())
     return {"name": name, "seed": parse_seed(data, problems), "sandbox": sandbox, "workers": workers,
             "retries": retries, "cluster": cluster, "rules": rules, "limits": limits,
             "sandbox_limits": sandbox_limits, "rating": rating}
+
+
+def section(data: Mapping[Any, Any], key: str) -> object:
+    """A section such as ``rules:``: absent or empty (null) means the defaults, anything else is checked as given
+    (``rules: 0`` or ``rules: false`` is an error, not the defaults: the published schemas say the same)."""
+    value = data.get(key)
+    return {} if value is None else value
 
 
 def parse_config(data: object, source: Path, registry: Path | None = None) -> TournamentConfig:
@@ -408,8 +415,8 @@ def parse_rating(value: object, bad: Any) -> RatingConfig:
     for key, number in value.items():
         if key not in known:
             raise bad(f"rating.{key}", "one of " + ", ".join(sorted(known)), key)
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or number <= 0:
-            raise bad(f"rating.{key}", "a positive number", number)
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 < number < math.inf:
+            raise bad(f"rating.{key}", "a positive number", number)  # .nan and .inf too: the fit would be NaN
         numbers[key] = float(number)
     if numbers.get("draw_probability", 0.02) >= 1:
         raise bad("rating.draw_probability", "a probability above 0 and below 1", numbers["draw_probability"])
@@ -454,10 +461,14 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
         if entry.startswith(REGISTRY_PREFIX):
             entries.append(entry)
             continue
-        directory = (base / entry).resolve()
+        try:
+            directory = sample_bot(entry) or (base / entry).resolve()
+        except NoSuchSample as error:
+            problems.say(f"bots[{index}]", str(error))
+            continue
         if not directory.is_dir():
-            problems.say(f"bots[{index}]", f"expected registry:... or a bot directory, {excerpt(entry)} is not one "
-                                           f"(relative paths are read from {base})")
+            problems.say(f"bots[{index}]", f"expected registry:..., sample:NAME or a bot directory, {excerpt(entry)} "
+                                           f"is not one (relative paths are read from {base})")
         entries.append(str(directory))
     numbers: dict[str, int] = {}
     defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}

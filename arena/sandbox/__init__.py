@@ -46,6 +46,13 @@ class SandboxLimits:
     cpu_seconds: int = 600
 
 
+def limit_value(limit: str | None, limits: SandboxLimits, peak_bytes: int | None = None) -> str | None:
+    """What :attr:`Exit.limit_value` says for ``limit`` under ``limits``: the value, and the peak when known."""
+    if limit == "memory":
+        return f"{limits.memory_mb} MiB" + ("" if peak_bytes is None else f", peak {peak_bytes / (1 << 20):.1f} MiB")
+    return {"cpu time": f"{limits.cpu_seconds} s", "file size": f"{limits.file_mb} MiB"}.get(limit or "")
+
+
 @dataclass(frozen=True)
 class Exit:
     """How a bot's process ended: its exit code or signal, and the resource limit that killed it if known."""
@@ -53,10 +60,12 @@ class Exit:
     returncode: int | None
     signal: int | None = None
     limit: str | None = None
+    limit_value: str | None = None
+    """The limit as set, and what the bot reached when the sandbox can tell ("512 MiB, peak 512.0 MiB")."""
 
     def describe(self) -> str:
         if self.limit:
-            return f"killed by the {self.limit} limit"
+            return f"killed by the {self.limit} limit" + ("" if self.limit_value is None else f" ({self.limit_value})")
         if self.signal is not None:
             return f"killed by signal {self.signal}"
         return f"exited with status {self.returncode}"

@@ -217,6 +217,15 @@ class BotCgroup:
         start = text.find(b"\noom_kill ")  # never the first line in either file
         return 0 if start < 0 else int(text[start + 10 :].split(b"\n", 1)[0])
 
+    def peak_bytes(self) -> int | None:
+        """The most memory the bot's processes held at once, where the kernel keeps it (v2's ``memory.peak``, from
+        Linux 5.19; v1's ``memory.max_usage_in_bytes``), else None."""
+        name = "memory.max_usage_in_bytes" if self.layout.version == 1 else "memory.peak"
+        try:
+            return int(_read(f"{self.dirs[0]}/{name}"))
+        except (OSError, ValueError):
+            return None
+
     def kill_all(self) -> list[int]:
         """SIGKILL every process of the bot (``cgroup.kill`` where v2 has it, which no fork can race, then the
         listed ones until none is listed); return the pids seen. The first directory lists them all: every one of

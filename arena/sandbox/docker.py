@@ -49,7 +49,7 @@ from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped
 
 from arena import procfs
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, seccomp
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, limit_value, seccomp
 from arena.sandbox.common import (
     BOT_DIR,
     PROTOCOL_DIR,
@@ -154,23 +154,26 @@ class Demux:
         return [(stream, b"".join(chunks)) for stream, chunks in parts]
 
 
-def describe_state(state: Mapping[str, Any], killed: bool = False) -> Exit:
+def describe_state(state: Mapping[str, Any], killed: bool = False, limits: SandboxLimits | None = None) -> Exit:
     """An :class:`Exit` from a container's ``State``: the init reports a child killed by signal N as 128 + N."""
     code = int(state.get("ExitCode") or 0)
     if state.get("OOMKilled"):
-        return Exit(None, SIGKILL, "memory")
+        return Exit(None, SIGKILL, "memory", None if limits is None else limit_value("memory", limits))
     if killed or code > 128:
         signum = SIGKILL if killed else code - 128
-        return Exit(None, signum, None if killed else SIGNAL_LIMITS.get(signum))
+        limit = None if killed else SIGNAL_LIMITS.get(signum)
+        return Exit(None, signum, limit, None if limits is None else limit_value(limit, limits))
     return Exit(code)
 
 
 class DockerBot(BotProcess):
     """One bot's container and its attach socket."""
 
-    def __init__(self, client: docker.DockerClient, container: Container, attached: Any) -> None:
+    def __init__(self, client: docker.DockerClient, container: Container, attached: Any,
+                 limits: SandboxLimits | None = None) -> None:
         self.client = client
         self.container = container
+        self.limits = limits
         self._attached = attached  # the SDK's socket file object; holds its HTTP response alive
         self._sock: socket.socket = attached._sock
         self._sock.setblocking(False)
@@ -243,7 +246,7 @@ class DockerBot(BotProcess):
         if self._exit is None and self._eof and not self._killed:
             state = self._state()
             if state is not None and not state.get("Running"):
-                self._exit = describe_state(state)
+                self._exit = describe_state(state, limits=self.limits)
         return self._exit
 
     def _state(self) -> dict[str, Any] | None:
@@ -292,7 +295,7 @@ class DockerBot(BotProcess):
                 self.container.wait(timeout=API_TIMEOUT_S)
                 state = self._state()
             if self._exit is None and state is not None:
-                self._exit = describe_state(state, killed and not state.get("OOMKilled"))
+                self._exit = describe_state(state, killed and not state.get("OOMKilled"), self.limits)
             self.container.remove(force=True)
         except docker.errors.NotFound:
             pass
@@ -477,7 +480,7 @@ class DockerSandbox(Sandbox):
         except ENGINE_ERRORS as error:
             _discard(container)
             raise SandboxError(f"cannot attach to the container of {bot.name}: {error}") from error
-        process = DockerBot(self.client, container, attached)
+        process = DockerBot(self.client, container, attached, limits)
         try:
             container.start()
         except docker.errors.APIError as error:

@@ -44,7 +44,18 @@ from typing import Any
 
 from arena import procfs
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, reaper, seccomp
+from arena.sandbox import (
+    BotProcess,
+    Exit,
+    Sandbox,
+    SandboxError,
+    SandboxLimits,
+    Stream,
+    cgroups,
+    limit_value,
+    reaper,
+    seccomp,
+)
 from arena.sandbox.bwrap import BASH, ORPHAN_SWEEPS, SH, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
 from arena.sandbox.reaper import ORPHANS
@@ -152,8 +163,9 @@ class ProcessBot(BotProcess):
             return Exit(returncode)
         signum = -returncode
         if signum == signal.SIGKILL and self.cgroup is not None and self.cgroup.oom_kills() > 0:
-            return Exit(None, signum, "memory")
-        return Exit(None, signum, SIGNAL_LIMITS.get(signum))
+            return Exit(None, signum, "memory", limit_value("memory", self.limits, self.cgroup.peak_bytes()))
+        limit = SIGNAL_LIMITS.get(signum)
+        return Exit(None, signum, limit, limit_value(limit, self.limits))
 
     def _ns_init(self) -> int | None:
         """The host pid of the sandbox's pid 1, from bwrap's --info-fd (written once the namespace exists)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from arena.registry.build import DEFAULT_BUILD_LIMITS, BuildLimits
-from arena.run.config import ConfigError, LeagueConfig, parse_league
+from arena.run.config import ConfigError, LeagueConfig, parse_league, section
 from arena.sandbox import BACKENDS as SANDBOXES
 from arena.server.admission import AdmissionLimits
 from arena.server.guard import ConnectionLimits
@@ -59,15 +59,15 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     if unknown:
         raise ConfigError(f"{path}: {unknown[0]}: unknown key (known: league, server)")
     league = parse_league(data["league"], path, default_registry)
-    server = data.get("server") or {}
+    server = section(data, "server")
     if not isinstance(server, Mapping):
         raise bad("server", "a mapping such as {uploads_per_hour: 10, max_upload_kb: 5120}", server)
     for key in server:
         if key not in SERVER_KEYS:
             raise bad(f"server.{key}", "one of " + ", ".join(sorted(SERVER_KEYS)), key)
     uploads = server.get("uploads_per_hour", 10)
-    if type(uploads) is not int or uploads < 1:
-        raise bad("server.uploads_per_hour", "a positive integer", uploads)
+    if type(uploads) is not int or not 1 <= uploads <= 100_000:  # attempts_per_hour, at least this, is at most that
+        raise bad("server.uploads_per_hour", "an integer from 1 to 100000", uploads)
     upload_kb = server.get("max_upload_kb", 5120)
     if type(upload_kb) is not int or not 1 <= upload_kb <= 1 << 20:
         raise bad("server.max_upload_kb", "an integer from 1 to 1048576", upload_kb)
