@@ -169,8 +169,11 @@ def orphan_of_a_start_cut_short(bot_dir: Path, uid: int | None, cgroup_procs: li
         for path in cgroup_procs:
             path.write_text("0")
 
-    outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True,
-                             preexec_fn=join)  # noqa: PLW1509 (a test's own child, no threads)
+    try:
+        outer = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True,
+                                 preexec_fn=join)  # noqa: PLW1509 (a test's own child, no threads)
+    except subprocess.SubprocessError:
+        return 0  # a concurrent launch swept the dead runner's cgroups before the child could join them
     try:
         # A concurrent launch (another test process) may sweep the dead runner's cgroups, and this init in them,
         # before it is seen: its bwrap then ends, and 0 tells the caller to make another.
@@ -222,7 +225,7 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
     layout = cgroups.detect()[0] if use_cgroups else None
     if use_cgroups and layout is None:
         pytest.skip(f"no cgroups here: {cgroups.detect()[1]}")
-    stale = dead_runner_cgroups(layout)
+    stale: list[Path] = []
 
     # Other orphans may be about: the test files run side by side (xdist), and a kill -9 test elsewhere leaves
     # some for the next launch. Only this test's own orphan is followed.
@@ -233,8 +236,10 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
     orphan = 0
     try:
         for _ in range(5):  # a concurrent launch (another test process) may sweep it first: then make another
+            made = dead_runner_cgroups(layout)  # afresh each time: that sweep removes the cgroups too
+            stale += made
             orphan = orphan_of_a_start_cut_short(bot_dir, lease.uid if lease else None,
-                                                 [directory / "cgroup.procs" for directory in stale])
+                                                 [directory / "cgroup.procs" for directory in made])
             if orphan and procfs.running(orphan):
                 break
         assert orphan in orphan_inits()
