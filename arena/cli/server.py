@@ -87,7 +87,10 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
     click.echo(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
                f"{config.league.registry}, matches on {where})", err=True)
-    guard.run(app, host, port, config.connections)
+    try:
+        guard.run(app, host, port, config.connections)
+    except guard.GuardMismatch as error:
+        _fail(str(error), 1)
 
 
 @click.group("author")
