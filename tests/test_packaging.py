@@ -38,6 +38,14 @@ def requirement_names(requirements: list[str]) -> set[str]:
     return {normal(re.match(r"[A-Za-z0-9._-]+", line).group()) for line in requirements}  # type: ignore[union-attr]
 
 
+def release(version: str) -> tuple[int, ...]:
+    """A plain release number as a tuple, trailing zeros dropped (0.37 is 0.37.0)."""
+    parts = [int(part) for part in version.split(".")]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
 def imported_distributions() -> dict[str, set[str]]:
     """Each distribution that arena/'s code imports (the stdlib and arena itself left out), and the files that do."""
     owners = packages_distributions()
@@ -121,3 +129,18 @@ def test_with_the_docker_sdk_the_docker_extra_is_not_missing() -> None:
     pytest.importorskip("docker", reason="the docker extra is not installed here")
     assert missing_extra("docker", "the docker sandbox") is None
     assert pip_line("docker") not in docker_engine_status()[1]  # an engine's version, or why no engine answers
+
+
+def test_ci_installs_every_lower_bound_that_pyproject_states() -> None:
+    """.ci/constraints-lowest.txt pins each direct dependency at the lower bound pyproject.toml gives it (the dev
+    extra's tools aside: the lowest run does not lint), so the bounds CI tests are the bounds users get."""
+    lowest = dict(re.findall(r"^([A-Za-z0-9._-]+)==(\S+)$", (ROOT / ".ci" / "constraints-lowest.txt").read_text(
+        encoding="utf-8"), re.MULTILINE))
+    lowest = {normal(name): release(version) for name, version in lowest.items()}
+    stated = {}
+    for extra, lines in [("core", PYPROJECT["dependencies"]), *PYPROJECT["optional-dependencies"].items()]:
+        for line in lines:
+            found = re.match(r"([A-Za-z0-9._-]+)(?:\[[^]]*\])?\s*(?:>=|==)\s*([^,;\s]+)", line)
+            if extra != "dev" and found and normal(found.group(1)) != normal(arena.DISTRIBUTION):
+                stated[normal(found.group(1))] = release(found.group(2))
+    assert {name: lowest.get(name) for name in stated} == stated
