@@ -261,7 +261,7 @@ def test_the_overlap_check_sees_two_matches_of_one_deal_when_the_exclusion_is_of
 
 @pytest.mark.slow
 def test_a_dask_cluster_never_plays_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
     config = load_config(write_config(tmp_path))
     store = Store(tmp_path / "arena.db")
     report = run_tournament(config, store, cluster="local:2")
@@ -331,7 +331,7 @@ def test_a_cluster_holds_back_a_deal_whose_cancelled_match_plays_on(tmp_path: Pa
     until they end. The first play is a quick match (witnesses that answer at once) beside a slow one (30 ms a
     turn, ten times as long): it is closed at the quick one's result, and the next play asks for the slow deal's
     next rotation while its cancelled first rotation plays on."""
-    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
     quick_config = load_config(write_config(tmp_path / "quick", repeats=2, threshold=10, seed=6))
     slow_config = load_config(write_config(tmp_path / "slow", repeats=1, turn_s=0.03, threshold=10))
     quick = pending_jobs(plan_tournament(quick_config, Store(tmp_path / "quick" / "arena.db")), settings_of(quick_config))[3]

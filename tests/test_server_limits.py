@@ -11,6 +11,7 @@ import tarfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,7 +22,7 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.versions import Registry, sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
 from arena.server.authors import skeleton
-from arena.server.guard import RateLimitedLog
+from arena.server.guard import ConnectionLimits, GuardMismatch, RateLimitedLog, guarded_protocol, self_test
 from arena.server.sessions import MAX_PER_AUTHOR, LoginGate, LoginLimits, Sessions
 from arena.server.views import Views
 from arena.store import Store
@@ -132,6 +133,25 @@ def test_log_lines_are_rate_limited_per_message() -> None:
     now[0] = 61
     later = record("socket.accept() out of system resource")
     assert limiter.filter(later) and "[997 more like the next line dropped" in later.msg
+
+
+def test_the_guard_fits_the_installed_uvicorn_and_its_self_test_says_when_it_does_not() -> None:
+    self_test(guarded_protocol(ConnectionLimits()))  # arena serve runs this before it binds its port
+    guarded: Any = guarded_protocol(ConnectionLimits())
+
+    class Renamed(guarded):  # type: ignore[misc, valid-type]
+        """As a uvicorn whose flow control has another name: every request fails inside the protocol."""
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            del self.flow
+
+    logging.getLogger("asyncio").disabled = True  # the loop's own report of the failed callback
+    try:
+        with pytest.raises(GuardMismatch, match=r"uvicorn \S+: arena's connection guard .* does not fit"):
+            self_test(Renamed)
+    finally:
+        logging.getLogger("asyncio").disabled = False
 
 
 @pytest.mark.parametrize("a, b, alike", [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.common import CONTEXT, emit_json, json_option
+from arena.cli.common import CONTEXT, emit_json, json_option, require_extra
 
 
 @click.group("sandbox", context_settings=CONTEXT)
@@ -25,6 +25,7 @@ def build_image(tag: str | None, as_json: bool) -> None:
     The image holds only empty mount points and the host's top-level symlinks; at run time the host's /usr and a
     few /etc files are bound into it read-only, so bots use this host's interpreters (python3, node, ...).
     """
+    require_extra("docker", "arena sandbox build-image")
     from arena.sandbox.docker_image import RUNTIME_IMAGE, build_runtime_image, connect, runtime_mounts
 
     tag = tag or RUNTIME_IMAGE

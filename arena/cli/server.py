@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import click
 
-from arena.cli.common import check_cluster, colour, emit_json, fail, json_option, require_extra
+from arena.cli.common import ExitCode, check_cluster, colour, emit_json, fail, json_option, require_extra
 from arena.registry.versions import default_registry, sweep_incoming
 from arena.run.config import seed_warning
 from arena.stats.standings import standings
@@ -69,7 +69,10 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
     click.echo(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
                f"{config.league.registry}, matches on {where})", err=True)
-    guard.run(app, host, port, config.connections)
+    try:
+        guard.run(app, host, port, config.connections)
+    except guard.GuardMismatch as error:
+        fail(str(error), ExitCode.FAILED)
 
 
 @click.group("author")

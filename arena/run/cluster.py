@@ -131,9 +131,9 @@ def sandbox_guarantees(sandbox: str) -> tuple[tuple[str, bool, str], ...]:
     from arena.sandbox import doctor
 
     if sandbox == "docker":
-        from arena.sandbox.docker import engine_status
+        from arena.sandbox import docker_engine_status
 
-        return (("docker_engine", *engine_status()),)
+        return (("docker_engine", *docker_engine_status()),)
     return tuple((name, ok, reason) for name, (ok, reason) in doctor.sandbox_guarantees().items())
 
 

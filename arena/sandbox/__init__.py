@@ -20,6 +20,7 @@ from functools import partial
 from typing import Literal
 
 from arena.bots.manifest import BotSpec
+from arena.extras import missing_extra
 
 Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")
@@ -155,7 +156,21 @@ def get_sandbox(name: str) -> Sandbox:
 
         return ProcessSandbox()
     if name == "docker":
+        problem = missing_extra("docker", "the docker sandbox")
+        if problem is not None:
+            raise SandboxError(problem)
         from arena.sandbox.docker import DockerSandbox
 
         return DockerSandbox()
     raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: {', '.join(BACKENDS)})")
+
+
+def docker_engine_status() -> tuple[bool, str]:
+    """Whether the docker backend can run here, and the engine's version or why not (the Docker SDK, which the
+    docker extra brings, not installed; or no engine answering)."""
+    problem = missing_extra("docker", "the docker sandbox")
+    if problem is not None:
+        return False, problem
+    from arena.sandbox.docker import engine_status
+
+    return engine_status()

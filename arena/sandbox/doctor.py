@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 
-from arena.sandbox import cgroups
+from arena.sandbox import cgroups, docker_engine_status
 from arena.sandbox.bwrap import BWRAP, bwrap_status
 from arena.sandbox.common import SYSTEM_PATH
 
@@ -57,9 +57,7 @@ def _program(name: str, flag: str) -> Check:
 
 def _docker_engine() -> Check:
     """Asked through the SDK the backend itself uses, not the docker command line, which the backend never needs."""
-    from arena.sandbox.docker import engine_status
-
-    ok, reason = engine_status()
+    ok, reason = docker_engine_status()
     return Check("docker", ok, reason)
 
 
@@ -102,6 +100,8 @@ def sandbox_guarantees() -> dict[str, tuple[bool, str]]:
 
 def docker_guarantees() -> dict[str, tuple[bool, str]] | None:
     """What ``get_sandbox("docker")`` guarantees, or None when no engine answers here."""
-    from arena.sandbox.docker import GUARANTEES, engine_status
+    if not docker_engine_status()[0]:
+        return None
+    from arena.sandbox.docker import GUARANTEES
 
-    return dict(GUARANTEES) if engine_status()[0] else None
+    return dict(GUARANTEES)

@@ -285,7 +285,71 @@ def run(app: ASGIApp, host: str, port: int, limits: ConnectionLimits) -> None:
                        limits.max_connections, cap, soft)
     # backlog: asyncio accepts up to this many connections at a time before any protocol sees one (uvicorn's
     # default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst before the cap could act).
+    self_test(guarded_protocol(limits))
     config = uvicorn.Config(app, host=host, port=port, log_level="info", http=guarded_protocol(
         dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG)
     rate_limit_logs()
     uvicorn.Server(config).run()
+
+
+class GuardMismatch(RuntimeError):
+    """The installed uvicorn's H11Protocol is not the one :func:`guarded_protocol` was written against."""
+
+
+def self_test(protocol: type[H11Protocol]) -> None:
+    """One request with a body through ``protocol`` over a socket pair, on a loop of its own, answered by a one-line
+    application: the guard reads uvicorn's private state (``cycle``, ``flow.read_paused``, ``conn.our_state``,
+    ``connections``), and a release that renamed any of it would fail every client, or leave the server
+    unguarded, with nothing said at start-up. Raises :class:`GuardMismatch` naming uvicorn's version."""
+    import asyncio
+    import socket
+
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def exchange() -> tuple[bytes, H11Protocol, ServerState]:
+        loop = asyncio.get_running_loop()
+        state = ServerState()
+        config = uvicorn.Config(app, lifespan="off", log_config=None)
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            ours.setblocking(False)
+            theirs.setblocking(False)
+            served = protocol(config=config, server_state=state, app_state={}, _loop=loop)
+            await loop.connect_accepted_socket(lambda: served, theirs)
+            # A body in two sends, the second once the headers are in: the guard's body deadline then reads the flow
+            # control's state. Turns of the loop, not time: each reads what the socket has.
+            await loop.sock_sendall(ours, b"POST / HTTP/1.1\r\nhost: self-test\r\ncontent-length: 2\r\n\r\n{")
+            for _ in range(SELF_TEST_TURNS):
+                if served.cycle is not None:
+                    break
+                await asyncio.sleep(0)
+            await loop.sock_sendall(ours, b"}")
+            answer = await asyncio.wait_for(loop.sock_recv(ours, 4096), SELF_TEST_S) or b"no answer"
+            if answer.startswith(b"HTTP/1.1 204") and served._watch is None:  # type: ignore[attr-defined]
+                answer = b"an answer, but no header deadline for the next request"
+            served.transport.close()
+            await asyncio.sleep(0)  # connection_lost runs on the next turn of the loop
+            return answer, served, state
+
+    try:
+        answer, served, state = asyncio.run(exchange())
+        fits = answer.startswith(b"HTTP/1.1 204") and served.cycle is not None and not state.connections
+    except (TimeoutError, AttributeError, TypeError, OSError) as error:
+        answer, fits = repr(error).encode(), False
+    if not fits:
+        raise GuardMismatch(f"uvicorn {uvicorn.__version__}: arena's connection guard (arena/server/guard.py) does "
+                            f"not fit its H11Protocol ({answer[:200]!r}); install the uvicorn that pyproject.toml's "
+                            "server extra allows")
+
+
+SELF_TEST_TURNS = 10_000
+"""The most turns of its loop the self-test gives the protocol to read a request's headers (it takes one or two)."""
+SELF_TEST_S = 30.0
+"""How long the start-up self-test waits for its one answer: generous, it is a loop's turn on an idle socket."""
