@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from arena.site.build import build_site
 from arena.site.rows import FaultRow
 from arena.store import Store
 from tests.sitestore import fill_store
-from tests.support.browser import SCREENSHOTS, browser_fixture, url  # noqa: F401 - fixtures, by their names
+from tests.support.browser import SCREENSHOTS, browser_fixture, opened, url  # noqa: F401 - fixtures, by their names
 
 pytestmark = pytest.mark.slow
 
@@ -42,26 +40,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fill_store(store, name="four", bots=BOTS, players=4, repeats=1)
     build_site(store, directory / "site", workers=1)
     return directory / "site"
-
-
-@contextmanager
-def opened(browser: Browser, width: int, dark: bool = False,
-           height: int | None = None) -> Iterator[Page]:
-    """A page of ``width`` CSS px: below 1000 a phone (touch, mobile viewport; upright unless ``height`` says
-    otherwise), else a desktop."""
-    phone = width < 1000
-    size = {"width": width, "height": height or (844 if phone else 900)}
-    context = browser.new_context(viewport=size, is_mobile=phone,
-                                  has_touch=phone, color_scheme="dark" if dark else "light")
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    try:
-        yield page
-    finally:
-        context.close()
-    assert errors == [], errors
 
 
 def _faulted(site: Path) -> tuple[snapshot.Snapshot, FaultRow]:
