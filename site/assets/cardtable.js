@@ -107,9 +107,10 @@
       drawn = rounds.length;
       chart.replaceChildren();
       if (!rounds.length) return;
+      rounds = [names.map(function () { return 0; })].concat(rounds);  // from the start: one round is a line
       var width = 240, height = 72, top = Math.max(threshold || 0, 1);
       rounds.forEach(function (r) { r.forEach(function (v) { top = Math.max(top, v); }); });
-      var x = function (i) { return rounds.length === 1 ? width / 2 : 4 + i * (width - 8) / (rounds.length - 1); };
+      var x = function (i) { return 4 + i * (width - 8) / (rounds.length - 1); };
       var y = function (v) { return height - 4 - v * (height - 8) / top; };
       var picture = svg("svg", { viewBox: "0 0 " + width + " " + height, "class": "scorechart", focusable: "false" });
       if (threshold) {
