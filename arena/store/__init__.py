@@ -582,11 +582,14 @@ class Store:
                             (tid, math.inf if before_group is None else before_group))
         return tuple(zip(*rows)) if rows else ((), (), (), ())
 
-    def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None]]:
-        """Every seat of every finished match as (match, bot, place, score, fault reason), in schedule and seat
-        order: what the site's match index holds of each (one query, no stats or stderr)."""
-        return [(match_id, bot_id, place, score, reason) for match_id, bot_id, place, score, reason in self._tuples(
-            "SELECT m.id, s.bot_id, s.place, s.score, s.fault_reason FROM matches m JOIN seats s ON s.match_id = m.id "
+    def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None, int, int, int, str]]:
+        """Every seat of every finished match as (match, bot, place, score, fault reason, the seat's rounds, the
+        match's rounds, turns and termination), in schedule and seat order: what the site's match index holds of
+        each (one query, no stats or stderr)."""
+        return [(match_id, bot_id, place, score, reason, seat_rounds or 0, rounds or 0, turns or 0, ended or "")
+                for match_id, bot_id, place, score, reason, seat_rounds, rounds, turns, ended in self._tuples(
+            "SELECT m.id, s.bot_id, s.place, s.score, s.fault_reason, s.rounds, m.rounds, m.turns, m.termination "
+            "FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
     # -- what the server reads ---------------------------------------------------------------------------------
