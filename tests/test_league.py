@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -217,6 +218,20 @@ def test_a_new_version_plays_its_pairs_up_and_the_old_one_leaves_the_field(tmp_p
     assert (entry["bots"], entry["left"], entry["spread"]["pairs"]) == (4, 1, 6)
     assert {bot["bot"] for bot in entry["spread"]["bots"]} == {"greedy", "planner", "random", "shark@2"}
 
+
+def test_league_status_says_in_play_only_while_a_server_holds_the_league(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    league = League(league_config(tmp_path, HOUSE[:2]), store.path)
+    tid = league.plan(store, False).tid
+    league.schedule(store, tid, league.entrants(store, tid), 2)  # 4 matches pending, nothing playing them
+    idle = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
+    assert "4 to play when it is served again" in idle.stdout and "no server is running it" in idle.stdout
+    assert "in play" not in idle.stdout
+    lease = store.acquire(league.name)  # what a server holds while it runs
+    served = CliRunner().invoke(main, ["league", "status", "--db", str(store.path), "--json"])
+    assert json.loads(served.stdout)["leagues"][0]["served_by"].startswith(f"PID {os.getpid()} on ")
+    assert "4 in play" in CliRunner().invoke(main, ["league", "status", "--db", str(store.path)]).stdout
+    store.release(lease)
 
 def test_league_status_names_a_leader_in_the_field(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
