@@ -27,6 +27,7 @@ from arena.cli.common import (
     open_store,
     sandbox_choice,
 )
+from arena.cli.ticker import Ticker
 from arena.game.rules import Rules, RulesError
 from arena.match.protocol import Limits
 from arena.registry.build import BuildFailed
@@ -142,12 +143,18 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
         fail(str(error))
     store = open_store(db_path, must_exist=False)
     live = not as_json and sys.stderr.isatty()
+    ticker = Ticker(max_matches)
 
     def show(status: Status, matches: int) -> None:
         click.echo(f"\r{test.config.name}: {status_line(status, matches)}\033[K", err=True, nl=False)
 
+    def log_line(status: Status, matches: int) -> None:
+        if ticker.due(matches):  # not a terminal: a line now and then (arena/cli/ticker.py)
+            click.echo(f"{test.config.name}: {status_line(status, matches)}", err=True)
+
     try:
-        report = abtest.run_test(test, store, fresh, workers, show if live else None, cluster)
+        report = abtest.run_test(test, store, fresh, workers, show if live else None if as_json else log_line,
+                                 cluster)
     except TournamentError as error:
         fail(str(error))
     except (BuildFailed, SandboxError) as error:
