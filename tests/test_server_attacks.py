@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from bench.server_attacks import BOUNDARY, Siege, attack, established
-from bench.server_dos import Server, start_server
+from bench.server_dos import Server, start_server, tar_gz
 
 pytestmark = pytest.mark.slow
 
@@ -160,3 +160,10 @@ def test_x_forwarded_for_is_not_believed_without_trusted_proxies(server: Server)
 def test_the_site_redirect_does_not_name_the_host_header(server: Server) -> None:
     reply = httpx.get(f"{server.url}/site", headers={"Host": "evil.example"}, timeout=30)
     assert reply.status_code == 307 and reply.headers["location"] == "/site/"
+
+
+def test_a_300_character_member_name_is_a_400_not_a_500(server: Server) -> None:
+    token = server.add_author("longname")
+    archive = tar_gz({"bot.yaml": b"name: long-bot\ncommand: python3 bot.py\n", "x" * 300: b"data"})
+    reply = server.upload(token, archive)
+    assert reply.status_code == 400 and "longer than 255 bytes" in reply.json()["error"], reply.text
