@@ -167,3 +167,33 @@ def test_a_300_character_member_name_is_a_400_not_a_500(server: Server) -> None:
     archive = tar_gz({"bot.yaml": b"name: long-bot\ncommand: python3 bot.py\n", "x" * 300: b"data"})
     reply = server.upload(token, archive)
     assert reply.status_code == 400 and "longer than 255 bytes" in reply.json()["error"], reply.text
+
+
+def trickle(server: Server, head: bytes, pieces: int) -> bytes:
+    """Send ``head`` then a byte a second ``pieces`` times (each gap under the 2 s silence limit, all of them past
+    the 2 s an untrusted body may take); what the server answered, b"" if it closed the connection."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(head)
+        try:
+            for _ in range(pieces):
+                time.sleep(1)
+                sock.sendall(b"x")
+            answer = b""
+            while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+            return answer
+        except OSError:
+            return b""
+
+
+def test_an_authors_slow_body_is_read_where_an_untrusted_one_is_cut_off(server: Server) -> None:
+    token = server.add_author("slowpoke")
+    author = trickle(server, f"POST /api/bots HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                             "Content-Length: 4\r\n\r\n".encode(), 4)
+    assert author.startswith(b"HTTP/1.1 400") and b"not a .tar.gz or a .zip" in author, author
+    stranger = trickle(server, b"POST /me/login HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                               b"Content-Type: application/x-www-form-urlencoded\r\n\r\n", 4)
+    assert not stranger.startswith(b"HTTP/1.1 2") and not stranger.startswith(b"HTTP/1.1 4"), stranger
