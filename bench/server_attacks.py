@@ -10,8 +10,8 @@ probe sends ``GET /`` and ``GET /api/standings`` in turn, each on a new connecti
 
 The attacker reopens at once whatever the server closes, as an attacker would. Reported per attack: the probe's
 requests, failures, p50/p95/max in ms per route; the connections the attacker opened in all (so how often the
-server closed one); the server's most descriptors seen and its log's "Too many open files"; and the league's
-matches stored during the attack (the league kept playing when that is above 0 and its state is not paused).
+server closed one); the server's most descriptors seen, its log's "Too many open files" and its own CPU seconds
+a second (the league's matches run in other processes); and the league's matches stored during the attack (the league kept playing when that is above 0 and its state is not paused).
 Prints ONE JSON object; nothing here asserts on the numbers (tests/test_server_attacks.py runs smaller counts).
 
     python bench/server_attacks.py [--seconds 40] [--body 500] [--slowread 560] [--slowloris 1100]
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import resource
@@ -30,15 +31,14 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the repository's bench package
 
-from bench.server_dos import InThread, Probe, Server, start_server
+from bench.server_dos import Probe, Server, start_server
 
 BOUNDARY = "xYzBoUnDaRy"
 FORM_HEAD = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n").encode()
@@ -63,18 +63,37 @@ TCP_ESTABLISHED = 1
 TRICKLE = {"body": b"k", "slowloris": b"X-a: b\r\n"}
 
 
-@dataclass
-class Siege(InThread):
-    """``count`` connections of one kind, held and reopened from a thread until stopped."""
+class Siege:
+    """``count`` connections of one kind, held and reopened from a process of their own (so that the attacker's
+    loop over a thousand sockets never holds the probe's interpreter lock) until the ``with`` ends."""
 
-    kind: str
-    port: int
-    count: int
-    trickle_s: float = 8.0
-    opened: int = 0
-    failed_opens: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    def __init__(self, kind: str, port: int, count: int, trickle_s: float = 8.0) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.kind, self.port, self.count, self.trickle_s = kind, port, count, trickle_s
+        self._opened = context.Value("q", 0)
+        self._failed = context.Value("q", 0)
+        self._stop = context.Event()
+        self._process = context.Process(target=self._run, daemon=True)
+
+    @property
+    def opened(self) -> int:
+        """Connections opened so far."""
+        return int(self._opened.value)
+
+    @property
+    def failed_opens(self) -> int:
+        return int(self._failed.value)
+
+    def __enter__(self) -> Self:
+        self._process.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._process.join(timeout=60)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
 
     def _open(self) -> socket.socket | None:
         sock = socket.socket()
@@ -85,10 +104,12 @@ class Siege(InThread):
             sock.connect(("127.0.0.1", self.port))
             sock.sendall(opening(self.kind, self.port))
         except OSError:
-            self.failed_opens += 1
+            with self._failed.get_lock():
+                self._failed.value += 1
             sock.close()
             return None
-        self.opened += 1
+        with self._opened.get_lock():
+            self._opened.value += 1
         return sock
 
     def _run(self) -> None:
@@ -127,6 +148,12 @@ def established(sock: socket.socket) -> bool:
         return False
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def matches_done(server: Server) -> int:
     with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=30) as db:
         return int(db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0])
@@ -150,8 +177,10 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
     watcher.start()
     with Siege(kind, server.port, count, trickle_s) as siege:
         time.sleep(min(3.0, seconds / 4))  # the attack in place before the probe starts counting
+        cpu = cpu_seconds(server.process.pid)
         with Probe("127.0.0.1", server.port) as probe:
             time.sleep(seconds)
+        cpu = cpu_seconds(server.process.pid) - cpu
     stop.set()
     watcher.join()
     state = httpx.get(f"{server.url}/api/league", timeout=30).json()["state"]
@@ -159,7 +188,8 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
             "probe": probe.report(), "public_failures": sum(len(f) for f in probe.failures.values()),
             "worst_p95_ms": probe.worst_p95_ms(), "server_descriptors_peak": peak[0],
             "too_many_open_files": server.log.read_text(errors="replace").count("Too many open files") - emfile_before,
-            "matches_during": matches_done(server) - before, "league_state_after": state}
+            "matches_during": matches_done(server) - before, "league_state_after": state,
+            "server_cpu_s_per_s": round(cpu / seconds, 2)}
 
 
 def main() -> None:
