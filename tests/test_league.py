@@ -118,6 +118,10 @@ def test_author_commands(tmp_path: Path) -> None:
      "league.limits.move_ms: expected a positive integer, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, throttle: 'off'}\n",
      "league.throttle: expected true or false, got 'off'"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {trusted_proxies: [localhost]}\n",
+     "server.trusted_proxies: expected a list of IP addresses or networks, such as [127.0.0.1], got 'localhost'"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {send_timeout_s: 0}\n",
+     "server.send_timeout_s: expected a number from 1 to 600, got 0"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"

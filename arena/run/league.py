@@ -57,7 +57,7 @@ from arena.run.players import DaskCluster, Player, played, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
 from arena.stats.standings import seat_columns
-from arena.store import Lease, Store, StoreError, disk_full, entered_group, is_active
+from arena.store import Lease, LeaseHeldError, Store, StoreError, disk_full, entered_group, is_active
 
 log = logging.getLogger("arena.league")
 
@@ -443,6 +443,8 @@ class League:
                     except Exception as error:  # noqa: BLE001 - any error pauses the league; the loop goes on
                         if self.state.batches > batches:
                             retry = RETRY_S[0]  # it had played again since the last error
+                        if isinstance(error, LeaseHeldError):
+                            self._lease = None  # lost (it expired and another took it): the next try asks anew
                         wait = self._paused(error, retry)
                         if store is not None:
                             store.close()  # a fresh connection next time: this one may be mid-transaction
