@@ -21,7 +21,7 @@ from arena.bots.files import SubmissionRejected, remove_tree, scan, walk
 from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.versions import Registry, sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
-from arena.server.authors import skeleton
+from arena.server.authors import looks_alike, skeleton
 from arena.server.guard import ConnectionLimits, GuardMismatch, RateLimitedLog, guarded_protocol, self_test
 from arena.server.sessions import MAX_PER_AUTHOR, LoginGate, LoginLimits, Sessions
 from arena.server.views import Views
@@ -160,6 +160,17 @@ def test_the_guard_fits_the_installed_uvicorn_and_its_self_test_says_when_it_doe
 ])
 def test_look_alike_names_share_a_skeleton(a: str, b: str, alike: bool) -> None:
     assert (skeleton(a) == skeleton(b)) is alike
+
+
+@pytest.mark.parametrize("name, other, alike", [
+    ("alice-greedy-v2", "alice-greedy", True), ("alicegreedy2", "alice-greedy", True),
+    ("a1ice_greedy-pro", "alice-greedy", True), ("new-alice-greedy", "alice-greedy", True),
+    ("greedy-3", "greedy", True), ("greedy-plus", "greedy", False), ("alice-random", "alice-greedy", False),
+    ("bob-greedy", "alice-greedy", False),
+])
+def test_look_alikes_are_compared_by_parts_and_versions(name: str, other: str, alike: bool) -> None:
+    # L3 of the 2026-12-04 retest: alice-greedy-v2 and alicegreedy2 were stored for another author.
+    assert looks_alike(name, other) is alike
 
 
 def deep_tree(root: Path, depth: int) -> Path:

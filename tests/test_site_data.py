@@ -59,6 +59,12 @@ def test_slugs_never_let_a_name_escape_its_directory() -> None:
         made = urls.slug(name, 7, "b")
         assert made.startswith("_b7") and "/" not in made and ".." not in made
     assert urls.slug("a b", 1, "b") != urls.slug("a b", 2, "b")  # the row id keeps fallbacks unique
+    for name in ("a@b", "a@1/..", "@1", "a@1@2"):
+        assert urls.slug(name, 7, "b").startswith("_b7")
+
+
+def test_a_league_versions_page_is_at_an_address_anyone_can_guess() -> None:
+    assert urls.bot_href("ladder", urls.slug("bob-late@1", 6, "b")) == "t/ladder/bots/bob-late@1/index.html"
 
 
 def test_tournament_page_standings_match_the_store(store: Store, snap: snapshot.Snapshot) -> None:

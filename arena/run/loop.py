@@ -243,23 +243,29 @@ def store_result(store: Store, tid: int, done: JobResult) -> None:
 
 def run(store: Store, policy: Policy, player: Player, fresh: bool = False,
         on_result: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-        on_start: Callable[[Progress], None] | None = None) -> RunReport:
+        on_start: Callable[[Progress], None] | None = None, lease: Lease | None = None) -> RunReport:
     """Hold the run, plan it, play the policy's batches on ``player``, store and rate; see the module docstring.
     ``on_start`` is called once the run is planned in the store, before any match plays (a live site's first
-    build), ``on_result`` after each result is stored.
+    build), ``on_result`` after each result is stored. A ``lease`` the caller holds already (a server takes it
+    before it serves) is renewed here but left for the caller to release.
 
     Raises :class:`~arena.store.LeaseHeldError` if another runner holds the run, and what the policy's planning
     raises (:class:`~arena.run.plan.TournamentError` for a run that cannot go on as asked)."""
     started = time.monotonic()
     with _sigterm_interrupts():
-        lease = store.acquire(policy.name)
+        held = lease if lease is not None else store.acquire(policy.name)
         try:
-            return _run(store, policy, player, fresh, on_result, _Heartbeat(store, lease, stop), started, on_start)
+            return _run(store, policy, player, fresh, on_result, _Heartbeat(store, held, stop), started, on_start)
         finally:
-            try:
-                store.release(lease)
-            except StoreError:
-                pass  # a full disk, say: the lease expires, and this host sees at once that its holder is gone
+            if lease is None:
+                release(store, held)
+
+
+def release(store: Store, lease: Lease) -> None:
+    try:
+        store.release(lease)
+    except StoreError:
+        pass  # a full disk, say: the lease expires, and this host sees at once that its holder is gone
 
 
 def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: Callable[[Progress], None] | None,

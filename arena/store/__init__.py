@@ -174,17 +174,23 @@ class Store:
         import uuid  # here: a lease is taken by a runner, never by a command that only reads
 
         me = procfs.owner()
-        with self.atomic() as db:
-            held = db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
-            if held is not None and held["expires"] > time.time() and procfs.owner_alive(procfs.Owner(
-                    held["host"], held["pid"], held["started"])):
-                raise LeaseHeldError(f"tournament {tournament} is being run by PID {held['pid']} on {held['host']} "
-                                     f"since {held['since']}")
+        with self.atomic():
+            held = self.holder(tournament)
+            if held is not None:
+                raise LeaseHeldError(f"tournament {tournament} is being run by {held}")
             lease = Lease(tournament, uuid.uuid4().hex, me.host, me.pid, _now())
-            db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
+            self.db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
         return lease
+
+    def holder(self, tournament: str) -> str | None:
+        """Who runs ``tournament`` now (``PID N on HOST since T``), or None if no live runner holds it."""
+        held = self.db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
+        if held is None or held["expires"] <= time.time() or not procfs.owner_alive(procfs.Owner(
+                held["host"], held["pid"], held["started"])):
+            return None
+        return f"PID {held['pid']} on {held['host']} since {held['since']}"
 
     def renew(self, lease: Lease, seconds: float = LEASE_SECONDS) -> None:
         """Push the lease's expiry on; :class:`LeaseHeldError` if it was lost (it expired and another took it)."""
