@@ -217,6 +217,18 @@ class BotCgroup:
         start = text.find(b"\noom_kill ")  # never the first line in either file
         return 0 if start < 0 else int(text[start + 10 :].split(b"\n", 1)[0])
 
+    def memory_bytes(self) -> int | None:
+        """Memory charged to the bot now; None if the file cannot be read."""
+        name = "memory.current" if self.layout.version == 2 else "memory.usage_in_bytes"
+        try:
+            return int(_read(f"{self.dirs[0]}/{name}"))
+        except (OSError, ValueError):
+            return None
+
+    def processes(self) -> int:
+        """How many processes (not threads) the bot's cgroup holds now."""
+        return len(read_procs(self._procs[0]))
+
     def kill_all(self) -> list[int]:
         """SIGKILL every process of the bot (``cgroup.kill`` where v2 has it, which no fork can race, then the
         listed ones until none is listed); return the pids seen. The first directory lists them all: every one of

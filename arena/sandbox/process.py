@@ -44,7 +44,18 @@ from typing import Any
 
 from arena import procfs
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, cgroups, reaper, seccomp
+from arena.sandbox import (
+    BotProcess,
+    Exit,
+    Sandbox,
+    SandboxError,
+    SandboxLimits,
+    Stream,
+    Usage,
+    cgroups,
+    reaper,
+    seccomp,
+)
 from arena.sandbox.bwrap import BASH, ORPHAN_SWEEPS, SH, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
 from arena.sandbox.reaper import ORPHANS
@@ -193,6 +204,12 @@ class ProcessBot(BotProcess):
         else:
             me = os.getpid()
             ORPHANS.adopt(*(pid for pid in sweep_orphan_inits() if getattr(procfs.stat(pid), "ppid", None) == me))
+
+    def usage(self) -> Usage | None:
+        if self.cgroup is None or self._killed:
+            return None
+        # Under bwrap its own two processes (outside, and the namespace's init) share the bot's cgroup.
+        return Usage(self.cgroup.memory_bytes(), self.cgroup.processes() - (2 if self.isolated else 0))
 
     def kill(self) -> Exit:
         if not self._killed:
