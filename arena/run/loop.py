@@ -305,16 +305,28 @@ def _play(store: Store, plan: Plan, policy: Policy, player: Player, batch: Seque
     """Play one batch, storing each result; True if the policy's verdict came in before the batch ended."""
     by_index = {job.index: job for job in batch}
     played = player.play(batch, tick)
+    chain: list[JobResult] = []
     try:
         for result in played:
             tick()
-            job = by_index[result.index]
-            store_result(store, plan.tid, result)
-            progress.add(result, job)
-            if on_result is not None:
-                on_result(progress)
-            if policy.add(job, result):
-                return True
+            if result.rest or chain:
+                # A chain's matches (bots kept up between them, arena/run/lanes.py) are stored whole or not at
+                # all: a run killed mid-chain plays it again from the start, with the same lanes' memories.
+                chain.append(result)
+                if result.rest:
+                    continue
+                store.record_results(plan.tid, [(done.index, done.result, done.attempts, done.error or "unknown")
+                                                for done in chain])
+            else:
+                store_result(store, plan.tid, result)
+            for done in chain or [result]:
+                job = by_index[done.index]
+                progress.add(done, job)
+                if on_result is not None:
+                    on_result(progress)
+                if policy.add(job, done):
+                    return True
+            chain.clear()
         return False
     finally:
         # A stop, or a verdict that needs no more matches: what is still in flight goes (nothing, when the batch

@@ -1,0 +1,108 @@
+"""Tournaments with bots kept up between matches (``reuse:``): the same results whatever the workers, and no
+process that plays two matches of one deal (arena/run/lanes.py, docs/SECURITY.md)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from arena.match.live import Reuse
+from arena.run.config import ConfigError, load_config
+from arena.run.tournament import run_tournament
+from arena.store import Store
+from tests.support.runs import results, write_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+
+MEMORY_BOT = '''\
+import os
+import arena_bot
+
+
+class Memory(arena_bot.Bot):
+    """Plays differently with every match its process has played, and remembers every deal it was dealt: its
+    process's token, the match's number in the process and what it was dealt are on stderr for the test."""
+
+    persistent = True
+    token = os.urandom(6).hex()
+    played = 0
+
+    def on_hello(self, message):
+        super().on_hello(message)
+        self.dealt = None
+
+    def on_message(self, message):
+        if message["type"] == "round_start" and message["round"] == 1:
+            self.dealt = [message["floor"][0], sorted(message["hand"])]
+        if message["type"] == "match_end":
+            Memory.played += 1
+            arena_bot.log(f"process {self.token} match {self.played} dealt {self.dealt}")
+
+    def on_turn(self, message):
+        hand = message["hand"]
+        return arena_bot.play([hand[self.played % len(hand)]], "deck")
+
+
+arena_bot.run(Memory())
+'''
+
+
+def memory_bot(root: Path) -> Path:
+    directory = root / "memory"
+    directory.mkdir(parents=True)
+    (directory / "bot.py").write_text(MEMORY_BOT)
+    (directory / "bot.yaml").write_text("name: memory\ncommand: python3 bot.py\n")
+    return directory
+
+
+def configured(tmp_path: Path, reuse: object) -> Path:
+    bots = [str(SAMPLES / "greedy"), str(SAMPLES / "random"), str(memory_bot(tmp_path / "bots"))]
+    return write_config(tmp_path, bots=bots, reuse=reuse)
+
+
+def processes_by_deal(db: Path) -> dict[str, list[int]]:
+    """The memory bot's processes, each with the deal seeds of the matches it played (from the store)."""
+    store = Store(db, readonly=True)
+    try:
+        played: dict[str, list[int]] = defaultdict(list)
+        for match in store.matches(store.tournament("t")["id"]):
+            assert match.result is not None
+            for name, seat in zip(match.names, match.result.players):
+                if name == "memory":
+                    token = seat.stderr_tail.split()[1]
+                    played[token].append(match.seed)
+        return played
+    finally:
+        store.close()
+
+
+def test_reuse_key_is_checked_and_part_of_the_identity(tmp_path):
+    assert load_config(write_config(tmp_path)).reuse is None
+    on = load_config(write_config(tmp_path, reuse={"matches": 3}))
+    assert on.reuse == Reuse(matches=3) and on.identity()["reuse"]["matches"] == 3
+    assert "reuse" not in load_config(write_config(tmp_path, reuse=False)).identity()
+    with pytest.raises(ConfigError, match=r"t\.yaml: reuse\.matches: expected an integer from 2 to 1000, got 1"):
+        load_config(write_config(tmp_path, reuse={"matches": 1}))
+
+
+@pytest.mark.slow
+def test_reuse_gives_the_same_results_with_one_and_two_workers_and_never_a_deal_twice(tmp_path):
+    reuse = {"matches": 3}  # 6 groups: 2 blocks of 3 groups, 2 chains each (a rotation per chain)
+    config = load_config(configured(tmp_path, reuse))
+    one = run_tournament(config, Store(tmp_path / "one" / "a.db"), workers=1)
+    two = run_tournament(config, Store(tmp_path / "two" / "a.db"), workers=2)
+    assert one.played == two.played == 12 and one.failed == 0
+    assert results(tmp_path / "one" / "a.db") == results(tmp_path / "two" / "a.db")
+    # It mattered: the memory bot plays by how many matches its process has played.
+    fresh = run_tournament(load_config(configured(tmp_path / "off", False)), Store(tmp_path / "off" / "a.db"))
+    assert fresh.played == 12
+    assert results(tmp_path / "off" / "a.db")[1] != results(tmp_path / "one" / "a.db")[1]
+    for db in (tmp_path / "one" / "a.db", tmp_path / "two" / "a.db"):
+        played = processes_by_deal(db)
+        # Groups (0,1) (0,1) (0,2) | (0,2) (1,2) (1,2): the memory bot (bot 2) plays 1 match in each chain of block
+        # 0 and 3 in each of block 1, one process per chain.
+        assert sorted(len(seeds) for seeds in played.values()) == [1, 1, 3, 3]
+        assert all(len(set(seeds)) == len(seeds) for seeds in played.values()), played  # never a deal twice
