@@ -3,6 +3,11 @@ process that plays two matches of one deal (arena/run/lanes.py, docs/SECURITY.md
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -10,9 +15,10 @@ import pytest
 
 from arena.match.live import Reuse
 from arena.run.config import ConfigError, load_config
+from arena.run.lanes import chains
 from arena.run.tournament import run_tournament
 from arena.store import Store
-from tests.support.runs import results, write_config
+from tests.support.runs import counts, results, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -106,3 +112,33 @@ def test_reuse_gives_the_same_results_with_one_and_two_workers_and_never_a_deal_
         # 0 and 3 in each of block 1, one process per chain.
         assert sorted(len(seeds) for seeds in played.values()) == [1, 1, 3, 3]
         assert all(len(set(seeds)) == len(seeds) for seeds in played.values()), played  # never a deal twice
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_chain_resumes_to_the_results_of_an_uninterrupted_one(tmp_path):
+    path = configured(tmp_path, {"matches": 3})
+    reference = tmp_path / "reference" / "a.db"
+    run_tournament(load_config(path), Store(reference), workers=2)
+    db = tmp_path / "killed" / "a.db"
+    runner = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--db", str(db), "--no-site"],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and runner.poll() is None and counts(db).get("done", 0) < 1:
+        time.sleep(0.05)
+    assert runner.poll() is None, "the run finished before it could be killed"
+    os.killpg(runner.pid, signal.SIGKILL)
+    runner.wait()
+    store = Store(db)
+    try:
+        tid = store.tournament("t")["id"]
+        placed = chains(store.scheduled(tid, "pending", "done", "failed"), 3)
+        done = {row["idx"] for row in store.matches_with_status(tid, "done")}
+    finally:
+        store.close()
+    by_chain: dict[int, set[int]] = defaultdict(set)
+    for index, chain in placed.items():
+        by_chain[chain.chain].add(index)
+    assert done and done < set(placed)
+    assert all(members <= done or not members & done for members in by_chain.values()), "a chain stored in part"
+    run_tournament(load_config(path), Store(db), workers=2)
+    assert results(db) == results(reference)

@@ -13,6 +13,7 @@ It knows processes and limits, not the rules: the referee decides what a clean e
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from arena.bots.manifest import BotSpec
@@ -120,10 +121,16 @@ class LiveBots:
         except SandboxError as error:
             LOGGER.warning("lane %s: %s", live.lane, error)
 
-    def close(self) -> None:
-        """Kill every live process (the end of a run, or of a worker)."""
-        lanes, self._lanes = self._lanes, {}
-        for live in lanes.values():
+    def close(self, grace_s: float = 1.0) -> None:
+        """End every live process (the end of its lanes): stdin closed, as after a one-match life, and
+        ``grace_s`` to exit by itself before its tree is killed."""
+        lanes, self._lanes = list(self._lanes.values()), {}
+        for live in lanes:
+            live.process.close_stdin()
+        deadline = time.monotonic() + grace_s
+        while any(live.process.poll() is None for live in lanes) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        for live in lanes:
             try:
                 live.process.kill()
             except SandboxError as error:
