@@ -64,6 +64,9 @@ def counted(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, 
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if group is not None:
+        deadline = time.monotonic() + 30
+        while (group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.05)  # multiprocessing's resource tracker outlives the run by a moment: its CPU counts
         cpu = int((group / "cpuacct.usage").read_text()) / 1e9
         group.rmdir()
         return cpu, done

@@ -17,9 +17,10 @@ from arena.match.live import LiveBots, Reuse
 from arena.match.matchlog import read_records
 from arena.match.protocol import Limits
 from arena.match.referee import MatchResult, play_match
-from arena.sandbox import SandboxLimits
+from arena.sandbox import Sandbox, SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 from tests.hostile import leftovers
+from tests.support.docker import require_docker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -77,7 +78,7 @@ def sandbox() -> ProcessSandbox:
     return ProcessSandbox()
 
 
-def series(sandbox: ProcessSandbox, bots: list[Path], seeds: list[int], tmp_path: Path,
+def series(sandbox: Sandbox, bots: list[Path], seeds: list[int], tmp_path: Path,
            live: LiveBots | None) -> list[MatchResult]:
     """The matches of ``seeds`` in order, each seat in lane ``seat`` when ``live`` is given."""
     specs = [load_bot(bot) for bot in bots]
@@ -141,3 +142,25 @@ def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match
     assert list(live._lanes) == ["lane-1"]  # the greedy opponent's process went on across both matches
     live.close()
     assert leftovers(sandbox, bots[0]) == []
+
+
+@pytest.mark.slow
+def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(tmp_path):
+    require_docker()
+    from arena.sandbox.docker import DockerSandbox
+
+    docker = DockerSandbox()
+    bots = [SAMPLES / "greedy", SAMPLES / "random"]
+    try:
+        live = LiveBots()
+        reused = series(docker, bots, [21, 22], tmp_path, live)
+        kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
+        reused += series(docker, bots, [23], tmp_path, live)
+        assert [live._lanes[f"lane-{seat}"].process for seat in range(2)] == kept  # the same containers
+        live.close()
+        fresh = series(docker, bots, [21, 22, 23], tmp_path, None)
+        assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+        assert live.retired == [] and all(p.fault is None for r in reused for p in r.players)
+        assert leftovers(docker, bots[0]) == []
+    finally:
+        docker.close()

@@ -377,10 +377,11 @@ class Store:
             db.executemany("DELETE FROM matches WHERE tournament_id = ? AND idx = ?",
                            [(tid, idx) for idx in indices])
 
-    def finish(self, tid: int, history: Sequence[tuple[int, Mapping[int, Rated]]]) -> None:
-        """Replace the tournament's rating history (recomputed in schedule order) and mark it finished."""
+    def finish(self, tid: int, history: Sequence[tuple[int, Mapping[int, Rated]]], since: int = 0) -> None:
+        """Replace the tournament's rating history from schedule index ``since`` on (recomputed in schedule order)
+        and mark it finished if nothing is left to play."""
         with self.atomic() as db:
-            db.execute("DELETE FROM ratings WHERE tournament_id = ?", (tid,))
+            db.execute("DELETE FROM ratings WHERE tournament_id = ? AND match_idx >= ?", (tid, since))
             db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
                            [(tid, bot, idx, r.mu, r.sigma) for idx, ratings in history for bot, r in ratings.items()])
             pending = db.execute("SELECT count(*) FROM matches WHERE tournament_id = ? AND status != 'done'",
@@ -503,6 +504,18 @@ class Store:
             "SELECT r.bot_id, r.mu, r.sigma FROM bots b CROSS JOIN ratings r ON r.tournament_id = b.tournament_id "
             "AND r.bot_id = b.id AND r.match_idx = (SELECT max(match_idx) FROM ratings q "
             "WHERE q.tournament_id = b.tournament_id AND q.bot_id = b.id) WHERE b.tournament_id = ?", (tid,))}
+
+    def rated_indices(self, tid: int) -> list[int]:
+        """The schedule indices that have stored ratings, in order."""
+        return [idx for idx, in self._tuples(
+            "SELECT DISTINCT match_idx FROM ratings WHERE tournament_id = ? ORDER BY match_idx", (tid,))]
+
+    def ratings_before(self, tid: int, before: int) -> dict[int, tuple[float, float]]:
+        """Per bot, its latest stored rating (mu, sigma) from a match before schedule index ``before``."""
+        return {bot_id: (mu, sigma) for bot_id, mu, sigma in self._tuples(
+            "SELECT r.bot_id, r.mu, r.sigma FROM ratings r WHERE r.tournament_id = ? AND r.match_idx = ("
+            "SELECT max(match_idx) FROM ratings q WHERE q.tournament_id = r.tournament_id AND q.bot_id = r.bot_id "
+            "AND q.match_idx < ?)", (tid, before))}
 
     def rating_rows(self, tid: int) -> list[tuple[Any, ...]]:
         """(bot, schedule index, mu, sigma) of every stored rating, in schedule order."""
