@@ -19,7 +19,7 @@ from arena.match.protocol import Limits
 from arena.match.referee import MatchResult, play_match
 from arena.sandbox import Sandbox, SandboxLimits
 from arena.sandbox.process import ProcessSandbox
-from tests.hostile import leftovers
+from tests.hostile import FAULTS, leftovers, make_bot
 from tests.support.docker import require_docker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,3 +164,27 @@ def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh
         assert leftovers(docker, bots[0]) == []
     finally:
         docker.close()
+
+
+FAST_ATTACKS = {"unsolicited", "exit_mid_match"}
+
+
+@pytest.mark.parametrize("attack", [pytest.param(attack, marks=[] if attack in FAST_ATTACKS else pytest.mark.slow)
+                                    for attack in sorted(FAULTS) if attack != "never_reads_stdin"])
+def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_lanes_nothing(sandbox, tmp_path,
+                                                                                         attack):
+    hostile = make_bot(tmp_path / "bots", attack)
+    source = hostile / "bot.py"
+    source.write_text(source.read_text().replace("class Hostile(arena_bot.Bot):\n",
+                                                 "class Hostile(arena_bot.Bot):\n    persistent = True\n"))
+    bots = [SAMPLES / "greedy", hostile, SAMPLES / "random"]
+    live = LiveBots()
+    reused = series(sandbox, bots, [7, 8], tmp_path, live)
+    fresh = series(sandbox, bots, [7, 8], tmp_path, None)
+    assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+    for result in reused:
+        assert result.players[1].fault is not None and result.players[1].fault.kind == FAULTS[attack]
+        assert result.players[0].fault is None and result.players[2].fault is None
+    assert sorted(live._lanes) == ["lane-0", "lane-2"]  # the faulting bot's process is never kept
+    live.close()
+    assert leftovers(sandbox, hostile) == []
