@@ -188,3 +188,14 @@ def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_la
     assert sorted(live._lanes) == ["lane-0", "lane-2"]  # the faulting bot's process is never kept
     live.close()
     assert leftovers(sandbox, hostile) == []
+
+
+@pytest.mark.slow
+def test_arena_check_plays_a_persistent_bots_matches_in_one_process_and_says_what_ended_it(tmp_path):
+    from arena.registry.check import check_bot
+
+    clean = check_bot(persistent_bot(tmp_path, "plain"))
+    assert clean.fit, [step.to_dict() for step in clean.steps]
+    broken = check_bot(persistent_bot(tmp_path, "ignore_end"))
+    [step] = [step for step in broken.steps if step.name == "vs greedy"]
+    assert step.ok is False and "timeout.done" in step.got and "done" in step.advice[0]
