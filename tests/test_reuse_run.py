@@ -13,10 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
 from arena.match.live import Reuse
+from arena.match.protocol import Limits
 from arena.run.config import ConfigError, load_config
+from arena.run.dispatch import ChainQueue
+from arena.run.jobs import MatchJob
 from arena.run.lanes import chains
 from arena.run.tournament import run_tournament
+from arena.sandbox import SandboxLimits
+from arena.schedule import make_schedule
 from arena.store import Store
 from tests.support.runs import counts, results, write_config
 
@@ -142,3 +149,24 @@ def test_a_run_killed_mid_chain_resumes_to_the_results_of_an_uninterrupted_one(t
     assert all(members <= done or not members & done for members in by_chain.values()), "a chain stored in part"
     run_tournament(load_config(path), Store(db), workers=2)
     assert results(db) == results(reference)
+
+
+def test_chains_have_one_match_per_deal_and_a_blocks_chains_never_play_at_once():
+    schedule = make_schedule(4, 3, 2, "secret")  # 8 groups of 3 rotations
+    placed = chains(schedule, 4)  # 2 blocks of 4 groups: 6 chains of 4 matches
+    members: dict[int, list[int]] = defaultdict(list)
+    for match in schedule:
+        members[placed[match.index].chain].append(match.index)
+    assert sorted(len(indices) for indices in members.values()) == [4] * 6
+    seeds = {match.index: match.seed for match in schedule}
+    assert all(len({seeds[i] for i in indices}) == len(indices) for indices in members.values())
+    bot = load_bot(SAMPLES / "greedy")
+    units = [tuple(MatchJob(i, seeds[i], (bot,) * 3, Rules(), Limits(), SandboxLimits(), "process", "", 0)
+                   for i in indices) for indices in members.values()]
+    queue = ChainQueue(units)
+    first, second = queue.take(), queue.take()
+    assert first is not None and second is not None and queue.take() is None  # one chain per block at a time
+    assert not {job.seed for job in first} & {job.seed for job in second}
+    queue.done(first)
+    third = queue.take()
+    assert third is not None and {job.seed for job in third} == {job.seed for job in first}  # first's block, next
