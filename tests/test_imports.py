@@ -20,7 +20,7 @@ FLOORS: list[set[str]] = [
     {"arena.sandbox"},  # how a bot runs: processes and containers, no rules
     {"arena.match"},  # one match between programs: protocol, channel, referee, its log
     {"arena.registry", "arena.store"},  # getting a bot in; the SQLite store
-    {"arena.run", "arena.site"},  # many matches: the run loop and its policies; the results site
+    {"arena.run", "arena.site", "arena.play"},  # many matches; the results site; a person at the table
     {"arena.server"},  # the league server
     {"arena.cli"},  # the command line
     {"arena.__main__"},

@@ -23,6 +23,9 @@ from arena.cli.common import CONTEXT, ExitCode, fail, interrupted_while_loading
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "match": ("arena.cli.play", "match", ("Play one match between the bots in BOT_DIRS (2 to 8; seat order as given), "
               "or a series with --games.")),
+    "play": ("arena.cli.person", "play",
+             ("Play a match yourself against BOTS (default: sample:planner sample:greedy; 1 to 7 bots: a directory or "
+              "sample:NAME), with the same referee, rules and sandbox as any match.")),
     "replay": ("arena.cli.play", "replay",
                "Print a match from its event log turn by turn, or verify it against the engine."),
     "doctor": ("arena.cli.play", "doctor",

@@ -13,7 +13,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from operator import attrgetter
 from pathlib import Path
@@ -89,6 +89,7 @@ class Referee:
         sandbox_limits: SandboxLimits = SandboxLimits(),
         log_path: Path | None = None,
         caps: Caps = Caps(),
+        seat_limits: Mapping[int, Limits] | None = None,
         live: LiveBots | None = None,
         lanes: Sequence[str | None] | None = None,
     ) -> None:
@@ -97,13 +98,15 @@ class Referee:
         self.seed = seed
         self.rules = rules
         self.limits = limits
+        # A seat may have a clock of its own (a person at the table, arena.play): every other seat keeps ``limits``.
+        self.seat_limits = [(seat_limits or {}).get(seat, limits) for seat in range(len(self.bots))]
         self.sandbox = sandbox
         self.sandbox_limits = sandbox_limits
         self.caps = caps
         self.match = Match(len(self.bots), seed, rules)
         self.channels: list[BotChannel] = []
         self.faults: list[Fault | None] = [None] * len(self.bots)
-        self.banks = [limits.bank_ms] * len(self.bots)
+        self.banks = [own.bank_ms for own in self.seat_limits]
         self.poller = Poller()
         self.log = MatchLog(log_path) if log_path is not None else None
         self.log_path = log_path
@@ -189,13 +192,14 @@ class Referee:
 
     def _handshake(self) -> None:
         for channel in self.channels:
-            channel.send(protocol.encode(protocol.hello(channel.seat, self.names, self.rules, self.limits)),
-                         urgent=True)
-        deadline = time.monotonic() + self.limits.hello_ms / 1000
+            channel.send(protocol.encode(protocol.hello(channel.seat, self.names, self.rules,
+                                                        self.seat_limits[channel.seat])), urgent=True)
+        deadline = time.monotonic() + max(own.hello_ms for own in self.seat_limits) / 1000
         self._pump(deadline, lambda: not any(channel.waiting for channel in self.channels))
         for channel in self.channels:
             if channel.state is State.STARTING:
-                self._fault(channel, Reason.TIMEOUT_HELLO, f"no reply to hello within {self.limits.hello_ms} ms "
+                hello_ms = self.seat_limits[channel.seat].hello_ms
+                self._fault(channel, Reason.TIMEOUT_HELLO, f"no reply to hello within {hello_ms} ms "
                                                            f"(expected {{\"type\": \"ready\"}})",
                             shown(channel.partial) if channel.partial else None)
             elif channel.state is State.ANSWERED:
@@ -209,7 +213,8 @@ class Referee:
         seat = self.match.turn
         channel = self.channels[seat]
         bank_ms = self.banks[seat]
-        budget_ms = self.limits.move_ms + bank_ms
+        move_ms = self.seat_limits[seat].move_ms
+        budget_ms = move_ms + bank_ms
         sent = monotonic()
         channel.ask(protocol.turn_line(self.match, seat, budget_ms, bank_ms), int((sent - self.started) * 1000))
         if channel.state is not State.AWAITING_MOVE:
@@ -225,14 +230,14 @@ class Referee:
                 if ready.live:
                     ready.on_ready(fd, writable)
         if channel.state is State.AWAITING_MOVE:
-            self._fault(channel, Reason.TIMEOUT_MOVE, f"no move within {budget_ms} ms ({self.limits.move_ms} ms "
+            self._fault(channel, Reason.TIMEOUT_MOVE, f"no move within {budget_ms} ms ({move_ms} ms "
                                                       f"per move + {bank_ms} ms left in the bank)",
                         shown(channel.partial) if channel.partial else None)
             return
         if channel.state is not State.ANSWERED:
             return
         elapsed_ms = int((monotonic() - sent) * 1000)
-        self.banks[seat] -= max(0, elapsed_ms - self.limits.move_ms)
+        self.banks[seat] -= max(0, elapsed_ms - move_ms)
         line = channel.take_reply()
         try:
             move = protocol.parse_move(line)
@@ -400,6 +405,8 @@ class Referee:
             "players": len(self.bots),
             "rules": self.rules.to_dict(),
             "limits": self.limits.to_dict(),
+            **({"seat_limits": {str(seat): own.to_dict() for seat, own in enumerate(self.seat_limits)
+                                if own != self.limits}} if any(own != self.limits for own in self.seat_limits) else {}),
             "sandbox": self.sandbox.name,
             "sandbox_limits": vars(self.sandbox_limits),
             "bots": [bot.to_dict() | {"name": name} for bot, name in zip(self.bots, self.names)],
@@ -454,15 +461,17 @@ def play_match(
     sandbox_limits: SandboxLimits = SandboxLimits(),
     log_path: Path | None = None,
     caps: Caps = Caps(),
+    seat_limits: Mapping[int, Limits] | None = None,
     live: LiveBots | None = None,
     lanes: Sequence[str | None] | None = None,
 ) -> MatchResult:
     """Play one match between ``bots`` (seat i is bots[i]) and return its result; ``caps`` bound what the referee
-    holds of each bot's output. With ``live`` and ``lanes``, seat i's process comes from, and a persistent bot's
-    goes back to, lane ``lanes[i]`` of ``live`` (None: a process for this match only).
+    holds of each bot's output; ``seat_limits`` gives a seat its own clock (a person's, :mod:`arena.play`). With
+    ``live`` and ``lanes``, seat i's process comes from, and a persistent bot's goes back to, lane ``lanes[i]`` of
+    ``live`` (None: a process for this match only).
 
     Raises :class:`InfrastructureError` when the host fails; every misbehaviour of a bot is a fault in the result.
     """
     if not 2 <= len(bots) <= 8:
         raise ValueError(f"a match needs 2 to 8 bots, got {len(bots)}")
-    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps, live, lanes).run()
+    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps, seat_limits, live, lanes).run()

@@ -34,6 +34,7 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -55,7 +56,7 @@ from arena.run.plan import (
     settings_of,
     unique_names,
 )
-from arena.run.players import played, player_for
+from arena.run.players import player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.sprt import MARGIN, Running, Settings, Status, paired_difference
 from arena.stats.standings import seat_results
@@ -282,7 +283,7 @@ def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | Non
     returns a report with ``interrupted=True``; the same call again resumes. ``cluster`` plays it on a Dask cluster.
     """
     policy = SprtPolicy(test, on_status)
-    with played(player_for(cluster or test.config.cluster, workers or test.config.workers)) as player:
+    with closing(player_for(cluster or test.config.cluster, workers or test.config.workers)) as player:
         report = loop.run(store, policy, player, fresh, stop=stop)
     return TestReport(report.tid, report.name, tuple(row["name"] for row in store.bots(report.tid)),
                       policy.tally.status, policy.matches, report.played, report.failed, report.interrupted,

@@ -39,6 +39,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ from arena.run.jobs import JobResult, MatchJob
 from arena.run.loop import RunningRatings
 from arena.run.matchmaking import Closeness, Tally, choose_groups, closeness_of, spread, throttle_weights
 from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
-from arena.run.players import DaskCluster, Player, played, player_for
+from arena.run.players import DaskCluster, Player, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
 from arena.stats.standings import seat_columns
@@ -415,7 +416,7 @@ class League:
         retry = RETRY_S[0]
         store: Store | None = None
         try:
-            with played(player):
+            with closing(player):
                 while not stop.is_set():
                     self.state.state = f"connecting to {self.config.cluster}" if self._connecting() else "running"
                     batches = self.state.batches

@@ -264,15 +264,6 @@ def player_for(cluster: str | None, workers: int, notify: Callable[[str], None] 
 
 
 @contextmanager
-def played(player: Player) -> Iterator[Player]:
-    """The player, closed on the way out whatever happens."""
-    try:
-        yield player
-    finally:
-        player.close()
-
-
-@contextmanager
 def stop_signals_held() -> Iterator[None]:
     """While a stop is carried out, a second Ctrl-C or SIGTERM waits for it (it is raised once this ends)."""
     held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)

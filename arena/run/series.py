@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from arena.game.results import MatchResult
 from arena.game.rules import Rules
 from arena.match.protocol import Limits
 from arena.run.plan import JobSettings, jobs
-from arena.run.players import LocalPool, played, stop_signals_held
+from arena.run.players import LocalPool, stop_signals_held
 from arena.sandbox import SandboxLimits
 from arena.schedule import ScheduledMatch, make_schedule
 from arena.stats.sprt import Z95
@@ -74,7 +75,7 @@ def play_series(bots: Sequence[BotSpec], games: int, seed: int, rules: Rules, li
     todo = jobs(schedule, bots, JobSettings(rules, limits, SandboxLimits(), sandbox, 2), log_dir)
     results: dict[int, MatchResult | None] = {}
     interrupted = False
-    with played(LocalPool(workers)) as pool:
+    with closing(LocalPool(workers)) as pool:
         games_ = pool.play(todo, tick=lambda: None)
         try:
             for done in games_:

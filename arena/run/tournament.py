@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from typing import Any
 
 from arena.run import loop
@@ -19,7 +20,7 @@ from arena.run.jobs import JobResult, MatchJob
 from arena.run.lanes import chains
 from arena.run.loop import FinalRatings, Progress, RunReport
 from arena.run.plan import Plan, TournamentError, load_bots, pending_jobs, plan_tournament, settings_of
-from arena.run.players import played, player_for
+from arena.run.players import player_for
 from arena.run.stoprule import SettleRule
 from arena.schedule import design_for, make_schedule, new_secret
 from arena.store import Store
@@ -79,7 +80,7 @@ def run_tournament(
     if config.reuse is not None and (cluster or config.cluster) is not None:
         raise TournamentError(f"{config.source}: reuse: a Dask cluster does not keep bots up yet; set reuse: false "
                               "to play on one, or play on the local pool")
-    with played(player_for(cluster or config.cluster, workers or config.workers)) as player:
+    with closing(player_for(cluster or config.cluster, workers or config.workers)) as player:
         return loop.run(store, policy, player, fresh, on_result, on_start=on_start)
 
 

@@ -14,7 +14,9 @@ the site use too.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from arena.bots.manifest import BotSpec
@@ -129,18 +131,23 @@ class Sandbox(abc.ABC):
     def launch_all(self, bots: list[BotSpec], limits: SandboxLimits) -> list[BotProcess]:
         """Start every bot of a match, in seat order. Backends whose start-up is slow (containers) start them
         concurrently. On a :class:`SandboxError` the bots already started are killed before it propagates."""
-        started: list[BotProcess] = []
-        try:
-            for bot in bots:
-                started.append(self.launch(bot, limits))
-        except BaseException:
-            for process in started:
-                process.kill()
-            raise
-        return started
+        return launch_in_order([partial(self.launch, bot, limits) for bot in bots])
 
     def close(self) -> None:
         """Release what the backend holds across matches."""
+
+
+def launch_in_order(starts: Sequence[Callable[[], BotProcess]]) -> list[BotProcess]:
+    """Call each of ``starts`` in order; if one raises, kill what the others started before it propagates."""
+    started: list[BotProcess] = []
+    try:
+        for start in starts:
+            started.append(start())
+    except BaseException:
+        for process in started:
+            process.kill()
+        raise
+    return started
 
 
 def get_sandbox(name: str) -> Sandbox:

@@ -198,7 +198,7 @@ MATCH, LISTING = 0, 1
 
 
 @dataclass
-class Made:
+class WorkDone:
     """What making some of :data:`Work` gave besides its files."""
 
     written: list[tuple[str, str, int, int]] = field(default_factory=list)
@@ -214,7 +214,7 @@ class Made:
 
 
 def make_work(snap: snapshot.Snapshot, work: Sequence[Work], listings: Sequence[listings_data.Listing], out: Path,
-              staged: bool, version: str, made: Made) -> None:
+              staged: bool, version: str, made: WorkDone) -> None:
     """Make and write the stale files of ``work`` (:func:`stale_work`) into ``out``, telling ``made``."""
     for kind, number, stale in work:
         if kind == MATCH:
@@ -232,11 +232,11 @@ def make_work(snap: snapshot.Snapshot, work: Sequence[Work], listings: Sequence[
                          for path, content in files if path in stale]
 
 
-def _write_chunk(chunk: Sequence[Work]) -> Made:
+def _write_chunk(chunk: Sequence[Work]) -> WorkDone:
     if _worker is None:
         raise RuntimeError(f"a worker of the site build could not start: {_start_failure}")
     snap, out, staged, version, listings = _worker
-    made = Made()
+    made = WorkDone()
     matches = [number for kind, number, _ in chunk if kind == MATCH]
     if matches:
         snap.matches.load(range(min(matches), max(matches) + 1))  # its matches, not the blocks around them
@@ -338,7 +338,7 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
     spans = stale_work(snap, manifest, version, listings)
     pages = match_pages(spans)
     parallel = workers > 1 and pages >= parallel_from
-    made = Made()
+    made = WorkDone()
     with _workers(snap, manifest, version, min(workers, -(-pages // CHUNK))) if parallel else nullcontext() as pool:
         if pool is None:
             for work in spans:
@@ -376,7 +376,7 @@ def _made_upto(chunks: Sequence[Sequence[Work]], matches: int) -> list[int]:
     return upto[::-1]
 
 
-def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: Made, think: dict[int, Tally] | None) -> None:
+def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: WorkDone, think: dict[int, Tally] | None) -> None:
     """Record what ``made`` wrote in the manifest, keep its rows and add its think times to ``think`` (by bot id);
     cleared for more."""
     for wanted, path, size, mtime_ns in made.written:
@@ -427,7 +427,7 @@ def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
             # pages while its workers make the match pages.
             thought: dict[int, Tally] = {}  # the think times of the matches this build makes, by bot
             later = LaterListings(snap, manifest, version)
-            kept_steps(snap, manifest, version)
+            restore_forfeit_steps(snap, manifest, version)
             unreadable = write_matches(snap, manifest, version, workers, parallel_from,
                                        partial(_meanwhile, snap, manifest, version, full, rest),
                                        progress, thought, later.arrived)
@@ -435,7 +435,7 @@ def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
             think = bots_think(snap, manifest, version, thought)
             # a full build's last step: a bot's own page shows the think times of all its matches
             write_pages(snap, manifest, version, think, True if full else None, later.made)
-            keep_steps(snap, manifest, version)
+            save_forfeit_steps(snap, manifest, version)
         home = home if isinstance(home, home_data.HomePage) else home()
         manifest.put(("index.html",), output.key(version, home),
                      partial(_page_file, "index.html", partial(render_home, home)))
@@ -579,7 +579,7 @@ def _log_source(snap: snapshot.Snapshot, stamp: MatchStamp) -> list[Any] | None:
     return None if found is None else [os.fspath(found[0]), found[1].st_size, found[1].st_mtime_ns]
 
 
-def kept_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
+def restore_forfeit_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
     """Put the forfeit steps the last build kept (:data:`STEPS_FILE`) in ``snap``'s cache, those of the matches
     whose logs are still the ones read (and if that build was of this code and the file is what it wrote)."""
     path = f"t/{snap.slug}/{STEPS_FILE}"
@@ -599,7 +599,7 @@ def kept_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str)
         return
 
 
-def keep_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
+def save_forfeit_steps(snap: snapshot.Snapshot, manifest: output.Manifest, version: str) -> None:
     """Keep the forfeit steps of ``snap``'s faulted matches that this build knows (:data:`STEPS_FILE`)."""
     path = f"t/{snap.slug}/{STEPS_FILE}"
     matches = {}

@@ -32,7 +32,7 @@
     loading.push(then);
   }
 
-  // The index's compact rows (see arena/site/data.py, match_index) as objects, once.
+  // The index's compact rows (see arena/site/html.py, match_index_js) as objects, once.
   var matches = null;
   function decode() {
     var index = window.arenaIndex;
