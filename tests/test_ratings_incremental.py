@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from arena.run.config import load_config
 from arena.run.loop import FinalRatings
 from arena.run.tournament import run_tournament
@@ -30,6 +32,7 @@ def rate_at_end(db: Path, rating: RatingConfig) -> None:
         store.close()
 
 
+@pytest.mark.slow
 def test_a_run_rates_from_its_stored_ratings_on_with_the_numbers_of_a_full_rating(tmp_path):
     config = load_config(write_config(tmp_path, bots=[str(SAMPLES / "greedy"), str(SAMPLES / "random")],
                                       repeats=3, workers=1))

@@ -91,6 +91,7 @@ def outcome(result: MatchResult) -> tuple[object, ...]:
     return tuple((p.place, p.score, p.fault) for p in result.players), result.events
 
 
+@pytest.mark.slow
 def test_sample_bots_play_several_matches_per_process_with_the_results_of_fresh_ones(sandbox, tmp_path):
     bots = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
     live = LiveBots(Reuse(matches=3))
@@ -166,11 +167,10 @@ def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh
         docker.close()
 
 
-FAST_ATTACKS = {"unsolicited", "exit_mid_match"}
 
 
-@pytest.mark.parametrize("attack", [pytest.param(attack, marks=[] if attack in FAST_ATTACKS else pytest.mark.slow)
-                                    for attack in sorted(FAULTS) if attack != "never_reads_stdin"])
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", [attack for attack in sorted(FAULTS) if attack != "never_reads_stdin"])
 def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_lanes_nothing(sandbox, tmp_path,
                                                                                          attack):
     hostile = make_bot(tmp_path / "bots", attack)
@@ -179,9 +179,9 @@ def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_la
                                                  "class Hostile(arena_bot.Bot):\n    persistent = True\n"))
     bots = [SAMPLES / "greedy", hostile, SAMPLES / "random"]
     live = LiveBots()
+    # Not compared with fresh processes move for move: some attacks race the referee (a line that lands while a
+    # turn is asked for is an invalid move, else unsolicited), with a fresh process as with a kept one.
     reused = series(sandbox, bots, [7, 8], tmp_path, live)
-    fresh = series(sandbox, bots, [7, 8], tmp_path, None)
-    assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
     for result in reused:
         assert result.players[1].fault is not None and result.players[1].fault.kind == FAULTS[attack]
         assert result.players[0].fault is None and result.players[2].fault is None
