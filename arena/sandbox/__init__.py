@@ -72,6 +72,16 @@ class Exit:
         return f"exited with status {self.returncode}"
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What a live bot holds between matches, as its sandbox measures it (None: this backend cannot tell)."""
+
+    memory_bytes: int | None
+    """Memory charged to the bot now (its cgroup's, page cache included)."""
+    processes: int | None
+    """The bot's own processes (not the sandbox's): more than one after a match is a child left behind."""
+
+
 class BotProcess(abc.ABC):
     """A running bot. All I/O is non-blocking; the referee polls :meth:`read_fds` and :meth:`write_fd`."""
 
@@ -103,6 +113,10 @@ class BotProcess(abc.ABC):
     @abc.abstractmethod
     def kill(self) -> Exit:
         """Kill the whole tree, reap it and release everything; safe to call twice. Returns how it ended."""
+
+    def usage(self) -> Usage | None:
+        """What the bot holds now, for deciding whether a live bot may play another match; None if unknown."""
+        return None
 
 
 class Sandbox(abc.ABC):

@@ -51,6 +51,7 @@ from arena.sandbox import (
     SandboxError,
     SandboxLimits,
     Stream,
+    Usage,
     cgroups,
     limit_value,
     reaper,
@@ -205,6 +206,12 @@ class ProcessBot(BotProcess):
         else:
             me = os.getpid()
             ORPHANS.adopt(*(pid for pid in sweep_orphan_inits() if getattr(procfs.stat(pid), "ppid", None) == me))
+
+    def usage(self) -> Usage | None:
+        if self.cgroup is None or self._killed:
+            return None
+        # Under bwrap its own two processes (outside, and the namespace's init) share the bot's cgroup.
+        return Usage(self.cgroup.memory_bytes(), self.cgroup.processes() - (2 if self.isolated else 0))
 
     def kill(self) -> Exit:
         if not self._killed:
