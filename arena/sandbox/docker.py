@@ -108,6 +108,8 @@ GUARANTEES: dict[str, tuple[bool, str]] = {
     "user_namespaces": (True, "arena's seccomp profile refuses clone/unshare with CLONE_NEWUSER"),
     "no_shared_locks": (True, ("arena's seccomp profile refuses fcntl locks, leases and dnotify, inotify, fanotify, "
                                "io_uring and page-cache probes, and makes flock a no-op; /proc/locks masked")),
+    "private_caches": (False, ("containers bind the host's /usr and bot directory: one page cache and dentry cache "
+                               "for all, in which a bot can leave bits for a later one")),
 }
 """What this backend guarantees about a hostile bot, wherever an engine answers (see :data:`arena.sandbox.GUARANTEES`)."""
 

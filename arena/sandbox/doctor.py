@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 
-from arena.sandbox import cgroups
+from arena.sandbox import cgroups, views
 from arena.sandbox.bwrap import BWRAP, bwrap_status
 from arena.sandbox.common import SYSTEM_PATH
 
@@ -81,6 +81,7 @@ def checks() -> list[Check]:
         Check("memory cgroup (memory limit fault)", layout is not None, cgroup_reason),
         Check("pids cgroup", layout is not None and layout.pids is not None,
               "per-bot pids.max" if layout is not None and layout.pids is not None else "no pids controller"),
+        Check("private views (page and dentry caches)", *views.status()),
         _docker_engine(),
         _program("python3", "--version"),
         _program("node", "--version"),
