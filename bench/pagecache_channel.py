@@ -17,8 +17,7 @@ noise alone).
     python bench/pagecache_channel.py [--backend process|docker] [--channel pagecache|dentry] [--shared-caches]
                                       [--bytes 32] [--pause 1]
 
-``--shared-caches``: the process backend without private views (``ProcessSandbox(private_views=False)``), as before
-them.
+``--shared-caches``: without private views (``private_views=False``), as before them.
 
 docs/SECURITY.md ("What a bot can learn") quotes it.
 """
@@ -76,7 +75,7 @@ def sandbox_for(backend: str, shared_caches: bool) -> Sandbox:
     if backend == "docker":
         from arena.sandbox.docker import DockerSandbox
 
-        return DockerSandbox(warm=0)
+        return DockerSandbox(warm=0, private_views=not shared_caches)
     from arena.sandbox.process import ProcessSandbox
 
     return ProcessSandbox(isolate=True, private_views=not shared_caches)
@@ -115,16 +114,33 @@ def auc(times: list[int], bits: list[int]) -> float:
     return wins / (len(touched) * len(other))
 
 
+def spread(message: bytes, repeat: int) -> bytes:
+    """``message`` with each bit repeated ``repeat`` times in a row (the sender's repetition code)."""
+    bits = [message[index // 8] >> (index % 8) & 1 for index in range(len(message) * 8) for _ in range(repeat)]
+    return bytes(sum(bits[8 * byte + i] << i for i in range(8)) for byte in range(len(bits) // 8))
+
+
+def decode(times: list[int], repeat: int) -> list[int]:
+    """Each bit from its ``repeat`` pages: 1 when their median time is below the median of all."""
+    middle = sorted(times)[len(times) // 2]
+    return [int(sorted(times[i:i + repeat])[repeat // 2] < middle) for i in range(0, len(times), repeat)]
+
+
 def one_run(args: argparse.Namespace, sandbox: Sandbox, rng: random.Random) -> dict[str, object]:
     """Send one random message from one sandbox to a later one; what the receiver got."""
     message = secrets.token_bytes(args.bytes)
+    if args.repeat > 1:
+        message, sent_message = spread(message, args.repeat), message
+    else:
+        sent_message = message
+    nbits = len(message) * 8
     if args.channel == "pagecache":
-        request: dict[str, object] = {"channel": "pagecache", "pages": pages(args.bytes * 8, rng),
+        request: dict[str, object] = {"channel": "pagecache", "pages": pages(nbits, rng),
                                       "threshold_ns": THRESHOLD_NS}
         evict(request["pages"])  # type: ignore[arg-type]
     else:
         nonce = secrets.token_hex(8)
-        request = {"channel": "dentry", "names": [f"/usr/lib/arena-{nonce}-{index}" for index in range(args.bytes * 8)]}
+        request = {"channel": "dentry", "names": [f"/usr/lib/arena-{nonce}-{index}" for index in range(nbits)]}
     bot = load_bot(write_probe_bot(Path(os.environ.get("TMPDIR", "/tmp")) / f"pagecache-{os.getpid()}"))
     limits = SandboxLimits(memory_mb=256)
     sender = sandbox.launch(bot, limits)
@@ -136,25 +152,28 @@ def one_run(args: argparse.Namespace, sandbox: Sandbox, rng: random.Random) -> d
     receiver = sandbox.launch(bot, limits)
     try:
         start = time.perf_counter()
-        got = ask(receiver, {"do": "receive", "nbytes": args.bytes, **request})
+        got = ask(receiver, {"do": "receive", "nbytes": len(message), **request})
         spent = time.perf_counter() - start
     finally:
         receiver.kill()
     received = bytes.fromhex(got.get("got", ""))
-    bits = args.bytes * 8
     raw: list[int] = got.get("times_ns", [])
+    truth = [sent_message[index // 8] >> (index % 8) & 1 for index in range(args.bytes * 8)]
     return {"sent": sent, "message": message, "times": raw, "receive_s": spent,
-            "bits_right": bits - sum((a ^ b).bit_count() for a, b in zip(message, received)) if received else None}
+            "bits_right": nbits - sum((a ^ b).bit_count() for a, b in zip(message, received)) if received else None,
+            "decoded_right": sum(a == b for a, b in zip(decode(raw, args.repeat), truth)) if args.repeat > 1 else None}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", choices=("process", "docker"), default="process")
     parser.add_argument("--channel", choices=("pagecache", "dentry"), default="pagecache")
-    parser.add_argument("--shared-caches", action="store_true", help="process backend without private views")
+    parser.add_argument("--shared-caches", action="store_true", help="without private views")
     parser.add_argument("--bytes", type=int, default=32, help="message length (default 32: 256 bits)")
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between the sender's end and the receiver")
     parser.add_argument("--runs", type=int, default=1, help="messages sent, one after another (default 1)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="pages (names) per bit, a repetition code: the receiver takes each bit's median time")
     args = parser.parse_args()
     rng = random.Random(secrets.randbits(64))
     sandbox = sandbox_for(args.backend, args.shared_caches)
@@ -162,7 +181,7 @@ def main() -> None:
         runs = [one_run(args, sandbox, rng) for _ in range(args.runs)]
     finally:
         sandbox.close()
-    bits = args.bytes * 8
+    bits = args.bytes * 8 * args.repeat
     times = [spent for run in runs for spent in run["times"]]  # type: ignore[attr-defined]
     sent_bits = [message[index // 8] >> (index % 8) & 1 for run in runs
                  for message in [run["message"]] for index in range(bits)]  # type: ignore[index]
@@ -173,12 +192,14 @@ def main() -> None:
         "sent": runs[0]["sent"],
         "bits_right": [run["bits_right"] for run in runs],
         "bits_right_best": [best_right(run["times"], run["message"]) for run in runs],  # type: ignore[arg-type]
-        "chance_best": [best_right(run["times"], secrets.token_bytes(args.bytes)) for run in runs],  # type: ignore[arg-type]
+        "chance_best": [best_right(run["times"], secrets.token_bytes(bits // 8)) for run in runs],  # type: ignore[arg-type]
         "auc": round(auc(times, sent_bits), 3),
         "auc_chance": round(auc(times, [secrets.randbits(1) for _ in times]), 3),
         "receive_s": round(sum(float(str(run["receive_s"])) for run in runs) / len(runs), 3),
         "read_us_quickest_half_median": round(ordered[len(ordered) // 4] / 1000, 1) if ordered else None,
         "read_us_slowest_half_median": round(ordered[3 * len(ordered) // 4] / 1000, 1) if ordered else None,
+        "repeat": args.repeat, "message_bits": args.bytes * 8,
+        "decoded_right": [run["decoded_right"] for run in runs] if args.repeat > 1 else None,
         "pause_s": args.pause}))
 
 

@@ -103,6 +103,9 @@ def sandbox_guarantees() -> dict[str, tuple[bool, str]]:
 
 def docker_guarantees() -> dict[str, tuple[bool, str]] | None:
     """What ``get_sandbox("docker")`` guarantees, or None when no engine answers here."""
-    from arena.sandbox.docker import GUARANTEES, engine_status
+    from arena.sandbox.docker import GUARANTEES, engine_status, shared_caches, views_status
 
-    return dict(GUARANTEES) if engine_status()[0] else None
+    if not engine_status()[0]:
+        return None
+    works, reason = views_status()
+    return GUARANTEES | ({} if works else {"private_caches": shared_caches(reason)})

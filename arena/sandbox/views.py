@@ -44,7 +44,7 @@ from pathlib import Path
 from arena import procfs
 from arena.bots.manifest import hash_files
 from arena.sandbox import SandboxError
-from arena.sandbox.common import PROTOCOL_LIB, RUNTIME_DIRS, RUNTIME_ETC
+from arena.sandbox.common import PROTOCOL_LIB, RUNTIME_DIRS, RUNTIME_ETC, RUNTIME_EXTRA_ETC
 
 LOGGER = logging.getLogger(__name__)
 
@@ -57,8 +57,6 @@ MKFS = ("/usr/bin/mkfs.erofs", "/usr/sbin/mkfs.erofs", "/sbin/mkfs.erofs")
 UNSHARE = "/usr/bin/unshare"
 LAYOUT = "1"
 """The images' layout; a change of it names new images."""
-RUNTIME_EXTRA_ETC = ("/etc/ssl",)
-"""Read by the docker backend's containers besides :data:`RUNTIME_ETC` (arena/sandbox/docker_image.py)."""
 BOT_IMAGE_AGE_S = 86400.0
 """A bot image not mounted for this long is removed by :func:`sweep_stale` (built again if its bot plays again)."""
 BUILD_TIMEOUT_S = 3600
