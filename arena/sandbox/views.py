@@ -37,6 +37,7 @@ import stat
 import struct
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -253,8 +254,8 @@ def _ensure(path: Path, parts: tuple[Part, ...], replaces: str | None = None) ->
             LOGGER.warning("building the sandboxes' runtime image %s (once per host and state of /usr)", path)
         build_image(path, parts)
         if replaces:
-            # An older state's image: unlinking it is safe while sandboxes still have it mounted (their loop
-            # devices hold the file), and frees its memory when they are done.
+            # An older state's image: unlinking it is safe while sandboxes still have it mounted (their mounts
+            # hold the file), and frees its memory when they are done.
             for old in IMAGES.glob(f"{replaces}*.erofs"):
                 if old != path:
                     old.unlink(missing_ok=True)
@@ -411,8 +412,6 @@ def mounts_under(directory: Path) -> list[str]:
 def sweep_stale() -> list[Path]:
     """Unmount and remove the views of runners that are gone (killed before their bots' kill), the partial images
     of builds that died, and bot images unused for :data:`BOT_IMAGE_AGE_S`; return the views removed."""
-    import time
-
     removed: list[Path] = []
     try:
         owners = list(MOUNTS.iterdir())
@@ -445,7 +444,7 @@ def sweep_stale() -> list[Path]:
         elif name.startswith("bot-"):
             try:
                 if now - image.stat().st_mtime > BOT_IMAGE_AGE_S:
-                    image.unlink()  # a mounted one stays readable through its loop device
+                    image.unlink()  # a mounted one stays readable by its mounts
             except OSError:
                 pass
     return removed
