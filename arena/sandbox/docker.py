@@ -370,7 +370,7 @@ class DockerSandbox(Sandbox):
         self.stale_sweeps = Every(STALE_SWEEP_PERIOD_S)
         self.stale_sweeps.due()
         remove_stale(self.client)
-        can_view, reason = views_status(base_url) if private_views is not False else (
+        can_view, reason = views_status(base_url, built=not private_views) if private_views is not False else (
             False, "turned off (private_views=False)")
         if private_views and not can_view:
             raise SandboxError(f"private views were asked for but are not available: {reason}")
@@ -378,9 +378,6 @@ class DockerSandbox(Sandbox):
         self.open_views: list[views.View] = []
         if can_view:
             views.sweep_stale()
-        elif private_views is None:
-            LOGGER.warning("CONTAINERS SHARE THE PAGE CACHE (%s): a bot can leave bits for a later match's bot in "
-                           "the kernel's caches of /usr and of its own files. Run `arena doctor`.", reason)
 
     per_bot_uid = False
 
@@ -599,10 +596,11 @@ def _create(client: docker.DockerClient, options: dict[str, Any]) -> Container:
     return client.containers.get(created["Id"])
 
 
-def views_status(base_url: str | None = None) -> tuple[bool, str]:
+def views_status(base_url: str | None = None, built: bool = True) -> tuple[bool, str]:
     """Whether containers can get private views here (:func:`arena.sandbox.views.status`, and an engine that sees
-    the mounts made here: the local one, in our mount namespace), and why not."""
-    works, reason = views.status()
+    the mounts made here: the local one, in our mount namespace), and why not; ``built``: only if the runtime image
+    is built already (:func:`arena.sandbox.views.ready`)."""
+    works, reason = views.ready() if built else views.status()
     if works and (base_url is not None or not _engine_shares_our_mounts()):
         return False, "the engine is not a dockerd in this mount namespace: it would not see the views mounted here"
     return works, reason

@@ -288,15 +288,15 @@ class ProcessSandbox(Sandbox):
         self.launched: list[Launch] = []
         if not works:
             _warn_unisolated(reason)
-        can_view, self.views_reason = views.status() if works and private_views is not False else (
-            False, no_views(works, reason))
+        if not works or private_views is False:
+            can_view, self.views_reason = False, no_views(works, reason)
+        else:  # asked for: built if need be; else only where the organiser built the runtime image
+            can_view, self.views_reason = views.status() if private_views else views.ready()
         if private_views and not can_view:
             raise SandboxError(f"private views were asked for but are not available: {self.views_reason}")
         self.views = can_view
         if can_view:
             views.sweep_stale()
-        elif works and private_views is None:
-            _warn_shared_caches(self.views_reason)
 
     @property
     def variant(self) -> str:
@@ -450,16 +450,6 @@ class ProcessSandbox(Sandbox):
                 os.close(fd)
 
 
-_WARNED_CACHES = False
-
-
-def _warn_shared_caches(reason: str) -> None:
-    global _WARNED_CACHES
-    if not _WARNED_CACHES:
-        _WARNED_CACHES = True
-        LOGGER.warning("SANDBOXES SHARE THE PAGE CACHE (%s): a bot can leave bits for a later match's bot in the "
-                       "kernel's caches of /usr and of its own files (docs/SECURITY.md, \"What a bot can learn\"). "
-                       "Run `arena doctor`.", reason)
 
 
 def no_views(isolated: bool, reason: str) -> str:

@@ -223,6 +223,21 @@ def _runtime_name() -> str:
     return f"runtime-{_identity(runtime_parts())}.erofs"
 
 
+NOT_BUILT = ("no runtime image for this host's /usr yet: `arena sandbox build-views` builds it once (as large as "
+             "/usr, held in RAM: docs/SECURITY.md)")
+
+
+def ready(can: tuple[bool, str] | None = None) -> tuple[bool, str]:
+    """Whether sandboxes get private views without asking: the host can (``can``, default :func:`status`) and the
+    runtime image of its ``/usr`` as it is now is built. Building it is an organiser's decision (``arena sandbox
+    build-views``): it takes a minute or more and holds as much RAM as ``/usr`` takes on disk, which a laptop
+    running the demo should not pay unasked."""
+    works, reason = status() if can is None else can
+    if works and not (IMAGES / _runtime_name()).exists():
+        return False, NOT_BUILT
+    return works, reason
+
+
 def runtime_image() -> Path:
     """The runtime image for the runtime as it is now, built if missing (once per host and state of the runtime:
     a minute or more for a large ``/usr``), named by :func:`_identity`, looked up once per runner."""
