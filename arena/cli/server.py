@@ -59,6 +59,9 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     warning = seed_warning(config.league)
     if warning is not None:
         click.echo(warning, err=True)
+    views_warning = shared_caches_warning(config.league.sandbox)
+    if views_warning is not None:
+        click.echo(views_warning, err=True)
     if cluster is not None:
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     if config.league.cluster is not None:
@@ -83,6 +86,20 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         guard.run(app, sock, config.connections, config.trusted_proxies)
     except guard.GuardMismatch as error:
         fail(str(error), ExitCode.FAILED)
+
+
+def shared_caches_warning(sandbox: str) -> str | None:
+    """A competition's server whose sandboxes would share the kernel's caches of /usr (the runtime image not built:
+    docs/SECURITY.md, "Earlier matches") says so at start, with the command that closes the channel."""
+    if sandbox != "process":
+        return None
+    from arena.sandbox import views
+
+    works, reason = views.ready()
+    if works:
+        return None
+    return (f"warning: sandboxes share the kernel's caches of /usr ({reason}); a bot can leave bits there for a later "
+            "match of its deal: run `arena sandbox build-views` before a competition")
 
 
 def claim(league: League, db_path: Path) -> None:

@@ -6,7 +6,7 @@ containers, never the rules or the protocol.
 
 The package, one job per module: ``common`` (what every backend shares: paths inside the sandbox, the bot's
 environment, signal-to-limit names, the stand-in for a bot that never started), ``rlimits``, ``uids`` (per-bot
-uid leases), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's
+uid leases), ``views`` (each sandbox's private mounts of the runtime and its bot), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's
 profile), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and ``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
 the site use too.
 """
@@ -26,9 +26,11 @@ Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")
 """The backends' names, as ``--sandbox`` and a config's ``sandbox:`` take them; the first is the default."""
 GUARANTEES = ("filesystem", "network", "proc_and_signals", "environment", "scratch_cap", "processes", "per_bot_uid",
-              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces", "no_shared_locks")
+              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces", "no_shared_locks", "private_caches")
 """The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them. ``no_shared_locks``: no lock,
-watch or page-cache probe on a file they both see passes bits between two concurrently running bots."""
+watch or page-cache probe on a file they both see passes bits between two concurrently running bots.
+``private_caches``: no bot times another's reads in the kernel's page cache or dentry cache, now or in a later
+match: each sandbox reads everything through mounts of its own."""
 
 
 class SandboxError(RuntimeError):
