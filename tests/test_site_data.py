@@ -28,6 +28,7 @@ from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
 from arena.site.pages import tournament as tournament_data
 from arena.site.rows import Series
+from arena.stats.display import shown
 from arena.stats.ratings import Rating
 from arena.stats.standings import head_to_head, standings
 from arena.store import Store
@@ -376,11 +377,13 @@ def test_places_decided_by_elimination_name_the_round(snap: snapshot.Snapshot) -
     assert marked > 0
 
 
-def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: snapshot.Snapshot) -> None:
+def test_standings_rows_show_ranks_as_the_cli_does_and_count_shared_wins(snap: snapshot.Snapshot) -> None:
     rows = snap.standing_rows
     order = [line.bot_id for line in snap.standings]
-    assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
-    assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in pairwise(order)]
+    view = shown(snap.sure, order).by_bot()
+    assert [(r.shared_rank, r.rank95, r.p_text) for r in rows] == [
+        (view[bot].rank, view[bot].interval, view[bot].p_text) for bot in order]
+    assert [r.p_above_next for r in rows] == [view[bot].p_above_next for bot in order]
     assert rows[-1].p_above_next is None
     for row, line in zip(rows, snap.standings):
         assert row.win_pct == pytest.approx(100 * line.wins / line.matches)

@@ -93,6 +93,8 @@ class BotConfidence:
     """Worst rank in the interval."""
     strength: float
     """The fitted log strength (arena/stats/ranking.py): the standings' order."""
+    groups: int = 0
+    """The groups (deals) it played in: the units the bootstrap resamples, so what its interval rests on."""
 
 
 Verdict = Literal["apart", "equal"]
@@ -140,6 +142,8 @@ class Confidence:
     p_above: PAbove
     level: float
     resamples: int
+    groups: int = 0
+    """The groups (deals) of the results: arena/stats/display.py says "too few to rank" below its floor."""
 
     def line(self, bot: int) -> BotConfidence:
         return self._lines[bot]
@@ -149,35 +153,9 @@ class Confidence:
         """The lines by bot: the stop rule and the pages look up every neighbour, a scan each would be quadratic."""
         return {line.bot: line for line in self.bots}
 
-    def separated(self, a: int, b: int, test: PairTest | None = None) -> bool:
-        """Whether a is shown above b rather than level with it: P(above) at least :attr:`level`, or, for a
-        tournament with a stop rule, the rule's test says *apart*."""
-        return self.verdict(a, b, test) == "apart" if test else self.p_above[(a, b)] >= self.level
-
-    def tie_groups(self, order: Sequence[int] | None = None, test: PairTest | None = None
-                   ) -> dict[int, tuple[int, int]]:
-        """For each bot in ``order`` (default: by fitted strength), the first and last position (1 is first) of
-        its run of neighbours not separated (:meth:`separated`). Ties chain: a is level with b and b with c, so
-        the run can span ranks that a's own interval excludes; showing the run's span says why."""
-        order = self.order() if order is None else list(order)
-        runs: list[list[int]] = []
-        for position, bot in enumerate(order):
-            if position and not self.separated(order[position - 1], bot, test):
-                runs[-1].append(bot)
-            else:
-                runs.append([bot])
-        spans: dict[int, tuple[int, int]] = {}
-        start = 1
-        for run in runs:
-            spans.update((bot, (start, start + len(run) - 1)) for bot in run)
-            start += len(run)
-        return spans
-
-    def shared_ranks(self, order: Sequence[int] | None = None, test: PairTest | None = None) -> dict[int, str]:
-        """Rank labels for the bots in ``order`` (default: by fitted strength): a run of neighbours not
-        separated (:meth:`separated`) shares the rank of its first bot, as ``"2="``."""
-        return {bot: f"{first}=" if last > first else str(first)
-                for bot, (first, last) in self.tie_groups(order, test).items()}
+    def has(self, bot: int) -> bool:
+        """Whether ``bot`` is one of the bots ranked."""
+        return bot in self._lines
 
     def p_above_next(self, order: Sequence[int] | None = None) -> dict[int, float | None]:
         """For each bot, P(it is truly above the bot after it in ``order``); None for the last."""
@@ -224,6 +202,9 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
                                        else ((result.bot, result.place) for result in results)).items():
         place_sum[bot] += place * times
         matches[bot] += times
+    played_in = set(zip(results.bot, results.group) if isinstance(results, SeatColumns)
+                    else ((result.bot, result.group) for result in results))
+    groups = Counter(bot for bot, _ in played_in)
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
@@ -246,10 +227,11 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
     position = {bot: i for i, bot in reversed(list(enumerate(ids)))}
     order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], position[bot]))
     unmeasured = [bot for bot in ids if bot not in estimate]
-    lines = [BotConfidence(bot, mean_place[bot], matches[bot], low_ranks[bot], high_ranks[bot], estimate[bot])
-             for bot in order]
+    lines = [BotConfidence(bot, mean_place[bot], matches[bot], low_ranks[bot], high_ranks[bot], estimate[bot],
+                           groups[bot]) for bot in order]
     lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
-    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
+    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples,
+                      len({group for _, group in played_in}))
 
 
 class PAbove(Mapping[tuple[int, int], float]):
