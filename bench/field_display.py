@@ -67,7 +67,7 @@ def tournament(seed: int, bots: int, rounds: int) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     strengths = strengths_of(bots, rng)
     schedule = make_schedule(bots, SEATS, rounds, seed)
-    per_round = len(schedule) // rounds
+    per_round = len(schedule) // rounds  # a balanced random schedule lists round after round (arena/schedule.py)
     results: list[GroupPlace] = []
     looks = []
     for number in range(rounds):

@@ -34,14 +34,15 @@ from collections import defaultdict
 from itertools import combinations, pairwise
 from typing import Any
 
+from arena.run.stoprule import round_of
 from arena.schedule import make_schedule
 from arena.stats.confidence import GroupPlace, confidence
 from arena.stats.display import MIN_GROUPS, shown
 
 CELLS: dict[str, tuple[tuple[float, ...], int, int]] = {
     # name: (true log strengths, seats, rounds)
-    "heads-up, 2 equal": ((0.0, 0.0), 2, 30),
-    "3 seats, 3 equal": ((0.0, 0.0, 0.0), 3, 30),
+    "heads-up, 2 equal": ((0.0, 0.0), 2, 24),
+    "3 seats, 3 equal": ((0.0, 0.0, 0.0), 3, 24),
     "2 seats, 5 bots, 3 equal between others": ((0.9, 0.0, 0.0, 0.0, -0.9), 2, 8),
     "3 seats, 5 equal": ((0.0, 0.0, 0.0, 0.0, 0.0), 3, 5),
 }
@@ -60,14 +61,13 @@ def tournament(seed: int, strengths: tuple[float, ...], seats: int, rounds: int,
     bots = len(strengths)
     rng = random.Random(seed)
     schedule = make_schedule(bots, seats, rounds, seed)
-    per_round = len(make_schedule(bots, seats, 1, 0))
     equal = [(a, b) for a, b in combinations(range(bots), 2) if strengths[a] == strengths[b]]
     twins = {bot for pair in equal for bot in pair}
     results: list[GroupPlace] = []
     drawn: dict[int, dict[int, int]] = {}
     looks = []
     for number in range(rounds):
-        for match in schedule[number * per_round:(number + 1) * per_round]:
+        for match in (match for match in schedule if round_of(match.group, bots, seats, rounds) == number):
             if model == "whole":
                 ranking = drawn.setdefault(match.group, places(rng, match.bots, strengths))
             else:

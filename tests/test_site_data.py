@@ -30,7 +30,7 @@ from arena.site.pages import tournament as tournament_data
 from arena.site.rows import Series
 from arena.stats.display import shown
 from arena.stats.ratings import Rating
-from arena.stats.standings import head_to_head, standings
+from arena.stats.standings import head_to_head, standings, standings_with_confidence
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
@@ -681,3 +681,18 @@ def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_mad
     assert given.stamps[-1].idx not in {row.idx for bot in given.bots
                                         for listing in bot_data.bot_listings(given, bot.id, 5)
                                         for row in listing.make().rows}
+
+
+def test_a_live_tournament_shows_not_yet_rated_instead_of_the_prior(tmp_path: Path) -> None:
+    # Before its end a tournament has no stored ratings: the prior (mu 25, sigma 8.33, so 0.00 +- 25.0) is not a
+    # rating and must not read as one.
+    store = Store(tmp_path / "arena.db")
+    fill_store(store, finish=False)
+    snap = snapshot.snapshot(store, "t")
+    assert snap.standings and not any(line.rated for line in snap.standings)
+    [(_, _, render)] = [page for page in build.tournament_pages(snap, bot_pages=False)
+                         if page[0].endswith("t/index.html")]
+    text = render()
+    assert text.count("not yet rated") == len(snap.standings) and "± 25.0" not in text
+    lines = standings_with_confidence(snap.standings, snap.sure)
+    assert {(line["rated"], line["conservative"], line["mu"]) for line in lines} == {(False, None, None)}

@@ -64,8 +64,9 @@ class Standing:
         return self.points / self.rounds if self.rounds else None
 
     def to_dict(self, rank: int) -> dict[str, Any]:
+        """The line as JSON; ``rank`` is its position, null for a league's version out of the field (not ranked)."""
         return {
-            "rank": rank,
+            "rank": rank if self.active else None,
             "bot": self.name,
             "conservative": round(self.rating.conservative, 3) if self.rated else None,
             "mu": round(self.rating.mu, 3) if self.rated else None,
