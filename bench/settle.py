@@ -16,7 +16,7 @@ The places are synthetic Plackett-Luce draws (Gumbel noise on a log strength per
 ``independent``, every match its own draw, and ``whole``, one draw per group that every rotation repeats (the
 most a deal's luck can be shared: the group is one coin, the worst case for a bootstrap over few groups).
 
-    python bench/settle.py                          # 150 tournaments per cell
+    python bench/settle.py                          # 60 tournaments per cell
     python bench/settle.py --tournaments 40 --cells heads-up
 
 The floor is the smallest groups-per-bot count from which every cell's raw *apart* and *one position* rates stay
@@ -41,9 +41,9 @@ from arena.stats.display import MIN_GROUPS, shown
 
 CELLS: dict[str, tuple[tuple[float, ...], int, int]] = {
     # name: (true log strengths, seats, rounds)
-    "heads-up, 2 equal": ((0.0, 0.0), 2, 24),
-    "3 seats, 3 equal": ((0.0, 0.0, 0.0), 3, 24),
-    "2 seats, 5 bots, 3 equal between others": ((0.9, 0.0, 0.0, 0.0, -0.9), 2, 8),
+    "heads-up, 2 equal": ((0.0, 0.0), 2, 16),
+    "3 seats, 3 equal": ((0.0, 0.0, 0.0), 3, 16),
+    "2 seats, 5 bots, 3 equal between others": ((0.9, 0.0, 0.0, 0.0, -0.9), 2, 5),
     "3 seats, 5 equal": ((0.0, 0.0, 0.0, 0.0, 0.0), 3, 5),
 }
 MODELS = ("independent", "whole")
@@ -119,7 +119,7 @@ def floor(cells: list[dict[str, Any]], bound: float = 0.05) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tournaments", type=int, default=150, help="simulated tournaments per cell (150)")
+    parser.add_argument("--tournaments", type=int, default=60, help="simulated tournaments per cell (60)")
     parser.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS), metavar="CELL")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--seed", type=int, default=1)
