@@ -6,8 +6,7 @@ Three guarantees, each measured by a bench (docs/RATINGS.md, "What the ranks sho
 - **Not enough data settles nothing.** A bootstrap over one or two groups (deals) cannot vary, so it reports
   certainty. A bot that played in fewer than :data:`MIN_GROUPS` groups is not ranked: its rank shows as ``-``,
   its interval spans the field, and no P(above) is given for a pair it is in (bench/settle.py chose the floor:
-  below it, equal bots were shown with a one-position interval, or apart, in more than 5% of simulated
-  tournaments).
+  below it, equal bots were shown apart far more often than at any larger size).
 - **The rank shown is the bot's own 95% interval**, ``2-3``, or ``2`` when the interval is one position: no
   shared rank that chains, so no bot is shown at a rank its own interval excludes, in a field of 4 bots or
   200 (bench/field_display.py), and a bot that lost every match shows the ranks at the bottom it could hold.
@@ -27,9 +26,9 @@ from dataclasses import dataclass
 from arena.stats.confidence import Confidence
 
 MIN_GROUPS = 8
-"""The fewest groups (deals) a bot must have played in before its rank, interval or P(above) settles anything:
-the smallest count from which bench/settle.py's equal bots were falsely shown apart in at most 5% of
-tournaments at every size (docs/RATINGS.md)."""
+"""The fewest groups (deals) a bot must have played in before its rank, interval or P(above) settles anything.
+In bench/settle.py equal bots were shown apart in 18-100% of tournaments at 1-2 deals a bot and 5-28% at 3, and
+from 8 on at the level the bootstrap keeps at any size (docs/RATINGS.md has the table)."""
 UNRANKED = "-"
 """The rank shown for a bot with too few groups."""
 LEFT = "left"
