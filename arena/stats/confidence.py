@@ -211,7 +211,7 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
     if vector is None:
         vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
     rng = random.Random(seed)
-    tail = (1 - level) / 2
+    tail = [interval_tail(level, groups[bot]) for bot in measured]
     given = [point[bot] for bot in measured] if point is not None and all(bot in point for bot in measured) else None
     if vector:
         point_fit, (sampled, lows, highs) = _bootstrap_arrays(
@@ -270,12 +270,37 @@ class PAbove(Mapping[tuple[int, int], float]):
 
 
 Resampled = tuple[list[list[float]], list[int], list[int]]
-"""By bot index: its fitted strength in every resample, and the ends of its rank interval: the ``tail`` quantile of
-its best rank over the resamples and the ``1 - tail`` quantile of its worst (:func:`_quantile`)."""
+"""By bot index: its fitted strength in every resample, and the ends of its rank interval: its ``tail`` quantile
+of its best rank over the resamples and the ``1 - tail`` quantile of its worst (:func:`_quantile`)."""
+
+
+def interval_tail(level: float, groups: int) -> float:
+    """The share of resamples a bot's ``level`` rank interval leaves out at each end, for a bot measured in
+    ``groups`` groups: (1 - level) / 2 made smaller, as Student's t with groups - 1 degrees of freedom widens a
+    normal interval, because a bootstrap over few groups is too sure (its spread is the groups' spread without
+    the groups - 1 correction, and that spread is itself uncertain). bench/settle.py measures what it buys: equal
+    bots shown apart at most ~5% from the display's floor of groups on.
+
+    >>> round(interval_tail(0.95, 8), 4), round(interval_tail(0.95, 16), 4), round(interval_tail(0.95, 1000), 4)
+    (0.0057, 0.0139, 0.0248)
+    """
+    if groups < 2:
+        return (1 - level) / 2
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    return 1 - NormalDist().cdf(_t_quantile(z, groups - 1) * math.sqrt(groups / (groups - 1)))
+
+
+def _t_quantile(z: float, freedom: int) -> float:
+    """Student's t quantile of ``freedom`` degrees of freedom at the normal quantile ``z`` (Abramowitz and Stegun
+    26.7.5, the Cornish-Fisher expansion: within 1e-3 from 3 degrees of freedom at 95%)."""
+    terms = ((z ** 3 + z) / 4, (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
+             (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
+             (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
+    return z + sum(term / float(freedom) ** power for power, term in enumerate(terms, 1))
 
 
 def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                    rng: random.Random, tail: float, point: list[float] | None = None
+                    rng: random.Random, tail: Sequence[float], point: list[float] | None = None
                     ) -> tuple[list[float], Resampled]:
     """The full data's fit (unless given: ``point``) and the resamples' (bots by their ``index``), in plain
     Python."""
@@ -330,12 +355,12 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
             # Rank 1 + the bots strictly stronger; with ties, the worst rank is counted for the upper end.
             low_ranks[i].append(bisect_left(ordered, -fitted) + 1)
             high_ranks[i].append(bisect_right(ordered, -fitted))
-    return point, (samples, [_quantile(ranks, tail) for ranks in low_ranks],
-                   [_quantile(ranks, 1 - tail) for ranks in high_ranks])
+    return point, (samples, [_quantile(ranks, share) for ranks, share in zip(low_ranks, tail)],
+                   [_quantile(ranks, 1 - share) for ranks, share in zip(high_ranks, tail)])
 
 
 def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples: int, rng: random.Random,
-                      tail: float, point: list[float] | None = None) -> tuple[list[float], Resampled]:
+                      tail: Sequence[float], point: list[float] | None = None) -> tuple[list[float], Resampled]:
     """:func:`_bootstrap_loop` on numpy arrays: the same kinds of groups in the same order, the same weights drawn
     from the same stream, fitted by :func:`~arena.stats.ranking.fit_vector` (the loop's fit to rounding)."""
     import numpy as np
@@ -395,8 +420,10 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
         return full.tolist(), ([], [], [])
     low.sort(axis=0)
     high.sort(axis=0)
-    return full.tolist(), (fitted.T.tolist(), low[_quantile_position(resamples, tail)].tolist(),
-                           high[_quantile_position(resamples, 1 - tail)].tolist())
+    bots = np.arange(size)
+    return full.tolist(), (fitted.T.tolist(),
+                           low[[_quantile_position(resamples, share) for share in tail], bots].tolist(),
+                           high[[_quantile_position(resamples, 1 - share) for share in tail], bots].tolist())
 
 
 def _poisson_table(bits: int = 16) -> list[int]:

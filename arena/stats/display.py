@@ -10,8 +10,9 @@ Three guarantees, each measured by a bench (docs/RATINGS.md, "What the ranks sho
 - **The rank shown is the bot's own 95% interval**, ``2-3``, or ``2`` when the interval is one position: no
   shared rank that chains, so no bot is shown at a rank its own interval excludes, in a field of 4 bots or
   200 (bench/field_display.py), and a bot that lost every match shows the ranks at the bottom it could hold.
-  Two bots are shown apart only when their intervals do not meet. The interval is the bootstrap's, widened
-  where it must be to hold the bot's own position in the order (which the bench counts: it has not happened).
+  Two bots are shown apart only when their intervals do not meet. The interval is the bootstrap's (with its
+  tails shrunk for a bot with few deals: arena/stats/confidence.py's ``interval_tail``), widened where it must
+  be to hold the bot's own position in the order (which the bench counts: it has not happened).
 - **P(above) never prints as certainty.** It is a share of R resamples; where it would round to 1.00 it shows
   ``> x``, x being the lower 95% bound of that share (Clopper-Pearson), so ``> 0.99`` needs about 300
   resamples without a reversal and never comes from a handful of groups.
