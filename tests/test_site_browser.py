@@ -843,7 +843,7 @@ def test_the_standings_fit_desktop_widths(fault_site: Path, page: Page, width: i
     faults = table.locator("td.faults").first
     box, wrap = faults.bounding_box(), table.locator("xpath=..").bounding_box()
     assert box is not None and wrap is not None and box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1
-    expect(table.locator("td.rank95").first).to_be_visible()
+    expect(table.locator("td.pnext").first).to_be_visible()
     page.screenshot(path=str(SHOTS / f"standings-{width}.png"))
 # -- whole-tournament search, head-to-head links, sortable standings ---------------------------------------------------
 
