@@ -47,7 +47,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."),
     "standings": ("arena.cli.results", "standings",
                   ("The standings of tournament NAME (default: the latest), strongest first by a Plackett-Luce fit of "
-                  "every match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md).")),
+                  "every match's places, each bot's rank shown as the 95% interval of the ranks it could truly hold "
+                  "(docs/RATINGS.md).")),
     "matches": ("arena.cli.results", "matches", "The matches of tournament NAME (default: the latest)."),
     "show": ("arena.cli.results", "show",
              "One match: places, scores, faults with details, the bots' stderr, and the replay command."),

@@ -33,6 +33,7 @@ from arena.server.authors import (
     revoke_author,
 )
 from arena.server.config import load_serve_config
+from arena.site.pages.home import home_page
 from arena.stats.standings import standings as read_standings
 from arena.store import Store, StoreError
 from tests.support.runs import fill, league_playing
@@ -249,15 +250,19 @@ def test_league_status_names_a_leader_in_the_field(tmp_path: Path) -> None:
         store.record_match(tid, match.index, synthetic_result(match.seed, seated, order), 1)
     ids = {name: int(row["id"]) for row in store.bots(tid) for name in [row["name"]]}
     store.set_active(tid, [ids["greedy"], ids["random"]])  # what entrants() does when planner's entry goes
-    assert read_standings(store, tid)[0].name == "planner"  # the best record, but no longer in the league
+    # planner has the best record but is no longer in the league: the standings rank the field, planner below it.
+    assert [line.name for line in read_standings(store, tid)] == ["greedy", "random", "planner"]
     status = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
     assert status.exit_code == 0, status.output
     assert "leader greedy" in status.stdout and "2 bots in the field (1 left)" in status.stdout
     assert "pairs in the field met" in status.stdout and "throttled" not in status.stdout  # all as fast
     standings = CliRunner().invoke(main, ["standings", "--db", str(store.path), "--json"]).stdout
-    assert {line["bot"]: line["active"] for line in json.loads(standings)["standings"]} == {
-        "planner": False, "greedy": True, "random": True}
+    assert [(line["bot"], line["active"], line["rank"], line["shared_rank"])
+            for line in json.loads(standings)["standings"]] == [
+        ("greedy", True, 1, "-"), ("random", True, 2, "-"), ("planner", False, None, "left")]
     assert "planner (left)" in CliRunner().invoke(main, ["standings", "--db", str(store.path)]).stdout
+    # The site's home page names the same leader (as /api/standings, whose first line is read_standings' first).
+    assert home_page(store).tournaments[0].leader == "greedy"
 
 
 def test_each_batch_clears_the_stderr_of_a_bots_seats_but_its_latest_keep_stderr_matches(tmp_path: Path) -> None:

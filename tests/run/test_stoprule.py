@@ -58,7 +58,8 @@ def test_it_stops_at_the_same_round_whatever_the_workers_and_on_a_rerun(tmp_path
     one = run(config, tmp_path / "one.db", "--workers", "1")
     two = run(config, tmp_path / "two.db", "--workers", "2")
     assert one["matches"] < 120 and one["matches"] % 6 == 0, one
-    assert all(line["shared_rank"] == str(line["rank"]) for line in one["standings"]), one  # all apart
+    assert all(line["rank_interval_95"][0] <= line["rank"] <= line["rank_interval_95"][1]
+               for line in one["standings"]), one
     assert one["matches"] == two["matches"]
     assert [line["bot"] for line in one["standings"]] == [line["bot"] for line in two["standings"]]
     assert one["standings"] == two["standings"]

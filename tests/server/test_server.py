@@ -149,7 +149,7 @@ def test_the_author_journey(server: Server, tokens: dict[str, str], tmp_path: Pa
     assert {bot["bot"] for bot in league["spread"]["bots"]} == {"alice-bot@1", "greedy", "leaky"}
     assert league["spread"]["least_meetings"] >= 1 and league["throttled"] == {} and league["error"] is None
     home = httpx.get(f"{server.url}/").text  # the live page shows the column it is ordered by
-    assert "Ordered by strength" in home and '<th scope="col" class="num" aria-sort="descending"' in home
+    assert "ordered by strength" in home and '<th scope="col" class="num" aria-sort="descending"' in home
 
 
 @pytest.mark.slow

@@ -28,8 +28,9 @@ from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
 from arena.site.pages import tournament as tournament_data
 from arena.site.rows import Series
+from arena.stats.display import shown
 from arena.stats.ratings import Rating
-from arena.stats.standings import head_to_head, standings
+from arena.stats.standings import head_to_head, standings, standings_with_confidence
 from arena.store import Store
 from tests.sitestore import CRASH, STDERR, fill_store, make_store
 
@@ -382,11 +383,13 @@ def test_places_decided_by_elimination_name_the_round(snap: snapshot.Snapshot) -
     assert marked > 0
 
 
-def test_standings_rows_share_unsettled_ranks_and_count_shared_wins(snap: snapshot.Snapshot) -> None:
+def test_standings_rows_show_ranks_as_the_cli_does_and_count_shared_wins(snap: snapshot.Snapshot) -> None:
     rows = snap.standing_rows
     order = [line.bot_id for line in snap.standings]
-    assert [r.shared_rank for r in rows] == [snap.sure.shared_ranks(order)[bot] for bot in order]
-    assert [r.p_above_next for r in rows][:-1] == [snap.sure.p_above[(a, b)] for a, b in pairwise(order)]
+    view = shown(snap.sure, order).by_bot()
+    assert [(r.shared_rank, r.rank95, r.p_text) for r in rows] == [
+        (view[bot].rank, view[bot].interval, view[bot].p_text) for bot in order]
+    assert [r.p_above_next for r in rows] == [view[bot].p_above_next for bot in order]
     assert rows[-1].p_above_next is None
     for row, line in zip(rows, snap.standings):
         assert row.win_pct == pytest.approx(100 * line.wins / line.matches)
@@ -692,3 +695,18 @@ def test_a_bots_listing_made_from_the_rows_its_matches_pages_gave_is_the_one_mad
     assert given.stamps[-1].idx not in {row.idx for bot in given.bots
                                         for listing in bot_data.bot_listings(given, bot.id, 5)
                                         for row in listing.make().rows}
+
+
+def test_a_live_tournament_shows_not_yet_rated_instead_of_the_prior(tmp_path: Path) -> None:
+    # Before its end a tournament has no stored ratings: the prior (mu 25, sigma 8.33, so 0.00 +- 25.0) is not a
+    # rating and must not read as one.
+    store = Store(tmp_path / "arena.db")
+    fill_store(store, finish=False)
+    snap = snapshot.snapshot(store, "t")
+    assert snap.standings and not any(line.rated for line in snap.standings)
+    [(_, _, render)] = [page for page in build.tournament_pages(snap, bot_pages=False)
+                         if page[0].endswith("t/index.html")]
+    text = render()
+    assert text.count("not yet rated") == len(snap.standings) and "± 25.0" not in text
+    lines = standings_with_confidence(snap.standings, snap.sure)
+    assert {(line["rated"], line["conservative"], line["mu"]) for line in lines} == {(False, None, None)}

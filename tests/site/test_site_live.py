@@ -93,7 +93,7 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
     try:
         home = out / "index.html"
         page = out / "t" / "watched" / "index.html"
-        wait_for(lambda: page_says(page, "live, 2 of 6 matches") and page_says(home, "live, 2 of 6")
+        wait_for(lambda: page_says(page, "live, 2 of 6 matches") and page_says(home, "2 / 6</td>")
                  and settled(out), "live site at 2 of 6", runner)
         held = files(out)
         text = page.read_text(encoding="utf-8")
@@ -107,7 +107,7 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
         assert "pending" in (out / third).read_text(encoding="utf-8")
 
         (gate / "go-1").touch()
-        wait_for(lambda: page_says(page, "live, 3 of 6 matches") and page_says(home, "live, 3 of 6")
+        wait_for(lambda: page_says(page, "live, 3 of 6 matches") and page_says(home, "3 / 6</td>")
                  and settled(out), "live site at 3 of 6", runner)
         after = files(out)
         rewritten = {name for name, mtime in after.items() if held.get(name) != mtime}

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
@@ -465,13 +466,15 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
     assert "(rule 8.6)" in html and "ranks below every player that did not, eliminated ones included" in html
     assert 'data-forfeit>forfeited in round 2</span>' in html and ">see it in the replay</a>" in html
     assert "rule 8.6" not in (out / urls.match_href(snap.slug, clean.id)).read_text(encoding="utf-8")
-    # The standings: P(above next) never "100%", the 95% rank interval as the CLI's rank95, head to head in places.
+    # The standings: P(above next) as the CLI prints it, the rank as the CLI's (the 95% interval, or "-" with the
+    # reason when there are too few deals), head to head in places.
     assert "placed above – tied – below" in tournament and "wins – ties – losses" not in tournament
     cells = re.findall(r'<td class="num opt pnext">([^<]*)</td>', tournament)
-    assert cells and "100%" not in cells
-    intervals = re.findall(r'<td class="num opt rank95">([^<]*)</td>', tournament)
-    assert intervals == [f"{r.rank95[0]}–{r.rank95[1]}" if r.rank95 and r.rank95[1] > r.rank95[0] else
-                         str(r.rank95[0]) if r.rank95 else "–" for r in snap.standing_rows]
+    assert cells == [html_escape(r.p_text) for r in snap.standing_rows]
+    ranks = re.findall(r'<td class="num rank"[^>]*>([^<]*)</td>', tournament)
+    assert ranks == [r.shared_rank if r.shared_rank == "-" else r.shared_rank.replace("-", "–")
+                     for r in snap.standing_rows]
+    assert snap.shown.note is not None and f"Not enough data: {snap.shown.note}." in tournament
 def test_match_index_is_written_escaped_and_linked(built: tuple[Store, Path, site_build.BuildReport]) -> None:
     store, out, _ = built
     for name in ("t", "evil"):

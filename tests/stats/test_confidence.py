@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.run.loop import Progress
 from arena.stats.confidence import BotConfidence, Confidence, GroupPlace, PAbove, SeatColumns, confidence
+from arena.stats.display import MIN_GROUPS, shown
 from arena.stats.standings import rating_history, seat_columns, seat_results, standings_and_confidence
 from tests.sitestore import make_store
 
@@ -36,15 +37,16 @@ def test_a_clear_order_is_settled_with_single_rank_intervals() -> None:
     sure = confidence(ladder_results(800, gap=1.0))
     assert sure.order() == [0, 1, 2, 3]
     assert [(line.rank_low, line.rank_high) for line in sure.bots] == [(1, 1), (2, 2), (3, 3), (4, 4)]
-    assert sure.shared_ranks() == {0: "1", 1: "2", 2: "3", 3: "4"}
+    assert [line.rank for line in shown(sure).lines] == ["1", "2", "3", "4"]
     assert all(p is None or p > 0.99 for p in sure.p_above_next().values())
     assert sure.p_above[(3, 0)] < 0.01
 
 
 def test_bots_that_cannot_be_told_apart_share_a_rank() -> None:
     sure = confidence(ladder_results(40, gap=0.0))
-    labels = sure.shared_ranks()
-    assert set(labels.values()) == {"1="}
+    view = shown(sure)
+    assert all(line.interval is not None and line.interval[1] > line.interval[0] for line in view.lines)
+    assert not any(a.apart(b) for a in view.lines for b in view.lines)  # no bot's order settled
     assert all(line.rank_high - line.rank_low >= 2 for line in sure.bots)
     for (a, b), p in sure.p_above.items():
         assert abs(p + sure.p_above[(b, a)] - 1) < 1e-9
@@ -72,10 +74,9 @@ def test_deterministic_for_a_seed_and_a_bot_without_matches_ranks_last() -> None
     assert [line.bot for line in confidence(results, bots=[0, 1, 2]).bots] == [0, 1, 2]
 
 
-def test_shared_ranks_follow_the_order_given() -> None:
+def test_p_above_next_follows_the_order_given() -> None:
     sure = confidence(ladder_results(800, gap=1.0))
-    # In a wrong order, every neighbour pair is reversed with certainty: P(above the next) is about 0, all shared.
-    assert sure.shared_ranks([3, 2, 1, 0]) == {3: "1=", 2: "1=", 1: "1=", 0: "1="}
+    # In a wrong order, every neighbour pair is reversed with certainty: P(above the next) is about 0.
     assert sure.p_above_next([3, 2, 1, 0])[3] == 0.0
 
 
@@ -87,12 +88,14 @@ def test_standings_show_shared_ranks_intervals_and_p_above_next(tmp_path: Path) 
     assert result.exit_code == 0
     lines = json.loads(result.stdout)["standings"]
     assert [line["rank"] for line in lines] == [1, 2, 3]
-    assert lines[0]["shared_rank"].endswith("=")
-    assert all(line["rank_interval_95"][0] <= line["rank"] <= line["rank_interval_95"][1] for line in lines)
-    assert lines[-1]["p_above_next"] is None and 0 <= lines[0]["p_above_next"] < 0.95
+    # 6 deals, 4 for each bot: too few to rank, and the table says so.
+    assert json.loads(result.stdout)["note"].startswith("6 deals, at most 4 for a bot: too few to rank")
+    assert [line["shared_rank"] for line in lines] == ["-"] * 3
+    assert all(line["rank_interval_95"] == [1, 3] and line["p_above_next"] is None for line in lines)
     text = runner.invoke(main, ["standings", "t", "--db", str(store.path)], catch_exceptions=False)
     assert text.exit_code == 0
     assert "P>next" in text.stdout and f"{lines[0]['shared_rank']:>4}  {lines[0]['bot']}" in text.stdout
+    assert "not enough data: 6 deals, at most 4 for a bot: too few" in text.stdout
 
 
 def _progress_after(deals: int, strong_wins: float) -> Progress:
@@ -126,17 +129,23 @@ def test_the_progress_line_says_whether_the_lead_is_settled() -> None:
     assert p is not None and p < 0.95
 
 
-def test_chained_ties_show_the_span_of_the_chain() -> None:
-    # 0 is above 1 with P 0.9 and 1 above 2 with P 0.9: neither settled, so 0, 1 and 2 share rank 1, although 2's
-    # own interval (2-3) excludes 1. The chain's span (1-3) is what explains its "1="; 3 is settled below them.
+def test_the_rank_shown_is_the_interval_and_p_above_never_a_certainty() -> None:
+    # 0 is above 1 with P 0.9 and 1 above 2 with P 0.9: neither settled. Shown as shared ranks that chain, 2 would
+    # have been "1=" beside its own interval 2-3; shown as intervals, each bot shows the ranks it could hold.
     samples = {0: [1.0] * 100, 1: [0.0] * 90 + [2.0] * 10, 2: [-1.0] * 80 + [0.5] * 10 + [-1.0] * 10,
                3: [-5.0] * 100}
-    lines = tuple(BotConfidence(bot, 1.0 + bot, 10, low, high, strength)
+    lines = tuple(BotConfidence(bot, 1.0 + bot, 10, low, high, strength, MIN_GROUPS)
                   for bot, (low, high), strength in zip(range(4), [(1, 2), (1, 3), (2, 3), (4, 4)], [1.0, 0.1, -0.9, -5]))
     sure = Confidence(lines, PAbove([0, 1, 2, 3], samples), 0.95, 100)
     assert [sure.p_above[(a, b)] for a, b in [(0, 1), (1, 2), (2, 3)]] == [0.9, 0.9, 1.0]
-    assert sure.tie_groups() == {0: (1, 3), 1: (1, 3), 2: (1, 3), 3: (4, 4)}
-    assert sure.shared_ranks() == {0: "1=", 1: "1=", 2: "1=", 3: "4"}
+    view = shown(sure)
+    assert [line.rank for line in view.lines] == ["1-2", "1-3", "2-3", "4"]
+    assert [line.p_text for line in view.lines] == ["0.90", "0.90", "> 0.97", "-"]  # 100 resamples: not > 0.99
+    assert view.line(2).apart(view.line(3)) and not view.line(0).apart(view.line(2))
+    # With fewer groups than a rank needs, nothing settles: no rank, the whole field as the interval, no P.
+    few = shown(sure, min_groups=MIN_GROUPS + 1)
+    assert {(line.rank, line.interval, line.p_above_next) for line in few.lines} == {("-", (1, 4), None)}
+    assert few.note == f"0 deals, at most {MIN_GROUPS} for a bot: too few to rank (a rank needs {MIN_GROUPS + 1} for each bot)"
 
 
 def test_the_stop_rules_test_calls_equal_bots_equal_and_a_clear_gap_apart() -> None:
@@ -152,7 +161,8 @@ def test_the_stop_rules_test_calls_equal_bots_equal_and_a_clear_gap_apart() -> N
     # Too few matches for either: no verdict, and the standings show the pair level, not apart.
     few = confidence(ladder_results(12, gap=0.0), seed=1)
     x, y = few.order()[:2]
-    assert few.verdict(x, y, test) is None and few.shared_ranks(test=test)[x] == few.shared_ranks(test=test)[y]
+    ranks = shown(few, min_groups=0).by_bot()
+    assert few.verdict(x, y, test) is None and not ranks[x].apart(ranks[y])
     stored = PairTest.stored({"repeats": 10, "stop": {"confidence": 0.95, "max_matches": 60, "margin": 0.3}})
     assert stored is not None and math.isclose(stored.z, test.z) and (stored.looks, stored.margin) == (10, 0.3)
     assert PairTest.stored({"repeats": 3}) is None
