@@ -5,6 +5,7 @@ Imported only when it runs (arena/cli/main.py loads commands lazily).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sys
 import time
@@ -78,6 +79,7 @@ def play(bots: tuple[Path, ...], seat: int, name: str, seed: int | None, thresho
     log_path.parent.mkdir(parents=True, exist_ok=True)
     player: Player
     server: TableServer | None = None
+    keys: Keys | None = None
     if web:
         player = WebTable()
         try:
@@ -89,13 +91,15 @@ def play(bots: tuple[Path, ...], seat: int, name: str, seed: int | None, thresho
                    err=as_json)
         sys.stdout.flush()
     else:
-        player = Console(Keys(sys.stdin), sys.stderr if as_json else sys.stdout)
+        keys = Keys(sys.stdin)
+        player = Console(keys, sys.stderr if as_json else sys.stdout)
     sandbox = None
     try:
         sandbox = get_sandbox(sandbox_name)
-        result = play_with_person(seats, seat, player, deal, sandbox, rules,
-                                  person_limits=Limits(PERSON_LIMITS.hello_ms, move_s * 1000, bank_s * 1000),
-                                  log_path=log_path)
+        with keys or contextlib.nullcontext():  # the terminal in cbreak mode for the match, given back after
+            result = play_with_person(seats, seat, player, deal, sandbox, rules,
+                                      person_limits=Limits(PERSON_LIMITS.hello_ms, move_s * 1000, bank_s * 1000),
+                                      log_path=log_path)
     except (InfrastructureError, SandboxError) as error:
         fail(f"infrastructure error, match not played: {error}", ExitCode.FAILED)
     finally:

@@ -20,7 +20,7 @@ import time
 import tty
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 from arena.game.cards import hand_total
 from arena.game.rules import Rules, legal_discards
@@ -34,7 +34,10 @@ POLL_S = 0.2
 
 class Keys:
     """Choices typed by the person: single keys on a terminal, lines from a pipe. :meth:`next` returns None once
-    :meth:`stop` was called or the input ended."""
+    :meth:`stop` was called or the input ended. Used as a context manager, it holds a terminal in cbreak mode (keys
+    without Enter) for the whole match and gives it back as it was: switched once, with no wait for output to drain,
+    which a switch per key would make on every key (and which stalls while the other end of a pseudo-terminal is
+    busy)."""
 
     def __init__(self, source: TextIO) -> None:
         self.source = source
@@ -42,34 +45,39 @@ class Keys:
         self.terminal = os.isatty(self.fd)
         self._stopped = threading.Event()
         self._pending = ""
+        self._saved: list[Any] | None = None
+
+    def __enter__(self) -> Self:
+        if self.terminal:
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd, termios.TCSANOW)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._saved is not None:
+            termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+            self._saved = None
 
     def stop(self) -> None:
         self._stopped.set()
 
     def next(self) -> str | None:
-        saved = termios.tcgetattr(self.fd) if self.terminal else None
-        try:
-            if saved is not None:
-                tty.setcbreak(self.fd)
-            while not self._stopped.is_set():
-                if "\n" in self._pending:  # a pipe's lines come several to a read
-                    line, self._pending = self._pending.split("\n", 1)
-                    return line.strip()
-                ready, _, _ = select.select([self.fd], [], [], POLL_S)
-                if not ready:
-                    continue
-                chunk = os.read(self.fd, 1 if self.terminal else 4096).decode(errors="replace")
-                if not chunk or chunk == "\x04":  # the end of the input, or Ctrl-D on a terminal
-                    return None
-                if self.terminal:
-                    if chunk.strip():  # Enter or a space on a terminal chooses nothing yet
-                        return chunk
-                    continue
-                self._pending += chunk
-            return None
-        finally:
-            if saved is not None:
-                termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
+        while not self._stopped.is_set():
+            if "\n" in self._pending:  # a pipe's lines come several to a read
+                line, self._pending = self._pending.split("\n", 1)
+                return line.strip()
+            ready, _, _ = select.select([self.fd], [], [], POLL_S)
+            if not ready:
+                continue
+            chunk = os.read(self.fd, 1 if self.terminal else 4096).decode(errors="replace")
+            if not chunk or chunk == "\x04":  # the end of the input, or Ctrl-D on a terminal
+                return None
+            if self.terminal:
+                if chunk.strip():  # Enter or a space on a terminal chooses nothing yet
+                    return chunk
+                continue
+            self._pending += chunk
+        return None
 
 
 @dataclass

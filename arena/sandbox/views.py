@@ -223,6 +223,9 @@ def _runtime_name() -> str:
     return f"runtime-{_identity(runtime_parts())}.erofs"
 
 
+OFF_SWITCH = "ARENA_PRIVATE_VIEWS"
+"""Set to 0, the runner's sandboxes share the host's files even where the image is built: for a bot that must see
+its directory change while it plays (a test's gate), never for a competition."""
 NOT_BUILT = ("no runtime image for this host's /usr yet: `arena sandbox build-views` builds it once (as large as "
              "/usr, held in RAM: docs/SECURITY.md)")
 
@@ -233,6 +236,8 @@ def ready(can: tuple[bool, str] | None = None) -> tuple[bool, str]:
     build-views``): it takes a minute or more and holds as much RAM as ``/usr`` takes on disk, which a laptop
     running the demo should not pay unasked."""
     works, reason = status() if can is None else can
+    if works and os.environ.get(OFF_SWITCH) == "0":
+        return False, f"turned off for this runner by {OFF_SWITCH}=0"
     if works and not (IMAGES / _runtime_name()).exists():
         return False, NOT_BUILT
     return works, reason

@@ -25,6 +25,7 @@ from arena.run.config import load_config
 from arena.run.tournament import run_tournament
 from arena.stats.standings import standings as read_standings
 from arena.store import Store
+from tests.support.runs import error_said
 
 # Found, not imported: importing Dask costs every test worker half a CPU second while it collects.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
@@ -284,7 +285,7 @@ def test_tls_cluster_and_a_lost_scheduler(reference, tmp_path):
         cluster.add_worker("w1")
         cluster.wait_for_workers(1)
         plain = run_cli(path, tmp_path / "plain.db", "--cluster", cluster.address)
-        assert plain.returncode == 1 and "tls:// needs certificates" in plain.stderr
+        assert plain.returncode == 1 and "tls:// needs certificates" in error_said(plain)
         env = {**os.environ, "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": tls[1],
                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": tls[3], "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": tls[5]}
         db = tmp_path / "a.db"

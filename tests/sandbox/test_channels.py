@@ -45,7 +45,8 @@ def _backend(kind: str, close_channels: bool) -> Iterator[Sandbox]:
         from arena.sandbox.docker import DockerSandbox
 
         require_docker()
-        docker_sandbox = DockerSandbox(warm=0, close_channels=close_channels)
+        docker_sandbox = DockerSandbox(warm=0, close_channels=close_channels,
+                                       private_views=None if close_channels else False)
         yield docker_sandbox
         docker_sandbox.close()
         return

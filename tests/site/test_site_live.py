@@ -8,6 +8,7 @@ the test sees the site at each hold without racing a clock, and then lets the ru
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -89,7 +90,10 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
     db, out = tmp_path / "results" / "arena.db", tmp_path / "public"
     runner = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--db", str(db), "--site", str(out),
                                "--live-every", "0", "--json"], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE,
+                              # The gate bot waits for files that appear in its directory while it plays: a private
+                              # view of the directory is a copy made at its launch (arena/sandbox/views.py).
+                              env=os.environ | {"ARENA_PRIVATE_VIEWS": "0"})
     try:
         home = out / "index.html"
         page = out / "t" / "watched" / "index.html"

@@ -4,6 +4,7 @@ run-loop, league and tournament tests."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sqlite3
 import subprocess
@@ -90,8 +91,18 @@ def results(db: Path, name: str = "t") -> tuple[list[dict[str, object]], list[tu
     return standings, seats
 
 
+def error_said(outcome: subprocess.CompletedProcess[str]) -> str:
+    """What a failed command said of its error: its line on stderr, or under ``--json`` its JSON object's ``error``
+    on stdout (docs/CLI.md), with stderr's warnings before it."""
+    try:
+        found = json.loads(outcome.stdout)
+    except ValueError:
+        return outcome.stderr
+    return outcome.stderr + str(found.get("error", "")) if isinstance(found, dict) else outcome.stderr
+
+
 def plain_failure(outcome: subprocess.CompletedProcess[str] | tuple[int, str], code: int, *needles: str) -> None:
-    status, stderr = (outcome.returncode, outcome.stderr) if not isinstance(outcome, tuple) else outcome
+    status, stderr = (outcome.returncode, error_said(outcome)) if not isinstance(outcome, tuple) else outcome
     assert status == code, stderr
     assert "Traceback" not in stderr and "Error:" not in stderr.replace("arena:", ""), stderr
     for needle in needles:
