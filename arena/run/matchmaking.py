@@ -22,9 +22,11 @@ each batch's groups. The rule, in the order of what it guarantees:
    secret and the batch's first group number, so the schedule is a function of the store; deal seeds never come
    from it) and, over a large field, the other seats are drawn from a random sample of ``POOL`` bots,
    so the groups never settle into fixed tables;
-5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose
-   matches take ``r`` times the median ``1/r``), so a bot that spends its whole clock costs the league about its
-   share of worker time, not every worker's time.
+5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose own
+   think time per match is ``r`` times the median bot's ``1/r``), so a bot that spends its whole clock costs the
+   league about its share of worker time, not every worker's time. Its own time, not its matches' length: a
+   match's length includes its table's, so at 4 seats a 3x-slow bot read as 1.6x and a fast bot that sat with it
+   was charged for it.
 
 Cost: a sort of the active bots per batch and, per group, ``POOL x players^2`` look-ups (of closeness too, each
 pair's worked out when first looked up: :class:`Closeness`): 1,000 bots stay well within the 50 ms a batch the
@@ -158,6 +160,7 @@ def spread(tally: Tally, active: Sequence[int], weights: Mapping[int, float] | N
     # Over the pairs that met, not every pair of the field: linear in the groups scheduled, not in bots squared.
     met = [count for (a, b), count in tally.meetings.items() if a in full and b in full and count]
     least, most = (min(met) if len(met) == pairs else 0, max(met)) if met else (0, 0)
+    # Over every pair of the field (an unmet pair may be due meetings): 0.1 s at 1,000 bots, once a SPREAD_EVERY_S.
     full_ids = sorted(full)
     over = [tally.meetings.get((a, b), 0) / expected for i, a in enumerate(full_ids) for b in full_ids[i + 1:]
             if (expected := tally.expected(a, b)) >= JUDGED_AFTER]
@@ -272,8 +275,8 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
 
 
 def throttle_weights(seconds: Mapping[int, tuple[int, float]], minimum: int = 3) -> dict[int, float]:
-    """Per bot, ``1 / r`` when its matches take ``r > 1`` times the median bot's (by mean seconds per match, from
-    ``seconds``: bot -> (matches, total seconds)); bots with fewer than ``minimum`` matches are not judged yet."""
+    """Per bot, ``1 / r`` when it takes ``r > 1`` times the median bot's time per match (its own think time: from
+    ``seconds``, bot -> (matches, total seconds)); bots with fewer than ``minimum`` matches are not judged yet."""
     means = {bot: total / count for bot, (count, total) in seconds.items() if count >= minimum and total > 0}
     if len(means) < 2:
         return {}
