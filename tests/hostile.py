@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from arena.game.results import FaultKind
 from arena.match.channel import Caps
 from arena.match.protocol import Limits
 
@@ -74,6 +75,28 @@ SEE_ALL = Caps(clean_stderr_bytes=Caps().stderr_bytes)
 """The referee's caps for the hostile suite: an attack tells the test what it got on stderr, and a seat that ends
 without a fault keeps only a few KiB of it (what the store needs), which would cut a leak out of the test's view.
 With these, a clean seat keeps as much as a faulted one."""
+
+# attack -> expected fault kind
+FAULTS = {
+    "sleep_past_deadline": FaultKind.TIMEOUT,
+    "slow_loris": FaultKind.TIMEOUT,
+    "never_reads_stdin": FaultKind.TIMEOUT,
+    "exit_mid_match": FaultKind.CRASH,
+    "crash_traceback": FaultKind.CRASH,
+    "close_stdout": FaultKind.CRASH,
+    "not_json": FaultKind.INVALID,
+    "wrong_shape": FaultKind.INVALID,
+    "binary_garbage": FaultKind.INVALID,
+    "long_line": FaultKind.INVALID,
+    "flood_no_newline": FaultKind.INVALID,
+    "unsolicited": FaultKind.INVALID,
+    "bad_ready": FaultKind.INVALID,
+    "card_not_in_hand": FaultKind.ILLEGAL,
+    "illegal_set": FaultKind.ILLEGAL,
+    "declare_first_turn": FaultKind.ILLEGAL,
+    "take_not_on_floor": FaultKind.ILLEGAL,
+}
+
 
 LIMIT_FIRST = Limits(hello_ms=60_000, move_ms=120_000, bank_ms=0)
 """The clocks of a match that tests a resource limit (a second of CPU, a memory cap): so far past what the bot needs

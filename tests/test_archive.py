@@ -186,3 +186,10 @@ def test_garbage_and_archives_without_a_manifest_are_refused(tmp_path: Path) -> 
     assert "not a readable .tar.gz" in rejected(truncated, tmp_path / "out2")
     empty = make_zip(tmp_path / "two.zip", [("a/bot.yaml", MANIFEST), ("b/bot.yaml", MANIFEST)])
     assert "no bot.yaml at the archive's root or under one top directory" in rejected(empty, tmp_path / "out3")
+
+
+def test_a_member_name_longer_than_the_file_system_holds_is_refused(tmp_path: Path) -> None:
+    # A PAX header carries the 300-character name (ustar holds 100): unpacking it once gave ENAMETOOLONG, a 500.
+    message = rejected(make_tar(tmp_path / "long.tar.gz", [(file_member("bot.yaml"), MANIFEST),
+                                                           (file_member("x" * 300), b"data")]), tmp_path / "out")
+    assert "a file or directory name longer than 255 bytes" in message

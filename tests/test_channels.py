@@ -52,7 +52,9 @@ def _backend(kind: str, close_channels: bool) -> Iterator[Sandbox]:
     works, reason = bwrap_status()
     if not works:
         pytest.skip(f"this host cannot run bwrap: {reason}")
-    yield ProcessSandbox(isolate=True, close_channels=close_channels)
+    # The controls share the host's files too: private views (each sandbox its own /usr and /bot) would close
+    # these channels as well, and the control is of the seccomp rules.
+    yield ProcessSandbox(isolate=True, close_channels=close_channels, private_views=None if close_channels else False)
 
 
 @pytest.fixture(scope="module", params=["bwrap", pytest.param("docker", marks=pytest.mark.slow)])

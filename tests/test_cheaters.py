@@ -20,10 +20,11 @@ from arena.match.referee import play_match
 from arena.run.config import LeagueConfig, TournamentConfig
 from arena.run.league import League
 from arena.run.tournament import run_tournament
-from arena.sandbox.process import ProcessSandbox
+from arena.sandbox import Sandbox, views
+from arena.sandbox.process import ProcessSandbox, bwrap_status
 from arena.schedule import rotations
 from arena.store import Store
-from tests.cheaters import claims, claims_in, leaks, write_peek
+from tests.cheaters import Claim, claims, claims_in, leaks, uncache, write_cache_peek, write_peek
 from tests.support.docker import require_docker
 from tests.support.runs import league_playing
 
@@ -56,6 +57,61 @@ def test_the_check_catches_a_copy_that_reads_what_an_earlier_rotation_left(tmp_p
     # peek sits at seat 0, then 2, then 1: rotation 1 reads seat 0 (rotation 0's), rotation 2 seats 0 and 2
     assert {(claim.match_id, claim.about) for claim in learned} == {(1, 0), (2, 0), (2, 2)}, found
     assert all(claim.true for claim in found)
+
+
+def play_one_deal(tmp_path: Path, sandbox: Sandbox) -> list[Claim]:
+    """The page-cache cheater's three rotations of one deal, one after another, and what it claimed in each."""
+    from arena.bots.manifest import load_bot
+
+    cache = load_bot(write_cache_peek(tmp_path))
+    uncache(cache.directory)
+    others = [load_bot(SAMPLES / "greedy"), load_bot(SAMPLES / "random")]
+    seed = int.from_bytes(os.urandom(7))
+    found = []
+    try:
+        for rotation, seats in enumerate(rotations((cache, *others))):
+            log = tmp_path / f"{rotation}.jsonl.gz"
+            result = play_match(list(seats), seed, sandbox, RULES, Limits(move_ms=5000), log_path=log)
+            tried = [player.stderr_tail or "" for player in result.players if player.name == "cache"]
+            assert tried and "cache threshold" in tried[0], result  # it calibrated and read every region
+            found += claims_in(rotation, result, bot="cache")
+    finally:
+        sandbox.close()
+    return found
+
+
+def sandbox_with_views(backend: str, private_views: bool) -> Sandbox:
+    """A sandbox of ``backend`` with private views or without; the test is skipped where the host has none."""
+    if backend == "docker":
+        require_docker()
+        from arena.sandbox.docker import DockerSandbox, views_status
+
+        works, reason = views_status()
+        if not works:
+            pytest.skip(f"no private views for containers here: {reason}")
+        return DockerSandbox(warm=0, private_views=private_views)
+    works, reason = views.status()
+    if not works or not bwrap_status()[0]:
+        pytest.skip(f"no private views here: {reason if not works else bwrap_status()[1]}")
+    return ProcessSandbox(isolate=True, private_views=private_views)
+
+
+@pytest.mark.slow  # three matches, one after another
+@pytest.mark.parametrize("backend", ["process", "docker"])
+def test_a_page_cache_cheater_learns_nothing_across_the_rotations_of_a_deal(tmp_path: Path, backend: str) -> None:
+    found = play_one_deal(tmp_path, sandbox_with_views(backend, True))
+    assert leaks(found) == [], found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["process", "docker"])
+def test_control_with_shared_caches_the_page_cache_cheater_reads_earlier_rotations(tmp_path: Path,
+                                                                                   backend: str) -> None:
+    """The same deal with the host's page cache shared (no private views): each later rotation reads the hand the
+    rotation before it left (cache sits at seat 0, then 2, then 1; a region once read reads as all ones after, so
+    rotation 2 cannot read seat 0's again), so the test above can fail."""
+    learned = leaks(play_one_deal(tmp_path, sandbox_with_views(backend, False)))
+    assert {(claim.match_id, claim.about) for claim in learned} == {(1, 0), (2, 2)}, learned
 
 
 def tournament(tmp_path: Path, backend: str, repeats: int) -> TournamentConfig:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from arena.match.matchlog import LogError, describe, load
 from arena.run.loop import Progress
 from tests.sigint import default_sigint
 from tests.sitestore import make_store
+from tests.support.runs import shadowed
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = str(ROOT / "sample_bots" / "greedy")
@@ -134,16 +134,6 @@ def test_every_config_problem_is_reported_at_once(tmp_path: Path) -> None:
         assert f"{config}: {key}" in done.stderr, done.stderr
 
 
-def shadowed(tmp_path: Path, *modules: str) -> dict[str, str]:
-    """An environment in which ``modules`` cannot be imported, as on a host without the extra that brings them: a
-    package of each name first on the path, raising what Python raises for a module that is not installed."""
-    shadow = tmp_path / "shadow"
-    for module in modules:
-        (shadow / module).mkdir(parents=True)
-        (shadow / module / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{module}'\")\n")
-    return {**os.environ, "PYTHONPATH": str(shadow)}
-
-
 @pytest.mark.slow
 def test_serve_and_cluster_without_their_extra_name_the_pip_line(tmp_path: Path) -> None:
     env = shadowed(tmp_path, "uvicorn", "distributed")
@@ -151,16 +141,16 @@ def test_serve_and_cluster_without_their_extra_name_the_pip_line(tmp_path: Path)
     league.write_text("league: {name: l}\n")
     done = subprocess.run([sys.executable, "-m", "arena", "serve", str(league)], capture_output=True, text=True,
                           cwd=tmp_path, env=env, check=False)
-    plain(done, 2, "arena serve needs the server extra", "pip install 'arena[server]'")
+    plain(done, 2, "arena serve needs the server extra", "pip install 'least-score-arena[server]'")
     config = tmp_path / "t.yaml"
     config.write_text(f"name: t\nbots: [{GREEDY}, {RANDOM}]\nplayers: 2\nseed: 1\n")
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--cluster", "local:2"],
                           capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
-    plain(done, 2, "--cluster needs the cluster extra", "pip install 'arena[cluster]'")
+    plain(done, 2, "--cluster needs the cluster extra", "pip install 'least-score-arena[cluster]'")
     config.write_text(f"name: t\nbots: [{GREEDY}, {RANDOM}]\nplayers: 2\nseed: 1\ncluster: local:2\n")
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(config)], capture_output=True, text=True,
                           cwd=tmp_path, env=env, check=False)
-    plain(done, 2, f"{config}: cluster: needs the cluster extra", "pip install 'arena[cluster]'")
+    plain(done, 2, f"{config}: cluster: needs the cluster extra", "pip install 'least-score-arena[cluster]'")
     assert not (tmp_path / "results").exists()  # refused before a store was made
 
 

@@ -28,7 +28,7 @@ from arena.store import Store
 
 # Found, not imported: importing Dask costs every test worker half a CPU second while it collects.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
-                                reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+                                reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"

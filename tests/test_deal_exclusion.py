@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections import defaultdict
+from contextlib import closing
 from itertools import pairwise
 from pathlib import Path
 from typing import Self
@@ -29,7 +30,7 @@ from arena.run.dispatch import DealQueue, deal_of
 from arena.run.jobs import MatchJob
 from arena.run.league import League
 from arena.run.plan import pending_jobs, plan_tournament, settings_of
-from arena.run.players import DaskCluster, LocalPool, played
+from arena.run.players import DaskCluster, LocalPool
 from arena.run.tournament import AllPending, run_tournament
 from arena.sandbox import SandboxLimits
 from arena.store import Store
@@ -252,7 +253,7 @@ def test_the_overlap_check_sees_two_matches_of_one_deal_when_the_exclusion_is_of
     config = load_config(write_config(tmp_path))
     store = Store(tmp_path / "arena.db")
     warm = load_config(write_config(tmp_path / "warm", repeats=1))
-    with played(LocalPool(2, one_per_deal=False)) as pool:
+    with closing(LocalPool(2, one_per_deal=False)) as pool:
         loop.run(Store(tmp_path / "warm.db"), AllPending(warm), pool)
         report = loop.run(store, AllPending(config), pool)
     assert report.played == 12 and report.failed == 0
@@ -261,7 +262,7 @@ def test_the_overlap_check_sees_two_matches_of_one_deal_when_the_exclusion_is_of
 
 @pytest.mark.slow
 def test_a_dask_cluster_never_plays_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
     config = load_config(write_config(tmp_path))
     store = Store(tmp_path / "arena.db")
     report = run_tournament(config, store, cluster="local:2")
@@ -331,13 +332,13 @@ def test_a_cluster_holds_back_a_deal_whose_cancelled_match_plays_on(tmp_path: Pa
     until they end. The first play is a quick match (witnesses that answer at once) beside a slow one (30 ms a
     turn, ten times as long): it is closed at the quick one's result, and the next play asks for the slow deal's
     next rotation while its cancelled first rotation plays on."""
-    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
     quick_config = load_config(write_config(tmp_path / "quick", repeats=2, threshold=10, seed=6))
     slow_config = load_config(write_config(tmp_path / "slow", repeats=1, turn_s=0.03, threshold=10))
     quick = pending_jobs(plan_tournament(quick_config, Store(tmp_path / "quick" / "arena.db")), settings_of(quick_config))[3]
     slow = pending_jobs(plan_tournament(slow_config, Store(tmp_path / "slow" / "arena.db")), settings_of(slow_config))[:2]
     assert quick.seed != slow[0].seed == slow[1].seed and quick.index not in (slow[0].index, slow[1].index)
-    with NameWatch() as watch, played(DaskCluster("local:2")) as cluster:
+    with NameWatch() as watch, closing(DaskCluster("local:2")) as cluster:
         first = cluster.play([quick, slow[0]], tick=lambda: None)
         got = next(first)
         first.close()  # the slow match is cancelled, and plays on

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.sandbox import bwrap, get_sandbox, process
+from arena.sandbox import bwrap, get_sandbox, process, views
 
 
 def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:
@@ -22,6 +22,10 @@ def test_doctor_reports_every_check_with_yes_or_no_and_a_reason() -> None:
     assert report["process_sandbox"]["environment"]["ok"] is True
     # The channels between sandboxes are closed exactly where bwrap (and its seccomp filter) runs the bots.
     assert report["process_sandbox"]["no_shared_locks"]["ok"] is bwrap.bwrap_status()[0]
+    # Each sandbox's own page and dentry caches: where bwrap runs and the host can mount images (root, erofs).
+    views_check = next(check for check in report["checks"] if check["name"].startswith("private views"))
+    assert views_check["ok"] is views.status()[0]
+    assert report["process_sandbox"]["private_caches"]["ok"] is (bwrap.bwrap_status()[0] and views.status()[0])
     text = CliRunner().invoke(main, ["doctor"])
     assert text.exit_code == 0 and "bwrap sandbox works" in text.output
 

@@ -15,7 +15,7 @@ from pathlib import Path
 ARENA = Path(__file__).resolve().parent.parent / "arena"
 
 FLOORS: list[set[str]] = [
-    {"arena", "arena.procfs", "arena.yamlfile", "arena.resources", "arena.schedule"},  # values, small OS readers
+    {"arena", "arena.procfs", "arena.yamlfile", "arena.resources", "arena.schedule", "arena.extras"},  # values, small OS readers, the extras
     {"arena.game", "arena.stats", "arena.bots"},  # the pure game, the statistics, a bot on disk
     {"arena.sandbox"},  # how a bot runs: processes and containers, no rules
     {"arena.match"},  # one match between programs: protocol, channel, referee, its log

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -118,6 +119,10 @@ def test_author_commands(tmp_path: Path) -> None:
      "league.limits.move_ms: expected a positive integer, got 0"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1, throttle: 'off'}\n",
      "league.throttle: expected true or false, got 'off'"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {trusted_proxies: [localhost]}\n",
+     "server.trusted_proxies: expected a list of IP addresses or networks, such as [127.0.0.1], got 'localhost'"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {send_timeout_s: 0}\n",
+     "server.send_timeout_s: expected a number from 1 to 600, got 0"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"
@@ -218,6 +223,20 @@ def test_a_new_version_plays_its_pairs_up_and_the_old_one_leaves_the_field(tmp_p
     assert (entry["bots"], entry["left"], entry["spread"]["pairs"]) == (4, 1, 6)
     assert {bot["bot"] for bot in entry["spread"]["bots"]} == {"greedy", "planner", "random", "shark@2"}
 
+
+def test_league_status_says_in_play_only_while_a_server_holds_the_league(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    league = League(league_config(tmp_path, HOUSE[:2]), store.path)
+    tid = league.plan(store, False).tid
+    league.schedule(store, tid, league.entrants(store, tid), 2)  # 4 matches pending, nothing playing them
+    idle = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
+    assert "4 to play when it is served again" in idle.stdout and "no server is running it" in idle.stdout
+    assert "in play" not in idle.stdout
+    lease = store.acquire(league.name)  # what a server holds while it runs
+    served = CliRunner().invoke(main, ["league", "status", "--db", str(store.path), "--json"])
+    assert json.loads(served.stdout)["leagues"][0]["served_by"].startswith(f"PID {os.getpid()} on ")
+    assert "4 in play" in CliRunner().invoke(main, ["league", "status", "--db", str(store.path)]).stdout
+    store.release(lease)
 
 def test_league_status_names_a_leader_in_the_field(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")

@@ -99,7 +99,7 @@ def decide(
     rules = Rules().to_dict()
     limits = {"hello_ms": 10_000, "move_ms": 1_000, "bank_ms": 10_000}
     assert bot.reply({"type": "hello", "protocol": 1, "seat": 0, "players": ["p", "a", "b"], "rules": rules,
-                      "limits": limits}) == {"type": "ready"}
+                      "limits": limits}) == {"type": "ready", "persistent": True}
     bot.reply({"type": "round_start", "round": 1, "hand": hand, "floor": first_floor or floor, "scores": [0, 0, 0],
                "live": [True] * 3, "starter": starter})
     for seat, discard, take in played:

@@ -89,3 +89,26 @@ def test_a_person_plays_a_whole_match_in_the_browser_on_a_phone(table: tuple[str
     log = load(tmp_path / match.log_path)
     assert verify(log) == []
     assert sum(1 for event in log.events if event["type"] == "play" and event["seat"] == 0) == turns
+
+
+def test_a_person_who_leaves_in_the_browser_forfeits_and_the_match_is_kept(
+        table: tuple[str, subprocess.Popen[str]], browser: Browser, tmp_path: Path) -> None:
+    url, process = table
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    expect(page.locator(".play-throw").first).to_be_visible(timeout=120_000)
+    page.get_by_role("button", name="Leave the match").click()
+    expect(page.locator("#log")).to_contain_text("You leave the table", timeout=60_000)
+    expect(page.locator("#log")).to_contain_text("Match over:", timeout=120_000)
+    assert process.wait(60) == 0
+    context.close()
+    store = Store(tmp_path / "results" / "arena.db")
+    try:
+        (run,) = store.tournaments()
+        (match,) = store.matches(run["id"])
+    finally:
+        store.close()
+    assert match.status == "done" and match.result is not None
+    (person,) = [player for player in match.result.players if player.seat == 0]
+    assert person.fault is not None and person.place == 3

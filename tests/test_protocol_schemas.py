@@ -24,7 +24,7 @@ from tests.samplebots import PROTOCOL_DIR, load_sample_bot
 
 SCHEMA_DIR = PROTOCOL_DIR / "schema"
 TO_BOT = ["hello", "round_start", "turn", "played", "reshuffle", "forfeit", "round_end", "match_end"]
-TO_REFEREE = ["ready", "move"]
+TO_REFEREE = ["ready", "move", "done"]
 CARD = re.compile(r"[A23456789TJQK][CDHS]")
 
 RandomBot = load_sample_bot("random").RandomBot
@@ -135,6 +135,8 @@ def test_every_sample_bot_reply_matches_its_schema() -> None:
                 elif message["type"] == "turn" and not isinstance(recorder.bot, CheatingBot):
                     assert errors("move", answer) == [], (name, seat, answer)
                     replies += 1
+                elif message["type"] == "match_end" and getattr(recorder.bot, "persistent", False):
+                    assert errors("done", answer) == [], (name, seat, answer)
                 elif message["type"] != "turn":
                     assert answer is None, f"{name}: seat {seat} answered a {message['type']} message: {answer}"
     assert replies > 1000

@@ -7,10 +7,21 @@ import math
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.stats.ranking import VECTOR_SEATS, fit, fit_loop, fit_seats, fit_vector, pair_arrays, pair_counts, strengths
+from arena.stats.ranking import (
+    PRIOR,
+    VECTOR_SEATS,
+    fit,
+    fit_loop,
+    fit_seats,
+    fit_vector,
+    pair_arrays,
+    pair_counts,
+    strengths,
+)
 
 
 def plackett_luce(rng: random.Random, bots: tuple[int, ...], truth: list[float]) -> list[tuple[int, int]]:
@@ -125,3 +136,55 @@ def test_the_store_fit_of_seat_columns_is_the_fit_of_the_matches() -> None:
         assert all(math.isclose(fitted[b], expected[b], abs_tol=1e-9) for b in ranked), count
         warm = fit_seats(match, bot, place, ranked, start={b: value + 0.2 for b, value in fitted.items()})
         assert all(math.isclose(fitted[b], warm[b], abs_tol=1e-7) for b in range(7)) and warm[9] == 0.2
+
+
+def choix_fit(matches: list[list[tuple[int, int]]], bots: list[int]) -> dict[int, float]:
+    """The same model fitted by choix (a reference implementation, test-only): every pair of seats one comparison
+    (a tie half each way), and the prior as one win and one loss of each bot against an extra item, the phantom.
+    choix leaves the scale free (its parameters sum to 0); fixing the phantom at 0, as arena does, is a shift."""
+    choix = pytest.importorskip("choix", reason="choix is a test dependency (pip install -e '.[test]')")
+    index = {bot: i for i, bot in enumerate(bots)}
+    phantom = len(bots)
+    wins = np.zeros((phantom + 1, phantom + 1))
+    wins[:phantom, phantom] = wins[phantom, :phantom] = PRIOR
+    for match in matches:
+        for (a, place_a), (b, place_b) in itertools.combinations(match, 2):
+            share = 0.5 if place_a == place_b else float(place_a < place_b)
+            wins[index[a], index[b]] += share
+            wins[index[b], index[a]] += 1 - share
+    params = choix.ilsr_pairwise_dense(wins, tol=1e-13, max_iter=10_000)
+    return {bot: float(params[index[bot]] - params[phantom]) for bot in bots}
+
+
+def plackett_luce_field(seed: int, bots: int, seats: int, matches: int, tie: float) -> list[list[tuple[int, int]]]:
+    """Matches of a field with spread strengths, places drawn by Plackett-Luce, adjacent places tied at rate ``tie``."""
+    rng = random.Random(seed)
+    strength = [math.exp(rng.gauss(0, 1.5)) for _ in range(bots)]
+    played = []
+    for _ in range(matches):
+        table = rng.sample(range(bots), seats)
+        order: list[int] = []
+        while table:
+            pick = rng.choices(table, [strength[bot] for bot in table])[0]
+            table.remove(pick)
+            order.append(pick)
+        places = [1]
+        for _ in order[1:]:
+            places.append(places[-1] if rng.random() < tie else len(places) + 1)
+        played.append(list(zip(order, places)))
+    return played
+
+
+@pytest.mark.parametrize(("seed", "bots", "seats", "matches", "tie"), [
+    (1, 5, 3, 300, 0.0),      # a small tournament: the plain-Python loop
+    (2, 30, 4, 1500, 0.1),    # a league's field, with ties
+    (3, 70, 4, 4000, 0.05),   # over VECTOR_PAIRS distinct pairs and VECTOR_SEATS seats: the numpy path
+])
+def test_the_fit_agrees_with_choix(seed: int, bots: int, seats: int, matches: int, tie: float) -> None:
+    played = plackett_luce_field(seed, bots, seats, matches, tie)
+    ids = list(range(bots))
+    reference = choix_fit(played, ids)
+    columns = [(m, bot, place) for m, match in enumerate(played) for bot, place in match]
+    fitted = fit_seats(*(list(column) for column in zip(*columns)), ids)
+    assert max(abs(fitted[bot] - reference[bot]) for bot in ids) < 1e-6
+    assert max(abs(strengths(played, ids)[bot] - reference[bot]) for bot in ids) < 1e-6

@@ -16,7 +16,7 @@ from arena.match.referee import MatchResult, play_match
 from arena.match.stderr import CLEAN_BYTES, FAULT_BYTES
 from arena.sandbox import SandboxLimits
 from arena.sandbox.process import ProcessSandbox
-from tests.hostile import LIMIT_FIRST, leftovers, make_bot
+from tests.hostile import FAULTS, LIMIT_FIRST, leftovers, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -50,26 +50,6 @@ def test_sample_bots_in_both_languages_play_whole_matches_reproducibly(sandbox, 
     assert log.messages > first.turns  # every message exchanged is in the log
 
 
-# attack -> expected fault kind
-FAULTS = {
-    "sleep_past_deadline": FaultKind.TIMEOUT,
-    "slow_loris": FaultKind.TIMEOUT,
-    "never_reads_stdin": FaultKind.TIMEOUT,
-    "exit_mid_match": FaultKind.CRASH,
-    "crash_traceback": FaultKind.CRASH,
-    "close_stdout": FaultKind.CRASH,
-    "not_json": FaultKind.INVALID,
-    "wrong_shape": FaultKind.INVALID,
-    "binary_garbage": FaultKind.INVALID,
-    "long_line": FaultKind.INVALID,
-    "flood_no_newline": FaultKind.INVALID,
-    "unsolicited": FaultKind.INVALID,
-    "bad_ready": FaultKind.INVALID,
-    "card_not_in_hand": FaultKind.ILLEGAL,
-    "illegal_set": FaultKind.ILLEGAL,
-    "declare_first_turn": FaultKind.ILLEGAL,
-    "take_not_on_floor": FaultKind.ILLEGAL,
-}
 
 
 # never_reads_stdin is slow: it faults only when the pipe to it fills and a write times out.

@@ -269,8 +269,42 @@ def test_every_transition_outside_the_table_is_refused():
     with pytest.raises(AssertionError):
         ch.take_reply()  # nothing arrived
     ch.kill()
-    for state in State:
-        assert (State.CLOSED in TRANSITIONS[state]) == (state is not State.CLOSED)
+    for state in State:  # CLOSED and KEPT (a process handed back for another match) are where a channel ends
+        assert (State.CLOSED in TRANSITIONS[state]) == (state not in (State.CLOSED, State.KEPT))
+
+
+def parting(bot: ScriptedBot, faults: list[tuple[Reason, str]]) -> BotChannel:
+    """A channel whose bot answered hello, told the match is over and that its ``done`` is awaited."""
+    ch = channel(bot, faults)
+    ch.send(b'{"type":"hello","seat":0}\n', urgent=True)
+    ch.on_ready(bot.read_fds()[0], writable=False)
+    ch.take_reply()
+    ch.finish(parting=True)
+    return ch
+
+
+def test_a_persistent_channel_parts_with_done_and_hands_its_live_process_back():
+    faults: list[tuple[Reason, str]] = []
+    bot = ScriptedBot()
+    ch = parting(bot, faults)
+    assert ch.parting and ch.live
+    bot._say(b'{"type":"done"}\n')
+    ch.on_ready(bot.read_fds()[0], writable=False)
+    assert ch.state is State.PARTED and ch.take_done() == b'{"type":"done"}'
+    assert ch.keep() is bot and ch.state is State.KEPT and not ch.live
+    assert ch.kill().returncode is None and bot.poll() is None  # a kept process is no longer the channel's to kill
+    bot.kill()
+
+
+def test_a_line_after_done_is_unsolicited():
+    faults: list[tuple[Reason, str]] = []
+    bot = ScriptedBot()
+    ch = parting(bot, faults)
+    bot._say(b'{"type":"done"}\n')
+    bot._say(b'{"type":"done"}\n')
+    ch.on_ready(bot.read_fds()[0], writable=False)
+    assert [reason for reason, _ in faults] == [Reason.INVALID_UNSOLICITED]
+    bot.kill()
 
 
 # -- what goes on the wire and in the log ---------------------------------------------------------------------

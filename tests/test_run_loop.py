@@ -92,7 +92,7 @@ def test_arena_test_holds_its_lease_and_resumes_after_sigterm_to_the_same_verdic
 
 @pytest.mark.slow
 def test_a_stop_rule_tournament_on_a_cluster_stops_at_the_round_the_local_pool_does(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
     # A seed whose deals settle the order before max_matches (seed 3: after 3 rounds, 18 matches; the default 4
     # plays all 60 since deals are keyed, arena/schedule.py), so that where it stops says something.
     config = write_stop_config(tmp_path, seed=3)
@@ -112,7 +112,7 @@ def test_a_stop_rule_tournament_on_a_cluster_stops_at_the_round_the_local_pool_d
 
 @pytest.mark.slow
 def test_arena_test_on_a_cluster_reaches_the_verdict_of_the_local_pool(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'arena[cluster]')")
+    pytest.importorskip("distributed", reason="the cluster extra is not installed (pip install 'least-score-arena[cluster]')")
     new = tmp_path / "greedy-new"
     shutil.copytree(SAMPLES / "greedy", new, ignore=shutil.ignore_patterns("__pycache__"))
     found = []

@@ -186,7 +186,7 @@ def _conversation() -> bytes:
 
 def _check_conversation(output: bytes) -> list[dict[str, Any]]:
     replies = [json.loads(line) for line in output.splitlines()]
-    assert replies[0] == {"type": "ready"}
+    assert replies[0] == {"type": "ready", "persistent": True}  # every sample bot plays several matches per process
     assert len(replies) == 1 + len(TURNS), "exactly one line per hello and per turn, nothing else"
     for move, turn in zip(replies[1:], TURNS):
         assert _legal(move, turn), (move, turn)

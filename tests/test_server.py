@@ -56,6 +56,7 @@ server:
   max_upload_kb: 64
   logins_per_hour: 12
   login_attempts_per_hour: 20
+  trusted_proxies: [127.0.0.1]
 """
 
 
@@ -347,7 +348,7 @@ def csrf_of(page: httpx.Response) -> str:
 
 def test_a_login_flood_logs_no_one_else_out_and_is_refused_with_429(quiet: Server, quiet_tokens: dict[str, str]) -> None:
     """The review's L1: one author's loop of logins once evicted every other session. Each client says its address
-    with X-Forwarded-For, which the server trusts from loopback (a proxy on the host) as uvicorn does."""
+    with X-Forwarded-For, which the server trusts from loopback (``trusted_proxies``: a proxy on the host)."""
     server, tokens = quiet, quiet_tokens
     victim = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.1"})
     flood = httpx.Client(base_url=server.url, timeout=60, headers={"X-Forwarded-For": "198.51.100.2"})

@@ -11,6 +11,7 @@ import tarfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,8 +21,8 @@ from arena.bots.files import SubmissionRejected, remove_tree, scan, walk
 from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.versions import Registry, sweep_incoming
 from arena.server.admission import Admission, AdmissionLimits
-from arena.server.authors import skeleton
-from arena.server.guard import RateLimitedLog
+from arena.server.authors import looks_alike, skeleton
+from arena.server.guard import ConnectionLimits, GuardMismatch, RateLimitedLog, guarded_protocol, self_test
 from arena.server.sessions import MAX_PER_AUTHOR, LoginGate, LoginLimits, Sessions
 from arena.server.views import Views
 from arena.store import Store
@@ -134,12 +135,42 @@ def test_log_lines_are_rate_limited_per_message() -> None:
     assert limiter.filter(later) and "[997 more like the next line dropped" in later.msg
 
 
+def test_the_guard_fits_the_installed_uvicorn_and_its_self_test_says_when_it_does_not() -> None:
+    self_test(guarded_protocol(ConnectionLimits()))  # arena serve runs this before it binds its port
+    guarded: Any = guarded_protocol(ConnectionLimits())
+
+    class Renamed(guarded):  # type: ignore[misc, valid-type]
+        """As a uvicorn whose flow control has another name: every request fails inside the protocol."""
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            del self.flow
+
+    logging.getLogger("asyncio").disabled = True  # the loop's own report of the failed callback
+    try:
+        with pytest.raises(GuardMismatch, match=r"uvicorn \S+: arena's connection guard .* does not fit"):
+            self_test(Renamed)
+    finally:
+        logging.getLogger("asyncio").disabled = False
+
+
 @pytest.mark.parametrize("a, b, alike", [
     ("alice-greedy", "a1ice-greedy", True), ("alice-greedy", "alice_greedy", True), ("greedy", "gr33dy", True),
     ("modern", "modem", True), ("alice-greedy", "alice-greedy-v2", False), ("random", "randy", False),
 ])
 def test_look_alike_names_share_a_skeleton(a: str, b: str, alike: bool) -> None:
     assert (skeleton(a) == skeleton(b)) is alike
+
+
+@pytest.mark.parametrize("name, other, alike", [
+    ("alice-greedy-v2", "alice-greedy", True), ("alicegreedy2", "alice-greedy", True),
+    ("a1ice_greedy-pro", "alice-greedy", True), ("new-alice-greedy", "alice-greedy", True),
+    ("greedy-3", "greedy", True), ("greedy-plus", "greedy", False), ("alice-random", "alice-greedy", False),
+    ("bob-greedy", "alice-greedy", False),
+])
+def test_look_alikes_are_compared_by_parts_and_versions(name: str, other: str, alike: bool) -> None:
+    # L3 of the 2026-12-04 retest: alice-greedy-v2 and alicegreedy2 were stored for another author.
+    assert looks_alike(name, other) is alike
 
 
 def deep_tree(root: Path, depth: int) -> Path:

@@ -59,6 +59,12 @@ def test_slugs_never_let_a_name_escape_its_directory() -> None:
         made = urls.slug(name, 7, "b")
         assert made.startswith("_b7") and "/" not in made and ".." not in made
     assert urls.slug("a b", 1, "b") != urls.slug("a b", 2, "b")  # the row id keeps fallbacks unique
+    for name in ("a@b", "a@1/..", "@1", "a@1@2"):
+        assert urls.slug(name, 7, "b").startswith("_b7")
+
+
+def test_a_league_versions_page_is_at_an_address_anyone_can_guess() -> None:
+    assert urls.bot_href("ladder", urls.slug("bob-late@1", 6, "b")) == "t/ladder/bots/bob-late@1/index.html"
 
 
 def test_tournament_page_standings_match_the_store(store: Store, snap: snapshot.Snapshot) -> None:
@@ -574,8 +580,11 @@ def _decoded(index: dict[str, object]) -> list[dict[str, object]]:
         found.append({"id": match_id, "group": group, "bots": [names[b] for b in row[2]],
                       "status": "done" if done else row[3], "places": row[3] if done else None,
                       "scores": row[4] if done else None,
-                      "faults": [reasons[f - 1] if f else None for f in row[5]] if done and len(row) > 5
-                      else [None] * len(row[2]) if done else None})
+                      "faults": [reasons[f - 1] if f else None for f in row[5]] if done and row[5]
+                      else [None] * len(row[2]) if done else None,
+                      "rounds": row[6] if done else None, "turns": row[7] if done else None,
+                      "ending": index["endings"][row[8]] if done else None,  # type: ignore[index]
+                      "outs": (row[9] if len(row) > 9 else [0] * len(row[2])) if done else None})
     return found
 
 
@@ -586,7 +595,7 @@ def test_match_index_holds_every_match_of_the_store(store: Store, snap: snapshot
     decoded = _decoded(index)
     stored = store.matches(snap.id)
     assert len(decoded) == len(stored) == 12
-    crashes = 0
+    crashes = outs = 0
     for got, match in zip(decoded, stored):
         assert match.result is not None
         assert (got["id"], got["group"], got["bots"], got["status"]) == (
@@ -594,8 +603,13 @@ def test_match_index_holds_every_match_of_the_store(store: Store, snap: snapshot
         assert got["places"] == [p.place for p in match.result.players]
         assert got["scores"] == [p.score for p in match.result.players]
         assert got["faults"] == [None if p.fault is None else p.fault.reason.value for p in match.result.players]
+        # The columns of the list without a filter (issue 43): rounds, turns, how it ended, who went out when.
+        assert (got["rounds"], got["turns"], got["ending"]) == (
+            match.result.rounds, match.result.turns, match.result.termination.value)
+        assert got["outs"] == [snapshot.out_round(match, p) or 0 for p in match.result.players]
         crashes += sum(p.fault is not None for p in match.result.players)
-    assert crashes == 2 and index["reasons"] == [CRASH.reason.value]  # every fifth match, one seat
+        outs += sum(map(bool, got["outs"]))  # type: ignore[arg-type]
+    assert outs > 0 and crashes == 2 and index["reasons"] == [CRASH.reason.value]  # every fifth match, one seat
     # Tens of bytes a match: names once, matches as small arrays (the bench measures big tournaments).
     size = len(html.match_index_js(snap).encode())
     assert size < 200 + 40 * len(stored), size

@@ -17,6 +17,7 @@ from arena.stats.sprt import (
     estimate,
     first_verdict,
     llr,
+    log_ratios,
     outcome_cdf,
     paired_difference,
     stopping_aware,
@@ -210,3 +211,33 @@ def test_the_printed_interval_holds_the_plain_one_where_the_stopping_aware_one_c
     assert printed.low == pytest.approx(min(aware.low, mean - Z_PLAIN * se))
     assert printed.high == pytest.approx(mean + Z_PLAIN * se)
     assert printed.low < 0 < printed.high and printed.difference == aware.difference
+
+
+def logistic_score(elo: float) -> float:
+    return 1 / (1 + 10 ** (-elo / 400))
+
+
+# fastchess's own test vectors (Disservin/fastchess, app/tests/sprt_test.cpp, the "logistic" cases): game results
+# (wins, draws, losses) or game-pair results (LL, LD, WL + DD, WD, WW), the hypotheses as logistic Elo, and the LLR
+# fastchess gives, which its test checks to 1% (doctest::Approx(...).epsilon(0.01)); its root finder stops at
+# theta within 1e-3, so agreement is to that tolerance, not to the digit.
+FASTCHESS_VECTORS = [
+    ("logistic trinomial 1", (0.0, 0.5, 1.0), (21184, 40708, 21404), 0.5, 2.5, -1.57),
+    ("logistic trinomial 2", (0.0, 0.5, 1.0), (57030, 106593, 57433), 0.0, 2.0, -2.59),
+    ("logistic pentanomial 1", (0.0, 0.25, 0.5, 0.75, 1.0), (223, 9863, 20279 + 1000, 10037, 246), 0.5, 2.5, -3.07),
+    ("logistic pentanomial 2", (0.0, 0.25, 0.5, 0.75, 1.0), (871, 26175, 55003 + 980, 26678, 821), 0.0, 2.0, -4.98),
+]
+
+
+@pytest.mark.parametrize(("name", "scores", "counts", "elo0", "elo1", "expected"), FASTCHESS_VECTORS,
+                         ids=[vector[0] for vector in FASTCHESS_VECTORS])
+def test_the_llr_reproduces_fastchess_test_vectors(name: str, scores: tuple[float, ...], counts: tuple[int, ...],
+                                                   elo0: float, elo1: float, expected: float) -> None:
+    # Mean score s0 against s1 is, on the scores less s0, mean 0 against s1 - s0: the form arena's test takes.
+    s0, s1 = logistic_score(elo0), logistic_score(elo1)
+    values = [score - s0 for score in scores]
+    ratios, _ = log_ratios(values, counts, s1 - s0)
+    assert sum(n * r for n, r in zip(counts, ratios)) == pytest.approx(expected, rel=0.01)
+    if elo0 == 0:  # scores centred on 0 and every extreme seen: the public llr() takes these counts as they are
+        bound = values[-1]
+        assert llr(dict(zip(values, counts)), bound, s1 - s0) == pytest.approx(expected, rel=0.01)

@@ -110,7 +110,7 @@ class Matches(Sequence[StoredMatch]):
             if match is not None:  # else removed since the stamps were read: MatchGone if asked for
                 self._loaded[i] = match
 
-    def index_seats(self) -> list[tuple[int, int, int, int, str | None]]:
+    def index_seats(self) -> list[tuple[int, int, int, int, str | None, int, int, int, str]]:
         """Every seat of every finished match, as :meth:`arena.store.Store.index_seats` reads them."""
         return self._open().index_seats(self.tournament_id)
 
