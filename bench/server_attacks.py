@@ -12,7 +12,7 @@ The attacker reopens at once whatever the server closes, as an attacker would. R
 requests, failures, p50/p95/max in ms per route; the connections the attacker opened in all (so how often the
 server closed one); the server's most descriptors seen, its log's "Too many open files" and its own CPU seconds
 a second (the league's matches run in other processes); and the league's matches stored during the attack (the league kept playing when that is above 0 and its state is not paused).
-Prints ONE JSON object; nothing here asserts on the numbers (tests/test_server_attacks.py runs smaller counts).
+Prints ONE JSON object; nothing here asserts on the numbers (tests/server/test_server_attacks.py runs smaller counts).
 
     python bench/server_attacks.py [--seconds 40] [--body 500] [--slowread 560] [--slowloris 1100]
 """

@@ -16,7 +16,7 @@ slowest latency in milliseconds and how many failed. The attacks:
   add theirs; reported: the answers by status;
 - ``deep_build``: a build that leaves 1,100 nested directories, and a tar of 40,000 empty directories.
 
-The helpers (:class:`Probe`, :func:`start_server`, the attacks) are what tests/test_server_dos.py runs too.
+The helpers (:class:`Probe`, :func:`start_server`, the attacks) are what tests/server/test_server_dos.py runs too.
 Prints ONE JSON object; nothing here asserts on the numbers.
 
     python bench/server_dos.py [--seconds 14] [--connections 1100]

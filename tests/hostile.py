@@ -159,7 +159,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
     ),
     "bad_ready": (0, "return {'type': 'steady'}", ""),
     "slow_ready": (0, "time.sleep(2)\nreturn None", ""),
-    # -- attacks on the sandbox (tests/test_sandbox.py); each plays legal moves afterwards --------------------
+    # -- attacks on the sandbox (tests/sandbox/test_sandbox.py); each plays legal moves afterwards --------------------
     "fork_bomb": (
         1,
         ("count = 0\n"
@@ -354,7 +354,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
          "return None"),
         "",
     ),
-    # Channels between concurrent sandboxes (the red team's H1; tests/test_channels.py passes messages through
+    # Channels between concurrent sandboxes (the red team's H1; tests/sandbox/test_channels.py passes messages through
     # them): each refused call must be an error the bot catches, after which it plays on to the end of its match.
     "shared_locks": (
         1,
