@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rating import GREEDY_LADDER, LADDER, PLAYERS, ladder_move, variant_move
+from rating import LADDER, PLAYERS, played
 
-from arena.game.engine import DEAL_VERSION, Match
+from arena.game.engine import DEAL_VERSION
 from arena.game.rules import Rules
 from arena.schedule import DEALS, Deals, make_schedule
 
@@ -48,12 +48,8 @@ Group = dict[int, tuple[float, float]]
 def play(seed: int, bots: Sequence[int], streams: Sequence[random.Random], rules: Rules, ladder: str
          ) -> list[tuple[int, float]]:
     """One match: per seat, the place and the points per round."""
-    match = Match(len(bots), seed, rules, DEAL_VERSION)
-    while match.outcome is None:
-        seat = match.turn
-        view = match.view(seat)
-        match.apply(variant_move(view, rules, *GREEDY_LADDER[bots[seat]]) if ladder == "greedy"
-                    else ladder_move(view, rules, streams[seat], LADDER[bots[seat]]))
+    match = played(seed, bots, streams, rules, DEAL_VERSION, ladder)
+    assert match.outcome is not None
     stats = match.seat_stats()
     return [(place, stat.points / max(1, stat.rounds)) for place, stat in zip(match.outcome.places, stats)]
 
