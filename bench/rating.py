@@ -97,13 +97,21 @@ def play(seed: int, bots: Sequence[int], streams: Sequence[random.Random], rules
          deal_version: int, ladder: str = "eps") -> tuple[tuple[int, ...], tuple[int, ...]]:
     """One match of ladder bots (``bots[seat]`` indexes :data:`LADDER` or :data:`GREEDY_LADDER`): places and final
     scores by seat."""
+    match = played(seed, bots, streams, rules, deal_version, ladder)
+    assert match.outcome is not None
+    return match.outcome.places, match.outcome.scores
+
+
+def played(seed: int, bots: Sequence[int], streams: Sequence[random.Random], rules: Rules, deal_version: int,
+           ladder: str = "eps") -> Match:
+    """The finished match of :func:`play`."""
     match = Match(len(bots), seed, rules, deal_version)
     while match.outcome is None:
         seat = match.turn
         view = match.view(seat)
         match.apply(variant_move(view, rules, *GREEDY_LADDER[bots[seat]]) if ladder == "greedy"
                     else ladder_move(view, rules, streams[seat], LADDER[bots[seat]]))
-    return match.outcome.places, match.outcome.scores
+    return match
 
 
 # -- ranking keys: each maps the matches so far to a score per bot, lower is better -------------------------------

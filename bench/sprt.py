@@ -13,11 +13,16 @@ that asked for this bench did): under ``null`` every deal's difference gets a ra
 exactly equal and a "better" is an error (at most alpha); under ``margin`` the pool is tilted (the most likely
 distribution on the pool's values with that mean) to a true difference of exactly the pairing's default margin, so
 a "not better" is an error (at most beta). A test stops at its verdict or at the default cap of 3,000 matches
-(undecided). Coverage: the share of tests whose 95% interval, as printed at the stop, holds the true difference.
+(undecided). A third truth, ``half`` (tilted to half the margin), has no wrong verdict: it checks the interval.
+``heads_up_sparse`` is the heads-up pool padded with differences of 0 to 75% of deals (two deterministic bots that
+differ in a few decisions: the audit's heads-up cells). Coverage: the share of tests whose 95% interval, as printed
+at the stop, holds the true difference; also reported for its stopping-aware half alone, the plain 95% interval, and
+the hull with other widths of the plain half.
 The pools also give the ratio of the table's difference to the field's for the same pair of bots, which is what
 the default margins per pairing rest on. Prints ONE JSON object; a measurement, not a test.
 
-    python bench/sprt.py                 # 4,000 tests per cell (about 15 CPU minutes, 2 processes)
+    python bench/sprt.py                 # 4,000 tests per cell, 12 cells, 2 processes
+    python bench/sprt.py --tests 1000    # what docs/RATINGS.md quotes for the interval (431 s on a loaded 2-core VM)
     python bench/sprt.py --quick         # 200 tests per cell, a 120-deal pool: a smoke run
 """
 
@@ -38,13 +43,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from abtest import deal_difference, play
 
 from arena.run.abtest import DEFAULT_MARGINS, DEFAULT_MAX_MATCHES
-from arena.stats.sprt import Running, Settings, tilt
+from arena.stats.sprt import Running, Settings, stopping_aware, tilt, widen
 
 NEW, BASE = 0.05, 0.1
 """Shares of random moves of the ladder bot: half a step of bench/rating.py's ladder apart."""
-DESIGNS = {"table": (3, 6), "heads_up": (2, 2), "field": (3, 6)}
-"""Pairing: (seats, matches per deal)."""
-TRUTHS = ("null", "margin")
+DESIGNS = {"table": (3, 6), "heads_up": (2, 2), "heads_up_sparse": (2, 2), "field": (3, 6)}
+"""Pairing: (seats, matches per deal). ``heads_up_sparse`` is the heads-up pool with deals of difference 0 added
+until they are :data:`SPARSE_ZEROS` of it: two deterministic bots that differ in a few decisions, as in the audit
+whose heads-up cells found the stopping-aware interval at 80.7-86.1%."""
+SPARSE_ZEROS = 0.75
+TRUTHS = {"null": 0.0, "half": 0.5, "margin": 1.0}
+"""The true difference, in margins."""
+ZS = (1.96, 2.24, 2.58)
+"""The plain interval's standard errors in the hull reported per cell (the printed one is arena's Z_PLAIN)."""
 
 
 def heads_up_difference(key: str) -> float:
@@ -68,7 +79,7 @@ def pool(args: tuple[str, int, int]) -> tuple[str, list[float]]:
 
 def law(values: list[float], truth: str, margin: float) -> tuple[list[float], list[float]]:
     """The values and cumulative weights of a deal's difference in this cell: the pool made symmetric (null) or
-    tilted to mean ``margin``."""
+    tilted to its true mean (a share of ``margin``)."""
     counts: dict[float, float] = {}
     for value in values:
         counts[value] = counts.get(value, 0) + 1
@@ -76,18 +87,30 @@ def law(values: list[float], truth: str, margin: float) -> tuple[list[float], li
             counts[-value] = counts.get(-value, 0) + 1
     support = sorted(counts)
     weights = [counts[value] for value in support]
-    if truth == "margin":
-        theta = tilt(support, weights, margin)
-        weights = [w / (1 + theta * (value - margin)) for value, w in zip(support, weights)]
+    if truth != "null":
+        true = TRUTHS[truth] * margin
+        theta = tilt(support, weights, true)
+        weights = [w / (1 + theta * (value - true)) for value, w in zip(support, weights)]
     return support, list(accumulate(weights))
 
 
-def run_tests(args: tuple[str, str, list[float], float, int, int, int]) -> list[tuple[str, int, bool, bool]]:
-    """(verdict, deals, interval holds the truth, plain normal interval holds it) per test."""
+def sparse(values: list[float]) -> list[float]:
+    """The pool with deals of difference 0 added until they are :data:`SPARSE_ZEROS` of it."""
+    zeros = sum(value == 0 for value in values)
+    extra = max(0, round((SPARSE_ZEROS * len(values) - zeros) / (1 - SPARSE_ZEROS)))
+    return values + [0.0] * extra
+
+
+Outcome = tuple[str, int, bool, bool, bool, tuple[bool, ...]]
+"""verdict, deals, and whether the truth lies in: the printed interval, the stopping-aware one alone, the plain one
+(mean +- 1.96 SE), the hull at each of :data:`ZS`."""
+
+
+def run_tests(args: tuple[str, str, list[float], float, int, int, int]) -> list[Outcome]:
     design, truth, values, margin, first, count, seed = args
     seats, per_deal = DESIGNS[design]
     support, cumulative = law(values, truth, margin)
-    true = 0.0 if truth == "null" else margin
+    true = TRUTHS[truth] * margin
     settings = Settings(margin=margin)
     found = []
     for number in range(first, first + count):
@@ -99,12 +122,14 @@ def run_tests(args: tuple[str, str, list[float], float, int, int, int]) -> list[
             squares += difference * difference
             if running.add(difference) != "undecided":
                 break
-        status = running.status()
-        assert status.estimate is not None
-        mean = status.mean
+        aware = stopping_aware(running.counts, running.bound, settings, running.llr)
+        printed = widen(aware, running.counts, running.bound)  # what running.status() prints, solved once
+        mean = running.total / running.n
         half = 1.96 * (max(squares / running.n - mean * mean, 0.0) / (running.n - 1)) ** 0.5
-        found.append((status.verdict, running.n, status.estimate.low <= true <= status.estimate.high,
-                      mean - half <= true <= mean + half))
+        hulls = tuple(widen(aware, running.counts, running.bound, z) for z in ZS)
+        found.append((running.verdict, running.n, printed.low <= true <= printed.high,
+                      aware.low <= true <= aware.high, mean - half <= true <= mean + half,
+                      tuple(hull.low <= true <= hull.high for hull in hulls)))
     return found
 
 
@@ -121,7 +146,9 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     chunk = 100
     with multiprocessing.get_context("spawn").Pool(args.workers) as workers:
-        pools = dict(workers.map(pool, [(design, args.pool, args.seed) for design in DESIGNS]))
+        pools = dict(workers.map(pool, [(design, args.pool, args.seed) for design in DESIGNS
+                                        if design != "heads_up_sparse"]))
+        pools["heads_up_sparse"] = sparse(pools["heads_up"])
         jobs = [(design, truth, pools[design], DEFAULT_MARGINS[design == "field" and "field" or "table"],
                  first, min(chunk, args.tests - first), args.seed)
                 for design in DESIGNS for truth in TRUTHS for first in range(0, args.tests, chunk)]
@@ -136,16 +163,20 @@ def main(argv: list[str] | None = None) -> None:
             "seats": seats, "matches_per_deal": per_deal, "default_margin": margin,
             "pool_mean_difference": round(statistics.mean(values), 4),
             "pool_difference_sd": round(statistics.stdev(values), 4)}
-        for truth in TRUTHS:
+        for truth, fraction in TRUTHS.items():
             mine = [one for job, found in zip(jobs, results) if job[:2] == (design, truth) for one in found]
-            wrong = "better" if truth == "null" else "not better"
+            wrong = {"null": "better", "margin": "not better"}.get(truth)
+            share = {verdict: round(sum(one[0] == verdict for one in mine) / len(mine), 4)
+                     for verdict in ("better", "not better", "undecided")}
             entry[truth] = {
-                "true_difference": 0.0 if truth == "null" else margin,
-                "error_rate": round(sum(verdict == wrong for verdict, *_ in mine) / len(mine), 4),
-                "undecided": round(sum(verdict == "undecided" for verdict, *_ in mine) / len(mine), 4),
-                "mean_matches": round(per_deal * statistics.mean(deals for _, deals, *_ in mine), 1),
-                "interval_coverage": round(sum(held for *_, held, _ in mine) / len(mine), 4),
-                "plain_interval_coverage": round(sum(plain for *_, plain in mine) / len(mine), 4)}
+                "true_difference": fraction * margin, "verdicts": share,
+                "error_rate": None if wrong is None else share[wrong],
+                "mean_matches": round(per_deal * statistics.mean(one[1] for one in mine), 1),
+                "interval_coverage": round(sum(one[2] for one in mine) / len(mine), 4),
+                "stopping_aware_coverage": round(sum(one[3] for one in mine) / len(mine), 4),
+                "plain_interval_coverage": round(sum(one[4] for one in mine) / len(mine), 4),
+                "hull_coverage_by_z": {str(z): round(sum(one[5][i] for one in mine) / len(mine), 4)
+                                       for i, z in enumerate(ZS)}}
         report[design] = entry
     report["table_over_field_difference"] = round(report["table"]["pool_mean_difference"]
                                                   / report["field"]["pool_mean_difference"], 2)

@@ -201,7 +201,7 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         active = [int(bot["id"]) for bot in bots if is_active(bot)]
         names = {int(bot["id"]): str(bot["name"]) for bot in bots}
         in_field = set(active)
-        weights = throttle_weights({bot: seconds for bot, seconds in store.match_seconds(row["id"]).items()
+        weights = throttle_weights({bot: seconds for bot, seconds in store.think_seconds(row["id"]).items()
                                     if bot in in_field})
         spread_of = spread(tally_from_store(store, row["id"], int(config["players"])), active, weights)
         leagues.append({"league": row["name"], "since": row["created_at"], "bots": len(active),
@@ -229,8 +229,11 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         pairs = entry["spread"]
         if pairs["pairs"]:
             shares = [bot["share"] for bot in pairs["bots"] if bot["share"] is not None]
+            balance = ("no pair due 3 meetings yet" if pairs["balance_while_active"] is None else
+                       f"{pairs['least_over_expected']:.2f}x to {pairs['most_over_expected']:.2f}x an even "
+                       f"schedule's while both were in the field (balance {pairs['balance_while_active']:.2f})")
             click.echo(f"  pairs in the field met {pairs['least_meetings']} to {pairs['most_meetings']} times "
-                       f"(ratio {pairs['ratio']}); matches per bot "
+                       f"(ratio {pairs['ratio']}), {balance}; matches per bot "
                        f"{min(shares, default=0):.2f}x to {max(shares, default=0):.2f}x its fair share")
         for bot, weight in entry["throttled"].items():
             click.echo(f"  {bot} is throttled to {weight:.0%} of its share: its matches take over twice the "

@@ -202,6 +202,9 @@ class SeatResult:
     fault: Fault | None
     stderr_tail: str
     bank_left_ms: int
+    think_ms: int = 0
+    """Its own think time over the match: each turn from the message to the reply (a whole budget for a turn it let
+    run out), as the referee counts it; what the league's throttle charges the bot (arena/run/matchmaking.py)."""
 
     def to_dict(self, stderr: bool = False) -> dict[str, Any]:
         """As JSON; with ``stderr``, what was kept of the bot's stderr too (its author's business: a local run

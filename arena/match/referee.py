@@ -107,6 +107,7 @@ class Referee:
         self.channels: list[BotChannel] = []
         self.faults: list[Fault | None] = [None] * len(self.bots)
         self.banks = [own.bank_ms for own in self.seat_limits]
+        self.thinks = [0] * len(self.seat_limits)
         self.poller = Poller()
         self.log = MatchLog(log_path) if log_path is not None else None
         self.log_path = log_path
@@ -230,6 +231,7 @@ class Referee:
                 if ready.live:
                     ready.on_ready(fd, writable)
         if channel.state is State.AWAITING_MOVE:
+            self.thinks[seat] += budget_ms
             self._fault(channel, Reason.TIMEOUT_MOVE, f"no move within {budget_ms} ms ({move_ms} ms "
                                                       f"per move + {bank_ms} ms left in the bank)",
                         shown(channel.partial) if channel.partial else None)
@@ -237,6 +239,7 @@ class Referee:
         if channel.state is not State.ANSWERED:
             return
         elapsed_ms = int((monotonic() - sent) * 1000)
+        self.thinks[seat] += elapsed_ms
         self.banks[seat] -= max(0, elapsed_ms - move_ms)
         line = channel.take_reply()
         try:
@@ -435,6 +438,7 @@ class Referee:
                 stderr_tail=self.channels[seat].stderr_text(
                     None if self.faults[seat] is not None else self.caps.clean_stderr_bytes) if seat < len(self.channels) else "",
                 bank_left_ms=self.banks[seat],
+                think_ms=self.thinks[seat],
             )
             for seat, bot in enumerate(self.bots)
         )

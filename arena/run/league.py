@@ -204,7 +204,8 @@ class League:
         self._closeness: tuple[int, Closeness] = (-1, closeness_of({}, ()))
         self._weights: dict[int, float] = {}
         self._timing: dict[int, tuple[int, float]] = {}
-        """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
+        """Per bot id, its finished matches and its own think time in them (read once, then added to as they
+        finish)."""
         self._ids: dict[str, int] = {}
         self._spread_at = 0.0
         self._lease: Lease | None = None
@@ -278,10 +279,10 @@ class League:
         self._played += 1
         self._failed += result.result is None
         if result.result is not None and self._tally is not None:
-            for bot in job.bots:
-                if bot.name in self._ids:
-                    count, seconds = self._timing.get(self._ids[bot.name], (0, 0.0))
-                    self._timing[self._ids[bot.name]] = (count + 1, seconds + result.result.duration_s)
+            for seat in result.result.players:  # each bot its own think time: never its table's
+                if seat.name in self._ids:
+                    count, seconds = self._timing.get(self._ids[seat.name], (0, 0.0))
+                    self._timing[self._ids[seat.name]] = (count + 1, seconds + seat.think_ms / 1000)
         return False
 
     def dropped(self, plan: Plan) -> Sequence[int]:
@@ -355,7 +356,7 @@ class League:
             return 0
         if self._tally is None:  # once a process: then kept up to date as it schedules and plays
             self._tally = tally_from_store(store, tid, players)
-            self._timing = store.match_seconds(tid)
+            self._timing = store.think_seconds(tid)
         index, first = store.schedule_end(tid)
         rows = store.bots(tid)
         slot_of = {int(row["id"]): int(row["slot"]) for row in rows}

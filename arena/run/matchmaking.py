@@ -8,9 +8,13 @@ each batch's groups. The rule, in the order of what it guarantees:
    the bots active at the time (``players`` matches of ``players`` seats a group, over the active bots). No bot is
    seated past ``SHARE_CAP`` times its share (plus one group), while enough others are under theirs; each batch's
    groups are anchored on the bots furthest behind their share;
-2. **every pair about as often**: the other seats go, one at a time, to the bot that has met the seats already
-   chosen least often; a pair counts its meetings divided by ``1 + CLOSE_WEIGHT * closeness``, so no pair falls
-   behind another by more than that factor (docs/SERVER.md shows it measured);
+2. **every pair about as often while both are in the field**: the other seats go, one at a time, to the bot that is
+   furthest behind, with the seats already chosen, the meetings an even schedule would have given each pair since
+   both were active (:meth:`Tally.expected`); a pair counts what it is ahead by divided by
+   ``1 + CLOSE_WEIGHT * closeness``, so no pair falls behind another by more than about that factor. All-time
+   meetings would not do: a late entrant has met everyone less, so two late entrants, each the other's least-met
+   bot, were seated together (78% of a new version's groups with the other newest bot in the audit's league, where
+   an even schedule gives 43%). :func:`spread` shows the measure: meetings over expected, fewest to most;
 3. **the rest where the order is uncertain**: ``closeness`` is ``1 - |2 P(a above b) - 1|`` from the standings'
    confidence (1 for a toss-up, 0 for a settled pair; a bot with no results yet is a toss-up with everyone, so a
    new version plays its pairs up quickly), so those pairs meet up to ``1 + CLOSE_WEIGHT`` times as often;
@@ -18,9 +22,11 @@ each batch's groups. The rule, in the order of what it guarantees:
    secret and the batch's first group number, so the schedule is a function of the store; deal seeds never come
    from it) and, over a large field, the other seats are drawn from a random sample of ``POOL`` bots,
    so the groups never settle into fixed tables;
-5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose
-   matches take ``r`` times the median ``1/r``), so a bot that spends its whole clock costs the league about its
-   share of worker time, not every worker's time.
+5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose own
+   think time per match is ``r`` times the median bot's ``1/r``), so a bot that spends its whole clock costs the
+   league about its share of worker time, not every worker's time. Its own time, not its matches' length: a
+   match's length includes its table's, so at 4 seats a 3x-slow bot read as 1.6x and a fast bot that sat with it
+   was charged for it.
 
 Cost: a sort of the active bots per batch and, per group, ``POOL x players^2`` look-ups (of closeness too, each
 pair's worked out when first looked up: :class:`Closeness`): 1,000 bots stay well within the 50 ms a batch the
@@ -41,6 +47,9 @@ CLOSE_WEIGHT = 1.0
 BEHIND_WEIGHT = 0.03
 """Between two bots that met the group's seats equally often, how much a bot's lead over its share counts (in
 units of the meetings an even schedule would have given the pair)."""
+JUDGED_AFTER = 3.0
+"""A pair enters :class:`Spread`'s balance once an even schedule would have seated it together this many times
+since both entered: before that, one group more or less is the whole ratio."""
 POOL = 48
 """Over a larger field, the other seats of a group are chosen among this many bots drawn at random."""
 
@@ -61,14 +70,24 @@ class Tally:
     played: dict[int, int] = field(default_factory=dict)
     shared: float = 0.0
     entered: dict[int, float] = field(default_factory=dict)
+    paired: float = 0.0
+    """The running total of one pair's chance to share a group, ``players (players - 1) / (active (active - 1))``
+    a group: what an even schedule gives a pair of bots active throughout."""
+    paired_at: dict[int, float] = field(default_factory=dict)
+    """Per bot, :attr:`paired` when it entered."""
 
     def enter(self, bot: int) -> None:
         """A bot joins the active field now (nothing happens if it is already known)."""
         self.entered.setdefault(bot, self.shared)
+        self.paired_at.setdefault(bot, self.paired)
         self.played.setdefault(bot, 0)
 
     def fair(self, bot: int) -> float:
         return self.shared - self.entered.get(bot, self.shared)
+
+    def expected(self, a: int, b: int) -> float:
+        """The meetings an even schedule would have given ``a`` and ``b`` since both entered."""
+        return self.paired - max(self.paired_at.get(a, self.paired), self.paired_at.get(b, self.paired))
 
     def add_group(self, group: Sequence[int], active: int) -> None:
         """One group of ``players`` matches scheduled while ``active`` bots were in the field."""
@@ -78,6 +97,8 @@ class Tally:
                 key = pair(a, b)
                 self.meetings[key] = self.meetings.get(key, 0) + 1
         self.shared += self.players * self.players / max(active, self.players)
+        field_ = max(active, self.players)
+        self.paired += self.players * (self.players - 1) / (field_ * (field_ - 1))
 
 
 @dataclass(frozen=True)
@@ -104,12 +125,25 @@ class Spread:
     """Fewest groups any pair of active (unthrottled) bots shared."""
     most: int
     ratio: float | None
-    """``least / most``; None before any pair met."""
+    """``least / most``; None before any pair met. All-time: a late entrant's pairs read low however fair."""
     bots: tuple[BotShare, ...]
+    judged: int = 0
+    """Pairs (of active, unthrottled bots) that an even schedule would have seated together at least
+    :data:`JUDGED_AFTER` times since both entered: the pairs :attr:`balance` is over."""
+    least_share: float | None = None
+    """Fewest meetings over expected while both were active (:meth:`Tally.expected`), over the judged pairs."""
+    most_share: float | None = None
+    balance: float | None = None
+    """``least_share / most_share``: the measure the matchmaker keeps (goal at least 1/2); None before a pair is
+    judged."""
 
     def to_dict(self, names: Mapping[int, str]) -> dict[str, object]:
         return {"pairs": self.pairs, "least_meetings": self.least, "most_meetings": self.most,
                 "ratio": None if self.ratio is None else round(self.ratio, 3),
+                "judged_pairs": self.judged,
+                "least_over_expected": None if self.least_share is None else round(self.least_share, 3),
+                "most_over_expected": None if self.most_share is None else round(self.most_share, 3),
+                "balance_while_active": None if self.balance is None else round(self.balance, 3),
                 "bots": [{"bot": names.get(share.bot, str(share.bot)), "matches": share.matches,
                           "fair_share": round(share.fair, 1),
                           "share": None if share.share is None else round(share.share, 3),
@@ -126,13 +160,20 @@ def spread(tally: Tally, active: Sequence[int], weights: Mapping[int, float] | N
     # Over the pairs that met, not every pair of the field: linear in the groups scheduled, not in bots squared.
     met = [count for (a, b), count in tally.meetings.items() if a in full and b in full and count]
     least, most = (min(met) if len(met) == pairs else 0, max(met)) if met else (0, 0)
+    # Over every pair of the field (an unmet pair may be due meetings): 0.1 s at 1,000 bots, once a SPREAD_EVERY_S.
+    full_ids = sorted(full)
+    over = [tally.meetings.get((a, b), 0) / expected for i, a in enumerate(full_ids) for b in full_ids[i + 1:]
+            if (expected := tally.expected(a, b)) >= JUDGED_AFTER]
+    least_share, most_share = (min(over), max(over)) if over else (None, None)
+    balance = least_share / most_share if least_share is not None and most_share else None
     shares = []
     for bot in sorted(active):
         fair = target(bot)
         matches = tally.played.get(bot, 0)
         shares.append(BotShare(bot, matches, fair, matches / fair if fair >= tally.players else None,
                                weights.get(bot, 1.0)))
-    return Spread(pairs, least, most, least / most if most else None, tuple(shares))
+    return Spread(pairs, least, most, least / most if most else None, tuple(shares), len(over), least_share,
+                  most_share, balance)
 
 
 def closeness_of(p_above: Mapping[tuple[int, int], float], bots: Iterable[int]) -> Closeness:
@@ -196,6 +237,14 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
         """How far the bot is ahead of its share (lower: further behind), smoothed by one group."""
         return (tally.played[bot] + players) / (target(bot) + players)
 
+    def ahead(bot: int, other: int) -> float:
+        """How far the pair is ahead of the meetings an even schedule gave it while both were active (a toss-up's
+        meetings counted ``1 / (1 + CLOSE_WEIGHT)``), in units of those meetings (at least one)."""
+        key = pair(bot, other)
+        expected = tally.expected(bot, other)
+        met = tally.meetings.get(key, 0) / (1.0 + CLOSE_WEIGHT * closeness.get(key, 0.0))
+        return (met - expected) / max(1.0, expected)
+
     def capped(bot: int) -> bool:
         return tally.played[bot] >= SHARE_CAP * target(bot) + players
 
@@ -215,13 +264,9 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
             pool = open_
         group = [anchor]
         while len(group) < players:
-            # Meetings are compared in units of what a pair of these bots would have met had all been even.
-            usual = max(1.0, sum(tally.played[bot] / players for bot in group) / len(group)
-                        * (players - 1) / max(1, len(bots) - 1))
             best = min((bot for bot in pool if bot not in group),
-                       key=lambda bot: (sum(tally.meetings.get(pair(bot, other), 0)
-                                            / (1.0 + CLOSE_WEIGHT * closeness.get(pair(bot, other), 0.0))
-                                            for other in group) / usual + BEHIND_WEIGHT * behind(bot) + 0.01 * rng.random()))
+                       key=lambda bot: sum(ahead(bot, other) for other in group) + BEHIND_WEIGHT * behind(bot)
+                       + 0.01 * rng.random())
             group.append(best)
         rng.shuffle(group)  # who sits first is the rotations' business, not the rule's
         tally.add_group(group, len(bots))
@@ -230,8 +275,8 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
 
 
 def throttle_weights(seconds: Mapping[int, tuple[int, float]], minimum: int = 3) -> dict[int, float]:
-    """Per bot, ``1 / r`` when its matches take ``r > 1`` times the median bot's (by mean seconds per match, from
-    ``seconds``: bot -> (matches, total seconds)); bots with fewer than ``minimum`` matches are not judged yet."""
+    """Per bot, ``1 / r`` when it takes ``r > 1`` times the median bot's time per match (its own think time: from
+    ``seconds``, bot -> (matches, total seconds)); bots with fewer than ``minimum`` matches are not judged yet."""
     means = {bot: total / count for bot, (count, total) in seconds.items() if count >= minimum and total > 0}
     if len(means) < 2:
         return {}

@@ -271,11 +271,12 @@ class Store:
                             "WHERE m.tournament_id = ? AND m.rotation = 0 AND m.grp >= ? ORDER BY m.grp, s.seat",
                             (tid, first_group))
 
-    def match_seconds(self, tid: int) -> dict[int, tuple[int, float]]:
-        """Per bot id, its finished matches and the seconds they took in all."""
+    def think_seconds(self, tid: int) -> dict[int, tuple[int, float]]:
+        """Per bot id, its finished matches with a think time kept (0009_seat_think) and its own seconds of
+        thinking in them, in all."""
         return {bot: (count, float(total or 0.0)) for bot, count, total in self._tuples(
-            "SELECT s.bot_id, count(*), sum(m.duration_s) FROM matches m JOIN seats s ON s.match_id = m.id "
-            "WHERE m.tournament_id = ? AND m.status = 'done' GROUP BY s.bot_id", (tid,))}
+            "SELECT s.bot_id, count(*), sum(s.think_ms) / 1000.0 FROM matches m JOIN seats s ON s.match_id = m.id "
+            "WHERE m.tournament_id = ? AND m.status = 'done' AND s.think_ms IS NOT NULL GROUP BY s.bot_id", (tid,))}
 
     def append_matches(self, tid: int, matches: Sequence[ScheduledMatch]) -> None:
         """More scheduled matches (pending) for a run under way; their ``bots`` are the bots' slots."""
@@ -350,10 +351,10 @@ class Store:
         db.executemany(
             "UPDATE seats SET place = ?, score = ?, fault_kind = ?, fault_reason = ?, fault_detail = ?, "
             "fault_round = ?, fault_line = ?, fault_exit_status = ?, fault_signal = ?, stderr_tail = ?, "
-            "rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ?, bank_left_ms = ? "
-            "WHERE match_id = ? AND seat = ?",
+            "rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ?, bank_left_ms = ?, "
+            "think_ms = ? WHERE match_id = ? AND seat = ?",
             [(p.place, p.score, *_fault_columns(p.fault), p.stderr_tail, p.stats.rounds, p.stats.turns,
-              p.stats.points, p.stats.declares_ok, p.stats.declares_failed, p.bank_left_ms, mid, p.seat)
+              p.stats.points, p.stats.declares_ok, p.stats.declares_failed, p.bank_left_ms, p.think_ms, mid, p.seat)
              for p in result.players])
 
     def clear_old_stderr(self, tid: int, keep: int) -> int:

@@ -123,6 +123,11 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_lease_owners", """
         ALTER TABLE leases ADD COLUMN started INTEGER;
     """),
+    # Each seat's own think time (the referee's count): what the league's throttle charges a bot, not the whole
+    # match's time, which includes its table's other bots. NULL for seats stored before.
+    ("0009_seat_think", """
+        ALTER TABLE seats ADD COLUMN think_ms INTEGER;
+    """),
 ]
 MOVED: dict[str, str] = {"0004_league_authors": "arena.server.authors"}
 """Migrations that were the store's and belong to a set of their own now, under the same name, so that a store made

@@ -92,6 +92,9 @@ def test_timeout_detail_says_what_was_expected(sandbox, tmp_path):
     fault = result.players[1].fault
     assert fault is not None and "no move within" in fault.detail
     assert result.players[0].place == 1 and result.termination == "forfeits"
+    # Each seat's own think time: the sleeper's is its whole budget, never the fast bot's (the league's throttle)
+    sleeper, fast = result.players[1].think_ms, result.players[0].think_ms
+    assert fast < sleeper <= result.duration_s * 1000 + 1
 
 
 def test_stderr_flood_while_playing_correctly_finishes_with_a_clean_seats_budget(sandbox, tmp_path):

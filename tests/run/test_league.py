@@ -20,6 +20,7 @@ from arena.game.rules import Rules
 from arena.registry.check import check_bot
 from arena.registry.versions import Registry
 from arena.run.config import ConfigError, LeagueConfig
+from arena.run.jobs import JobResult
 from arena.run.league import League, LeagueError, closeness_checkpoint, public_error, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (
@@ -284,6 +285,31 @@ def test_each_batch_clears_the_stderr_of_a_bots_seats_but_its_latest_keep_stderr
     assert sorted((index, name) for index, name, text in kept if text) == [
         (index, name) for index in (9, 10, 11) for name in sorted(("greedy", "random"))]
     assert all(text == f"{name} in {index}\n" * 500 for index, name, text in kept if text)
+
+
+def test_the_throttle_charges_each_bot_its_own_think_time_at_a_full_table(tmp_path: Path) -> None:
+    # 4 bots at 3 seats; random thinks 3x as long as the others in every match. The match-time rule saw random's
+    # matches at only 1.15x the median's (the others share its tables) and never engaged; each bot's own think time
+    # throttles random to a third, and no bot that merely sat with it.
+    store = Store(tmp_path / "arena.db")
+    config = dataclasses.replace(league_config(tmp_path, HOUSE), players=3, groups_per_batch=2)
+    league = League(config, store.path)
+    plan = league.plan(store, False)
+    batches = league.batches(plan, store)
+    for _ in range(3):
+        for job in next(batches):
+            played = synthetic_result(job.seed, [bot.name for bot in job.bots], [0, 1, 2])
+            timed = tuple(dataclasses.replace(seat, think_ms=900 if seat.name == "random" else 300)
+                          for seat in played.players)
+            result = dataclasses.replace(played, players=timed, duration_s=sum(seat.think_ms for seat in timed) / 1000)
+            store.record_match(plan.tid, job.index, result, 1)
+            league.add(job, JobResult(job.index, 1, result))
+    next(batches)
+    assert league.state.throttled == {"random": {"weight": 0.3333, "seconds_per_match": 0.9}}
+    assert store.think_seconds(plan.tid)[league._ids["random"]][1] == pytest.approx(
+        0.9 * store.think_seconds(plan.tid)[league._ids["random"]][0])
+    status = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
+    assert "random is throttled to 33% of its share" in status.stdout and "greedy is" not in status.stdout
 
 
 def synthetic_result(seed: int, names: list[str], order: list[int]) -> MatchResult:

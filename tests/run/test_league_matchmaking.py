@@ -47,8 +47,9 @@ def test_the_new_users_league_spreads_its_matches(players: int, bots: int, per_b
     assert_spread_as_promised(found)
     assert found.least >= 1 and found.pairs == bots * (bots - 1) // 2
     newest = next(share for share in found.bots if share.bot == bots)
-    assert newest.share is not None and newest.share > 1.0  # a new version plays its pairs up first...
-    assert newest.share <= SHARE_CAP + 0.1  # ...within its cap
+    # A new version plays its share from its entry (its pairs are due what an even schedule gives them from then
+    # on, not what the others met before it came), within its cap.
+    assert newest.share is not None and 0.95 <= newest.share <= SHARE_CAP + 0.1
     assert all(len(set(group)) == players for group in made)
 
 
@@ -138,3 +139,18 @@ def test_a_slow_bot_is_scheduled_for_its_share_of_worker_time() -> None:
     assert slow_groups >= 2 and min(tally.played[bot] for bot in range(4)) >= 850  # ...and it still plays
     found = spread(tally, range(5), weights)
     assert found.pairs == 6 and found.ratio is not None and found.ratio >= 1 / 3  # its pairs are not counted
+
+
+def test_late_entrants_are_spread_over_the_field_not_seated_with_each_other() -> None:
+    # 6 bots at 4 seats, two entering late (bot 6 after 160 matches, bot 7 after 320): with all-time meetings each
+    # was the other's least-met bot and they sat together in most of the newest one's groups.
+    tally, made = Tally(4), []
+    for batch in range(160):
+        active = [*range(6), *([6] if batch >= 40 else []), *([7] if batch >= 80 else [])]
+        made.extend(choose_groups(tally, active, 1, random.Random(batch)))
+    newest = [group for group in made[80:] if 7 in group]
+    # even: 3 of its 7 others, 0.43 (all-time meetings: 0.49)
+    assert sum(6 in group for group in newest) / len(newest) <= 0.47
+    found = spread(tally, list(range(8)))
+    assert found.judged == 28 and found.balance is not None and found.balance >= 0.8, found  # all-time: 0.67
+    assert found.ratio is not None and found.ratio < found.balance  # all-time counts blame the late entry

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.stats.sprt import (
+    Z_PLAIN,
     Running,
     Settings,
     estimate,
@@ -19,6 +20,7 @@ from arena.stats.sprt import (
     log_ratios,
     outcome_cdf,
     paired_difference,
+    stopping_aware,
     tilt,
 )
 
@@ -193,6 +195,22 @@ def test_the_cap_leaves_it_undecided_with_an_estimate_of_the_plain_test() -> Non
     # cut short far inside the bounds, the estimate is the plain one: centred on the mean
     found = estimate({0.5: 10, -0.5: 10}, 2, Settings(margin=0.01), status.llr)
     assert found.difference == pytest.approx(0.0, abs=1e-3)
+
+
+def test_the_printed_interval_holds_the_plain_one_where_the_stopping_aware_one_cannot_reach_the_truth() -> None:
+    # A heads-up "not better" at the null after 14 deals, 11 of them exactly 0: the stopping-aware interval is
+    # built from the values seen (0 and -1), so it cannot reach a true difference of 0; the printed one can.
+    counts = {0.0: 11, -1.0: 3}
+    settings = Settings(margin=0.2)
+    ratio = llr(counts, 1, 0.2)
+    assert settings.decide(ratio) == "not better"
+    aware = stopping_aware(counts, 1, settings, ratio)
+    assert aware.high < 0
+    printed = estimate(counts, 1, settings, ratio)
+    mean, se = -3 / 14, math.sqrt((11 * (3 / 14) ** 2 + 3 * (11 / 14) ** 2) / 13 / 14)
+    assert printed.low == pytest.approx(min(aware.low, mean - Z_PLAIN * se))
+    assert printed.high == pytest.approx(mean + Z_PLAIN * se)
+    assert printed.low < 0 < printed.high and printed.difference == aware.difference
 
 
 def logistic_score(elo: float) -> float:
