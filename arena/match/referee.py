@@ -161,7 +161,7 @@ class Referee:
             raise InfrastructureError(f"could not start the bots in the {self.sandbox.name} sandbox: {error}") from error
         for seat, process in enumerate(processes):
             self.channels.append(BotChannel(seat, process, self.poller, self._fault, self.log, self._now_ms,
-                                            self.caps))
+                                            self.caps, self._step))
 
     def _handshake(self) -> None:
         for channel in self.channels:
@@ -319,6 +319,9 @@ class Referee:
             self._finish()  # a forfeit that ends the match ends every wait for a reply, the hello's included
 
     # -- records ------------------------------------------------------------------------------------------------
+
+    def _step(self) -> int:
+        return len(self.match.events)
 
     def _now_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
