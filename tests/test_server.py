@@ -19,17 +19,19 @@ import tarfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from arena.bots.scaffold import scaffold
 from arena.match.matchlog import load
+from arena.match.spectator import public_event
 from arena.registry.client import pack
 from arena.stats.ratings import RatingConfig, rate_all
 from arena.stats.standings import final_ratings, rated_matches
 from arena.store import Store
-from tests.support.diarist import diarist, moves_of
+from tests.support.diarist import diarist, moves_of, slow_greedy
 from tests.support.server import Server, free_port, make_bot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -468,6 +470,46 @@ def test_an_author_reads_the_line_their_bot_wrote_on_a_move_beside_that_move(ser
     published = [p for p in (server.db.parent / "public").rglob("*") if p.is_file()]
     blobs = [gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes() for p in published]
     assert not [blob for blob in blobs if mark.encode() in blob]
+
+
+@pytest.mark.slow
+def test_a_spectator_follows_a_league_match_while_it_is_played_and_sees_no_hidden_card(
+        server: Server, tmp_path: Path) -> None:
+    """Issue 43: /api/live/N gives a match's moves as they are played, each as every player was told it."""
+    # A bot that takes 50 ms a move: its matches against greedy last seconds, so some are in play to follow (the
+    # house bots' are over in a blink, the leaky one crashing on its first turn).
+    assert server.upload(server.add_author("lena"), pack(slow_greedy(tmp_path, "lena-bot", 0.05))).status_code == 201
+    with httpx.Client(base_url=server.url, timeout=60) as spectator:
+        followed: tuple[int, list[dict[str, Any]], int] | None = None  # (index, events, polls that brought some)
+
+        def follow() -> bool:
+            nonlocal followed
+            playing = spectator.get("/api/live").json()["in_play"]
+            if not playing:
+                return False
+            index, seen, growing = playing[0]["index"], [], 0
+            while (reply := spectator.get(f"/api/live/{index}", params={"from": len(seen)})).status_code == 200:
+                assert reply.headers["cache-control"] == "no-store"
+                growing += bool(reply.json()["events"])
+                seen += reply.json()["events"]
+            assert reply.status_code == 404  # over: no longer in play
+            followed = (index, seen, growing)
+            return growing >= 2 and sum(event["type"] == "play" for event in seen) >= 2
+
+        server.wait_for("a match followed over two moves or more while in play", follow, seconds=120)
+    assert followed is not None
+    index, seen, _ = followed
+    hidden = [event for event in seen if {"hands", "drew", "totals", "live"} & set(event)]
+    assert not hidden, hidden
+    shown = {card for event in seen for card in [*event.get("discard", ()), *event.get("floor", ()),
+                                                 event.get("take", "deck")] if card != "deck"}
+    # every card seen is one thrown, taken from the floor or turned up on the floor: all public
+    assert all(len(card) == 2 for card in shown)
+    log_file = server.db.parent / "logs" / "ladder" / f"{index:06d}.jsonl.gz"
+    server.wait_for("the followed match's log", log_file.is_file)
+    log = load(log_file)
+    assert seen == [public_event(event) for event in log.events][:len(seen)]  # the match's own moves, in order
+    assert any("drew" in event for event in log.events)  # which the log has, and the spectator did not see
 
 
 def children(pid: int) -> set[int]:

@@ -44,6 +44,8 @@ class MatchJob:
     sandbox: str
     log_path: str
     retries: int
+    live: bool = False
+    """Spectators may follow it while it plays (a feed beside its log: :mod:`arena.match.livefeed`)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def _play(job: MatchJob) -> JobResult:
                 _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
             with _match_in_flight():
                 result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
-                                    job.sandbox_limits, Path(job.log_path))
+                                    job.sandbox_limits, Path(job.log_path), live=job.live)
             # The site's view of the log, made here, where the match was played (spread over the workers that
             # play), rather than by every site build: best effort, a build without it reads the log.
             view_log(Path(job.log_path), len(job.bots))

@@ -64,6 +64,8 @@ class JobSettings:
     sandbox_limits: SandboxLimits
     sandbox: str
     retries: int
+    live: bool = False
+    """Each match may be followed while it plays (a league's, ``arena run --live``'s)."""
 
 
 def identity_hash(identity: dict[str, Any]) -> str:
@@ -190,7 +192,7 @@ def jobs(matches: Sequence[ScheduledMatch], bots: Sequence[BotSpec] | Mapping[in
     return [MatchJob(index=match.index, seed=match.seed, bots=tuple(bots[slot] for slot in match.bots),
                      rules=settings.rules, limits=settings.limits, sandbox_limits=settings.sandbox_limits,
                      sandbox=settings.sandbox, log_path=str(log_path_for(log_dir, match.index)),
-                     retries=settings.retries)
+                     retries=settings.retries, live=settings.live)
             for match in matches]
 
 

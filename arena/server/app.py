@@ -46,7 +46,7 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.check import check_bot
 from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
-from arena.server import authorpage, debugpage, play
+from arena.server import authorpage, debugpage, play, watch
 from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
@@ -109,6 +109,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/upload", post_upload, methods=["POST"]),
         *authorpage.ROUTES,
         *debugpage.ROUTES,
+        *watch.ROUTES,
         *play.ROUTES,
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
     ], lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
