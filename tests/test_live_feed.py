@@ -20,7 +20,7 @@ def test_a_spectator_sees_only_cards_every_player_was_told(tmp_path: Path) -> No
         told_all = set.intersection(*[set().union(*[cards_in(message) for to, message in transcript if to == seat])
                                       for seat in range(players)])
         path = feed_path(tmp_path / f"{seed:06d}.jsonl.gz")
-        feed = LiveFeed(path, [f"bot{seat}" for seat in range(players)])
+        feed = LiveFeed(path, [f"bot{seat}" for seat in range(players)], every_s=0)  # every call writes
         seen: list[dict[str, object]] = []
         for upto in range(0, len(match.events) + 1, 7):  # a few turns at a time, as the referee tells them
             feed.add(match.events[:upto])
