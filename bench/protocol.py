@@ -121,7 +121,7 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path, live
         log = log_dir / f"m{seed}.jsonl.gz"
         cpu_before = time.process_time()
         result = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log,
-                            live=live)
+                            watched=live)
         cpu.append((time.process_time() - cpu_before) / result.turns)
         faults = [p.fault for p in result.players if p.fault is not None]
         if faults:
@@ -139,7 +139,7 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path, live
         short_log = log_dir / f"s{seed}.jsonl.gz"
         cpu_before = time.process_time()
         short = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=5), Limits(), log_path=short_log,
-                           live=live)
+                           watched=live)
         short_cpu = time.process_time() - cpu_before
         marginal.append((cpu[-1] * result.turns - short_cpu) / (result.turns - short.turns))
     return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole),

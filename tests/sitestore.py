@@ -53,9 +53,11 @@ def write_turns(log: MatchLog, events: Sequence[dict[str, object]], players: int
 
 def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "beta", "gamma"), players: int = 2,
                repeats: int = 2, seed: int = 5, logs: bool = True, limit: int | None = None,
-               think: bool = False, fault_of: Callable[[str, Match], Fault] | None = None) -> int:
+               think: bool = False, fault_of: Callable[[str, Match], Fault] | None = None,
+               finish: bool = True) -> int:
     """A tournament of real engine matches in ``store``, with a log each when ``logs`` (with every move's turn and
-    reply, think times, when ``think``: :func:`write_turns`); returns its id. Every fifth match seat 1 forfeits in
+    reply, think times, when ``think``: :func:`write_turns`), finished and rated unless not ``finish`` (then as a
+    live run leaves it: its ratings are worked out at its end); returns its id. Every fifth match seat 1 forfeits in
     round 2 with :data:`CRASH`, or with what ``fault_of`` makes of its bot's name and the match's state then."""
     # The deal seeds these tests were written against (a seeded stream's, as schedules drew them before they were
     # keyed: arena/schedule.py): the pages they check (a forfeit in round 2, ...) depend on the deals. The schedule
@@ -117,8 +119,9 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
         store.record_match(tid, scheduled.index, MatchResult(
             scheduled.seed, rules, match.outcome.termination, match.round, sum(st.turns for st in stats), seats,
             0.01, log_path if logs else None), 1)
-    _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), RatingConfig())
-    store.finish(tid, history)
+    if finish:
+        _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), RatingConfig())
+        store.finish(tid, history)
     return tid
 
 

@@ -33,7 +33,7 @@ rotations of a duplicate deal a seat now draws the same card whenever that card 
 deck differs otherwise (a seat taking from the floor in one rotation and from the deck in another), instead of
 every later deck card going to another seat. Drawing floor(u x cards left) from a sorted deck would be uniform
 too, but one card more or less shifts the index: the next seat then got the same card only 69% of the time in that
-case, against 96% this way (tests/test_deals.py).
+case, against 96% this way (tests/game/test_deals.py).
 """
 DEAL_VERSIONS = (1, 2)
 _CANDIDATE_BITS = 6  # 0..63: values 52 and above are no card and are skipped
@@ -47,7 +47,7 @@ _BOUND_BITS = tuple((i + 1).bit_length() for i in range(len(DECK)))
 
 
 def shuffle(rng: random.Random, cards: list[Card]) -> None:
-    """``rng.shuffle(cards)``, the same permutation from the same numbers (tests/test_deals.py checks it), without
+    """``rng.shuffle(cards)``, the same permutation from the same numbers (tests/game/test_deals.py checks it), without
     a method call per card: a round's deal is one shuffle of 52 cards, a good part of a short round's cost.
 
     >>> deck, same = list(DECK), list(DECK)

@@ -64,7 +64,7 @@ class JobSettings:
     sandbox_limits: SandboxLimits
     sandbox: str
     retries: int
-    live: bool = False
+    watched: bool = False
     """Each match may be followed while it plays (a league's, ``arena run --live``'s)."""
 
 
@@ -192,7 +192,7 @@ def jobs(matches: Sequence[ScheduledMatch], bots: Sequence[BotSpec] | Mapping[in
     return [MatchJob(index=match.index, seed=match.seed, bots=tuple(bots[slot] for slot in match.bots),
                      rules=settings.rules, limits=settings.limits, sandbox_limits=settings.sandbox_limits,
                      sandbox=settings.sandbox, log_path=str(log_path_for(log_dir, match.index)),
-                     retries=settings.retries, live=settings.live)
+                     retries=settings.retries, watched=settings.watched)
             for match in matches]
 
 

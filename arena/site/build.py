@@ -53,7 +53,6 @@ from arena.site.pages import home as home_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
 from arena.site.pages import tournament as tournament_data
-from arena.stats.confidence import PairTest
 from arena.stats.standings import standings_with_confidence
 from arena.store import MatchStamp, Store
 
@@ -508,7 +507,7 @@ def _meanwhile(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
 def downloads(snap: snapshot.Snapshot) -> list[tuple[str, str]]:
     """The tournament's results to download (:data:`arena.site.downloads.DOWNLOADS`), from what ``arena standings
     --json`` and ``arena matches --json`` give."""
-    standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
+    standings = standings_with_confidence(snap.standings, snap.sure, snap.shown)
     return [(urls.results_href(snap.slug, "results.json"),
              json.dumps(downloads_mod.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
             (urls.results_href(snap.slug, "standings.csv"), downloads_mod.standings_csv(standings)),
