@@ -4,10 +4,12 @@ told, reads back from any event on, and leaves a half-written line for the next 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from arena.match.livefeed import LiveFeed, feed_path, in_play, read_feed
 from arena.match.local import play_local
+from arena.run.plan import remove_partial_logs
 from tests.match.test_information_hiding import RandomLegalBot, cards_in
 
 
@@ -44,3 +46,12 @@ def test_a_line_still_being_written_waits_for_the_next_read(tmp_path: Path) -> N
     path.write_text(json.dumps({"names": ["a", "b"]}) + "\n" + '{"type":"play","seat":0}\n{"type":"pl')
     assert read_feed(path) == (["a", "b"], [{"type": "play", "seat": 0}])
     assert read_feed(path, 1) == (["a", "b"], [])
+
+
+def test_a_feed_left_by_a_killed_runner_is_removed_and_one_being_written_is_not(tmp_path: Path) -> None:
+    stale, playing = tmp_path / "000001.jsonl.gz.live", tmp_path / "000002.jsonl.gz.live"
+    for feed in (stale, playing):
+        feed.write_text('{"names":["a","b"]}\n')
+    (tmp_path / f"000002.jsonl.gz.{os.getpid()}.tmp").write_bytes(b"")  # its log, by a writer alive (this one)
+    remove_partial_logs(tmp_path)
+    assert in_play(tmp_path) == [2]
