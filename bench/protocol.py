@@ -7,7 +7,9 @@ matches between minimal fast bots through the referee (process sandbox, event lo
 first turn to the last reply (the marginal turn: start-up excluded), and the referee's own CPU time per turn, with
 and without the bots' launch and kill. Prints one JSON object with all three and the ratios of (c) to (a) and (b).
 
-    python bench/protocol.py [--round-trips 20000] [--matches 5] [--players 3]
+    python bench/protocol.py [--round-trips 20000] [--matches 5] [--players 3] [--live]
+
+``--live`` plays (c) as a league does, with the spectators' feed beside each log (arena/match/livefeed.py).
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def sandboxed_round_trip(bot_dir: Path, count: int) -> float:
     return best
 
 
-def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> dict[str, float]:
+def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path, live: bool = False) -> dict[str, float]:
     """Seconds per turn through the referee, from the first turn sent to the last reply, per match."""
     bots = [load_bot(bot_dir)] * players
     sandbox = ProcessSandbox()
@@ -118,7 +120,8 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
     for seed in range(matches):
         log = log_dir / f"m{seed}.jsonl.gz"
         cpu_before = time.process_time()
-        result = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log)
+        result = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=60), Limits(), log_path=log,
+                            watched=live)
         cpu.append((time.process_time() - cpu_before) / result.turns)
         faults = [p.fault for p in result.players if p.fault is not None]
         if faults:
@@ -135,7 +138,8 @@ def referee_turns(bot_dir: Path, matches: int, players: int, log_dir: Path) -> d
         # without the bots' launch and kill (the sandbox's cost, which bench/launch.py measures).
         short_log = log_dir / f"s{seed}.jsonl.gz"
         cpu_before = time.process_time()
-        short = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=5), Limits(), log_path=short_log)
+        short = play_match(bots, seed, sandbox, Rules(threshold=500, max_rounds=5), Limits(), log_path=short_log,
+                           watched=live)
         short_cpu = time.process_time() - cpu_before
         marginal.append((cpu[-1] * result.turns - short_cpu) / (result.turns - short.turns))
     return {"per_turn_s": statistics.median(per_turn), "per_turn_with_startup_s": statistics.median(whole),
@@ -151,6 +155,7 @@ def main() -> None:
     parser.add_argument("--round-trips", type=int, default=20000)
     parser.add_argument("--matches", type=int, default=5)
     parser.add_argument("--players", type=int, default=3)
+    parser.add_argument("--live", action="store_true", help="with the live feed a league writes")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -161,10 +166,11 @@ def main() -> None:
         (bot_dir / "bot.yaml").write_text(f"name: fast\ncommand: [{BOT_PYTHON}, bot.py]\n")
         raw = raw_round_trip(bot_dir / "bot.py", args.round_trips)
         sandboxed = sandboxed_round_trip(bot_dir, args.round_trips)
-        turns = referee_turns(bot_dir, args.matches, args.players, root)
+        turns = referee_turns(bot_dir, args.matches, args.players, root, args.live)
     print(json.dumps({
         "python": platform.python_version(),
         "players": args.players,
+        "live": args.live,
         "sandbox": sandbox_variant(),
         "raw_round_trip_us": round(raw * 1e6, 1),
         "sandboxed_round_trip_us": round(sandboxed * 1e6, 1),

@@ -148,14 +148,16 @@ def print_result(result: MatchResult) -> None:
 @click.argument("log", metavar="LOG_OR_MATCH_ID")
 @click.option("--verify", "check", is_flag=True,
               help="Re-run the engine from the seed and recorded moves; exit 1 on any mismatch.")
+@click.option("--stderr", "stderr", is_flag=True,
+              help="Print in line what each bot wrote on stderr, after the step during which it arrived.")
 @db_option("The results store in which a MATCH_ID is looked up.")
 @json_option("Print the narration (or with --verify, the verdict) as one JSON object; errors too.")
-def replay(log: str, check: bool, db_path: Path, as_json: bool) -> None:
+def replay(log: str, check: bool, stderr: bool, db_path: Path, as_json: bool) -> None:
     """Print a match from its event log turn by turn, or verify it against the engine. A number that is no file
     here is a match id, as arena matches shows it: its log is found through the store."""
     log_file = log_of(log, db_path)
     loaded = load(log_file)
-    lines = list(describe(loaded))  # a malformed log (LogError) is bad input, with or without --verify
+    lines = list(describe(loaded, stderr))  # a malformed log (LogError) is bad input, with or without --verify
     if not check:
         if as_json:
             emit_json({"log": str(log_file), "events": len(loaded.events), "lines": lines})

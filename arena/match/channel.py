@@ -20,7 +20,7 @@ from typing import Protocol
 from arena.game.results import Reason, limit_reason
 from arena.match import protocol
 from arena.match.protocol import MAX_LINE, InvalidReplyError
-from arena.match.stderr import CLEAN_BYTES, FAULT_BYTES, StderrKeeper
+from arena.match.stderr import CLEAN_BYTES, FAULT_BYTES, DebugLines, StderrKeeper
 from arena.sandbox import BotProcess, Exit
 
 
@@ -93,6 +93,8 @@ class Recorder(Protocol):
 
     def write_received(self, seat: int, at_ms: int, line: bytes) -> None: ...
 
+    def write_stderr(self, seat: int, at_ms: int, step: int, line: str) -> None: ...
+
 
 class Poller:
     """One epoll for every channel of a match: which descriptor belongs to which channel, and which want writing."""
@@ -137,7 +139,8 @@ class BotChannel:
     """The referee's side of one bot's pipes."""
 
     def __init__(self, seat: int, process: BotProcess, poller: Poller, on_fault: FaultHook,
-                 log: Recorder | None = None, now_ms: Callable[[], int] = lambda: 0, caps: Caps = Caps()) -> None:
+                 log: Recorder | None = None, now_ms: Callable[[], int] = lambda: 0, caps: Caps = Caps(),
+                 step: Callable[[], int] = lambda: 0) -> None:
         self.seat = seat
         self.process = process
         self.state = State.STARTING
@@ -150,6 +153,10 @@ class BotChannel:
         self._outbuf = bytearray()
         self._batch_bytes = caps.batch_bytes
         self._stderr = StderrKeeper(caps.stderr_bytes)
+        self._debug = DebugLines()
+        self._step = step
+        """The step a stderr line arriving now belongs to: the number of engine events so far, which is the index
+        of the event the turn being thought about will make."""
         self._reply: bytes | None = None
         self._poller = poller
         self._on_fault = on_fault
@@ -300,6 +307,15 @@ class BotChannel:
 
     def _keep_stderr(self, data: bytes) -> None:
         self._stderr.add(data)
+        if self._log is not None:
+            self._log_debug(self._debug.add(data))
+
+    def _log_debug(self, lines: list[str]) -> None:
+        if lines:
+            assert self._log is not None
+            at_ms, step = self._now_ms(), self._step()
+            for line in lines:
+                self._log.write_stderr(self.seat, at_ms, step, line)
 
     def _stdout(self, data: bytes) -> None:
         if self.state is State.FINISHED:
@@ -394,6 +410,8 @@ class BotChannel:
             self._poller.want_write(stdin, self, False)
         if self.exit is None:
             self.exit = self.process.kill()
+            if self._log is not None:
+                self._log_debug(self._debug.flush())
         if self.state is not State.CLOSED:
             self._to(State.CLOSED)
         return self.exit

@@ -20,6 +20,7 @@ from arena.game.engine import IllegalMoveError, actions_from_events, deal_versio
 from arena.game.narrate import MalformedEvent, narrate
 from arena.game.results import Fault
 from arena.game.rules import Rules, RulesError
+from arena.match.stderr import DebugLine, debug_by_step
 
 FORMAT = 2
 """Format 2 (this one): faults carry a reason code and structured details, results carry per-seat statistics."""
@@ -130,6 +131,11 @@ class MatchLog:
             text = line.decode("utf-8", errors="backslashreplace")
             self.write({"t": "recv", "seat": seat, "at": at_ms, "line": text})
 
+    def write_stderr(self, seat: int, at_ms: int, step: int, line: str) -> None:
+        """A line the bot wrote on stderr, during replay step ``step`` (a format 2 reader that knows no such
+        record skips it: old arenas read new logs, and old logs simply have none)."""
+        self.write({"t": "stderr", "seat": seat, "at": at_ms, "step": step, "line": line})
+
     def close(self, complete: bool = True) -> None:
         """Finish the log; an incomplete one (the match was stopped or void) is deleted: it is played again."""
         if self._file is None:
@@ -158,6 +164,8 @@ class LoadedLog:
     """Each event as the JSON text the log holds (for a page that embeds the events without encoding them again)."""
     text: bytes = field(default=b"", repr=False)
     """The whole log as read (JSON lines): where :mod:`arena.match.thinktime` finds the turns' times."""
+    debug: list[DebugLine] = field(default_factory=list)
+    """What the bots wrote on stderr, line by line with its step (none in a log before issue 43)."""
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -239,6 +247,11 @@ def load(path: Path) -> LoadedLog:
             messages += 1
         elif kind == "result":
             log.result = record["result"]
+        elif kind == "stderr":
+            try:
+                log.debug.append(DebugLine(int(record["seat"]), int(record["step"]), str(record["line"])))
+            except (KeyError, TypeError, ValueError):
+                raise LogError(f"{path}: line {number}: a stderr record without a seat, a step or a line") from None
     log.messages = messages
     try:
         # One parse of all the events: hundreds of json.loads calls cost several times more.
@@ -339,9 +352,10 @@ def verify(log: LoadedLog) -> list[str]:
     return problems
 
 
-def describe(log: LoadedLog) -> Iterator[str]:
+def describe(log: LoadedLog, stderr: bool = False) -> Iterator[str]:
     """The match turn by turn, for a terminal (``arena replay``): the narration, with the hands at each round's
-    start and end; a :class:`LogError` naming the event when one lacks its fields (checked before the first line)."""
+    start and end; a :class:`LogError` naming the event when one lacks its fields (checked before the first line).
+    With ``stderr``, what each bot wrote on stderr during a step follows that step's line (``| name: line``)."""
     try:
         names = [str(bot["name"]) for bot in log.header["bots"]]
         seed = int(log.header["seed"])
@@ -352,8 +366,10 @@ def describe(log: LoadedLog) -> Iterator[str]:
     except MalformedEvent as error:
         raise LogError(f"{log.path}: a malformed event in the log: {error}") from None
     yield f"match seed {seed}: " + ", ".join(f"seat {i} {name}" for i, name in enumerate(names))
-    for line in narrated:
+    debug = debug_by_step(log.debug, range(len(names)), len(narrated) - 1) if stderr else {}
+    for step, line in enumerate(narrated):
         if line.kind == "round_start":
             yield ""
         yield ("" if line.kind in ("round_start", "round_end", "match_start", "match_end") else "   ") + line.text
         yield from (f"      {hand}" for hand in line.hands)
+        yield from (f"      | {names[said.seat]}: {said.text}" for said in debug.get(step, ()))

@@ -29,9 +29,10 @@ from typing import Any
 
 from arena.game.results import Fault
 from arena.match.matchlog import LoadedLog, LogError, load, parse_json
+from arena.match.stderr import DebugLine
 from arena.match.thinktime import Mark, Tally, by_seat, compact, thoughts
 
-FORMAT = 1
+FORMAT = 2
 """The view file's format: bumped whenever what a view holds, or how it is derived, changes (a golden test in
 tests/match/test_matchview.py fails until it is), so that a build never trusts a view an older arena made."""
 SUFFIX = ".view"
@@ -479,7 +480,11 @@ class MatchView:
     faults: dict[int, Fault]
     """The log's fault records, by seat (a page of a match the store has no result of shows these)."""
     stderr: bool
-    """Whether the log holds a fault record's stderr tail (a site that shows no stderr offers the log without)."""
+    """Whether the log holds any stderr, a fault record's tail or lines by step (a site that shows no stderr offers
+    the log without)."""
+    debug: tuple[DebugLine, ...] = ()
+    """What the bots wrote on stderr, line by line with its step: for the organiser's site and the author's pages
+    only (:func:`arena.site.pages.match.match_page` leaves it out of a public site's)."""
     log: str = ""
     """The path of the log it is of (not kept in the file: where it was found)."""
     names: tuple[str, ...] = ()
@@ -505,7 +510,8 @@ class MatchView:
                 "events": self.events, "think": self.think, "bank": self.bank_ms, "move": self.move_ms,
                 "tallies": [tally.state() for tally in self.tallies],
                 "forfeits": {str(seat): step for seat, step in self.forfeits.items()},
-                "faults": {str(seat): fault.to_dict() for seat, fault in self.faults.items()}, "stderr": self.stderr}
+                "faults": {str(seat): fault.to_dict() for seat, fault in self.faults.items()}, "stderr": self.stderr,
+                "debug": [line.to_json() for line in self.debug]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], log: str) -> MatchView:
@@ -519,7 +525,7 @@ class MatchView:
             tuple(Tally.from_state(state) for state in data["tallies"]),
             {int(seat): int(step) for seat, step in data["forfeits"].items()},
             {int(seat): Fault.from_dict(fault) for seat, fault in data["faults"].items()}, bool(data["stderr"]),
-            log, (), None if source is None else (int(source[0]), int(source[1])))
+            tuple(DebugLine.from_json(line) for line in data["debug"]), log, (), None if source is None else (int(source[0]), int(source[1])))
 
 
 def _of(mark: Mark | None, match_id: int) -> Mark | None:
@@ -553,7 +559,7 @@ def derive(log: LoadedLog, seats: int, names: Sequence[str] = ()) -> MatchView:
     bank, move = limits_of(log.header)
     return MatchView(seats, tuple(blocks), encoded, compact(found, bank, move), bank, move,
                      tuple(by_seat(found, seats)), forfeit_steps(events), dict(log.faults),
-                     b'"stderr_tail"' in log.text, str(log.path), tuple(names))
+                     bool(log.debug) or b'"stderr_tail"' in log.text, tuple(log.debug), str(log.path), tuple(names))
 
 
 def view_path(log: Path | str) -> Path:

@@ -27,6 +27,7 @@ from arena.game.rules import Rules
 from arena.match import protocol
 from arena.match.channel import BotChannel, Caps, Poller, State, shown
 from arena.match.live import Live, LiveBots
+from arena.match.livefeed import LiveFeed, feed_path
 from arena.match.matchlog import FORMAT, MatchLog
 from arena.match.protocol import InvalidReplyError, Limits
 from arena.sandbox import Exit, Sandbox, SandboxError, SandboxLimits
@@ -92,6 +93,7 @@ class Referee:
         seat_limits: Mapping[int, Limits] | None = None,
         live: LiveBots | None = None,
         lanes: Sequence[str | None] | None = None,
+        watched: bool = False,
     ) -> None:
         self.bots = list(bots)
         self.names = seat_names([bot.name for bot in self.bots])
@@ -111,6 +113,8 @@ class Referee:
         self.poller = Poller()
         self.log = MatchLog(log_path) if log_path is not None else None
         self.log_path = log_path
+        # A spectator's view of the match while it plays (a league's, or arena run --live's), beside its log.
+        self.feed = LiveFeed(feed_path(log_path), self.names) if watched and log_path is not None else None
         self.started = time.monotonic()
         self._logged_events = 0
         self._told = 0
@@ -154,6 +158,8 @@ class Referee:
                     except SandboxError as error:  # still kill the other seats before it propagates
                         failure = failure or error
                 self.poller.close()
+                if self.feed is not None:
+                    self.feed.close()
                 self._log_events()
                 result = self._result() if complete else None
                 if self.log is not None:
@@ -189,7 +195,7 @@ class Referee:
             else:
                 process = kept.process
             self.channels.append(BotChannel(seat, process, self.poller, self._fault, self.log, self._now_ms,
-                                            self.caps))
+                                            self.caps, self._step))
 
     def _handshake(self) -> None:
         for channel in self.channels:
@@ -277,6 +283,8 @@ class Referee:
                 log.write({"t": "event", "event": event})
         if self._logged_events != len(events):
             self._log_events()
+        if self.feed is not None:
+            self.feed.add(events)
 
     def _tell_play(self, event: dict[str, Any], at_ms: int, logging: bool) -> None:
         """A move, told to every seat (the mover's message has its draw too; protocol.tell's bytes): every turn's,
@@ -395,6 +403,9 @@ class Referee:
 
     # -- records ------------------------------------------------------------------------------------------------
 
+    def _step(self) -> int:
+        return len(self.match.events)
+
     def _now_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
 
@@ -468,14 +479,17 @@ def play_match(
     seat_limits: Mapping[int, Limits] | None = None,
     live: LiveBots | None = None,
     lanes: Sequence[str | None] | None = None,
+    watched: bool = False,
 ) -> MatchResult:
     """Play one match between ``bots`` (seat i is bots[i]) and return its result; ``caps`` bound what the referee
     holds of each bot's output; ``seat_limits`` gives a seat its own clock (a person's, :mod:`arena.play`). With
     ``live`` and ``lanes``, seat i's process comes from, and a persistent bot's goes back to, lane ``lanes[i]`` of
-    ``live`` (None: a process for this match only).
+    ``live`` (None: a process for this match only). ``watched``: spectators may follow it while it plays
+    (:mod:`arena.match.livefeed`, beside ``log_path``).
 
     Raises :class:`InfrastructureError` when the host fails; every misbehaviour of a bot is a fault in the result.
     """
     if not 2 <= len(bots) <= 8:
         raise ValueError(f"a match needs 2 to 8 bots, got {len(bots)}")
-    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps, seat_limits, live, lanes).run()
+    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps, seat_limits, live, lanes,
+                   watched).run()

@@ -5,12 +5,17 @@ ends with the exception's message, while Node and Java begin with it (``file.js:
 ``TypeError: ...`` and the frames, Node's internal ones last), and a bot that logs as it plays may bury its first
 error under later lines. So the referee keeps the head and the tail of the stream within one byte cap
 (:class:`StderrKeeper`), and a terminal or a page shows the first error block and the last lines of that
-(:func:`error_view`). Pure: bytes and text in, text out.
+(:func:`error_view`). Besides, the log keeps a bounded part of it as lines, each with the replay step it arrived
+during (:class:`DebugLines`, :class:`DebugLine`), for the author's view of each move. Pure: bytes and text in, text
+out.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 HEAD_BYTES = 8 * 1024
 """Of the byte cap, how much the start of the stream keeps: room for the first error and its frames."""
@@ -115,3 +120,88 @@ def error_view(text: str, lines: int = 24, width: int = 240) -> str:
     if tail_start <= start + len(block):  # the block runs into the last lines
         return "\n".join(skipped + shown[start:])
     return "\n".join(skipped + block + [f"[... {tail_start - start - len(block)} lines ...]"] + shown[tail_start:])
+
+
+DEBUG_BYTES = 16 * 1024
+"""Of a seat's stderr, how many bytes a match's log keeps as lines by step (:class:`DebugLines`): a bot that logs
+a line a move keeps all of a normal match's; one that floods is cut, like the tail it also keeps."""
+DEBUG_LINE = 400
+"""A debug line longer than this many bytes is kept cut to it (a page shows each beside its step)."""
+DEBUG_CUT = "[... later stderr lines not kept by step: over {cap} bytes this match ...]"
+
+
+class DebugLines:
+    """A bot's stderr cut into lines as it arrives, each with the step it arrived during, within
+    :data:`DEBUG_BYTES` a match: what an author reads beside each move of the replay (issue 43). The last line
+    kept says so when later lines were dropped."""
+
+    def __init__(self, cap: int = DEBUG_BYTES) -> None:
+        self.cap = cap
+        self.kept = 0
+        self.partial = bytearray()
+        self.full = False
+
+    def add(self, data: bytes) -> list[str]:
+        """The lines ``data`` completes (with the start held from before), as text; after the cap, the one line
+        saying so and then nothing."""
+        if self.full:
+            return []
+        self.partial += data
+        if b"\n" not in data:
+            if len(self.partial) <= DEBUG_LINE:
+                return []
+            # a line with no end in sight: what the cap allows of it now, so a flood of one line is bounded too
+            data_lines, self.partial = [bytes(self.partial)], bytearray()
+        else:
+            *data_lines, rest = bytes(self.partial).split(b"\n")
+            self.partial = bytearray(rest)
+        return self._keep(data_lines)
+
+    def flush(self) -> list[str]:
+        """The line without its newline that the bot left when it ended."""
+        if self.full or not self.partial:
+            return []
+        line, self.partial = bytes(self.partial), bytearray()
+        return self._keep([line])
+
+    def _keep(self, lines: list[bytes]) -> list[str]:
+        kept = []
+        for line in lines:
+            line = line.rstrip(b"\r")[:DEBUG_LINE]
+            if self.kept + len(line) + 1 > self.cap:
+                self.full = True
+                kept.append(DEBUG_CUT.format(cap=self.cap))
+                break
+            self.kept += len(line) + 1
+            kept.append(line.decode("utf-8", errors="replace"))
+        return kept
+
+
+@dataclass(frozen=True)
+class DebugLine:
+    """A line a bot wrote on stderr, and the replay step (an engine event's index) it arrived during."""
+
+    seat: int
+    step: int
+    text: str
+
+    def to_json(self) -> list[int | str]:
+        return [self.seat, self.step, self.text]
+
+    @classmethod
+    def from_json(cls, value: Any) -> DebugLine:
+        """The line :meth:`to_json` gave (TypeError or ValueError for anything else)."""
+        seat, step, text = value
+        if type(seat) is not int or type(step) is not int or not isinstance(text, str):
+            raise TypeError(value)
+        return cls(seat, step, text)
+
+
+def debug_by_step(lines: Sequence[DebugLine], seats: Container[int], last: int) -> dict[int, list[DebugLine]]:
+    """The lines of ``seats``, by step; a line that arrived after the last event (as the bot was told the end) is
+    the last step's (``last``)."""
+    found: dict[int, list[DebugLine]] = {}
+    for line in lines:
+        if line.seat in seats:
+            found.setdefault(min(line.step, last), []).append(line)
+    return found

@@ -50,6 +50,8 @@ class MatchJob:
     """With reuse on: the chain the match is played in, and each seat's lane (arena/run/lanes.py)."""
     memory_fraction: float = Reuse.memory_fraction
     """With reuse on: the share of its memory cap above which a live process is recycled."""
+    watched: bool = False
+    """Spectators may follow it while it plays (a feed beside its log: :mod:`arena.match.livefeed`)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ def _play(job: MatchJob, live: LiveBots | None = None) -> JobResult:
                 _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
             with _match_in_flight():
                 result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
-                                    job.sandbox_limits, Path(job.log_path), live=live, lanes=lanes)
+                                    job.sandbox_limits, Path(job.log_path), live=live, lanes=lanes,
+                                    watched=job.watched)
             # The site's view of the log, made here, where the match was played (spread over the workers that
             # play), rather than by every site build: best effort, a build without it reads the log.
             view_log(Path(job.log_path), len(job.bots))

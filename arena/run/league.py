@@ -190,8 +190,9 @@ class League:
         self.publish = publish
         self.state = LeagueState()
         self.ratings = RunningRatings(config.rating)
+        # Watched: spectators follow a league while it plays (the server's /api/live follows each match move by move).
         self.settings = JobSettings(config.rules, config.limits, config.sandbox_limits, config.sandbox,
-                                    config.retries)
+                                    config.retries, watched=True)
         self._stop = threading.Event()
         self._player: Player | None = None
         self._specs: dict[str, BotSpec] = {}

@@ -23,6 +23,7 @@ from typing import Any
 from arena import procfs
 from arena.bots.manifest import BotSpec, ManifestError, load_bot
 from arena.game.rules import Rules
+from arena.match.livefeed import SUFFIX as FEED_SUFFIX
 from arena.match.matchlog import log_dir_for, log_path_for
 from arena.match.protocol import Limits
 from arena.registry.build import playable
@@ -64,6 +65,8 @@ class JobSettings:
     sandbox_limits: SandboxLimits
     sandbox: str
     retries: int
+    watched: bool = False
+    """Each match may be followed while it plays (a league's, ``arena run --live``'s)."""
 
 
 def identity_hash(identity: dict[str, Any]) -> str:
@@ -177,11 +180,17 @@ def prepare(store: Store, name: str, identity: dict[str, Any], bots: Sequence[Bo
 
 def remove_partial_logs(log_dir: Path) -> None:
     """Delete the half-written logs (``NAME.PID.tmp``) of matches that were in flight when a run was stopped or
-    killed; those matches are played again. A log whose writer is still alive is left alone."""
+    killed, and their spectators' feeds; those matches are played again. A log whose writer is still alive is left
+    alone."""
     for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
         pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
         if pid.isdigit() and not procfs.running(int(pid)):
             partial.unlink(missing_ok=True)
+    # A spectators' feed (arena/match/livefeed.py) whose match has no log being written is of a runner killed
+    # mid-match: left, it would say the match is in play for ever.
+    for feed in log_dir.glob(f"*{FEED_SUFFIX}") if log_dir.is_dir() else ():
+        if not any(log_dir.glob(f"{feed.name[:-len(FEED_SUFFIX)]}.*.tmp")):
+            feed.unlink(missing_ok=True)
 
 
 def jobs(matches: Sequence[ScheduledMatch], bots: Sequence[BotSpec] | Mapping[int, BotSpec], settings: JobSettings,
@@ -190,7 +199,7 @@ def jobs(matches: Sequence[ScheduledMatch], bots: Sequence[BotSpec] | Mapping[in
     return [MatchJob(index=match.index, seed=match.seed, bots=tuple(bots[slot] for slot in match.bots),
                      rules=settings.rules, limits=settings.limits, sandbox_limits=settings.sandbox_limits,
                      sandbox=settings.sandbox, log_path=str(log_path_for(log_dir, match.index)),
-                     retries=settings.retries)
+                     retries=settings.retries, watched=settings.watched)
             for match in matches]
 
 

@@ -45,7 +45,7 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.check import check_bot
 from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
-from arena.server import authorpage, play
+from arena.server import authorpage, debugpage, play, watch
 from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
@@ -107,6 +107,8 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/upload", get_upload, methods=["GET"]),
         Route("/upload", post_upload, methods=["POST"]),
         *authorpage.ROUTES,
+        *debugpage.ROUTES,
+        *watch.ROUTES,
         *play.ROUTES,
         Route("/site", to_site),
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),

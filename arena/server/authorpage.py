@@ -54,6 +54,7 @@ def author_data(store: Store, registry: Registry, league: str, author: Author,
         tslug = urls.slug(league, row["id"], "t")
         for seat in matches:
             seat["href"] = urls.match_href(tslug, seat["match"])
+            seat["debug_href"] = f"{PATH}/matches/{seat['match']}"  # arena.server.debugpage: stderr by move
     return {"author": author.name, "bots": bots, "matches": matches}
 
 

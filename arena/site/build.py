@@ -117,15 +117,17 @@ def match_files(snap: snapshot.Snapshot, position: int, corrupt: list[str] | Non
 
 def log_download(log: LoadedLog | MatchView, stderr: bool) -> output.Content:
     """A match's event log (read, or its view) as the site offers it: the file as it is (linked, not copied,
-    where it can be), or without what the bots wrote on stderr (a fault record's ``stderr_tail``) for a site that
-    does not show it (the league server's public one)."""
-    tails = log.stderr if isinstance(log, MatchView) else b'"stderr_tail"' in log.text
+    where it can be), or without what the bots wrote on stderr (a fault record's ``stderr_tail``, the lines by
+    step) for a site that does not show it (the league server's public one)."""
+    tails = log.stderr if isinstance(log, MatchView) else b'"stderr_tail"' in log.text or bool(log.debug)
     path = log.log if isinstance(log, MatchView) else os.fspath(log.path)
     if stderr or not tails:
         return output.Linked(path)
     text = log.text if isinstance(log, LoadedLog) else gzip.decompress(Path(path).read_bytes())
     lines = []
     for line in text.splitlines(keepends=True):
+        if line.startswith(b'{"t":"stderr"'):
+            continue  # a line a bot wrote on stderr, by step: its author's only
         if line.startswith(b'{"t":"fault"'):
             record = json.loads(line)
             record.pop("stderr_tail", None)

@@ -58,6 +58,8 @@
     "<p class=\"note handkey\"><span class=\"key actor\">highlighted row</span> just moved \u00b7 <b>\u25b6</b> before a seat: to move next \u00b7 <span class=\"card new\">card</span> the card just taken</p>",
     "<div class=\"final\" data-final hidden></div>",
     "</div>",
+    // What the bots wrote on stderr during this step: in data.debug only on the organiser's own site (issue 43).
+    "<section class=\"debug\" data-debug hidden aria-label=\"Debug output\"><h3>Debug output (stderr) at this step</h3><div data-debug-lines></div></section>",
     "<p class=\"note taps\">Tap the left half of the table to step back, the right half to step forward.</p>",
     "<p class=\"note keys\">Keys: ← and → step, Page Up and Page Down stop at each deal and each round's end, Home and End jump, Space plays. A link to this moment: the page's address (<code>#step=N</code>).</p>"
   ].join("\n");
@@ -343,6 +345,10 @@
   var what = root.querySelector("[data-what]");
   var announce = root.querySelector("[data-announce]");
   var thinkLine = root.querySelector("[data-think]");
+  var debugBox = root.querySelector("[data-debug]");
+  var debugLines = root.querySelector("[data-debug-lines]");
+  var debugAt = {};  // step -> [[seat, text], ...]
+  (data.debug || []).forEach(function (d) { (debugAt[d[1]] = debugAt[d[1]] || []).push([d[0], d[2]]); });
   var floor = root.querySelector("[data-floor]");
   var deck = root.querySelector("[data-deck]");
   var body = root.querySelector("[data-hands]");
@@ -380,6 +386,22 @@
     if ((box.scrollHeight > box.clientHeight + 1 && /auto|scroll/.test(style.overflowY)) ||
         (box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(style.overflowX))) box.tabIndex = 0;
     else box.removeAttribute("tabindex");
+  }
+  // A line per stderr line, the seat's name first; the box stays (empty) on a step without any while the match
+  // has some, so that stepping does not make the page below jump.
+  function showDebug(lines) {
+    if (!data.debug || !data.debug.length) return;
+    debugBox.hidden = false;
+    debugLines.replaceChildren.apply(debugLines, lines.map(function (l) {
+      var pre = document.createElement("pre");
+      pre.className = "said";
+      var who = document.createElement("b");
+      who.textContent = names[l[0]] + ": ";
+      pre.appendChild(who);
+      pre.appendChild(document.createTextNode(l[1]));
+      return pre;
+    }));
+    if (!lines.length) debugLines.textContent = "\u2013";
   }
   function lastMove(td, move) {
     if (!move) { td.textContent = "–"; return; }
@@ -423,6 +445,7 @@
       (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
     reachable(what);
     reachable(thinkLine);
+    showDebug(debugAt[current] || []);
     floor.replaceChildren.apply(floor, s.floor.map(function (c) { return cardNode(c, false); }));
     if (!s.floor.length) floor.textContent = "–";
     deck.textContent = s.deck === null ? "" : "deck " + s.deck;

@@ -8,6 +8,7 @@ refusals (no token, hostile archives), which need no league match; the tests tha
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -18,15 +19,19 @@ import tarfile
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from arena.bots.scaffold import scaffold
+from arena.match.matchlog import load
+from arena.match.spectator import public_event
 from arena.registry.client import pack
 from arena.stats.ratings import RatingConfig, rate_all
 from arena.stats.standings import final_ratings, rated_matches
 from arena.store import Store
+from tests.support.diarist import diarist, moves_of, slow_greedy
 from tests.support.server import Server, free_port, make_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -421,6 +426,91 @@ def test_an_authors_page_shows_their_own_stderr_and_no_one_elses(server: Server,
         assert other.get("/me").status_code == 303  # revoked: the session ends with the token
     public = [httpx.get(f"{server.url}{path}").text for path in ("/", "/api/standings", "/api/bots", "/api/league")]
     assert not [text for text in public if marker in text]
+
+
+@pytest.mark.slow
+def test_an_author_reads_the_line_their_bot_wrote_on_a_move_beside_that_move(server: Server, tmp_path: Path) -> None:
+    """Issue 43: /me/matches/N shows each stderr line beside its move, to the bot's author only; the public pages,
+    data files and log downloads never hold it."""
+    ivy, hank = server.add_author("ivy"), server.add_author("jack")
+    mark = "IVY-DIARY-90d2"
+    assert server.upload(ivy, pack(diarist(tmp_path, "ivy-bot", mark))).status_code == 201
+    played: list[tuple[int, list[int]]] = []  # (match, the steps of ivy-bot's moves) of its longest match
+
+    def a_long_match() -> bool:
+        # Against the leaky house bot (which crashes on its first turn) a match may end before ivy-bot moves.
+        store = Store(server.db)
+        try:
+            rows = store.db.execute(
+                "SELECT m.id, s.seat, m.log_path FROM matches m JOIN seats s ON s.match_id = m.id JOIN bots b "
+                "ON b.id = s.bot_id WHERE b.name = 'ivy-bot@1' AND m.status = 'done'").fetchall()
+        finally:
+            store.close()
+        found = [(match_id, moves_of(load(Path(path) if Path(path).is_absolute() else server.db.parent / path).events,
+                                     seat)) for match_id, seat, path in rows]
+        played[:] = sorted(found, key=lambda pair: len(pair[1]))[-1:]
+        return bool(played) and len(played[0][1]) >= 5
+
+    server.wait_for("ivy-bot@1 to play a match of 5 moves or more", a_long_match, seconds=120)
+    [(match_id, moves)] = played
+    turn = min(17, len(moves))  # the 17th move when the match has one (the league's threshold is 30)
+    with httpx.Client(base_url=server.url, timeout=60) as browser:
+        assert login(browser, ivy).status_code == 303
+        assert f'href="/me/matches/{match_id}"' in browser.get("/me").text
+        page = browser.get(f"/me/matches/{match_id}")
+        assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+        row = page.text.split(f'<tr id="step-{moves[turn - 1] + 1}">', 1)[1].split("</tr>", 1)[0]
+        assert f"{mark} turn {turn}</pre>" in row and ("ivy-bot@1 throws" in row or "ivy-bot@1 declares" in row)
+        assert "(" not in row.split("</td>", 1)[0]  # the move as the players saw it: no card drawn from the deck
+    with httpx.Client(base_url=server.url, timeout=60) as other:
+        assert login(other, hank).status_code == 303
+        assert other.get(f"/me/matches/{match_id}").status_code == 404  # not theirs: as if there were no match
+    assert httpx.get(f"{server.url}/me/matches/{match_id}", follow_redirects=False).status_code == 303
+    server.wait_for("the site to publish that match", lambda: any(
+        (server.db.parent / "public" / "t").glob(f"*/matches/{match_id}.html")))
+    published = [p for p in (server.db.parent / "public").rglob("*") if p.is_file()]
+    blobs = [gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes() for p in published]
+    assert not [blob for blob in blobs if mark.encode() in blob]
+
+
+@pytest.mark.slow
+def test_a_spectator_follows_a_league_match_while_it_is_played_and_sees_no_hidden_card(
+        server: Server, tmp_path: Path) -> None:
+    """Issue 43: /api/live/N gives a match's moves as they are played, each as every player was told it."""
+    # A bot that takes 50 ms a move: its matches against greedy last seconds, so some are in play to follow (the
+    # house bots' are over in a blink, the leaky one crashing on its first turn).
+    assert server.upload(server.add_author("lena"), pack(slow_greedy(tmp_path, "lena-bot", 0.05))).status_code == 201
+    with httpx.Client(base_url=server.url, timeout=60) as spectator:
+        followed: tuple[int, list[dict[str, Any]], int] | None = None  # (index, events, polls that brought some)
+
+        def follow() -> bool:
+            nonlocal followed
+            playing = spectator.get("/api/live").json()["in_play"]
+            if not playing:
+                return False
+            index, seen, growing = playing[0]["index"], [], 0
+            while (reply := spectator.get(f"/api/live/{index}", params={"from": len(seen)})).status_code == 200:
+                assert reply.headers["cache-control"] == "no-store"
+                growing += bool(reply.json()["events"])
+                seen += reply.json()["events"]
+            assert reply.status_code == 404  # over: no longer in play
+            followed = (index, seen, growing)
+            return growing >= 2 and sum(event["type"] == "play" for event in seen) >= 2
+
+        server.wait_for("a match followed over two moves or more while in play", follow, seconds=120)
+    assert followed is not None
+    index, seen, _ = followed
+    hidden = [event for event in seen if {"hands", "drew", "totals", "live"} & set(event)]
+    assert not hidden, hidden
+    shown = {card for event in seen for card in [*event.get("discard", ()), *event.get("floor", ()),
+                                                 event.get("take", "deck")] if card != "deck"}
+    # every card seen is one thrown, taken from the floor or turned up on the floor: all public
+    assert all(len(card) == 2 for card in shown)
+    log_file = server.db.parent / "logs" / "ladder" / f"{index:06d}.jsonl.gz"
+    server.wait_for("the followed match's log", log_file.is_file)
+    log = load(log_file)
+    assert seen == [public_event(event) for event in log.events][:len(seen)]  # the match's own moves, in order
+    assert any("drew" in event for event in log.events)  # which the log has, and the spectator did not see
 
 
 def children(pid: int) -> set[int]:

@@ -11,6 +11,7 @@ from arena.game.results import Fault, SeatResult, Termination
 from arena.game.rules import Rules
 from arena.match.matchlog import LoadedLog
 from arena.match.matchview import MatchView
+from arena.match.stderr import debug_by_step
 from arena.match.thinktime import Tally
 from arena.site.common import tournament_crumbs, view_for
 from arena.site.pages.listings import listing_page
@@ -132,6 +133,14 @@ def match_page(snap: Snapshot, position: int, log: LoadedLog | MatchView | None,
         moves = move_blocks(view.blocks, names, line)
         shown: dict[str, Any] = {"names": names, "events": view.events, "think": view.think,
                                  "bank": view.bank_ms, "move": view.move_ms}
+        if view.debug and snap.matches.stderr:
+            # What the bots wrote on stderr, beside the step it arrived during: on the organiser's own site only
+            # (a league's public snapshot has no stderr; its authors read theirs under /me).
+            # The match's last event (its end) is never a turn: the last step is the blocks' last index.
+            last = max((index for block in view.blocks for index, _ in block.events), default=0)
+            shown["debug"] = [[line.seat, step, line.text]
+                              for step, lines in sorted(debug_by_step(view.debug, range(len(names)), last).items())
+                              for line in lines]
         if faults:  # the replay's last step says why each forfeited seat left: the reason code and its round
             shown["faults"] = {str(seat): [fault.reason.value, fault.round] for seat, fault in faults.items()}
         replay_data = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
