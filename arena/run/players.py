@@ -29,6 +29,7 @@ from arena import procfs
 from arena.run.cluster import ClusterError, ClusterStats, Connection, SchedulerLost, say
 from arena.run.dispatch import DealQueue
 from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_job, worker_started
+from arena.sandbox import reaper
 
 TICK_S = 0.5
 """How often a waiting player calls its ``tick``: a league's stop is seen within this."""
@@ -43,6 +44,10 @@ STOP_GRACE_S = 10.0
 """A pool worker still alive this long after a stop began is killed (a backstop: SIGTERM kills them at once)."""
 
 Tick = Callable[[], None]
+
+
+class WorkerLost(RuntimeError):
+    """A local pool's worker died mid-batch (see :meth:`LocalPool._check_workers`)."""
 
 
 class Player(Protocol):
@@ -76,6 +81,7 @@ class LocalPool:
         self.one_per_deal = one_per_deal
         """False only to measure what the deal exclusion costs (bench/serial.py) or to show that its test fails."""
         self._pool: multiprocessing.pool.Pool | None = None
+        self._workers: list[multiprocessing.process.BaseProcess] = []
 
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
         if not jobs:
@@ -101,6 +107,7 @@ class LocalPool:
                         result = back.get(timeout=TICK_S)
                         break
                     except queue.Empty:
+                        self._check_workers()
                         tick()
                 if isinstance(result, BaseException):
                     raise result
@@ -120,6 +127,7 @@ class LocalPool:
             pool.close()
             with _stragglers_killed(pool):
                 pool.join()
+            reaper.reap_adopted()
 
     def _start(self, processes: int) -> multiprocessing.pool.Pool:
         if self._pool is None:
@@ -131,9 +139,19 @@ class LocalPool:
                 with sigint_ignored_by_new_processes():
                     self._pool = multiprocessing.get_context("spawn").Pool(
                         processes, initializer=worker_started, initargs=(os.getpid(),))
+                self._workers = list(getattr(self._pool, "_pool", ()))  # the pool keeps no public list
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
         return self._pool
+
+    def _check_workers(self) -> None:
+        """Raise :class:`WorkerLost` if a worker died (killed -9, or by the OOM killer): the pool starts another,
+        but the job it held never comes back, and the batch would wait for it forever. The batch stops instead
+        (the pool with it); its matches not yet stored stay pending for the next one."""
+        for worker in self._workers:
+            if worker.exitcode is not None:
+                raise WorkerLost(f"a match worker (pid {worker.pid}) died with status {worker.exitcode}: the "
+                                 "matches in flight are played again")
 
     def _stop(self) -> None:
         """Kill the workers and what they play; the next batch starts a new pool."""
@@ -142,6 +160,9 @@ class LocalPool:
             with stop_signals_held(), _stragglers_killed(pool):
                 pool.terminate()
                 pool.join()
+                # A worker ended mid-match leaves its sandboxes to us (a subreaper); they die with it, and are
+                # zombies here until reaped.
+                reaper.reap_adopted()
 
 
 class DaskCluster:
