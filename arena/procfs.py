@@ -138,6 +138,16 @@ def children(pid: int | None = None) -> list[int]:
     return found
 
 
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it (zombies included), by :func:`children`."""
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children(pid))
+    return found
+
+
 def uid_of(pid: int) -> int | None:
     """The real uid of a live (non-zombie) process, or None."""
     try:

@@ -58,8 +58,7 @@ def _no_zombie_at_the_end() -> Iterator[None]:
     """The session ends with no zombie child: one left now is a child that its owner never waited for (a test's
     Popen, or a sandbox arena failed to reap), since the orphans of killed runners are reaped after each test."""
     yield
-    zombies.reap_unowned()
-    left = zombies.settled()
+    left = zombies.left_at_the_end()
     assert not left, f"zombie children left at the end of the session: {[procfs.stat(pid) for pid in left]}"
 
 

@@ -122,7 +122,7 @@ class LocalPool:
                 self._stop()
 
     def close(self) -> None:
-        pool, self._pool = self._pool, None
+        pool, self._pool, self._workers = self._pool, None, []
         if pool is not None:
             pool.close()
             with _stragglers_killed(pool):
@@ -155,7 +155,8 @@ class LocalPool:
 
     def _stop(self) -> None:
         """Kill the workers and what they play; the next batch starts a new pool."""
-        pool, self._pool = self._pool, None
+        # The old workers go with their pool: a process object holds a descriptor (its sentinel) until collected.
+        pool, self._pool, self._workers = self._pool, None, []
         if pool is not None:
             with stop_signals_held(), _stragglers_killed(pool):
                 pool.terminate()

@@ -25,19 +25,9 @@ def zombies(parent: int | None = None) -> list[int]:
     return [pid for pid in procfs.children(parent) if getattr(procfs.stat(pid), "state", None) == "Z"]
 
 
-def descendants(root: int) -> list[int]:
-    """``root`` and every process below it, zombies included."""
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(procfs.children(pid))
-    return found
-
-
 def zombies_under(root: int) -> list[int]:
     """The zombies whose parent is ``root`` or one of its descendants: what a server or runner left unreaped."""
-    return [pid for parent in descendants(root) for pid in zombies(parent)]
+    return [pid for parent in procfs.descendants(root) for pid in zombies(parent)]
 
 
 def _owned() -> set[int]:
@@ -72,3 +62,16 @@ def settled(parent: int | None = None, seconds: float = 10.0) -> list[int]:
     while (found := zombies(parent)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return found
+
+
+def left_at_the_end(seconds: float = 10.0) -> list[int]:
+    """The zombie children of this process that are still there after up to ``seconds`` of reaping the unowned
+    ones as they come (a runner's worker killed at the end of a test may take a while to exit) and of waiting for
+    owners to reap theirs."""
+    deadline = time.monotonic() + seconds
+    while True:
+        reap_unowned()
+        found = zombies()
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
