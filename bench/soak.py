@@ -22,8 +22,9 @@ is within a tolerance of its level (:data:`TOLERANCE`). The store, logs and site
 slope is the bytes they grow by per match. ``--svg PATH`` writes a chart of the series (arena/site/svg.py's
 line_chart, one panel per series). A measurement, not a test: tests/test_soak.py asserts on a short run.
 
-    python bench/soak.py --minutes 40 --svg docs/soak.svg
+    python bench/soak.py --minutes 40 --sample-every 10 --upload-every 15 --svg docs/soak.svg
     python bench/soak.py --matches 200 --sample-every 10
+    python bench/soak.py --redraw soak.json --svg docs/soak.svg    # the chart again, from a run's JSON
 """
 
 from __future__ import annotations
@@ -250,6 +251,7 @@ class Sampler:
         # moment).
         stats = {p: info for p in pids if (info := procfs.stat(p)) is not None}
         sandboxes = [p for p, info in stats.items() if info.name in ("bwrap", "sh", "bash") and info.session == p
+                     and info.running and not procfs.namespace_init(p)  # an init whose bwrap is gone: a kill
                      and getattr(stats.get(info.ppid), "name", "").startswith("python")]
         in_sandboxes = {q for box in sandboxes for q in procfs.descendants(box)}
         leases, held = uid_leases(set(pids)), cgroups_held(set(pids))
@@ -435,7 +437,7 @@ CHART_STYLE = """
 text { font: 11px sans-serif; fill: #333 } .title { font-weight: bold } .grid { stroke: #e4e4e4 }
 .line { fill: none; stroke-width: 1.6 } .pt { fill: transparent } .dot { r: 2 }
 .s0 .line { stroke: #1f6fb4 } .s0 .dot { fill: #1f6fb4 } .s1 .line { stroke: #d4622a } .s1 .dot { fill: #d4622a }
-.restart { stroke: #b00; stroke-dasharray: 4 3 }
+.band { fill: none; stroke: none }
 """
 
 PANELS = (("rss_mb", "server RSS (MiB)"), ("fds", "open descriptors"), ("threads", "threads"),
@@ -458,12 +460,21 @@ def chart(samples: list[dict[str, Any]], title: str) -> str:
         scale = 1e6 if key in GROWING else 1.0
         lines = [Series(f"life {life}", tuple((s["matches"], s[key] / scale) for s in samples if s["life"] == life))
                  for life in sorted({s["life"] for s in samples})]
+        if samples:  # an unpainted band from 0 to at least 1: every axis starts at 0, and a flat 0 is drawn as one
+            top = max(1.0, *(y for line in lines for _, y in line.points))
+            lines[0] = Series(lines[0].name, lines[0].points, ((samples[0]["matches"], 0.0, top),))
         svg = str(line_chart(lines, label, label, width=width, height=height))
         x, y = (n % columns) * width, (n // columns) * height + 30
         parts.append(svg.replace('<svg class="chart"', f'<svg x="{x}" y="{y}" width="{width}" height="{height}" '
                                  'class="chart"', 1))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def title(result: dict[str, Any]) -> str:
+    told = "; ".join(f"{event['event']} after match {event['matches']}" for event in result["events"])
+    return (f"arena serve soak: {result['matches']} matches in {result['seconds'] / 60:.0f} min, "
+            f"{result['uploads']['sent']} uploads; {told} (a new colour: the restarted server)")
 
 
 # -- the run ------------------------------------------------------------------------------------------------------
@@ -480,7 +491,12 @@ def main() -> None:
     parser.add_argument("--no-restart", action="store_true", help="do not restart the server midway")
     parser.add_argument("--svg", type=Path, help="write the chart here")
     parser.add_argument("--keep", type=Path, help="run in this directory and keep it (default: a temporary one)")
+    parser.add_argument("--redraw", type=Path, help="only draw --svg from the JSON an earlier run printed")
     args = parser.parse_args()
+    if args.redraw is not None:
+        earlier = json.loads(args.redraw.read_text())
+        args.svg.write_text(chart(earlier["samples"], title(earlier)))
+        return
 
     root = Path(tempfile.mkdtemp(prefix="arena-soak-")) if args.keep is None else args.keep
     root.mkdir(parents=True, exist_ok=True)
@@ -514,7 +530,8 @@ def main() -> None:
                 break
             if played >= next_sample:
                 home, standings = reader.take()
-                samples.append(sampler.sample(played + base, played, home, standings))
+                with uploads.held:  # between uploads: a check in the server holds a dozen descriptors meanwhile
+                    samples.append(sampler.sample(played + base, played, home, standings))
                 next_sample = (played // args.sample_every + 1) * args.sample_every
             if not killed and progress(played) >= 1 / 3:
                 killed = True
@@ -554,8 +571,7 @@ def main() -> None:
         "samples": samples,
     }
     if args.svg is not None:
-        args.svg.write_text(chart(samples, f"arena serve soak: {played} matches in {seconds / 60:.0f} min, "
-                                           f"{uploads.n} uploads, restart and worker kill marked by a new life"))
+        args.svg.write_text(chart(samples, title(result)))
     print(json.dumps(result, indent=1))
     if args.keep is None:
         shutil.rmtree(root, ignore_errors=True)

@@ -122,8 +122,9 @@ class LocalPool:
                 self._stop()
 
     def close(self) -> None:
-        pool, self._pool, self._workers = self._pool, None, []
+        pool, self._pool, workers, self._workers = self._pool, None, self._workers, []
         if pool is not None:
+            _unlock_if_lost(pool, workers)
             pool.close()
             with _stragglers_killed(pool):
                 pool.join()
@@ -156,8 +157,9 @@ class LocalPool:
     def _stop(self) -> None:
         """Kill the workers and what they play; the next batch starts a new pool."""
         # The old workers go with their pool: a process object holds a descriptor (its sentinel) until collected.
-        pool, self._pool, self._workers = self._pool, None, []
+        pool, self._pool, workers, self._workers = self._pool, None, self._workers, []
         if pool is not None:
+            _unlock_if_lost(pool, workers)
             with stop_signals_held(), _stragglers_killed(pool):
                 pool.terminate()
                 pool.join()
@@ -264,6 +266,23 @@ def stop_signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _unlock_if_lost(pool: multiprocessing.pool.Pool, workers: Sequence[multiprocessing.process.BaseProcess]) -> None:
+    """If a worker died, release the lock on the pool's task queue that it may have died holding (an idle worker
+    waits for its next task holding it): ``terminate`` and ``join`` take that lock, and would wait for it forever
+    (tested: a league server whose idle worker was killed -9 never stopped). A lock may be released by any process;
+    if a live worker held it instead, it is being killed with its pool anyway."""
+    if not any(worker.exitcode is not None for worker in workers):
+        return
+    lock = pool._inqueue._rlock  # type: ignore[attr-defined]  # the pool keeps no public handle on its queue
+    if lock.acquire(block=False):
+        lock.release()  # nobody held it
+        return
+    try:
+        lock.release()
+    except ValueError:
+        pass  # its holder let it go meanwhile
 
 
 @contextmanager

@@ -2,7 +2,9 @@
 
 The runner makes itself a child subreaper, so a bot's double-forked daemons are reparented to us rather than to
 init. Such orphans -- and the namespace's init under bwrap, once bwrap itself is gone -- become our children; we
-reap exactly those we killed (:data:`ORPHANS`), never another child of ours (a multiprocessing helper, say).
+reap exactly those we killed (:data:`ORPHANS`), never another child of ours (a multiprocessing helper, say). A
+process of ours that dies with sandboxes running (a match worker killed -9) hands them to us too: they die with it,
+and :func:`reap_adopted` reaps them, told from our own launches (:data:`LAUNCHED`) by what they are.
 """
 
 from __future__ import annotations
