@@ -253,7 +253,9 @@ class Sampler:
         sandboxes = [p for p, info in stats.items() if info.name in ("bwrap", "sh", "bash") and info.session == p
                      and info.running and not procfs.namespace_init(p)  # an init whose bwrap is gone: a kill
                      and getattr(stats.get(info.ppid), "name", "").startswith("python")]
-        in_sandboxes = {q for box in sandboxes for q in procfs.descendants(box)}
+        # The server's own processes: itself and its Python children (the match workers, multiprocessing's resource
+        # tracker); everything else under it is a bot's.
+        host = [pid, *(c for c in procfs.children(pid) if getattr(stats.get(c), "name", "").startswith("python"))]
         leases, held = uid_leases(set(pids)), cgroups_held(set(pids))
         zombies = {(z, info.start_time) for z in pids if (info := procfs.stat(z)) is not None and info.state == "Z"}
         persistent = zombies & self.seen_zombies  # outlived a whole window of matches: left behind
@@ -271,7 +273,7 @@ class Sampler:
             "threads": status_field(pid, "Threads"),
             "processes": len(pids),
             "sandboxes": len(sandboxes),
-            "host_processes": len(set(pids) - in_sandboxes),
+            "host_processes": len(host),
             "zombies": len(persistent),
             "uid_leases": leases,
             "cgroups": held,

@@ -30,10 +30,11 @@ def test_a_short_soak_holds_flat(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr[-3000:]
     result = json.loads(ran.stdout)
     # Every path was driven: each kind of upload got its answer, the worker was killed, the server restarted.
-    answers = result["uploads"]["answers"]
-    assert set(answers["good"]) == {"201"} and set(answers["stderr_flood"]) == {"201"}, answers
-    for kind in ("crash_at_hello", "build_fails", "never_ready"):
-        assert set(answers.get(kind, {})) <= {"422"}, answers
+    answers = result["uploads"]["answers"]  # kind -> {status: count}; how many are sent depends on the load
+    assert {"good", "crash_at_hello"} <= set(answers), answers
+    for kind, codes in answers.items():
+        wanted = {"201"} if kind in ("good", "stderr_flood", "new_version") else {"422"}
+        assert set(codes) == wanted, answers
     assert [event["event"] for event in result["events"]] == ["worker killed -9", "restart"]
     restart = result["events"][1]
     assert restart["lost_matches"] == 0 and restart["lost_versions"] == []

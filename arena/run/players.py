@@ -163,6 +163,7 @@ class LocalPool:
             with stop_signals_held(), _stragglers_killed(pool):
                 pool.terminate()
                 pool.join()
+                _release(pool, [*workers, *getattr(pool, "_pool", ())])
                 # A worker ended mid-match leaves its sandboxes to us (a subreaper); they die with it, and are
                 # zombies here until reaped.
                 reaper.reap_adopted()
@@ -283,6 +284,20 @@ def _unlock_if_lost(pool: multiprocessing.pool.Pool, workers: Sequence[multiproc
         lock.release()
     except ValueError:
         pass  # its holder let it go meanwhile
+
+
+def _release(pool: multiprocessing.pool.Pool, workers: Sequence[multiprocessing.process.BaseProcess]) -> None:
+    """Close a stopped pool's pipes and its workers' sentinels now: a stop on an error keeps the pool referenced
+    from the error's traceback for a while, and its 11 descriptors with it (the soak saw them held for minutes)."""
+    for worker in workers:
+        try:
+            worker.close()
+        except ValueError:
+            pass  # still running: a straggler that its kill has not ended yet keeps its sentinel
+    for name in ("_inqueue", "_outqueue", "_change_notifier"):
+        queue_ = getattr(pool, name, None)
+        if queue_ is not None:
+            queue_.close()
 
 
 @contextmanager
