@@ -45,8 +45,12 @@ def test_a_short_soak_holds_flat(tmp_path: Path) -> None:
     assert result["fit"]["lives"], f"too few samples to fit a slope: {len(samples)}"
     for life, fitted in result["fit"]["lives"].items():
         series = fitted["series"]
-        for key in ("fds", "threads", "host_processes", "zombies", "leases_extra", "cgroups_extra"):
+        for key in ("threads", "host_processes", "zombies", "leases_extra", "cgroups_extra"):
             assert series[key]["flat"], (life, key, series[key], [s[key] for s in samples])
+        # Descriptors move by a few with what is open at the moment (the reader's connections, a site publish), and
+        # a short life fits a change of 4-5 from that alone (measured: 4.4 in a 100 s run at load 25); a leak of
+        # one per match exceeds 8 once a life plays 9 matches after its warm-up.
+        assert abs(series["fds"]["change"]) <= 8, (life, series["fds"], [s["fds"] for s in samples])
         # The store grows by a bounded amount per match: tens of KB (docs/SERVER.md), not megabytes.
         assert series["store_bytes"]["bytes_per_match"] < 200_000, series["store_bytes"]
     assert (tmp_path / "soak.svg").read_text().startswith("<svg")
