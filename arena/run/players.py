@@ -86,7 +86,12 @@ class LocalPool:
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
         if not jobs:
             return
-        pool = self._start(min(self.workers, len(jobs)))
+        size = min(self.workers, len(jobs))
+        if self._pool is not None and size > len(self._workers):
+            # Started for a short batch (the first after a start or an error may hold a single match): grown, or
+            # the league would play on that one worker for good (the soak saw it play on 1 of 2 after a worker died).
+            self.close()
+        pool = self._start(size)
         deals = DealQueue(jobs, self.one_per_deal, self.workers)
         back: queue.SimpleQueue[JobResult | BaseException] = queue.SimpleQueue()
         in_flight: dict[int, MatchJob] = {}

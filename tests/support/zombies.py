@@ -14,6 +14,7 @@ import multiprocessing.process
 import os
 import subprocess
 import time
+from typing import Any
 
 from arena import procfs
 from arena.sandbox import reaper
@@ -32,9 +33,16 @@ def zombies_under(root: int) -> list[int]:
 
 def _owned() -> set[int]:
     """The pids a process object of this process will wait for (it owns their exit status)."""
-    pids = {obj.pid for obj in gc.get_objects()
-            if isinstance(obj, subprocess.Popen | multiprocessing.process.BaseProcess) and obj.pid is not None}
+    pids = {pid for obj in gc.get_objects()
+            if isinstance(obj, subprocess.Popen | multiprocessing.process.BaseProcess) and (pid := _pid(obj)) is not None}
     return pids | reaper.LAUNCHED | reaper.ORPHANS.pids
+
+
+def _pid(process: subprocess.Popen[Any] | multiprocessing.process.BaseProcess) -> int | None:
+    try:
+        return process.pid
+    except ValueError:
+        return None  # a closed process object (a stopped pool closes its workers'): it waits for nothing
 
 
 def reap_unowned() -> list[int]:
