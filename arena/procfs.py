@@ -120,6 +120,34 @@ def all_pids() -> list[int]:
     return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
 
 
+def children(pid: int | None = None) -> list[int]:
+    """The child processes of ``pid`` (default: this process), from each of its threads' lists: orphans reparented
+    to a subreaper are listed under one of its threads."""
+    pid = os.getpid() if pid is None else pid
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found.extend(int(child) for child in handle.read().split())
+        except OSError:
+            continue  # a thread that ended meanwhile
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it (zombies included), by :func:`children`."""
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children(pid))
+    return found
+
+
 def uid_of(pid: int) -> int | None:
     """The real uid of a live (non-zombie) process, or None."""
     try:

@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from arena import procfs
+from tests.support import zombies
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,6 +42,24 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
         return (yield)
     finally:
         sys.dont_write_bytecode = previous
+
+
+# -- zombies: none left by any test -------------------------------------------------------------------------------
+
+@pytest.fixture(autouse=True)
+def _orphans_reaped() -> Iterator[None]:
+    """After each test, reap what its killed runners left to this process, a subreaper (tests/support/zombies.py)."""
+    yield
+    zombies.reap_unowned()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_zombie_at_the_end() -> Iterator[None]:
+    """The session ends with no zombie child: one left now is a child that its owner never waited for (a test's
+    Popen, or a sandbox arena failed to reap), since the orphans of killed runners are reaped after each test."""
+    yield
+    left = zombies.left_at_the_end()
+    assert not left, f"zombie children left at the end of the session: {[procfs.stat(pid) for pid in left]}"
 
 
 # -- fixtures several test modules use ---------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from arena import procfs
 from arena.run.cluster import ClusterError, ClusterStats, Connection, SchedulerLost, say
 from arena.run.dispatch import ChainQueue, DealQueue
 from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_jobs, worker_started
+from arena.sandbox import reaper
 
 TICK_S = 0.5
 """How often a waiting player calls its ``tick``: a league's stop is seen within this."""
@@ -43,6 +44,10 @@ STOP_GRACE_S = 10.0
 """A pool worker still alive this long after a stop began is killed (a backstop: SIGTERM kills them at once)."""
 
 Tick = Callable[[], None]
+
+
+class WorkerLost(RuntimeError):
+    """A local pool's worker died mid-batch (see :meth:`LocalPool._check_workers`)."""
 
 
 class Player(Protocol):
@@ -104,6 +109,7 @@ class LocalPool:
         self.one_per_deal = one_per_deal
         """False only to measure what the deal exclusion costs (bench/serial.py) or to show that its test fails."""
         self._pool: multiprocessing.pool.Pool | None = None
+        self._workers: list[multiprocessing.process.BaseProcess] = []
 
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
         if not jobs:
@@ -117,7 +123,12 @@ class LocalPool:
             for job in jobs:
                 by_chain.setdefault(job.chain.chain if job.chain else -1, []).append(job)
             units = ChainQueue([tuple(chain) for chain in by_chain.values()])  # each in schedule order already
-        pool = self._start(min(self.workers, len(units)))
+        size = min(self.workers, len(units))
+        if self._pool is not None and size > len(self._workers):
+            # Started for a short batch (the first after a start or an error may hold a single match): grown, or
+            # the league would play on that one worker for good (the soak saw it play on 1 of 2 after a worker died).
+            self.close()
+        pool = self._start(size)
         back: queue.SimpleQueue[list[JobResult] | BaseException] = queue.SimpleQueue()
         in_flight: dict[int, tuple[MatchJob, ...]] = {}
 
@@ -138,6 +149,7 @@ class LocalPool:
                         results = back.get(timeout=TICK_S)
                         break
                     except queue.Empty:
+                        self._check_workers()
                         tick()
                 if isinstance(results, BaseException):
                     raise results
@@ -153,11 +165,13 @@ class LocalPool:
                 self._stop()
 
     def close(self) -> None:
-        pool, self._pool = self._pool, None
+        pool, self._pool, workers, self._workers = self._pool, None, self._workers, []
         if pool is not None:
+            _unlock_if_lost(pool, workers)
             pool.close()
             with _stragglers_killed(pool):
                 pool.join()
+            reaper.reap_adopted()
 
     def _start(self, processes: int) -> multiprocessing.pool.Pool:
         if self._pool is None:
@@ -169,17 +183,33 @@ class LocalPool:
                 with sigint_ignored_by_new_processes():
                     self._pool = multiprocessing.get_context("spawn").Pool(
                         processes, initializer=worker_started, initargs=(os.getpid(),))
+                self._workers = list(getattr(self._pool, "_pool", ()))  # the pool keeps no public list
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came meanwhile is raised here
         return self._pool
 
+    def _check_workers(self) -> None:
+        """Raise :class:`WorkerLost` if a worker died (killed -9, or by the OOM killer): the pool starts another,
+        but the job it held never comes back, and the batch would wait for it forever. The batch stops instead
+        (the pool with it); its matches not yet stored stay pending for the next one."""
+        for worker in self._workers:
+            if worker.exitcode is not None:
+                raise WorkerLost(f"a match worker (pid {worker.pid}) died with status {worker.exitcode}: the "
+                                 "matches in flight are played again")
+
     def _stop(self) -> None:
         """Kill the workers and what they play; the next batch starts a new pool."""
-        pool, self._pool = self._pool, None
+        # The old workers go with their pool: a process object holds a descriptor (its sentinel) until collected.
+        pool, self._pool, workers, self._workers = self._pool, None, self._workers, []
         if pool is not None:
+            _unlock_if_lost(pool, workers)
             with stop_signals_held(), _stragglers_killed(pool):
                 pool.terminate()
                 pool.join()
+                _release(pool, [*workers, *getattr(pool, "_pool", ())])
+                # A worker ended mid-match leaves its sandboxes to us (a subreaper); they die with it, and are
+                # zombies here until reaped.
+                reaper.reap_adopted()
 
 
 class DaskCluster:
@@ -271,6 +301,37 @@ def stop_signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _unlock_if_lost(pool: multiprocessing.pool.Pool, workers: Sequence[multiprocessing.process.BaseProcess]) -> None:
+    """If a worker died, release the lock on the pool's task queue that it may have died holding (an idle worker
+    waits for its next task holding it): ``terminate`` and ``join`` take that lock, and would wait for it forever
+    (tested: a league server whose idle worker was killed -9 never stopped). A lock may be released by any process;
+    if a live worker held it instead, it is being killed with its pool anyway."""
+    if not any(worker.exitcode is not None for worker in workers):
+        return
+    lock = pool._inqueue._rlock  # type: ignore[attr-defined]  # the pool keeps no public handle on its queue
+    if lock.acquire(block=False):
+        lock.release()  # nobody held it
+        return
+    try:
+        lock.release()
+    except ValueError:
+        pass  # its holder let it go meanwhile
+
+
+def _release(pool: multiprocessing.pool.Pool, workers: Sequence[multiprocessing.process.BaseProcess]) -> None:
+    """Close a stopped pool's pipes and its workers' sentinels now: a stop on an error keeps the pool referenced
+    from the error's traceback for a while, and its 11 descriptors with it (the soak saw them held for minutes)."""
+    for worker in workers:
+        try:
+            worker.close()
+        except ValueError:
+            pass  # still running: a straggler that its kill has not ended yet keeps its sentinel
+    for name in ("_inqueue", "_outqueue", "_change_notifier"):
+        queue_ = getattr(pool, name, None)
+        if queue_ is not None:
+            queue_.close()
 
 
 @contextmanager

@@ -8,6 +8,7 @@ the probe leaves that directory behind, so the next probe first sweeps those of 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from arena import procfs
-from arena.sandbox import SandboxLimits
+from arena.sandbox import SandboxLimits, reaper
 from arena.sandbox.common import (
     BOT_DIR,
     PROTOCOL_DIR,
@@ -184,6 +185,22 @@ ORPHAN_SWEEPS = Every(2.0)
 processes, 50-100 ms with 2,000)."""
 
 
+def _reap_probe_init(info_read: int) -> None:
+    """Reap the probe's namespace init, named by bwrap's --info-fd (closed here). bwrap exits once its child reports
+    the command's status, without waiting for that init: to a subreaper (every runner of bots is one) the init
+    comes back as a child, a zombie until reaped -- one per process that probed, pool workers included, which
+    their parent inherits when they end."""
+    with os.fdopen(info_read, "rb") as info:
+        try:
+            init = int(json.loads(info.read())["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            return  # bwrap failed before it made the namespace: nothing to reap
+    if getattr(procfs.stat(init), "ppid", None) == os.getpid():  # ours: not reaped, so not a reused pid
+        reaper.kill(init)
+        reaper.ORPHANS.adopt(init)
+        reaper.ORPHANS.wait()
+
+
 @lru_cache(maxsize=1)
 def bwrap_status() -> tuple[bool, str]:
     """Whether bwrap can run a bot here exactly as the ``process`` backend would, and why not."""
@@ -198,13 +215,17 @@ def bwrap_status() -> tuple[bool, str]:
     sweep_orphan_inits()
     with tempfile.TemporaryDirectory(prefix=f"{PROBE_PREFIX}{os.getpid()}-") as probe:
         os.chmod(probe, 0o755)
+        info_read, info_write = os.pipe()
         command = bwrap_command(Path(probe), [BASH, "-c", "test -w /tmp && test -r /bot && echo ok"],
-                                SandboxLimits(), UID_BASE + UID_COUNT - 1 if root else None)
+                                SandboxLimits(), UID_BASE + UID_COUNT - 1 if root else None, info_write)
         try:
             done = subprocess.run(command, capture_output=True, timeout=20, env={"PATH": SYSTEM_PATH},
-                                  stdin=subprocess.DEVNULL, check=False)
+                                  stdin=subprocess.DEVNULL, check=False, pass_fds=(info_write,))
         except (OSError, subprocess.TimeoutExpired) as error:
             return False, f"bwrap did not run: {error}"
+        finally:
+            os.close(info_write)
+            _reap_probe_init(info_read)
     if done.returncode != 0 or done.stdout.strip() != b"ok":
         err = done.stderr.decode(errors="replace").strip().splitlines()
         return False, f"bwrap fails here: {err[-1] if err else f'status {done.returncode}'}"

@@ -233,6 +233,7 @@ class ProcessBot(BotProcess):
             else:
                 reaper.kill_tree(self._group, self.marker)  # no cgroup names a plain bot's escaped daemons
             self.popen.wait()
+            reaper.LAUNCHED.discard(self.pid)
             self._exit = exit_before or self._describe(self.popen.returncode)
             if self.isolated and self.launch.ns_init is None:
                 self._kill_unreported_init()
@@ -410,6 +411,7 @@ class ProcessSandbox(Sandbox):
             if self.isolated:
                 raise SandboxError(f"cannot start bwrap: {error}") from error
             return FailedBot(f"could not start {' '.join(bot.command)!r}: {error.strerror or error}")
+        reaper.LAUNCHED.add(popen.pid)  # before it leaves the gate: reap_adopted leaves it to us
         for fd in (info_write, in_read, out_write, gate_read, filter_fd):
             if fd >= 0:
                 os.close(fd)
@@ -420,6 +422,7 @@ class ProcessSandbox(Sandbox):
             # failure, with its cause. The child never passed the gate.
             reaper.kill_group(popen.pid)
             popen.wait()
+            reaper.LAUNCHED.discard(popen.pid)
             assert popen.stderr is not None
             popen.stderr.close()
             self._cleanup(lease, cgroup, scratch, view, info_read, in_write, out_read, gate_write)
@@ -440,6 +443,7 @@ class ProcessSandbox(Sandbox):
             cgroups.sweep_stale(self.cgroups)
         elif self.isolated:
             sweep_orphan_inits()
+        reaper.reap_adopted()  # what the sweeps killed is ours to reap when its runner was our child
         if self.views:
             views.sweep_stale()  # after the inits: a dead runner's sandboxes held its mounts
 

@@ -2,7 +2,9 @@
 
 The runner makes itself a child subreaper, so a bot's double-forked daemons are reparented to us rather than to
 init. Such orphans -- and the namespace's init under bwrap, once bwrap itself is gone -- become our children; we
-reap exactly those we killed (:data:`ORPHANS`), never another child of ours (a multiprocessing helper, say).
+reap exactly those we killed (:data:`ORPHANS`), never another child of ours (a multiprocessing helper, say). A
+process of ours that dies with sandboxes running (a match worker killed -9) hands them to us too: they die with it,
+and :func:`reap_adopted` reaps them, told from our own launches (:data:`LAUNCHED`) by what they are.
 """
 
 from __future__ import annotations
@@ -77,6 +79,32 @@ class Orphans:
 
 
 ORPHANS = Orphans()
+
+LAUNCHED: set[int] = set()
+"""The pids of the sandboxes this process started (a bot's gate shell, then its bwrap) and has not reaped yet:
+their parent's to wait for, never :func:`reap_adopted`'s. Added before a launch leaves its gate, removed once
+reaped."""
+
+SANDBOX_NAMES = frozenset({"bwrap", "sh", "bash"})
+"""What a sandbox's own processes are called: its gate shell, bwrap outside and the namespace's init."""
+
+
+def reap_adopted() -> int:
+    """Kill and reap the sandboxes of another process of ours that died (a match worker killed -9 or ended by a
+    pool's terminate) and that the kernel reparented to us, a subreaper; the number reaped.
+
+    Such a sandbox's gate or bwrap was its starter's child: it is a session leader (every launch starts one) that
+    is neither in :data:`LAUNCHED` nor anyone else's here. It dies by itself (bwrap's ``--die-with-parent``, a gate
+    whose pipe closed) or of our kill, and is then a zombie that nothing else would ever reap."""
+    me = os.getpid()
+    found = [pid for pid in procfs.children(me) if pid not in LAUNCHED
+             and (info := procfs.stat(pid)) is not None and info.ppid == me and info.name in SANDBOX_NAMES
+             and info.session == pid]
+    for pid in found:
+        kill(pid)
+    ORPHANS.adopt(*found)
+    ORPHANS.wait()
+    return sum(pid not in ORPHANS.pids for pid in found)
 
 
 def kill(pid: int) -> None:

@@ -1,0 +1,105 @@
+"""No zombie is left by any path that starts processes (issue 44): the bwrap probe, a failing check, a failing build,
+a match with a crashing bot in this process, and a real ``arena serve`` that rejects uploads and plays its league
+through a worker killed with -9. Zombies are counted from /proc (state Z, by parent pid) before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import httpx
+import pytest
+
+from arena import procfs
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import play_match
+from arena.registry.check import check_bot
+from arena.registry.client import pack
+from arena.sandbox.bwrap import bwrap_status
+from arena.sandbox.process import ProcessSandbox
+from tests.support.server import SAMPLES, Server, free_port, make_bot
+from tests.support.zombies import settled, zombies, zombies_under
+
+pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
+
+CRASH_AT_HELLO = "import sys\nsys.exit(3)\n"
+CRASH_AT_TURN = """\
+import json, sys
+for line in sys.stdin:
+    if json.loads(line)["type"] == "hello":
+        print(json.dumps({"type": "ready"}), flush=True)
+    else:
+        raise SystemExit("fell over at the first turn")
+"""
+
+
+def failing_build(where: Path, name: str) -> Path:
+    bot = make_bot(where, name, code="print(1)\n")
+    (bot / "bot.yaml").write_text(f"name: {name}\ncommand: python3 bot.py\nbuild: sh -c 'echo nope >&2; exit 2'\n")
+    return bot
+
+
+def test_the_bwrap_probe_reaps_its_namespace_init() -> None:
+    ProcessSandbox()  # a subreaper, as every runner of bots is: the probe's init comes back to it
+    before = zombies()
+    assert bwrap_status.__wrapped__()[0]
+    assert zombies() == before
+
+
+def test_a_failing_check_a_failing_build_and_a_crash_in_a_match_leave_no_zombie(tmp_path: Path) -> None:
+    sandbox = ProcessSandbox(isolate=True)
+    before = zombies()
+    crash = check_bot(make_bot(tmp_path, "crasher", code=CRASH_AT_HELLO), sandbox)
+    assert [step.ok for step in crash.steps if step.name == "hello"] == [False]
+    assert zombies() == before
+    built = check_bot(failing_build(tmp_path, "unbuilt"), sandbox)
+    assert [step.ok for step in built.steps if step.name == "build"] == [False]
+    assert zombies() == before
+    faller = load_bot(make_bot(tmp_path, "faller", code=CRASH_AT_TURN))
+    result = play_match([load_bot(SAMPLES / "greedy"), faller], 1, sandbox, Rules(threshold=30),
+                        Limits(hello_ms=60_000, move_ms=60_000, bank_ms=0))
+    assert result.players[1].fault is not None
+    assert zombies() == before
+
+
+def match_workers(server: int) -> list[int]:
+    """The server's match workers: its children that multiprocessing spawned (not its resource tracker)."""
+    return [pid for pid in procfs.children(server) if b"spawn_main" in procfs.command_line(pid)]
+
+
+def done(server: Server) -> int:
+    return int(httpx.get(f"{server.url}/api/league", timeout=30).json()["matches"].get("done", 0))
+
+
+@pytest.mark.slow
+def test_a_server_that_rejects_uploads_and_loses_a_worker_leaves_no_zombie(tmp_path: Path) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text(f"league: {{name: z, bots: ['registry:*', {SAMPLES / 'greedy'}, {SAMPLES / 'random'}], "
+                      "players: 2, seed: 3, rules: {threshold: 30}, workers: 2}\n")
+    with Server(tmp_path, config, tmp_path / "arena.db", free_port()).running() as server:
+        assert server.process is not None
+        pid = server.process.pid
+        token = server.add_author("zoe")
+        for bot in (make_bot(tmp_path / "up", "crasher", code=CRASH_AT_HELLO), failing_build(tmp_path / "up", "unbuilt")):
+            reply = server.upload(token, pack(bot))
+            assert reply.status_code == 422, reply.text
+        server.wait_for("a few league matches", lambda: done(server) >= 4, 120)
+        [victim, *_] = match_workers(pid)
+        os.kill(victim, signal.SIGKILL)
+        # The batch that lost the worker stops, and the league goes on with a new pool: without that it would wait
+        # for the lost match forever.
+        server.wait_for("the killed worker to be replaced", lambda: victim not in procfs.children(pid), 60)
+        after_kill = done(server)
+        server.wait_for("matches after the worker's death", lambda: done(server) >= after_kill + 4, 120)
+        # A bot that has just exited is a zombie until its match reaps it: only one that outlives every match in
+        # flight now (at most one per worker) is left behind.
+        seen = {(z, procfs.stat(z)) for z in zombies_under(pid)}
+        now = done(server)
+        server.wait_for("the matches in flight to end", lambda: done(server) >= now + 3, 120)
+        assert settled(pid) == []
+        left = [(z, info) for z, info in seen if info is not None and procfs.stat(z) == info]
+        assert left == []
