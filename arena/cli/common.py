@@ -162,7 +162,7 @@ def interrupted_while_loading() -> NoReturn:
     os._exit(ExitCode.FAILED)
 
 
-EXTRAS = {"server": ("starlette", "uvicorn"), "cluster": ("distributed",)}
+EXTRAS = {"server": ("starlette", "uvicorn", "prometheus_client"), "cluster": ("distributed",)}
 """The modules each optional extra of pyproject.toml brings, as the commands that need them import them."""
 
 

@@ -46,13 +46,14 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.check import check_bot
 from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
-from arena.server import authorpage, play
+from arena.server import authorpage, metrics, play
 from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
 from arena.server.config import ServeConfig
 from arena.server.guard import SecurityHeaders
 from arena.server.intake import Checker, Intake, IntakeSettings, Reply
+from arena.server.metrics import Metrics, RequestMetrics
 from arena.server.pages import environment, form_page, render
 from arena.server.public import league_href, publish
 from arena.server.sessions import CSRF_COOKIE, LoginGate, Sessions, csrf_ok
@@ -98,6 +99,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     settings.scratch.mkdir(parents=True, exist_ok=True)
     settings.site_dir.mkdir(parents=True, exist_ok=True)
     registry = Registry(config.league.registry)
+    meters = Metrics()
     app = Starlette(routes=[
         Route("/", home),
         Route("/api/bots", post_bot, methods=["POST"]),
@@ -109,8 +111,9 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         Route("/upload", post_upload, methods=["POST"]),
         *authorpage.ROUTES,
         *play.ROUTES,
+        *metrics.ROUTES,
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
-    ], lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
+    ], lifespan=lifespan, middleware=[Middleware(RequestMetrics, metrics=meters), Middleware(SecurityHeaders)],
         exception_handlers={ClientDisconnect: cut_off})
     intake_settings = IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
                                      sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
@@ -126,6 +129,9 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         registry=registry, views=views, sessions=Sessions(), logins=LoginGate(config.logins),
         templates=environment(),
         scratch=settings.scratch, cap=config.max_upload_bytes, run_league=settings.run_league)
+    app.state.metrics = meters
+    app.state.league_thread = None
+    meters.watch(app.state.server, lambda: app.state.league_thread)
     return app
 
 
@@ -157,6 +163,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     if server.run_league:
         thread = threading.Thread(target=server.league.run, args=(stop,), name=f"league-{server.name}", daemon=True)
         thread.start()
+    app.state.league_thread = thread  # /readyz and /metrics look at it
     try:
         yield
     finally:

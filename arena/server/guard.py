@@ -271,11 +271,14 @@ def raise_descriptor_limit() -> int:
     return soft
 
 
-def run(app: ASGIApp, host: str, port: int, limits: ConnectionLimits) -> None:
+def run(app: ASGIApp, host: str, port: int, limits: ConnectionLimits, own_logs: bool = False,
+        count_connections: Callable[[Callable[[], int]], None] | None = None) -> None:
     """Serve ``app`` with uvicorn under ``limits``, its logs rate-limited, until SIGINT or SIGTERM.
 
     The connection cap stays below the descriptor limit (with room for the store, the league's pipes and the
-    sandboxes): past the limit, accept() fails and the loop cannot even refuse politely."""
+    sandboxes): past the limit, accept() fails and the loop cannot even refuse politely. ``own_logs``: uvicorn's
+    records go to the root logger's handlers (as configured by :mod:`arena.server.logs`) instead of its own.
+    ``count_connections`` is given how to count the open connections (for ``/metrics``)."""
     import uvicorn
 
     soft = raise_descriptor_limit()
@@ -286,6 +289,10 @@ def run(app: ASGIApp, host: str, port: int, limits: ConnectionLimits) -> None:
     # backlog: asyncio accepts up to this many connections at a time before any protocol sees one (uvicorn's
     # default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst before the cap could act).
     config = uvicorn.Config(app, host=host, port=port, log_level="info", http=guarded_protocol(
-        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG)
+        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG,
+        log_config=None if own_logs else uvicorn.config.LOGGING_CONFIG)
     rate_limit_logs()
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+    if count_connections is not None:
+        count_connections(lambda: len(server.server_state.connections))
+    server.run()
