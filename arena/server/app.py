@@ -16,7 +16,9 @@ Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /
 ``GET /me`` with ``/me/login`` and ``/me/logout`` (the same for a person in a browser,
 :mod:`arena.server.authorpage`; with ``/api/me`` the only places that show stderr, and only the author's own),
 ``GET``/``POST /upload`` (the upload page for people, with a double-submit CSRF cookie), ``GET /`` (standings
-that refresh themselves), ``/site/`` (the static site, without stderr).
+that refresh themselves), ``/site/`` (the static site, without stderr). The JSON API is at ``/api/v1/...`` too, with
+its OpenAPI document (:mod:`arena.server.openapi`); ``/healthz``, ``/readyz`` and ``/metrics`` are the operator's
+(:mod:`arena.server.metrics`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from arena.server.config import ServeConfig
 from arena.server.guard import SecurityHeaders
 from arena.server.intake import Checker, Intake, IntakeSettings, Reply
 from arena.server.metrics import Metrics, RequestMetrics
+from arena.server.openapi import API, API_V1, get_openapi
 from arena.server.pages import environment, form_page, render
 from arena.server.public import league_href, publish
 from arena.server.sessions import CSRF_COOKIE, LoginGate, Sessions, csrf_ok
@@ -102,11 +105,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     meters = Metrics()
     app = Starlette(routes=[
         Route("/", home),
-        Route("/api/bots", post_bot, methods=["POST"]),
-        Route("/api/bots", get_bots, methods=["GET"]),
-        Route("/api/standings", get_standings),
-        Route("/api/league", get_league),
-        Route("/api/me", get_me),
+        *api_routes(API), *api_routes(API_V1),
         Route("/upload", get_upload, methods=["GET"]),
         Route("/upload", post_upload, methods=["POST"]),
         *authorpage.ROUTES,
@@ -133,6 +132,21 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     app.state.league_thread = None
     meters.watch(app.state.server, lambda: app.state.league_thread)
     return app
+
+
+def api_routes(prefix: str) -> list[Route]:
+    """The JSON API under ``prefix``: it is served at ``/api/v1`` and, for the clients written before that, at
+    ``/api`` (:mod:`arena.server.openapi` describes both)."""
+    return [Route(f"{prefix}/bots", bots, methods=["GET", "POST"]),
+            Route(f"{prefix}/standings", get_standings, methods=["GET"]),
+            Route(f"{prefix}/league", get_league, methods=["GET"]),
+            Route(f"{prefix}/me", get_me, methods=["GET"]),
+            Route(f"{prefix}/openapi.json", get_openapi, methods=["GET"])]
+
+
+async def bots(request: Request) -> Response:
+    """``/api/bots``: one route for both methods, so that any other gets ``405`` with ``Allow: GET, HEAD, POST``."""
+    return await (post_bot(request) if request.method == "POST" else get_bots(request))
 
 
 async def cut_off(request: Request, failure: Exception) -> Response:
