@@ -81,7 +81,7 @@ def interpreter_files() -> dict[str, Path]:
     multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
     files = {f"{LOCAL}/bin/{version}": Path(os.path.realpath(sys.executable))}
     library = sysconfig.get_config_var("INSTSONAME")
-    if library:
+    if library and (prefix / "lib" / library).is_file():  # a shared build (pyenv's); Debian's links it in
         files[f"/usr/lib/{multiarch}/{library}"] = prefix / "lib" / library
     stdlib = prefix / "lib" / version
     for path in sorted(stdlib.rglob("*")):
