@@ -178,7 +178,8 @@ def standings(store: Store, tid: int, truth: Sequence[float]) -> dict[str, Any]:
                 low <= true_rank[slot[line.bot_id]] <= high
                 for line, (low, high) in zip(table, (line["rank_interval_95"] for line in lines))) / len(table), 4),
             "rank_interval_width_median": sorted(widths)[len(widths) // 2],
-            "bots_sharing_rank_1": sum(line["shared_rank"] == "1=" for line in lines)}
+            "bots_that_could_be_first": sum(bool(line["rank_interval_95"]) and line["rank_interval_95"][0] == 1
+                                            for line in lines)}
 
 
 def league_batch(store: Store, tid: int, seed: int) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import statistics
 import tempfile
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from arena.run.config import LeagueConfig, load_config
 from arena.run.dispatch import DealQueue
 from arena.run.jobs import MatchJob
 from arena.run.league import League
-from arena.run.players import LocalPool, played
+from arena.run.players import LocalPool
 from arena.run.tournament import AllPending
 from arena.sandbox import SandboxLimits
 from arena.store import Store
@@ -85,7 +86,7 @@ def demo_once(work: Path, one_per_deal: bool) -> Played:
     config = load_config(ROOT / "tournaments" / "demo.yaml")
     store = Store(work / "demo.db")
     started = time.perf_counter()
-    with played(LocalPool(WORKERS, one_per_deal)) as pool:
+    with closing(LocalPool(WORKERS, one_per_deal)) as pool:
         report = loop.run(store, AllPending(config), pool)
     seconds = time.perf_counter() - started
     if report.failed or report.interrupted:
@@ -111,7 +112,7 @@ def league_once(work: Path, one_per_deal: bool, matches: int, groups: int) -> Pl
             stop.set()
 
     started = time.perf_counter()
-    with played(LocalPool(WORKERS, one_per_deal)) as pool:
+    with closing(LocalPool(WORKERS, one_per_deal)) as pool:
         report = loop.run(store, league, pool, on_result=enough, stop=stop)
     seconds = time.perf_counter() - started
     if report.failed:

@@ -16,7 +16,7 @@ slowest latency in milliseconds and how many failed. The attacks:
   add theirs; reported: the answers by status;
 - ``deep_build``: a build that leaves 1,100 nested directories, and a tar of 40,000 empty directories.
 
-The helpers (:class:`Probe`, :func:`start_server`, the attacks) are what tests/test_server_dos.py runs too.
+The helpers (:class:`Probe`, :func:`start_server`, the attacks) are what tests/server/test_server_dos.py runs too.
 Prints ONE JSON object; nothing here asserts on the numbers.
 
     python bench/server_dos.py [--seconds 14] [--connections 1100]
@@ -149,8 +149,29 @@ def start_server(root: Path, extra: str = "", open_files: int | None = None) -> 
         server.stop()
 
 
+class InThread:
+    """A loop (:meth:`_run`, until ``_stop`` is set) in a daemon thread between a ``with``'s start and end."""
+
+    _stop: threading.Event
+    _thread: threading.Thread | None
+    join_s = 60.0
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join(timeout=self.join_s)
+
+
 @dataclass
-class Probe:
+class Probe(InThread):
     """Sends GET / and GET /api/standings in turn, each on a new connection, from a thread, until stopped."""
 
     host: str
@@ -180,16 +201,6 @@ class Probe:
                     connection.close()
                 self.times[path].append((time.perf_counter() - started) * 1000)
             time.sleep(0.05)
-
-    def __enter__(self) -> Self:
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        assert self._thread is not None
-        self._thread.join(timeout=self.timeout + 5)
 
     def report(self) -> dict[str, Any]:
         found: dict[str, Any] = {}

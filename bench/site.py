@@ -23,6 +23,9 @@ Each build runs in a process of its own (spawned), so that its peak resident mem
 ``*_peak_rss_mb`` is the building process's, ``*_worker_rss_mb`` the largest of its worker processes' (a full
 build renders match pages in ``--workers`` of them).
 
+Page weight: ``match_page_kb_mean`` is a match page's own HTML, ``replay_assets_kb`` the replay's style and scripts
+that every match page loads once for the whole site (the card table's among them), ``site_mb_without_logs`` all of it.
+
 This is a measurement, not a test: numbers depend on the machine, so nothing here asserts on them.
 """
 
@@ -261,6 +264,11 @@ def main() -> None:
         match_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*")
                     if not path.name.endswith(".jsonl.gz")]
         index_kb = (site / "t" / "bench" / "matches" / "index.js").stat().st_size / 1024  # the search's index
+        # A match page's own bytes (its HTML and its data file), and the replay's scripts and style every match page
+        # loads once for the whole site (the card table's among them, when there is one).
+        pages_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*.html")]
+        replay_assets_kb = sum(path.stat().st_size for name in ("style.css", "replay.js", "cardtable.js")
+                               if (path := site / "assets" / name).exists()) / 1024
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
         "views": bool(logs) and not args.no_views, "view_cpu_ms_per_log": view_ms,
@@ -270,6 +278,8 @@ def main() -> None:
         "ms_per_page": round(1000 * report["seconds"] / report["pages"], 3), "site_mb": round(size / 2**20, 1),
         "site_mb_without_logs": round((size - logs_size) / 2**20, 1), "logs_mb": round(logs_size / 2**20, 1),
         "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1), "index_kb": round(index_kb, 1),
+        "match_page_kb_mean": round(sum(pages_kb) / max(1, len(pages_kb)), 2),
+        "replay_assets_kb": round(replay_assets_kb, 1),
         "added": args.add, "rebuild_seconds": again["seconds"], "rebuild_cpu_seconds": again["cpu_seconds"],
         "rebuild_peak_rss_mb": again["peak_rss_mb"],
         "rebuild_written": again["written"], "rebuild_removed": again["removed"],

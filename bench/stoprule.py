@@ -31,6 +31,7 @@ from arena.run.config import StopRule
 from arena.run.stoprule import decided, pair_test, round_of
 from arena.schedule import make_schedule
 from arena.stats.confidence import GroupPlace, confidence
+from arena.stats.display import shown
 
 STRENGTHS = (1.8, 0.9, 0.0, 0.0, -0.9)
 """True log strengths: bots 2 and 3 exactly equal; the other neighbours 0.9 apart (a head-to-head share of 71%,
@@ -66,17 +67,17 @@ def tournament(seed: int, stop: StopRule, strengths: tuple[float, ...]) -> dict[
         sure = confidence(results, ids)
         if decided(sure, test, bots) or number + 1 == repeats:
             break
-    labels = sure.shared_ranks(test=test)
+    view = shown(sure).by_bot()  # as arena standings shows them: apart when their rank intervals do not meet
     order = sure.order()
     truly = sorted(ids, key=lambda bot: -strengths[bot])
     wrong = shown_equal = 0
     for a, b in pairwise(truly):
         if strengths[a] == strengths[b]:
             continue
-        wrong += order.index(a) > order.index(b) and labels[a] != labels[b]
-        shown_equal += labels[a] == labels[b]
+        wrong += order.index(a) > order.index(b) and view[a].apart(view[b])
+        shown_equal += not view[a].apart(view[b])
     return {"matches": (number + 1) * per_round, "stopped_early": number + 1 < repeats,
-            "equal_shown_apart": labels[EQUAL[0]] != labels[EQUAL[1]],
+            "equal_shown_apart": view[EQUAL[0]].apart(view[EQUAL[1]]),
             "equal_decided_equal": sure.verdict(*sorted(EQUAL, key=order.index), test) == "equal",
             "unequal_pairs_wrong": wrong, "unequal_pairs_shown_equal": shown_equal}
 

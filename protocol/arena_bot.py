@@ -113,7 +113,15 @@ def log(*parts: object) -> None:
 
 
 class Bot:
-    """Override what you need. ``on_turn`` must return a move; everything else is for keeping track."""
+    """Override what you need. ``on_turn`` must return a move; everything else is for keeping track.
+
+    Set ``persistent = True`` to play several matches in one process (PROTOCOL.md, "Several matches per process"):
+    the same object then gets each match's ``hello`` in turn, so reset what belongs to one match in ``on_hello``
+    and keep in attributes what you learn about opponents across matches.
+    """
+
+    persistent = False
+    """Say so in ``ready``, and answer ``match_end`` with ``done``: the runner may send the next match's hello."""
 
     def on_hello(self, message: dict[str, Any]) -> None:
         self.seat: int = message["seat"]
@@ -130,10 +138,12 @@ class Bot:
         kind = message.get("type")
         if kind == "hello":
             self.on_hello(message)
-            return {"type": "ready"}
+            return {"type": "ready", "persistent": True} if self.persistent else {"type": "ready"}
         if kind == "turn":
             return self.on_turn(message)
         self.on_message(message)
+        if kind == "match_end" and self.persistent:
+            return {"type": "done"}
         return None
 
 
@@ -143,7 +153,7 @@ def messages(stream: BinaryIO) -> Iterator[dict[str, Any]]:
 
 
 def run(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """Play until the referee closes stdin."""
+    """Play until the referee closes stdin (after one match, or after several for a ``persistent`` bot)."""
     source = stdin or sys.stdin.buffer
     sink = stdout or sys.stdout.buffer
     for message in messages(source):

@@ -12,10 +12,14 @@ so one sandbox can set bits that another reads:
   bit; the receiver's non-blocking shared ``flock`` fails on exactly those;
 * **inotify opens** (:func:`inotify_watch`, :func:`inotify_send`, :func:`inotify_receive`): the receiver watches
   files for ``IN_OPEN``; the sender opens file ``i`` for each set bit;
-* **the page cache** (:func:`pagecache_send`, :func:`pagecache_receive`): not closed, and not only between
-  concurrent sandboxes: the sender reads page ``i`` of a rarely read file for each set bit, and a later receiver
-  times its reads of the same pages (bench/pagecache_channel.py measures it; docs/SECURITY.md, "What a bot can
-  learn").
+* **the page cache** (:func:`pagecache_send`, :func:`pagecache_receive`), not only between concurrent sandboxes:
+  the sender reads page ``i`` of a rarely read file for each set bit, and a later receiver times its reads of the
+  same pages; **the dentry cache** (:func:`dentry_send`, :func:`dentry_receive`), its weaker form: the sender looks
+  up name ``i`` (one that does not exist: a negative entry) and the receiver times its lookups. Both are closed by
+  private views (arena/sandbox/views.py); bench/pagecache_channel.py measures them (docs/SECURITY.md, "What a bot
+  can learn");
+* **the load** (:func:`load_send`, :func:`load_receive`), between two sandboxes running at the same time: the sender
+  keeps the cores busy or idle in time slots, the receiver counts how far it gets in each (bench/load_channel.py).
 
 This module imports only the standard library and reads nothing of arena, so a test bot embeds it as it is: its
 source is written into the bot's directory as ``channels.py`` (:func:`write_probe_bot`), whose command is
@@ -26,6 +30,7 @@ line on stdout, so a test can order the two sides exactly (the receiver reads on
   set until its stdin ends;
 * ``{"do": "watch", "channel": "inotify", "paths": [...]}`` answers ``{"watching": true}`` or ``{"refused": ...}``;
 * ``{"do": "receive", "channel": C, "nbytes": N, ...}`` answers ``{"got": hex}`` or ``{"refused": errno}``;
+* ``{"do": "stat", "paths": [...]}`` answers ``{"devices": [...]}``, each path's ``st_dev`` (its filesystem);
 * ``{"do": "probe"}`` answers what the sandbox lets a bot do: ``{"io_uring_setup": errno or 0, "proc_locks":
   lines, "proc_locks_errno": errno or 0}``.
 
@@ -179,6 +184,63 @@ def pagecache_receive(pages: list[list[Any]], nbytes: int, threshold_ns: int) ->
     return from_bits([index for index, spent in enumerate(times) if spent < threshold_ns], nbytes), times
 
 
+def dentry_send(names: list[str], message: bytes) -> None:
+    """Look up ``names[i]`` for each set bit ``i`` (names that do not exist: the kernel remembers the miss)."""
+    for index in set_bits(message):
+        try:
+            os.stat(names[index])
+        except OSError:
+            pass
+
+
+def dentry_receive(names: list[str], nbytes: int) -> list[int]:
+    """The time of one lookup of each name: a remembered one answers sooner than one that reads the directory."""
+    times = []
+    for name in names[:nbytes * 8]:
+        start = time.perf_counter_ns()
+        try:
+            os.stat(name)
+        except OSError:
+            pass
+        times.append(time.perf_counter_ns() - start)
+    return times
+
+
+def load_send(message: bytes, start_ns: int, slot_ns: int, spinners: int) -> None:
+    """From ``start_ns`` (CLOCK_MONOTONIC, the same clock in every sandbox), one slot of ``slot_ns`` per bit: busy
+    in ``spinners`` processes through a set bit's slot, asleep through a clear one's."""
+    bits = [message[index // 8] >> (index % 8) & 1 for index in range(len(message) * 8)]
+    children = []
+    for _ in range(spinners):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for index, bit in enumerate(bits):
+                    end = start_ns + (index + 1) * slot_ns
+                    if bit:
+                        while time.monotonic_ns() < end:
+                            pass
+                    else:
+                        time.sleep(max(0.0, (end - time.monotonic_ns()) / 1e9))
+            finally:
+                os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
+def load_receive(nbytes: int, start_ns: int, slot_ns: int) -> list[int]:
+    """How far this process got in each slot (loop turns): a busy machine gives it fewer."""
+    counts = []
+    time.sleep(max(0.0, (start_ns - time.monotonic_ns()) / 1e9))
+    for index in range(nbytes * 8):
+        end, turns = start_ns + (index + 1) * slot_ns, 0
+        while time.monotonic_ns() < end:
+            turns += 1
+        counts.append(turns)
+    return counts
+
+
 def io_uring_setup() -> int:
     """0 when ``io_uring_setup`` gave a ring (closed at once), else its errno."""
     params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed: the kernel's defaults
@@ -206,6 +268,8 @@ def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
             lines, failed = proc_locks()
             return {"io_uring_setup": io_uring_setup(), "proc_locks": lines, "proc_locks_errno": failed,
                     "machine": platform.machine()}
+        if request["do"] == "stat":
+            return {"devices": [os.stat(path).st_dev for path in request["paths"]]}
         if request["do"] == "watch":
             state["inotify"] = inotify_watch(request["paths"])
             return {"watching": True}
@@ -219,6 +283,10 @@ def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
                 inotify_send(request["paths"], message)
             elif channel == "pagecache":
                 pagecache_send(request["pages"], message)
+            elif channel == "dentry":
+                dentry_send(request["names"], message)
+            elif channel == "load":
+                load_send(message, request["start_ns"], request["slot_ns"], request["spinners"])
             return {"set": True}
         if request["do"] == "receive":
             nbytes = request["nbytes"]
@@ -229,6 +297,10 @@ def handle(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
             elif channel == "pagecache":
                 got, times = pagecache_receive(request["pages"], nbytes, request["threshold_ns"])
                 return {"got": got.hex(), "times_ns": times}
+            elif channel == "dentry":
+                return {"times_ns": dentry_receive(request["names"], nbytes)}
+            elif channel == "load":
+                return {"turns": load_receive(nbytes, request["start_ns"], request["slot_ns"])}
             else:
                 if "inotify" not in state:
                     return {"refused": state.get("watch_refused", errno.EBADF)}

@@ -10,6 +10,13 @@ channels at each of its turns of round 1:
 - ``locks``: byte-range read locks on a file of the interpreter under ``/usr``, read back with ``F_GETLK`` from
   another process (the red team's H1 channel), when two rotations of a deal play at once.
 
+*cache* (:data:`CACHE`) uses the page cache instead, across the rotations of one deal, which never play at once: at
+round 1 it reads one byte of chosen pages of a file of its own bot directory (``pages.bin``) to encode its hand, and
+exits with its match; its copy in a later rotation times one read of each page (a page another sandbox read is in
+the kernel's cache: microseconds; one from the disk: tens or hundreds) against a threshold it calibrates on pages
+it reads twice and pages nobody reads. :func:`write_cache_peek` writes it and drops ``pages.bin`` from the host's
+cache, so that only the bot's own reads put pages there.
+
 What it learns it says on stderr (``LEARNED seat=S hand=...``), which the store keeps per seat; :func:`leaks`
 compares every such claim with the hand the referee dealt that seat, read from the match's event log. A claim that
 matches is a card the bot was neither dealt nor shown: five named cards cannot be guessed.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +137,104 @@ class Peek(arena_bot.Bot):
 arena_bot.run(Peek())
 '''
 
+CACHE = r'''
+import hashlib, json, os, random, sys, time
+import arena_bot
+
+PAGES = "/bot/pages.bin"
+PAGE = 4096
+STRIDE = 2                      # pages between two bits' pages (readahead is off: POSIX_FADV_RANDOM)
+COPIES = 3                      # pages per bit, read as the quickest: a busy machine only ever adds time
+REGION = 512                    # pages per seat's message: a presence bit, then 3 bits of length + 6 bits a card
+SLOTS = 7                       # regions; the file's last region is for calibration
+DECK = [rank + suit for suit in "CDHS" for rank in "A23456789TJQK"]
+
+
+def fingerprint(players, floor):
+    return hashlib.sha256(json.dumps([sorted(players), floor]).encode()).hexdigest()[:32]
+
+
+def say(text):
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class CachePeek(arena_bot.Bot):
+    def __init__(self):
+        self.players, self.seat, self.deal, self.tried = [], 0, None, False
+        self.fd = os.open(PAGES, os.O_RDONLY)
+        os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)  # no readahead: one read, one page
+        self.rng = random.Random()
+
+    def on_hello(self, message):
+        self.players, self.seat = message["players"], message["seat"]
+
+    def base(self, seat):
+        start = int(hashlib.sha256(self.deal.encode()).hexdigest(), 16)
+        return ((start + seat) % SLOTS) * REGION
+
+    def touch(self, page):
+        os.pread(self.fd, 1, page * PAGE)
+
+    def timed(self, page):
+        start = time.perf_counter_ns()
+        os.pread(self.fd, 1, page * PAGE)
+        return time.perf_counter_ns() - start
+
+    def threshold(self):
+        """Between a page read twice (cached) and a page nobody read (the calibration region), geometrically; the
+        quickest of each, as a busy machine only ever adds time."""
+        fast, slow = [], []
+        for page in self.rng.sample(range(SLOTS * REGION, (SLOTS + 1) * REGION), 9):
+            slow.append(self.timed(page))
+            fast.append(self.timed(page))
+        return (min(fast) * sorted(slow)[4]) ** 0.5  # the median: another copy's calibration cached a few pages
+
+    def on_message(self, message):
+        if message.get("type") == "round_start" and message.get("round") == 1:
+            self.deal = fingerprint(self.players, message["floor"][0])
+            hand = message["hand"]
+            bits = [1] + [len(hand) >> i & 1 for i in range(3)]
+            for card in hand[:7]:
+                bits += [DECK.index(card) >> i & 1 for i in range(6)]
+            base = self.base(self.seat)
+            for index, bit in enumerate(bits):
+                for copy in range(COPIES) if bit else ():
+                    self.touch(base + (index * COPIES + copy) * STRIDE)
+
+    def bit(self, base, index, threshold):
+        return min(self.timed(base + (index * COPIES + copy) * STRIDE) for copy in range(COPIES)) < threshold
+
+    def read(self, seat, threshold):
+        """Each page of a region is read once, ever: a read caches it, for this sandbox and (shared) for others."""
+        base = self.base(seat)
+        if not self.bit(base, 0, threshold):
+            return None  # nobody published here
+        bits = [self.bit(base, index, threshold) for index in range(1, 1 + 3 + 7 * 6)]
+        count = sum(bits[i] << i for i in range(3))
+        cards = [DECK[index] for n in range(count)
+                 if (index := sum(bits[3 + 6 * n + i] << i for i in range(6))) < len(DECK)]
+        return cards if len(cards) == count and len(set(cards)) == count and count else None
+
+    def on_turn(self, message):
+        if message.get("round", 1) == 1 and self.deal is not None and not self.tried:
+            self.tried = True
+            threshold = self.threshold()
+            say(f"cache threshold {threshold / 1000:.1f} us")
+            for seat in range(len(self.players)):
+                if seat != self.seat:
+                    hand = self.read(seat, threshold)
+                    if hand:
+                        say(f"LEARNED seat={seat} hand={','.join(hand)}")
+        card = max(message["hand"], key=arena_bot.value)
+        return arena_bot.play([card], "deck")
+
+
+arena_bot.run(CachePeek())
+'''
+PAGES_BYTES = 8 * 512 * 4096
+"""``pages.bin``: seven seat regions and a calibration region of 512 pages."""
+
 MANIFEST = "name: {name}\ncommand: python3 bot.py\nlanguage: python\n"
 
 CLAIM = re.compile(r"^LEARNED seat=(\d+) hand=(\S*)$", re.MULTILINE)
@@ -141,6 +247,24 @@ def write_peek(directory: Path, name: str = "peek") -> Path:
     (bot / "bot.py").write_text(PEEK)
     (bot / "bot.yaml").write_text(MANIFEST.format(name=name))
     return bot
+
+
+def write_cache_peek(directory: Path, name: str = "cache") -> Path:
+    """The page-cache cheater in ``directory/name``, with its ``pages.bin``; :func:`uncache` it once loaded."""
+    bot = directory / name
+    bot.mkdir(parents=True)
+    (bot / "bot.py").write_text(CACHE)
+    (bot / "bot.yaml").write_text(MANIFEST.format(name=name))
+    (bot / "pages.bin").write_bytes(os.urandom(PAGES_BYTES))
+    return bot
+
+
+def uncache(bot: Path) -> None:
+    """Drop the cheater's ``pages.bin`` from the host's cache (after load_bot, whose hash reads every byte), so that
+    only the bots' own reads put its pages there."""
+    with open(bot / "pages.bin", "rb+") as pages:
+        os.fsync(pages.fileno())
+        os.posix_fadvise(pages.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from arena.game.results import FaultKind
 from arena.match.channel import Caps
 from arena.match.protocol import Limits
 
@@ -75,6 +76,28 @@ SEE_ALL = Caps(clean_stderr_bytes=Caps().stderr_bytes)
 without a fault keeps only a few KiB of it (what the store needs), which would cut a leak out of the test's view.
 With these, a clean seat keeps as much as a faulted one."""
 
+# attack -> expected fault kind
+FAULTS = {
+    "sleep_past_deadline": FaultKind.TIMEOUT,
+    "slow_loris": FaultKind.TIMEOUT,
+    "never_reads_stdin": FaultKind.TIMEOUT,
+    "exit_mid_match": FaultKind.CRASH,
+    "crash_traceback": FaultKind.CRASH,
+    "close_stdout": FaultKind.CRASH,
+    "not_json": FaultKind.INVALID,
+    "wrong_shape": FaultKind.INVALID,
+    "binary_garbage": FaultKind.INVALID,
+    "long_line": FaultKind.INVALID,
+    "flood_no_newline": FaultKind.INVALID,
+    "unsolicited": FaultKind.INVALID,
+    "bad_ready": FaultKind.INVALID,
+    "card_not_in_hand": FaultKind.ILLEGAL,
+    "illegal_set": FaultKind.ILLEGAL,
+    "declare_first_turn": FaultKind.ILLEGAL,
+    "take_not_on_floor": FaultKind.ILLEGAL,
+}
+
+
 LIMIT_FIRST = Limits(hello_ms=60_000, move_ms=120_000, bank_ms=0)
 """The clocks of a match that tests a resource limit (a second of CPU, a memory cap): so far past what the bot needs
 to reach its limit that the limit strikes first however loaded the host is (a second of CPU takes a bot about 10 s
@@ -136,7 +159,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
     ),
     "bad_ready": (0, "return {'type': 'steady'}", ""),
     "slow_ready": (0, "time.sleep(2)\nreturn None", ""),
-    # -- attacks on the sandbox (tests/test_sandbox.py); each plays legal moves afterwards --------------------
+    # -- attacks on the sandbox (tests/sandbox/test_sandbox.py); each plays legal moves afterwards --------------------
     "fork_bomb": (
         1,
         ("count = 0\n"
@@ -331,7 +354,7 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
          "return None"),
         "",
     ),
-    # Channels between concurrent sandboxes (the red team's H1; tests/test_channels.py passes messages through
+    # Channels between concurrent sandboxes (the red team's H1; tests/sandbox/test_channels.py passes messages through
     # them): each refused call must be an error the bot catches, after which it plays on to the end of its match.
     "shared_locks": (
         1,

@@ -63,8 +63,9 @@ def bot_env(**extra: str) -> dict[str, str]:
 class PipeBot:
     """A sample bot's real program behind pipes, with the in-process ``reply(message)`` interface.
 
-    It writes every message to the program's stdin and reads one line back only for ``hello`` and ``turn``, so an
-    extra line from the program is left on its stdout for :meth:`close` to find.
+    It writes every message to the program's stdin and reads one line back only for ``hello`` and ``turn`` (and
+    ``match_end``, from a program whose ``ready`` said ``persistent``), so an extra line from the program is left on
+    its stdout for :meth:`close` to find.
     """
 
     def __init__(self, name: str, stderr: IO[bytes]) -> None:
@@ -78,14 +79,17 @@ class PipeBot:
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         self.pending = b""
+        self.persistent = False
 
     def reply(self, message: dict[str, Any]) -> dict[str, Any] | None:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(message).encode() + b"\n")
         self.process.stdin.flush()
-        if message["type"] not in ("hello", "turn"):
+        if message["type"] not in ("hello", "turn") and (message["type"] != "match_end" or not self.persistent):
             return None
         answer: dict[str, Any] = json.loads(self._read_line())
+        if message["type"] == "hello":
+            self.persistent = answer.get("persistent") is True  # then match_end has a reply too: done
         return answer
 
     def _read_line(self) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -53,9 +53,12 @@ def write_turns(log: MatchLog, events: Sequence[dict[str, object]], players: int
 
 def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "beta", "gamma"), players: int = 2,
                repeats: int = 2, seed: int = 5, logs: bool = True, limit: int | None = None,
-               think: bool = False) -> int:
+               think: bool = False, fault_of: Callable[[str, Match], Fault] | None = None,
+               finish: bool = True) -> int:
     """A tournament of real engine matches in ``store``, with a log each when ``logs`` (with every move's turn and
-    reply, think times, when ``think``: :func:`write_turns`); returns its id."""
+    reply, think times, when ``think``: :func:`write_turns`), finished and rated unless not ``finish`` (then as a
+    live run leaves it: its ratings are worked out at its end); returns its id. Every fifth match seat 1 forfeits in
+    round 2 with :data:`CRASH`, or with what ``fault_of`` makes of its bot's name and the match's state then."""
     # The deal seeds these tests were written against (a seeded stream's, as schedules drew them before they were
     # keyed: arena/schedule.py): the pages they check (a forfeit in round 2, ...) depend on the deals. The schedule
     # is the store's, so the site reads whatever seeds it holds.
@@ -78,9 +81,11 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
         rules = Rules.from_dict(RULES)
         match = Match(players, scheduled.seed, rules)
         faulty = scheduled.index % 5 == 4
+        fault = CRASH
         while match.outcome is None:
             if faulty and match.round == 2 and match.in_play(1):
-                match.forfeit(1, "crash")
+                fault = CRASH if fault_of is None else fault_of(bots[scheduled.bots[1]], match)
+                match.forfeit(1, fault.kind.value)
                 continue
             match.apply(rng.choice(list(match.legal_moves())))
         assert match.outcome is not None
@@ -100,7 +105,7 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
             for event in match.events:
                 log.write({"t": "event", "event": event})
             if faulty:
-                log.write({"t": "fault", "seat": 1, **CRASH.to_dict(), "stderr_tail": STDERR})
+                log.write({"t": "fault", "seat": 1, **fault.to_dict(), "stderr_tail": STDERR})
             log.write({"t": "result", "result": {"seed": scheduled.seed, "players": [
                 {"seat": s, "place": match.outcome.places[s], "score": match.outcome.scores[s]}
                 for s in range(players)]}})
@@ -108,14 +113,15 @@ def fill_store(store: Store, name: str = "t", bots: Sequence[str] = ("alpha", "b
         seats = tuple(
             SeatResult(seat=s, name=bots[slot], files_hash=entrants[slot]["files_hash"],
                        place=match.outcome.places[s], score=match.outcome.scores[s], stats=stats[s],
-                       fault=CRASH if faulty and s == 1 else None, stderr_tail=STDERR if faulty and s == 1 else "",
+                       fault=fault if faulty and s == 1 else None, stderr_tail=STDERR if faulty and s == 1 else "",
                        bank_left_ms=10000)
             for s, slot in enumerate(scheduled.bots))
         store.record_match(tid, scheduled.index, MatchResult(
             scheduled.seed, rules, match.outcome.termination, match.round, sum(st.turns for st in stats), seats,
             0.01, log_path if logs else None), 1)
-    _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), RatingConfig())
-    store.finish(tid, history)
+    if finish:
+        _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), RatingConfig())
+        store.finish(tid, history)
     return tid
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 ARENA = Path(__file__).resolve().parent.parent / "arena"
 
 FLOORS: list[set[str]] = [
-    {"arena", "arena.procfs", "arena.yamlfile", "arena.resources", "arena.schedule"},  # values, small OS readers
+    {"arena", "arena.procfs", "arena.yamlfile", "arena.resources", "arena.schedule", "arena.extras"},  # values, small OS readers, the extras
     {"arena.game", "arena.stats", "arena.bots"},  # the pure game, the statistics, a bot on disk
     {"arena.sandbox"},  # how a bot runs: processes and containers, no rules
     {"arena.match"},  # one match between programs: protocol, channel, referee, its log
@@ -148,7 +148,7 @@ def test_no_test_module_imports_another() -> None:
     """What several test modules share lives in tests/support/ or, for fixtures, tests/conftest.py: a test module
     imported by another runs its module-level set-up twice and ties the two files' fates together."""
     found = []
-    for path in sorted(ARENA.parent.joinpath("tests").glob("test_*.py")):
+    for path in sorted(ARENA.parent.joinpath("tests").rglob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])

@@ -12,9 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from arena.bots.manifest import load_bot
+from arena.cli.results import print_standings
 from arena.game.rules import Rules
 from arena.match.local import play_local
+from arena.stats.confidence import confidence
 from tests.samplebots import ROOT, bot_env, load_sample_bot
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -64,3 +68,19 @@ def test_the_readme_bot_speaks_on_stdout(tmp_path: Path) -> None:
     ready, move = map(json.loads, done.stdout.splitlines())
     assert ready == {"type": "ready"}
     assert move == {"type": "play", "discard": ["KH", "KS"], "take": "deck"}
+
+
+def test_the_readme_demo_table_is_in_the_format_arena_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    # The demo's output in the README is pasted from a real run: when the table's format changes, the paste must be
+    # made again (cd to a scratch directory; arena run tournaments/demo.yaml --fresh).
+    print_standings([], confidence([], []))
+    header = capsys.readouterr().out.rstrip("\n")
+    shown = block("text").splitlines()
+    assert header in shown, "README's demo table has an old header: run the demo again and paste its output"
+    rows = shown[shown.index(header) + 1:]
+    rows = rows[:next(i for i, row in enumerate(rows) if row.startswith("demo: "))]
+    assert len(rows) == 4
+    for row in rows:
+        rank, name, *_, p_next, faults = row.split()
+        assert re.fullmatch(r"\d+(-\d+)?", rank) and name in {"planner", "greedy", "js-greedy", "random"}
+        assert re.fullmatch(r"-|0\.\d\d|> 0\.\d\d", p_next) and faults == "-"

@@ -38,6 +38,8 @@ ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 IGNORED_TOP = "__MACOSX"
 """Resource forks that macOS's archiver adds; never part of a bot."""
 MAX_NAME = 1024
+MAX_PART = 255
+"""The longest name of one file or directory, in bytes (NAME_MAX)."""
 BLOCK = 1 << 16
 
 
@@ -113,6 +115,10 @@ def safe_name(name: str) -> PurePosixPath | None:
     parts = [part for part in name.split("/") if part not in ("", ".")]
     if ".." in parts:
         raise ArchiveRejected(f"{name!r}: a path with '..' would land outside the bot directory")
+    for part in parts:
+        if len(part.encode("utf-8", errors="surrogateescape")) > MAX_PART:
+            raise ArchiveRejected(f"{part[:60]!r}...: a file or directory name longer than {MAX_PART} bytes (what "
+                                  "a Linux file system holds)")
     return PurePosixPath(*parts) if parts else None
 
 

@@ -29,7 +29,9 @@ from arena.cli.common import (
     open_store,
     progress_shown,
     sandbox_choice,
+    verbosity,
 )
+from arena.cli.ticker import Ticker
 from arena.game.rules import Rules, RulesError
 from arena.match.protocol import Limits
 from arena.registry.versions import entrant_names
@@ -137,12 +139,18 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
                             limits=Limits(move_ms=move_ms), sandbox=sandbox_name, workers=workers or os.cpu_count() or 1)
     store = open_store(db_path, must_exist=False)
     live = progress_shown(as_json)
+    ticker = Ticker(max_matches)
 
     def show(status: Status, matches: int) -> None:
         click.echo(f"\r{test.config.name}: {status_line(status, matches)}\033[K", err=True, nl=False)
 
+    def log_line(status: Status, matches: int) -> None:
+        if ticker.due(matches):  # not a terminal: a line now and then (arena/cli/ticker.py)
+            click.echo(f"{test.config.name}: {status_line(status, matches)}", err=True)
+
     try:
-        report = abtest.run_test(test, store, fresh, workers, show if live else None, cluster)
+        report = abtest.run_test(test, store, fresh, workers,
+                                 show if live else None if as_json or verbosity() < 0 else log_line, cluster)
     except KeyboardInterrupt:  # a stop before the matches began (or after they ended)
         fail("interrupted: finished matches are stored; run the same command again to resume", ExitCode.INCOMPLETE)
     except ClusterError as error:

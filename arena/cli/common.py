@@ -7,7 +7,6 @@ find the store. It imports nothing of the command modules, which all import it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+
+from arena.extras import missing_extra
 
 if TYPE_CHECKING:  # the store is imported by the commands that open one (arena --help must start fast)
     from arena.store import Store
@@ -162,19 +163,12 @@ def interrupted_while_loading() -> NoReturn:
     os._exit(ExitCode.FAILED)
 
 
-EXTRAS = {"server": ("starlette", "uvicorn", "prometheus_client"), "cluster": ("distributed",)}
-"""The modules each optional extra of pyproject.toml brings, as the commands that need them import them."""
-
-
 def require_extra(extra: str, needed_by: str) -> None:
     """Exit 2 with the ``pip install`` line when the optional stack ``extra`` is not installed: without it the
     first import of one of its modules would end ``needed_by`` in a ModuleNotFoundError traceback."""
-    for module in EXTRAS[extra]:
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            fail(f"{needed_by} needs the {extra} extra, which is not installed here ({error}): "
-                 f"pip install 'arena[{extra}]'")
+    problem = missing_extra(extra, needed_by)
+    if problem is not None:
+        fail(problem)
 
 
 def check_cluster(address: str | None) -> str | None:

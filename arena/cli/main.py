@@ -5,7 +5,7 @@ asked for failed (an infrastructure error, a replay that does not verify), 2 usa
 
 This module is only the root group: each subcommand lives in a module of ``arena.cli`` that is imported when that command
 runs, so ``arena --help`` and ``arena standings`` do not load the referee, the site, the server, Dask or docker
-(bench/cli.py measures it; tests/test_cli_lazy.py checks what ``arena --help`` imports).
+(bench/cli.py measures it; tests/cli/test_cli_lazy.py checks what ``arena --help`` imports).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
             "Play the tournament in CONFIG_FILE, resuming it if it was interrupted, and print the standings."),
     "standings": ("arena.cli.results", "standings",
                   ("The standings of tournament NAME (default: the latest), strongest first by a Plackett-Luce fit of "
-                  "every match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md).")),
+                  "every match's places, each bot's rank shown as the 95% interval of the ranks it could truly hold "
+                  "(docs/RATINGS.md).")),
     "matches": ("arena.cli.results", "matches", "The matches of tournament NAME (default: the latest)."),
     "show": ("arena.cli.results", "show",
              "One match: places, scores, faults with details, the bots' stderr, and the replay command."),
@@ -80,7 +81,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "stops as soon as it can say \"better\" or \"not better\" at the error rates asked (docs/RATINGS.md).")),
 }
 """Every subcommand, registered here and nowhere else: its name, ``(module, attribute, short help)``. The short help
-is the command's own (tests/test_cli_lazy.py holds them equal), kept here so that ``arena --help`` lists every
+is the command's own (tests/cli/test_cli_lazy.py holds them equal), kept here so that ``arena --help`` lists every
 command without importing one."""
 
 

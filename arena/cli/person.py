@@ -101,9 +101,11 @@ def play(bots: tuple[Path, ...], seat: int, name: str, seed: int | None, thresho
     finally:
         if sandbox is not None:
             sandbox.close()
-        if server is not None:
-            server.seen_over.wait(SHOW_END_S)  # the page shows the match's end before the table closes
-            server.shutdown()
+    if server is not None:
+        assert isinstance(player, WebTable)
+        player.finish(result)
+        server.seen_over.wait(SHOW_END_S)  # the page shows the match's end before the table closes
+        server.shutdown()
     run, match_id = record(store, seats, result, rules, Limits(), sandbox_name)
     if as_json:
         emit_json(result.to_dict() | {"run": run, "match_id": match_id})

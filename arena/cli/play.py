@@ -29,8 +29,10 @@ from arena.cli.common import (
     progress_shown,
     require_extra,
     sandbox_choice,
+    verbosity,
 )
-from arena.cli.results import print_standings, print_stderr, stop_test
+from arena.cli.results import print_standings, print_stderr
+from arena.cli.ticker import Ticker
 from arena.game.results import MatchResult
 from arena.game.rules import Rules, RulesError
 from arena.match.matchlog import describe, find_log, load, verify
@@ -45,7 +47,7 @@ from arena.run.loop import Progress, RunReport
 from arena.run.plan import load_entrants
 from arena.sandbox import SandboxError, get_sandbox
 from arena.site import live as live_site
-from arena.stats.standings import standings_and_confidence, standings_with_confidence
+from arena.stats.standings import shown_standings, standings_and_confidence, standings_with_confidence
 from arena.store import Store, disk_full
 from arena.yamlfile import load_yaml
 
@@ -302,15 +304,15 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
                 raise
             site_error = f"site not built: {full}"
     table, sure = standings_and_confidence(store, report.tid)
-    test = stop_test(store, report.name)
     if as_json:
         emit_json({"tournament": report.name, "matches": report.total, "played": report.played,
                    "failed": report.failed, "interrupted": report.interrupted, "seconds": round(report.seconds, 1),
                    "db": str(db_path), "site": None if site is None else str(site.index),
                    **({} if report.cluster is None else {"cluster": report.cluster.to_dict()}),
-                   "standings": standings_with_confidence(table, sure, test)})
+                   "note": shown_standings(table, sure).note,
+                   "standings": standings_with_confidence(table, sure)})
     else:
-        print_standings(table, sure, test)
+        print_standings(table, sure)
         done = report.done_before + report.played - report.failed
         info(f"{report.name}: {done}/{report.total} matches done ({report.played} played now, "
                    f"{report.done_before} before) in "
@@ -354,11 +356,16 @@ def progress_status(progress: Progress) -> str:
 def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, workers: int | None,
                       quiet: bool, cluster: str | None = None, live: live_site.LiveSite | None = None) -> RunReport:
     bar: Any = None
+    ticker: Ticker | None = None
 
     def show(progress: Progress) -> None:
-        nonlocal bar
+        nonlocal bar, ticker
         if live is not None:
             live.changed()
+        if lines:
+            ticker = ticker or Ticker(progress.total - progress.done)
+            if ticker.due(progress.played):
+                click.echo(f"{config.name}: {progress_status(progress)}", err=True)
         if not terminal:
             return
         if bar is None:
@@ -369,9 +376,10 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
         bar.update(1, progress)
 
     try:
-        # A bar only on a terminal: in a log file it would be noise.
+        # A bar only on a terminal: in a log file it would be noise, and a line now and then tells how it goes.
         terminal = progress_shown(quiet)
-        return tournament.run_tournament(config, store, fresh, workers, show if terminal or live is not None else None, cluster,
+        lines = not quiet and verbosity() >= 0 and not terminal
+        return tournament.run_tournament(config, store, fresh, workers, show if terminal or lines or live is not None else None, cluster,
                                          None if live is None else lambda _: live.start())
     finally:
         if bar is not None:

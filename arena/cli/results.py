@@ -5,7 +5,6 @@ They need the store and nothing that plays: `arena standings` must start fast (b
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,8 @@ from arena.cli.common import (
 )
 from arena.match.stderr import error_view
 from arena.match.thinktime import Tally, by_seat, thoughts
-from arena.stats.confidence import Confidence, PairTest
-from arena.stats.standings import Standing, standings_and_confidence, standings_with_confidence
+from arena.stats.confidence import Confidence
+from arena.stats.standings import Standing, shown_standings, standings_and_confidence, standings_with_confidence
 from arena.stats.standings import standings as read_standings
 from arena.store import Store, StoredMatch
 
@@ -34,40 +33,33 @@ def find_tournament(store: Store, name: str | None) -> Any:
     return row
 
 
-def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Confidence | None = None,
-                    test: PairTest | None = None) -> None:
-    """The standings table, ordered by the fitted strength (``fit``); with ``sure``, ranks not separated (at 95%,
-    or by the stop rule's ``test``) are shared (``2=``), and each line shows its 95% rank interval, P(above the
-    next bot) and, for a shared rank, the span of its chain of ties (``tied``)."""
-    order = [line.bot_id for line in standings]
-    labels = sure.shared_ranks(order, test) if sure else {}
-    spans = sure.tie_groups(order, test) if sure else {}
-    above = sure.p_above_next(order) if sure else {}
-    extra = f" {'rank95':>6} {'P>next':>6} {'tied':>5}" if sure else ""
-    click.echo(f"{'rank':>4}  {'bot':<20} {'fit':>6} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
+def print_standings(standings: list[Standing] | tuple[Standing, ...], sure: Confidence | None = None) -> None:
+    """The standings table, ordered by the fitted strength (``fit``); with ``sure``, as arena/stats/display.py
+    shows them: each rank as the 95% interval of ranks the bot could truly hold (``2-3``; ``2`` when settled;
+    ``-`` not yet ranked) and P(above the next bot), after a note saying why bots are not ranked, if some are not."""
+    whole = shown_standings(standings, sure) if sure else None
+    view = whole.by_bot() if whole else {}
+    if whole and whole.note:
+        click.echo(f"not enough data: {whole.note}")
+    extra = f" {'P>next':>6}" if sure else ""
+    click.echo(f"{'rank':>7}  {'bot':<20} {'fit':>6} {'rating':>7} {'mu':>6} {'sigma':>6} {'matches':>7} {'wins':>5} "
                f"{'place':>5} {'pts/rd':>6} {'declares':>9}{extra}  faults")
     for rank, line in enumerate(standings, 1):
         faults = ", ".join(f"{kind} {count}" for kind, count in sorted(line.faults.items())) or "-"
         place = "-" if line.mean_place is None else f"{line.mean_place:.2f}"
         per_round = "-" if line.points_per_round is None else f"{line.points_per_round:.2f}"
         fitted = "-" if line.strength is None else f"{line.strength:.2f}"
+        label = str(rank)
         if sure:
-            interval = sure.line(line.bot_id)
-            p_next = above[line.bot_id]
-            first, last = spans[line.bot_id]
-            extra = (f" {f'{interval.rank_low}-{interval.rank_high}':>6} "
-                     f"{'-' if p_next is None else f'{p_next:.2f}':>6} {f'{first}-{last}' if last > first else '-':>5}")
+            seen = view[line.bot_id]
+            label = seen.rank
+            extra = f" {seen.p_text:>6}"
         name = line.name if line.active else f"{line.name} (left)"  # a league's version out of the field
-        click.echo(f"{labels.get(line.bot_id, str(rank)):>4}  {name:<20} {fitted:>6} "
-                   f"{line.rating.conservative:>7.2f} {line.rating.mu:>6.2f} {line.rating.sigma:>6.2f} "
+        rating = (f"{line.rating.conservative:>7.2f} {line.rating.mu:>6.2f} {line.rating.sigma:>6.2f}" if line.rated
+                  else f"{'-':>7} {'-':>6} {'-':>6}")  # not yet rated: no prior shown as if it were a rating
+        click.echo(f"{label:>7}  {name:<20} {fitted:>6} {rating} "
                    f"{line.matches:>7} {line.wins:>5} {place:>5} "
                    f"{per_round:>6} {line.declares_ok:>4}/{line.declares_failed:<4}{extra}  {faults}")
-
-
-def stop_test(store: Store, name: str) -> PairTest | None:
-    """The stop rule's test of tournament ``name``, whose verdicts its standings show; None without a stop rule."""
-    row = store.tournament(name)
-    return None if row is None else PairTest.stored(json.loads(row["config"]))
 
 
 @click.command()
@@ -76,16 +68,17 @@ def stop_test(store: Store, name: str) -> PairTest | None:
 @json_option()
 def standings(name: str | None, db_path: Path, as_json: bool) -> None:
     """The standings of tournament NAME (default: the latest), strongest first by a Plackett-Luce fit of every
-    match's places, with shared ranks where the order is not settled at 95% (docs/RATINGS.md)."""
+    match's places, each bot's rank shown as the 95% interval of the ranks it could truly hold (docs/RATINGS.md)."""
     store = open_store(db_path)
     row = find_tournament(store, name)
     table, sure = standings_and_confidence(store, row["id"])
-    test = PairTest.stored(json.loads(row["config"]))
     if as_json:
-        emit_json({"tournament": row["name"], "standings": standings_with_confidence(table, sure, test)})
+        view = shown_standings(table, sure)
+        emit_json({"tournament": row["name"], "note": view.note,
+                   "standings": standings_with_confidence(table, sure, view)})
     else:
         click.echo(f"{row['name']}" + ("" if row["finished_at"] else " (not finished)"))
-        print_standings(table, sure, test)
+        print_standings(table, sure)
 
 
 @click.command()

@@ -15,15 +15,18 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from arena.cli.common import check_cluster, colour, emit_json, fail, json_option, require_extra
+from arena.cli.common import ExitCode, check_cluster, colour, emit_json, fail, json_option, require_extra
 from arena.registry.versions import default_registry, sweep_incoming
 from arena.run.config import seed_warning
 from arena.stats.standings import standings
 from arena.store import Store
+
+if TYPE_CHECKING:
+    from arena.run.league import League
 
 DEFAULT_DB = Path("results/arena.db")
 db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
@@ -69,6 +72,9 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     warning = seed_warning(config.league)
     if warning is not None:
         tell(warning, logging.WARNING)
+    views_warning = shared_caches_warning(config.league.sandbox)
+    if views_warning is not None:
+        tell(views_warning, logging.WARNING)
     if cluster is not None:
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     if config.league.cluster is not None:
@@ -78,11 +84,52 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     sweep_incoming(config.league.registry)
     app = create_app(ServerSettings(db=db_path, config=config, site_dir=site_dir or db_path.parent / "public",
                                     scratch=scratch))
+    league = app.state.server.league
+    claim(league, db_path)  # before a port is bound: a server that cannot play must not look alive
+    try:
+        sock = guard.listen(host, port)
+    except OSError as error:
+        league.release()
+        fail(f"cannot listen on {host}:{port}: {error.strerror or error}", ExitCode.FAILED)
     where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
     tell(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
          f"{config.league.registry}, matches on {where})")
-    guard.run(app, host, port, config.connections, own_logs=json_logs,
-              count_connections=app.state.metrics.count_connections)
+    try:
+        guard.run(app, sock, config.connections, config.trusted_proxies, own_logs=json_logs,
+                  count_connections=app.state.metrics.count_connections)
+    except guard.GuardMismatch as error:
+        fail(str(error), ExitCode.FAILED)
+
+
+def shared_caches_warning(sandbox: str) -> str | None:
+    """A competition's server whose sandboxes would share the kernel's caches of /usr (the runtime image not built:
+    docs/SECURITY.md, "Earlier matches") says so at start, with the command that closes the channel."""
+    if sandbox != "process":
+        return None
+    from arena.sandbox import views
+
+    works, reason = views.ready()
+    if works:
+        return None
+    return (f"warning: sandboxes share the kernel's caches of /usr ({reason}); a bot can leave bits there for a later "
+            "match of its deal: run `arena sandbox build-views` before a competition")
+
+
+def claim(league: League, db_path: Path) -> None:
+    """Hold the league and check its identity, or exit with one line: 1 if another server holds it (as ``arena
+    run`` does), 2 if the config is not the league's in the store."""
+    from arena.run.league import LeagueError
+    from arena.store import LeaseHeldError
+
+    store = Store(db_path)  # a StoreError is mapped to its exit code by the root group
+    try:
+        league.claim(store)
+    except LeaseHeldError as error:
+        fail(f"{db_path}: {error}; stop that server first, or serve another store", ExitCode.FAILED)
+    except LeagueError as error:
+        fail(str(error))
+    finally:
+        store.close()
 
 
 @click.group("author")
@@ -174,7 +221,8 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
                         "left": len(bots) - len(active), "matches": counts,
                         "last_match_at": store.last_finished(row["id"]),
                         "leader": table[0].name if table and table[0].matches else None,
-                        "disk_full": nearly_full(db_path), "spread": spread_of.to_dict(names),
+                        "disk_full": nearly_full(db_path), "served_by": store.holder(str(row["name"])),
+                        "spread": spread_of.to_dict(names),
                         "throttled": {names[bot]: round(weight, 4) for bot, weight in sorted(weights.items())}})
     if name is not None and not leagues:
         fail(f"{db_path}: no league {name!r}")
@@ -183,10 +231,14 @@ def league_status(name: str | None, db_path: Path, as_json: bool) -> None:
         return
     for entry in leagues:
         counts = entry["matches"]
+        # Pending matches are in play only while a server holds the league; else they wait for its next start.
+        pending = (f"{counts.get('pending', 0)} in play" if entry["served_by"] else
+                   f"{counts.get('pending', 0)} to play when it is served again")
         click.echo(f"{entry['league']}: since {entry['since']}, {entry['bots']} bots in the field ({entry['left']} "
-                   f"left), {counts.get('done', 0)} matches played, {counts.get('pending', 0)} in play, "
+                   f"left), {counts.get('done', 0)} matches played, {pending}, "
                    f"{counts.get('failed', 0)} failed; last match {entry['last_match_at'] or 'none yet'}; leader "
                    f"{entry['leader'] or 'none yet'}")
+        click.echo(f"  served by {entry['served_by']}" if entry["served_by"] else "  no server is running it")
         pairs = entry["spread"]
         if pairs["pairs"]:
             shares = [bot["share"] for bot in pairs["bots"] if bot["share"] is not None]

@@ -8,9 +8,8 @@ same moves give the same event list on every machine. Nothing here knows about p
 
 from __future__ import annotations
 
-import hashlib
 import random
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
@@ -34,7 +33,7 @@ rotations of a duplicate deal a seat now draws the same card whenever that card 
 deck differs otherwise (a seat taking from the floor in one rotation and from the deck in another), instead of
 every later deck card going to another seat. Drawing floor(u x cards left) from a sorted deck would be uniform
 too, but one card more or less shifts the index: the next seat then got the same card only 69% of the time in that
-case, against 96% this way (tests/test_deals.py).
+case, against 96% this way (tests/game/test_deals.py).
 """
 DEAL_VERSIONS = (1, 2)
 _CANDIDATE_BITS = 6  # 0..63: values 52 and above are no card and are skipped
@@ -44,25 +43,11 @@ _CANDIDATE_CARD: tuple[Card | None, ...] = DECK + (None,) * (_CANDIDATES - len(D
 """Each candidate's card, or None for the values that are no card (one lookup instead of a test and an index)."""
 
 
-_sha512: Callable[[bytes], Any] = getattr(random, "_sha512", hashlib.sha512)
-"""The SHA-512 that ``random.seed`` hashes a string with: CPython's own, a few times quicker on a few bytes than
-OpenSSL's, which is what ``hashlib.sha512`` gives."""
 _BOUND_BITS = tuple((i + 1).bit_length() for i in range(len(DECK)))
 
 
-def seeded(key: str) -> random.Random:
-    """``random.Random(key)``, the same state, seeded from the integer that ``random.seed`` makes of a string (its
-    bytes and their SHA-512) without the method's type tests: a match seeds one of these per round and per seat.
-
-    >>> seeded("7/round/1").random() == random.Random("7/round/1").random()
-    True
-    """
-    data = key.encode()
-    return random.Random(int.from_bytes(data + _sha512(data).digest()))
-
-
 def shuffle(rng: random.Random, cards: list[Card]) -> None:
-    """``rng.shuffle(cards)``, the same permutation from the same numbers (tests/test_deals.py checks it), without
+    """``rng.shuffle(cards)``, the same permutation from the same numbers (tests/game/test_deals.py checks it), without
     a method call per card: a round's deal is one shuffle of 52 cards, a good part of a short round's cost.
 
     >>> deck, same = list(DECK), list(DECK)
@@ -461,7 +446,10 @@ class Match:
         self.round += 1
         # Each round's deal depends only on the seed and the round number, not on how play went before, so
         # that duplicate matches (same seed, seats rotated) deal the same cards to the same seats for longer.
-        self._round_rng = seeded(f"{self.seed}/round/{self.round}")
+        # random.Random(str) is the seeding that Python promises to keep (the random module's "Notes on
+        # Reproducibility"); hashing the key here with random._sha512 was no quicker (bench/engine.py), and that
+        # private name is None on 3.13.
+        self._round_rng = random.Random(f"{self.seed}/round/{self.round}")
         deck = list(DECK)
         shuffle(self._round_rng, deck)
         self.hands = [[] for _ in range(self.players)]
@@ -496,7 +484,7 @@ class Match:
             return deck.pop()
         rng = self._draw_rngs.get(seat)
         if rng is None:
-            rng = self._draw_rngs[seat] = seeded(f"{self.seed}/round/{self.round}/seat/{seat}")
+            rng = self._draw_rngs[seat] = random.Random(f"{self.seed}/round/{self.round}/seat/{seat}")
         # Candidates are looked up in a set of the deck: most miss, and a miss in the list compares every card.
         in_deck = self._in_deck
         if self._in_deck_of is not deck:

@@ -37,6 +37,8 @@ class Reason(str, Enum):
     """No move within ``move_ms`` plus what was left of the time bank."""
     TIMEOUT_NOT_READING = "timeout.not_reading"
     """The bot stopped reading its stdin and the referee's buffer for it filled up."""
+    TIMEOUT_DONE = "timeout.done"
+    """A bot kept for more matches did not answer ``match_end`` with ``done`` in time (it is ended, not faulted)."""
 
     CRASH_EXIT = "crash.exit"
     """The process ended (an exit status or a signal) while the match went on."""
@@ -58,6 +60,8 @@ class Reason(str, Enum):
     INVALID_LINE_TOO_LONG = "invalid.line_too_long"
     INVALID_UNSOLICITED = "invalid.unsolicited"
     """A line when no reply was asked for (debug output on stdout, or two replies to one request)."""
+    INVALID_DONE = "invalid.done"
+    """A bot kept for more matches answered ``match_end`` with something other than ``done`` (it is ended)."""
 
     ILLEGAL_FIRST_TURN_DECLARE = "illegal.first_turn_declare"
     ILLEGAL_DECLARE_OVER_MAX = "illegal.declare_over_max"

@@ -54,6 +54,12 @@ class State(Enum):
     """Sent a turn; its next line is the move."""
     FINISHED = "finished"
     """The match is over: what the bot says no longer matters; it is told the end and left to exit."""
+    PARTING = "parting"
+    """The match is over for a bot that plays several matches per process: its next line is ``done``."""
+    PARTED = "parted"
+    """Said ``done`` (held until the referee takes it): any further line is unsolicited."""
+    KEPT = "kept"
+    """Handed back alive for another match: this channel no longer touches it."""
     CLOSED = "closed"
     """Killed (a fault, or the end of the match); nothing more goes either way."""
 
@@ -65,9 +71,12 @@ class State(Enum):
 TRANSITIONS: dict[State, frozenset[State]] = {
     State.STARTING: frozenset({State.ANSWERED, State.FINISHED, State.CLOSED}),
     State.ANSWERED: frozenset({State.IDLE, State.FINISHED, State.CLOSED}),
-    State.IDLE: frozenset({State.AWAITING_MOVE, State.FINISHED, State.CLOSED}),
+    State.IDLE: frozenset({State.AWAITING_MOVE, State.FINISHED, State.PARTING, State.CLOSED}),
     State.AWAITING_MOVE: frozenset({State.ANSWERED, State.FINISHED, State.CLOSED}),
     State.FINISHED: frozenset({State.CLOSED}),
+    State.PARTING: frozenset({State.PARTED, State.CLOSED}),
+    State.PARTED: frozenset({State.KEPT, State.CLOSED}),
+    State.KEPT: frozenset(),
     State.CLOSED: frozenset(),
 }
 """Every legal change of state; anything else is a bug in the referee, and asserted."""
@@ -155,7 +164,7 @@ class BotChannel:
     def _to(self, state: State) -> None:
         assert state in TRANSITIONS[self.state], f"seat {self.seat}: {self.state.name} -> {state.name}"
         self.state = state
-        self.live = state is not State.CLOSED
+        self.live = state is not State.CLOSED and state is not State.KEPT
 
     @property
     def waiting(self) -> bool:
@@ -174,10 +183,35 @@ class BotChannel:
         self.state = State.IDLE  # _to(State.IDLE) without the call: the one change TRANSITIONS allows from ANSWERED
         return line
 
-    def finish(self) -> None:
-        """The match is over: nothing the bot says from now on matters."""
-        if self.state is not State.CLOSED and self.state is not State.FINISHED:
+    def finish(self, parting: bool = False) -> None:
+        """The match is over: nothing the bot says from now on matters, except, when ``parting`` (a bot that
+        plays several matches per process and is idle), the ``done`` that answers ``match_end``."""
+        if self.state is State.IDLE and parting:
+            self._to(State.PARTING)
+        elif self.state not in (State.CLOSED, State.FINISHED, State.PARTING, State.PARTED, State.KEPT):
             self._to(State.FINISHED)
+
+    @property
+    def parting(self) -> bool:
+        """Told the end, and its ``done`` has not arrived."""
+        return self.state is State.PARTING
+
+    def take_done(self) -> bytes:
+        """The line that answered ``match_end``."""
+        assert self._reply is not None and self.state is State.PARTED, f"seat {self.seat}: {self.state.name}"
+        return self._reply
+
+    def keep(self) -> BotProcess:
+        """Hand the live process back for another match: its descriptors leave this match's poller, unread bytes
+        stay in its pipes (the next match's channel, or the pool's check before it, reads them)."""
+        assert self.state is State.PARTED, f"seat {self.seat}: {self.state.name} -> KEPT"
+        for fd in self.process.read_fds():
+            self._poller.unregister(fd)
+        stdin = self.process.write_fd()
+        if stdin is not None:
+            self._poller.want_write(stdin, self, False)
+        self._to(State.KEPT)
+        return self.process
 
     def stderr_text(self, cap: int | None = None) -> str:
         """The head and the tail of stderr, within ``cap`` bytes when given (else all that was kept)."""
@@ -314,6 +348,10 @@ class BotChannel:
             self._reply = line
             self.state = State.ANSWERED  # _to's change without the call: TRANSITIONS allows it from both
             return True
+        if state is State.PARTING:
+            self._reply = line
+            self._to(State.PARTED)
+            return True
         if self.state is State.ANSWERED:
             # Two lines for one request: when the first is no reply at all (debug text, say), that is what the
             # author needs to hear about, not the second.
@@ -344,7 +382,10 @@ class BotChannel:
             self._on_fault(self, Reason.CRASH_EXIT, ended.describe(), None, ended)
 
     def kill(self) -> Exit:
-        """Kill the bot's whole tree, keeping what it wrote to stderr until then; the channel is closed."""
+        """Kill the bot's whole tree, keeping what it wrote to stderr until then; the channel is closed. A kept
+        process is no longer this channel's: nothing happens to it."""
+        if self.state is State.KEPT:
+            return Exit(None)
         for fd in self.process.read_fds():
             self._drain(fd)
             self._poller.unregister(fd)

@@ -2,7 +2,9 @@
 
 For bot authors' and our own quick experiments (strength measurements of the sample bots, protocol tests): no
 processes, no time limits. A bot here is any object with ``reply(message) -> dict | None`` (``arena_bot.Bot`` has
-it). Messages pass through JSON both ways, so a bot sees exactly what it would see on the wire.
+it). Messages pass through JSON both ways, so a bot sees exactly what it would see on the wire. A bot that said
+``"persistent": true`` answers ``match_end`` with ``done`` and may be passed to the next match, as a runner that
+keeps it up would send that match's hello on the same pipes.
 """
 
 from __future__ import annotations
@@ -54,9 +56,11 @@ def play_local(
         return None if answer is None else _wire(answer)
 
     # The same judgements as the referee, so that a bot that passes here does not forfeit there.
+    persistent = [False] * len(bots)
     for seat in range(len(bots)):
         try:
-            protocol.parse_ready(protocol.encode(send(seat, protocol.hello(seat, names, rules, limits)) or {}))
+            persistent[seat] = protocol.parse_ready(
+                protocol.encode(send(seat, protocol.hello(seat, names, rules, limits)) or {}))
         except InvalidReplyError as error:
             match.forfeit(seat, f"invalid: {error}")
     told = 0
@@ -66,8 +70,12 @@ def play_local(
             for seat in range(len(bots)):
                 if seat not in match.forfeits:
                     message = protocol.for_seat(match.events[index], seat, match)
-                    if message is not None and send(seat, message, index) is not None:
-                        match.forfeit(seat, f"invalid: replied to {message['type']}, which wants no reply")
+                    if message is None:
+                        continue
+                    answer = send(seat, message, index)
+                    if answer is None or persistent[seat] and message["type"] == "match_end" and _done(answer):
+                        continue
+                    match.forfeit(seat, f"invalid: replied to {message['type']}, which wants no reply")
         if match.outcome is not None:
             return match
         seat = match.turn
@@ -77,3 +85,11 @@ def play_local(
             match.apply(move)
         except (InvalidReplyError, ValueError) as error:
             match.forfeit(seat, str(error))
+
+
+def _done(answer: dict[str, Any]) -> bool:
+    try:
+        protocol.parse_done(protocol.encode(answer))
+    except InvalidReplyError:
+        return False
+    return True

@@ -33,7 +33,7 @@ from arena.match.thinktime import Mark, Tally, by_seat, compact, thoughts
 
 FORMAT = 1
 """The view file's format: bumped whenever what a view holds, or how it is derived, changes (a golden test in
-tests/test_matchview.py fails until it is), so that a build never trusts a view an older arena made."""
+tests/match/test_matchview.py fails until it is), so that a build never trusts a view an older arena made."""
 SUFFIX = ".view"
 
 CARD_SET = frozenset(rank + suit for rank in "A23456789TJQK" for suit in "CDHS")

@@ -202,11 +202,23 @@ def parse_line(line: bytes) -> dict[str, Any]:
     return message
 
 
-def parse_ready(line: bytes) -> None:
+def parse_ready(line: bytes) -> bool:
+    """Check the answer to hello; True when the bot says it can play more matches on the same pipes
+    (``"persistent": true``, PROTOCOL.md "Several matches per process"). Only ``true`` counts: a v1 bot's
+    ``ready`` says nothing and plays one match."""
     message = parse_line(line)
     if message.get("type") != "ready":
         raise InvalidReplyError(f'expected {{"type": "ready"}} in answer to hello, got {_show(line)}',
                                 Reason.INVALID_READY)
+    return message.get("persistent") is True
+
+
+def parse_done(line: bytes) -> None:
+    """Check a persistent bot's answer to ``match_end``."""
+    message = parse_line(line)
+    if message.get("type") != "done":
+        raise InvalidReplyError(f'expected {{"type": "done"}} in answer to match_end, got {_show(line)}',
+                                Reason.INVALID_DONE)
 
 
 _MOVES: dict[bytes, Move] = {}

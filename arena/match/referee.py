@@ -26,6 +26,7 @@ from arena.game.results import Fault, FaultKind, MatchResult, Reason, SeatResult
 from arena.game.rules import Rules
 from arena.match import protocol
 from arena.match.channel import BotChannel, Caps, Poller, State, shown
+from arena.match.live import Live, LiveBots
 from arena.match.matchlog import FORMAT, MatchLog
 from arena.match.protocol import InvalidReplyError, Limits
 from arena.sandbox import Exit, Sandbox, SandboxError, SandboxLimits
@@ -35,7 +36,8 @@ LOGGER = logging.getLogger(__name__)
 _LIVE = attrgetter("live")
 
 EXIT_GRACE_S = 1.0
-"""How long bots get to exit by themselves after ``match_end`` before they are killed."""
+"""How long bots get to exit by themselves after ``match_end`` before they are killed (or, for a bot that stays up
+for another match, to answer ``done``)."""
 
 
 @contextmanager
@@ -88,6 +90,8 @@ class Referee:
         log_path: Path | None = None,
         caps: Caps = Caps(),
         seat_limits: Mapping[int, Limits] | None = None,
+        live: LiveBots | None = None,
+        lanes: Sequence[str | None] | None = None,
     ) -> None:
         self.bots = list(bots)
         self.names = seat_names([bot.name for bot in self.bots])
@@ -109,6 +113,12 @@ class Referee:
         self.started = time.monotonic()
         self._logged_events = 0
         self._told = 0
+        self.live = live
+        """Where a seat's process comes from and goes back to when it plays several matches (None: one match)."""
+        self.lanes: list[str | None] = list(lanes) if lanes is not None and live is not None else [None] * len(bots)
+        self.lives: list[Live | None] = [None] * len(self.bots)
+        self.persistent = [False] * len(self.bots)
+        """Which seats said ``"persistent": true`` in their ``ready``."""
 
     # -- the match ----------------------------------------------------------------------------------------------
 
@@ -139,7 +149,7 @@ class Referee:
                 failure: SandboxError | None = None
                 for channel in self.channels:
                     try:
-                        channel.kill()
+                        channel.kill()  # a no-op on a process kept for the lane's next match
                     except SandboxError as error:  # still kill the other seats before it propagates
                         failure = failure or error
                 self.poller.close()
@@ -155,11 +165,28 @@ class Referee:
         return result
 
     def _launch(self) -> None:
+        live, limits = self.live, self.sandbox_limits
+        if live is not None:
+            for seat, (bot, lane) in enumerate(zip(self.bots, self.lanes)):
+                if lane is not None:
+                    self.lives[seat] = live.take(lane, bot, limits)
+        fresh = [bot for bot, kept in zip(self.bots, self.lives) if kept is None]
         try:
-            processes = self.sandbox.launch_all(self.bots, self.sandbox_limits)
+            started = iter(self.sandbox.launch_all(fresh, limits)) if fresh else iter(())
         except SandboxError as error:
+            for kept in self.lives:
+                if kept is not None:
+                    kept.process.kill()
             raise InfrastructureError(f"could not start the bots in the {self.sandbox.name} sandbox: {error}") from error
-        for seat, process in enumerate(processes):
+        for seat, bot in enumerate(self.bots):
+            kept = self.lives[seat]
+            if kept is None:
+                process = next(started)
+                lane = self.lanes[seat]
+                if live is not None and lane is not None:
+                    self.lives[seat] = live.fresh(lane, bot, limits, process)
+            else:
+                process = kept.process
             self.channels.append(BotChannel(seat, process, self.poller, self._fault, self.log, self._now_ms,
                                             self.caps))
 
@@ -178,7 +205,7 @@ class Referee:
             elif channel.state is State.ANSWERED:
                 line = channel.take_reply()
                 try:
-                    protocol.parse_ready(line)
+                    self.persistent[channel.seat] = protocol.parse_ready(line)
                 except InvalidReplyError as error:
                     self._fault(channel, error.reason, str(error), shown(line))
 
@@ -271,15 +298,54 @@ class Referee:
                 channel.queue(mover_line if message is mover else others_line)
 
     def _say_goodbye(self) -> None:
-        """Deliver the last messages, close stdin, and give the bots a moment to exit on their own."""
+        """Deliver the last messages, close stdin, and give the bots a moment to exit on their own; a bot that stays
+        up for its lane's next match has the same moment to answer ``done``, and is then kept or retired."""
         deadline = time.monotonic() + EXIT_GRACE_S
         for channel in self.channels:
             channel.flush()
         self._pump(deadline, lambda: not any(c.pending for c in self.channels if c.live))
         for channel in self.channels:
-            if channel.live:
+            if channel.live and not channel.parting:
                 channel.close_stdin()
-        self._pump(deadline, lambda: all(c.stdout_closed or not c.live for c in self.channels))
+        self._pump(deadline, lambda: all(c.stdout_closed or not c.live or c.state is State.PARTED
+                                         for c in self.channels))
+        for channel in self.channels:
+            if channel.parting:
+                self._retire(channel, Reason.TIMEOUT_DONE.value,
+                             f'no {{"type": "done"}} within {EXIT_GRACE_S:.0f} s of match_end')
+            elif channel.state is State.PARTED:
+                self._part(channel)
+
+    def _part(self, channel: BotChannel) -> None:
+        """A persistent bot answered ``match_end``: kept for its lane's next match if the answer is ``done`` and the
+        pool's rules allow it, else ended."""
+        live = self.lives[channel.seat]
+        assert live is not None and self.live is not None
+        line = channel.take_done()
+        try:
+            protocol.parse_done(line)
+        except InvalidReplyError as error:
+            self._retire(channel, Reason.INVALID_DONE.value, str(error))
+            return
+        why = self.live.keep(live)
+        if why is None:
+            channel.keep()
+        else:
+            channel.kill()
+            self._log_retired(channel.seat, live, why, self.live.retired[-1].detail if why != "recycle.matches" else "")
+
+    def _retire(self, channel: BotChannel, reason: str, detail: str) -> None:
+        """End a persistent bot after the match's end (it is not kept; the match's result stands as it is)."""
+        live = self.lives[channel.seat]
+        channel.kill()
+        if live is not None and self.live is not None:
+            self.live.note(live, reason, detail)
+            self._log_retired(channel.seat, live, reason, detail)
+
+    def _log_retired(self, seat: int, live: Live, reason: str, detail: str) -> None:
+        if self.log is not None:
+            self.log.write({"t": "retired", "seat": seat, "lane": live.lane, "matches": live.played,
+                            "reason": reason, "detail": detail})
 
     def _pump(self, deadline: float, done: Callable[[], bool]) -> None:
         """Move bytes in both directions for every bot until ``done()``, the end of the match, or the deadline."""
@@ -292,9 +358,10 @@ class Referee:
                     channel.on_ready(fd, writable)
 
     def _finish(self) -> None:
-        """The match is over: every bot is only told so from now on (and nobody waits for a reply)."""
+        """The match is over: every bot is only told so from now on (and nobody waits for a reply but the ``done``
+        of a bot kept for its lane's next match)."""
         for channel in self.channels:
-            channel.finish()
+            channel.finish(parting=self.persistent[channel.seat] and self.lives[channel.seat] is not None)
 
     # -- faults -------------------------------------------------------------------------------------------------
 
@@ -302,6 +369,11 @@ class Referee:
                ended: Exit | None = None) -> None:
         """Kill the seat's bot and forfeit it. ``ended`` is how the bot ended by itself, when it did."""
         seat = channel.seat
+        if (channel.state is State.PARTING or channel.state is State.PARTED) and reason.kind != FaultKind.LIMIT:
+            # Said or did something after match_end, or ended, instead of waiting for the next hello: not kept.
+            # The match is over and its result stands (a limit is still the seat's fault, as for every bot).
+            self._retire(channel, reason.value, detail)
+            return
         if self.faults[seat] is not None or self.match.outcome is not None and reason.kind != FaultKind.LIMIT:
             return
         exit_ = channel.kill()
@@ -390,12 +462,16 @@ def play_match(
     log_path: Path | None = None,
     caps: Caps = Caps(),
     seat_limits: Mapping[int, Limits] | None = None,
+    live: LiveBots | None = None,
+    lanes: Sequence[str | None] | None = None,
 ) -> MatchResult:
     """Play one match between ``bots`` (seat i is bots[i]) and return its result; ``caps`` bound what the referee
-    holds of each bot's output; ``seat_limits`` gives a seat its own clock (a person's, :mod:`arena.play`).
+    holds of each bot's output; ``seat_limits`` gives a seat its own clock (a person's, :mod:`arena.play`). With
+    ``live`` and ``lanes``, seat i's process comes from, and a persistent bot's goes back to, lane ``lanes[i]`` of
+    ``live`` (None: a process for this match only).
 
     Raises :class:`InfrastructureError` when the host fails; every misbehaviour of a bot is a fault in the result.
     """
     if not 2 <= len(bots) <= 8:
         raise ValueError(f"a match needs 2 to 8 bots, got {len(bots)}")
-    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps, seat_limits).run()
+    return Referee(bots, seed, sandbox, rules, limits, sandbox_limits, log_path, caps, seat_limits, live, lanes).run()

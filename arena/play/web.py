@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from arena.game.cards import hand_total
+from arena.game.results import MatchResult
 from arena.game.rules import legal_discards
 from arena.play.console import Console
 from arena.play.seat import LeftTable
@@ -100,6 +101,15 @@ class WebTable:
         finally:
             with self.lock:
                 self.turn = None
+
+    def finish(self, result: MatchResult) -> None:
+        """The match is over: a person who left it (or lost their seat to a fault) is told how it ended too."""
+        if self.over:
+            return
+        order = sorted(result.players, key=lambda player: (player.place, player.seat))
+        self.narrator.say("Match over: " + ", ".join(
+            f"{player.place}. {self.narrator.table.name(player.seat)} ({player.score})" for player in order) + ".")
+        self.over = True
 
     def _wait_for_choice(self) -> dict[str, Any]:
         while not self._stopped.is_set():

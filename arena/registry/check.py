@@ -39,6 +39,7 @@ from arena.bots.manifest import BotSpec, ManifestError, load_bot
 from arena.game.results import Fault, FaultKind, Reason, counted, limit_reason
 from arena.game.rules import Rules
 from arena.match import protocol
+from arena.match.live import LiveBots
 from arena.match.matchlog import LogError, read_records
 from arena.match.protocol import Limits
 from arena.match.referee import InfrastructureError, play_match
@@ -331,18 +332,31 @@ def _hello(spec: BotSpec, sandbox: Sandbox, limits: Limits) -> Step:
                 _tail(errors))
 
 
+PERSISTENT_ADVICE = ('It said "persistent": true in its ready, so it must answer match_end with {"type":"done"} '
+                     "within a second and then wait for the next hello, without writing anything else "
+                     '(protocol/PROTOCOL.md, "Several matches per process").')
+
+
 def _match_step(name: str, seats: list[BotSpec], mine: list[int], sandbox: Sandbox, limits: Limits,
-                seeds: list[int]) -> Step:
-    """Play one match per seed; the step fails on the first fault of any seat in ``mine`` (the checked bot)."""
+                seeds: list[int], live: LiveBots | None = None) -> Step:
+    """Play one match per seed; the step fails on the first fault of any seat in ``mine`` (the checked bot). With
+    ``live``, a bot that says ``persistent`` plays them all in one process (a lane per seat of ``mine``), and a
+    process it did not end cleanly fails the step too."""
     expected = (f"{len(seeds)} whole match{'es' if len(seeds) > 1 else ''} to threshold {CHECK_RULES.threshold} "
-                "with no fault")
+                "with no fault" + (" (one process for all when it says persistent)" if live is not None else ""))
     played = []
     for index, seed in enumerate(seeds):
         order = seats if index % 2 == 0 else list(reversed(seats))
         ours = mine if index % 2 == 0 else [len(seats) - 1 - seat for seat in mine]
+        lanes = [f"checked-{mine[ours.index(seat)]}" if seat in ours else None for seat in range(len(order))]
         with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
             log = Path(scratch) / "check.jsonl.gz"
-            result = play_match(order, seed, sandbox, CHECK_RULES, limits, log_path=log)
+            retired = len(live.retired) if live is not None else 0
+            result = play_match(order, seed, sandbox, CHECK_RULES, limits, log_path=log, live=live, lanes=lanes)
+            if live is not None and len(live.retired) > retired:
+                gone = live.retired[retired]
+                return Step(name, False, expected, f"seed {seed}: after match_end: {gone.reason}: {gone.detail}",
+                            [PERSISTENT_ADVICE])
             for seat in ours:
                 player = result.players[seat]
                 if player.fault is not None:
@@ -462,7 +476,11 @@ def _run_steps(report: CheckReport, directory: Path, sandbox_: str | Sandbox, li
             steps.append(Step("vs greedy", False, f"the sample bot at {opponent}", "it is missing (an install "
                               "without the sample bots?)"))
             return
-        steps.append(_match_step("vs greedy", [spec, load_bot(opponent)], [0], sandbox, limits, [2, 3]))
+        live = LiveBots()
+        try:
+            steps.append(_match_step("vs greedy", [spec, load_bot(opponent)], [0], sandbox, limits, [2, 3], live))
+        finally:
+            live.close()
         remaining.pop(0)
     except (InfrastructureError, SandboxError) as error:
         steps.append(Step(remaining[0], False, "the sandbox to run the bot",

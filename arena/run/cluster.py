@@ -62,9 +62,11 @@ POLL_S = 0.5
 CACHE_ENV = "ARENA_BOT_CACHE"
 """Where a worker keeps unpacked bots (default: ``arena-bots-UID`` in the system's temporary directory)."""
 CHECKED_GUARANTEES = ("filesystem", "network", "proc_and_signals", "scratch_cap", "processes", "per_bot_uid",
-                      "memory_limit_fault", "tree_kill", "no_shared_locks")
+                      "memory_limit_fault", "tree_kill", "no_shared_locks", "private_caches")
 """What a worker's process sandbox must guarantee where the runner's does: a worker without the channel rules
-(no_shared_locks) would let two bots it plays at once talk through locks, so it is refused like one without bwrap."""
+(no_shared_locks) would let two bots it plays at once talk through locks, and one without private views
+(private_caches) would let a bot leave bits in its page cache for a later match, so each is refused like one
+without bwrap."""
 
 
 class ClusterError(RuntimeError):
@@ -131,9 +133,9 @@ def sandbox_guarantees(sandbox: str) -> tuple[tuple[str, bool, str], ...]:
     from arena.sandbox import doctor
 
     if sandbox == "docker":
-        from arena.sandbox.docker import engine_status
+        from arena.sandbox import docker_engine_status
 
-        return (("docker_engine", *engine_status()),)
+        return (("docker_engine", *docker_engine_status()),)
     return tuple((name, ok, reason) for name, (ok, reason) in doctor.sandbox_guarantees().items())
 
 

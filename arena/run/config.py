@@ -21,6 +21,7 @@ import yaml
 
 from arena.bots.manifest import NAME_PATTERN
 from arena.game.rules import Rules, RulesError
+from arena.match.live import Reuse
 from arena.match.protocol import Limits
 from arena.registry.versions import REGISTRY_PREFIX, VERSION_MODES, Registry, RegistryError
 from arena.resources import NoSuchSample, sample_bot
@@ -102,11 +103,16 @@ class TournamentConfig(RunConfig):
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
     stop: StopRule | None = None
     """Open-ended: ``repeats`` is then the most rounds ``stop.max_matches`` allows."""
+    reuse: Reuse | None = None
+    """Bots that say ``persistent`` play several matches per process, in the schedule's chains (arena/run/lanes.py);
+    None (``reuse: false``, the default): a process per seat and match."""
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the results (not ``workers``, which must not change them), as plain data."""
         # ``deals`` only when not the default, so that the configs of tournaments stored before it keep their hash.
         extra: dict[str, Any] = {} if self.deals == "duplicate" else {"deals": self.deals}
+        if self.reuse is not None:  # a bot may remember its lane's earlier matches: part of what decides results
+            extra["reuse"] = dataclasses.asdict(self.reuse)
         if self.stop is not None:
             # ``margin`` only when not the default, as ``deals``.
             extra["stop"] = {key: value for key, value in dataclasses.asdict(self.stop).items()
@@ -161,7 +167,7 @@ def seed_warning(config: RunConfig) -> str | None:
 
 SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
                "registry", "cluster"}
-TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop"}
+TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop", "reuse"}
 LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr", "throttle"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
@@ -292,9 +298,34 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
                 problems.expected("stop.max_matches", f"at least {round_matches} (one round of this schedule)",
                                   stop.max_matches)
             repeats = max(1, stop.max_matches // round_matches)
+    reuse = _reuse(data.get("reuse", False), problems)
+    if reuse is not None and stop is not None:
+        problems.expected("reuse", "false with stop (a stop rule's rounds do not keep bots up yet)", data["reuse"])
     problems.raise_any()
     return TournamentConfig(**shared, bots=bots, players=players, repeats=repeats, format=format_,
-                            deals=deals, stop=stop, source=source)
+                            deals=deals, stop=stop, reuse=reuse, source=source)
+
+
+REUSE_EXPECTED = "true, false, or a mapping with matches (an integer from 2 to 1000) and memory_fraction (0.1 to 1)"
+
+
+def _reuse(value: object, problems: _Problems) -> Reuse | None:
+    if value is False:
+        return None
+    if value is True:
+        return Reuse()
+    if not isinstance(value, Mapping) or set(value) - {"matches", "memory_fraction"}:
+        problems.expected("reuse", REUSE_EXPECTED, value)
+        return None
+    matches = value.get("matches", Reuse.matches)
+    fraction = value.get("memory_fraction", Reuse.memory_fraction)
+    if type(matches) is not int or not 2 <= matches <= 1000:
+        problems.expected("reuse.matches", "an integer from 2 to 1000", matches)
+        return None
+    if type(fraction) not in (int, float) or not 0.1 <= fraction <= 1:
+        problems.expected("reuse.memory_fraction", "a number from 0.1 to 1", fraction)
+        return None
+    return Reuse(matches, float(fraction))
 
 
 def _rules(value: object, problems: _Problems) -> Rules:

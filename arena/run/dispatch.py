@@ -148,3 +148,30 @@ class DealQueue:
 
     def __bool__(self) -> bool:
         return self._left > 0
+
+
+class ChainQueue:
+    """The chains of a batch (arena/run/lanes.py), each played whole by one worker: :meth:`take` hands out the
+    earliest chain (by its first match) none of whose deals is in flight, :meth:`done` frees a chain's deals. Two
+    chains of one block share every deal and so never play at once; chains of other blocks share none."""
+
+    def __init__(self, chains: Sequence[tuple[MatchJob, ...]]) -> None:
+        self._waiting = sorted(chains, key=lambda chain: chain[0].index)
+        self._count = len(self._waiting)
+        self._busy: set[int] = set()
+
+    def take(self) -> tuple[MatchJob, ...] | None:
+        for position, chain in enumerate(self._waiting):
+            deals = {deal_of(job) for job in chain}
+            if not deals & self._busy:
+                self._busy |= deals
+                del self._waiting[position]
+                return chain
+        return None
+
+    def done(self, chain: tuple[MatchJob, ...]) -> None:
+        self._busy -= {deal_of(job) for job in chain}
+
+    def __len__(self) -> int:
+        """How many chains the batch has (handed out or not)."""
+        return self._count

@@ -23,9 +23,11 @@ from typing import Any
 from arena.bots.manifest import BotSpec
 from arena.game.results import MatchResult
 from arena.game.rules import Rules
+from arena.match.live import LiveBots, Reuse
 from arena.match.matchview import view_log
 from arena.match.protocol import Limits
 from arena.match.referee import InfrastructureError, play_match
+from arena.run.lanes import Chain
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 
 PR_SET_PDEATHSIG = 1
@@ -44,6 +46,10 @@ class MatchJob:
     sandbox: str
     log_path: str
     retries: int
+    chain: Chain | None = None
+    """With reuse on: the chain the match is played in, and each seat's lane (arena/run/lanes.py)."""
+    memory_fraction: float = Reuse.memory_fraction
+    """With reuse on: the share of its memory cap above which a live process is recycled."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,8 @@ class JobResult:
     result: MatchResult | None
     """Without its engine events (they are in the log): only what the store keeps crosses the process pipe."""
     error: str | None = None
+    rest: int = 0
+    """How many results of the same chain follow this one: the loop stores a chain's results together."""
 
 
 _SANDBOXES: dict[str, Sandbox] = {}
@@ -74,15 +82,35 @@ def run_job(job: MatchJob) -> JobResult:
         raise
 
 
-def _play(job: MatchJob) -> JobResult:
+def run_jobs(jobs: tuple[MatchJob, ...]) -> list[JobResult]:
+    """Play one job (:func:`run_job`), or a chain's matches in order (arena/run/lanes.py), each seat's persistent
+    bot kept up along its lane and every process ended at the chain's end; each result of a chain says how many of
+    the chain's follow it."""
+    if jobs[0].chain is None:
+        return [run_job(job) for job in jobs]
+    try:
+        live = LiveBots(Reuse(len(jobs) + 1, jobs[0].memory_fraction))  # the chain's length bounds a lane
+        try:
+            results = [_play(job, live) for job in jobs]
+        finally:
+            live.close()
+        return [dataclasses.replace(result, rest=len(results) - 1 - n) for n, result in enumerate(results)]
+    except BaseException:
+        if _STOPPING:  # as run_job
+            os._exit(128 + signal.SIGTERM)
+        raise
+
+
+def _play(job: MatchJob, live: LiveBots | None = None) -> JobResult:
     error = ""
+    lanes = None if job.chain is None else job.chain.lanes
     for attempt in range(1, job.retries + 2):
         try:
             if job.sandbox not in _SANDBOXES:
                 _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
             with _match_in_flight():
                 result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
-                                    job.sandbox_limits, Path(job.log_path))
+                                    job.sandbox_limits, Path(job.log_path), live=live, lanes=lanes)
             # The site's view of the log, made here, where the match was played (spread over the workers that
             # play), rather than by every site build: best effort, a build without it reads the log.
             view_log(Path(job.log_path), len(job.bots))

@@ -32,6 +32,7 @@ included) pauses the league, says why without the server's paths, and tries agai
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import random
@@ -57,7 +58,7 @@ from arena.run.players import DaskCluster, Player, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
 from arena.stats.standings import seat_columns
-from arena.store import Store, disk_full, entered_group, is_active
+from arena.store import Lease, LeaseHeldError, Store, StoreError, disk_full, entered_group, is_active
 
 log = logging.getLogger("arena.league")
 
@@ -206,19 +207,34 @@ class League:
         """Per bot id, its finished matches and their seconds in all (read once, then added to as they finish)."""
         self._ids: dict[str, int] = {}
         self._spread_at = 0.0
+        self._lease: Lease | None = None
         self._secret = ""
         """What the deals follow from (docs/SECURITY.md): read from the store by :meth:`plan`."""
 
     # -- the policy -----------------------------------------------------------------------------------------------
 
+    def claim(self, store: Store) -> None:
+        """Hold the league for this process for as long as it runs, and check its identity against the store: what
+        a server does before it serves, so that a second server on the store (:class:`~arena.store.LeaseHeldError`)
+        or a changed config (:class:`LeagueError`) is refused rather than retried forever."""
+        lease = store.acquire(self.name)
+        try:
+            self._prepare(store)
+        except BaseException:
+            loop.release(store, lease)
+            raise
+        self._lease = lease
+
+    def _prepare(self, store: Store) -> Plan:
+        try:
+            return prepare(store, self.name, self.config.identity(), (), (), kind="league", source=self.config.source)
+        except TournamentError as error:
+            raise LeagueError(str(error)) from None
+
     def plan(self, store: Store, fresh: bool) -> Plan:
         """The league's run: created on first start with no bots and no matches, checked against the config on
         every other."""
-        try:
-            planned = prepare(store, self.name, self.config.identity(), (), (), kind="league",
-                              source=self.config.source)
-        except TournamentError as error:
-            raise LeagueError(str(error)) from None
+        planned = self._prepare(store)
         if self.publish is not None and not self._published_once:
             self.publish(store, None)  # the whole site once: a restart may follow a crash mid-publish
             self._published_at = time.monotonic()
@@ -423,11 +439,13 @@ class League:
                     try:
                         if store is None:
                             store = Store(self.db)
-                        loop.run(store, self, player, stop=stop)
+                        loop.run(store, self, player, stop=stop, lease=self._lease)
                         return
                     except Exception as error:  # noqa: BLE001 - any error pauses the league; the loop goes on
                         if self.state.batches > batches:
                             retry = RETRY_S[0]  # it had played again since the last error
+                        if isinstance(error, LeaseHeldError):
+                            self._lease = None  # lost (it expired and another took it): the next try asks anew
                         wait = self._paused(error, retry)
                         if store is not None:
                             store.close()  # a fresh connection next time: this one may be mid-transaction
@@ -436,8 +454,22 @@ class League:
                         retry = min(2 * retry, RETRY_S[1])
         finally:
             self.state.state = "stopped"
+            self._let_go(store)
+
+    def release(self) -> None:
+        """Let go of what :meth:`claim` took, the league not having run (its server could not start)."""
+        self._let_go(None)
+
+    def _let_go(self, store: Store | None) -> None:
+        """Release the lease :meth:`claim` took (on a connection of this thread) and close the store."""
+        if self._lease is not None:
+            with contextlib.suppress(StoreError):
+                store = store or Store(self.db)
             if store is not None:
-                store.close()
+                loop.release(store, self._lease)
+            self._lease = None
+        if store is not None:
+            store.close()
 
     def _cluster_says(self, message: str) -> None:
         """What the cluster player reports (a refused worker, a lost scheduler, when it tries next) is the state

@@ -37,7 +37,7 @@ from arena.run.jobs import JobResult, MatchJob
 from arena.run.plan import Plan
 from arena.run.players import Player, stop_signals_held
 from arena.stats.confidence import GroupPlace, confidence
-from arena.stats.ratings import Rater, Rating, RatingConfig, rate_all
+from arena.stats.ratings import RatedMatch, Rater, Rating, RatingConfig, rate_all
 from arena.stats.standings import Standing, rated_matches, standings
 from arena.store import Lease, Store, StoreError, disk_full
 
@@ -168,14 +168,33 @@ class FinalRatings:
         pass
 
     def at_end(self, store: Store, tid: int) -> None:
-        _, history = rate_all([row["id"] for row in store.bots(tid)], rated_matches(store, tid), self.config)
-        store.finish(tid, history)
+        rate_since_stored(store, tid, self.config)
+
+
+def rate_since_stored(store: Store, tid: int, config: RatingConfig) -> tuple[dict[int, Rating], list[RatedMatch]]:
+    """Bring the stored ratings up to date and return the latest and the matches they cover: the matches whose
+    ratings are stored are kept as far as they are every finished match, in schedule order (the first run's, a
+    resumed run's earlier matches, a league's earlier batches); from the first one that is not (a match finished
+    since, before some rated one), every match is rated again, from the stored ratings just before it. The numbers
+    are those of rating every match from the start: TrueSkill is applied in the same order to the same floats."""
+    matches = rated_matches(store, tid)
+    rated = store.rated_indices(tid)
+    kept = 0
+    while kept < min(len(matches), len(rated)) and matches[kept].index == rated[kept]:
+        kept += 1
+    ends = [*([matches[kept].index] if kept < len(matches) else []), *([rated[kept]] if kept < len(rated) else [])]
+    since = min(ends) if ends else (rated[-1] + 1 if rated else 0)
+    start = {bot: Rating(mu, sigma) for bot, (mu, sigma) in store.ratings_before(tid, since).items()}
+    ratings, history = rate_all([row["id"] for row in store.bots(tid)], matches[kept:], config, start)
+    store.finish(tid, history, since)
+    return ratings, matches
 
 
 class RunningRatings:
     """Ratings brought up to date after every batch, for a run that never finishes (the league).
 
-    The first batch in a process rates every finished match; later ones apply only the matches finished since,
+    The first batch in a process starts from the stored ratings (:func:`rate_since_stored`: a server start rates
+    only what finished since they were stored); later ones apply only the matches finished since,
     which gives the same numbers (each batch's matches come after every match already rated: a batch is scheduled
     only when the last one is played, and failed matches are never rated) at a cost that does not grow with the
     run's age."""
@@ -189,11 +208,11 @@ class RunningRatings:
 
     def after_batch(self, store: Store, tid: int) -> None:
         started = time.monotonic()
-        matches = rated_matches(store, tid)
         if self._ratings is None:
-            self._ratings, history = rate_all([row["id"] for row in store.bots(tid)], matches, self.config)
-            store.finish(tid, history)
+            # A server start: the stored ratings, and only the matches finished since they were stored.
+            self._ratings, matches = rate_since_stored(store, tid, self.config)
         else:
+            matches = rated_matches(store, tid)
             rater = Rater(self.config)
             ratings = self._ratings
             history = []
@@ -243,23 +262,29 @@ def store_result(store: Store, tid: int, done: JobResult) -> None:
 
 def run(store: Store, policy: Policy, player: Player, fresh: bool = False,
         on_result: Callable[[Progress], None] | None = None, stop: threading.Event | None = None,
-        on_start: Callable[[Progress], None] | None = None) -> RunReport:
+        on_start: Callable[[Progress], None] | None = None, lease: Lease | None = None) -> RunReport:
     """Hold the run, plan it, play the policy's batches on ``player``, store and rate; see the module docstring.
     ``on_start`` is called once the run is planned in the store, before any match plays (a live site's first
-    build), ``on_result`` after each result is stored.
+    build), ``on_result`` after each result is stored. A ``lease`` the caller holds already (a server takes it
+    before it serves) is renewed here but left for the caller to release.
 
     Raises :class:`~arena.store.LeaseHeldError` if another runner holds the run, and what the policy's planning
     raises (:class:`~arena.run.plan.TournamentError` for a run that cannot go on as asked)."""
     started = time.monotonic()
     with _sigterm_interrupts():
-        lease = store.acquire(policy.name)
+        held = lease if lease is not None else store.acquire(policy.name)
         try:
-            return _run(store, policy, player, fresh, on_result, _Heartbeat(store, lease, stop), started, on_start)
+            return _run(store, policy, player, fresh, on_result, _Heartbeat(store, held, stop), started, on_start)
         finally:
-            try:
-                store.release(lease)
-            except StoreError:
-                pass  # a full disk, say: the lease expires, and this host sees at once that its holder is gone
+            if lease is None:
+                release(store, held)
+
+
+def release(store: Store, lease: Lease) -> None:
+    try:
+        store.release(lease)
+    except StoreError:
+        pass  # a full disk, say: the lease expires, and this host sees at once that its holder is gone
 
 
 def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: Callable[[Progress], None] | None,
@@ -305,16 +330,28 @@ def _play(store: Store, plan: Plan, policy: Policy, player: Player, batch: Seque
     """Play one batch, storing each result; True if the policy's verdict came in before the batch ended."""
     by_index = {job.index: job for job in batch}
     played = player.play(batch, tick)
+    chain: list[JobResult] = []
     try:
         for result in played:
             tick()
-            job = by_index[result.index]
-            store_result(store, plan.tid, result)
-            progress.add(result, job)
-            if on_result is not None:
-                on_result(progress)
-            if policy.add(job, result):
-                return True
+            if result.rest or chain:
+                # A chain's matches (bots kept up between them, arena/run/lanes.py) are stored whole or not at
+                # all: a run killed mid-chain plays it again from the start, with the same lanes' memories.
+                chain.append(result)
+                if result.rest:
+                    continue
+                store.record_results(plan.tid, [(done.index, done.result, done.attempts, done.error or "unknown")
+                                                for done in chain])
+            else:
+                store_result(store, plan.tid, result)
+            for done in chain or [result]:
+                job = by_index[done.index]
+                progress.add(done, job)
+                if on_result is not None:
+                    on_result(progress)
+                if policy.add(job, done):
+                    return True
+            chain.clear()
         return False
     finally:
         # A stop, or a verdict that needs no more matches: what is still in flight goes (nothing, when the batch

@@ -27,8 +27,8 @@ from typing import Protocol
 
 from arena import procfs
 from arena.run.cluster import ClusterError, ClusterStats, Connection, SchedulerLost, say
-from arena.run.dispatch import DealQueue
-from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_job, worker_started
+from arena.run.dispatch import ChainQueue, DealQueue
+from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_jobs, worker_started
 
 TICK_S = 0.5
 """How often a waiting player calls its ``tick``: a league's stop is seen within this."""
@@ -61,6 +61,34 @@ class Player(Protocol):
         ...
 
 
+class Units(Protocol):
+    """What a pool's worker plays next: a whole unit (one match, or a chain of them), no two sharing a deal."""
+
+    def take(self) -> tuple[MatchJob, ...] | None: ...
+
+    def done(self, unit: tuple[MatchJob, ...]) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class _OneJob:
+    """A :class:`~arena.run.dispatch.DealQueue`'s jobs as units of one match each."""
+
+    def __init__(self, deals: DealQueue) -> None:
+        self.deals = deals
+        self._count = deals.waiting
+
+    def take(self) -> tuple[MatchJob, ...] | None:
+        job = self.deals.take()
+        return None if job is None else (job,)
+
+    def done(self, unit: tuple[MatchJob, ...]) -> None:
+        self.deals.done(unit[0])
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class LocalPool:
     """A pool of spawned match workers on this machine, started at the first batch and kept for the next ones.
 
@@ -80,35 +108,45 @@ class LocalPool:
     def play(self, jobs: Sequence[MatchJob], tick: Tick) -> Generator[JobResult, None, None]:
         if not jobs:
             return
-        pool = self._start(min(self.workers, len(jobs)))
-        deals = DealQueue(jobs, self.one_per_deal, self.workers)
-        back: queue.SimpleQueue[JobResult | BaseException] = queue.SimpleQueue()
-        in_flight: dict[int, MatchJob] = {}
+        units: Units
+        if jobs[0].chain is None:
+            units = _OneJob(DealQueue(jobs, self.one_per_deal, self.workers))
+        else:
+            # With reuse on: each chain (arena/run/lanes.py) played whole by one worker, its results back together.
+            by_chain: dict[int, list[MatchJob]] = {}
+            for job in jobs:
+                by_chain.setdefault(job.chain.chain if job.chain else -1, []).append(job)
+            units = ChainQueue([tuple(chain) for chain in by_chain.values()])  # each in schedule order already
+        pool = self._start(min(self.workers, len(units)))
+        back: queue.SimpleQueue[list[JobResult] | BaseException] = queue.SimpleQueue()
+        in_flight: dict[int, tuple[MatchJob, ...]] = {}
 
         def send() -> None:
-            # One job per worker, no more: a job queued in the pool would start whenever a worker frees, beside
+            # One unit per worker, no more: a unit queued in the pool would start whenever a worker frees, beside
             # whatever plays then, so only what the dispatcher hands out now may be in the pool.
-            while len(in_flight) < self.workers and (job := deals.take()) is not None:
-                in_flight[job.index] = job
-                pool.apply_async(run_job, (job,), callback=back.put, error_callback=back.put)
+            while len(in_flight) < self.workers and (unit := units.take()) is not None:
+                in_flight[unit[0].index] = unit
+                pool.apply_async(run_jobs, (unit,), callback=back.put, error_callback=back.put)
 
         finished = False
         try:
             send()
-            for _ in jobs:
+            left = len(jobs)
+            while left:
                 while True:
                     try:
-                        result = back.get(timeout=TICK_S)
+                        results = back.get(timeout=TICK_S)
                         break
                     except queue.Empty:
                         tick()
-                if isinstance(result, BaseException):
-                    raise result
-                # The result is back, so its worker's match is over and its bots are dead: its deal is free. The
-                # next jobs go before the result is stored, so no worker waits for the store.
-                deals.done(in_flight.pop(result.index))
+                if isinstance(results, BaseException):
+                    raise results
+                # The results are back, so their worker's matches are over and their bots are dead: their deals are
+                # free. The next units go before the results are stored, so no worker waits for the store.
+                units.done(in_flight.pop(results[0].index))
                 send()
-                yield result
+                left -= len(results)
+                yield from results
             finished = True
         finally:
             if not finished:

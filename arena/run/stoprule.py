@@ -25,6 +25,7 @@ from arena.run.loop import FinalRatings
 from arena.run.plan import Plan, pending_jobs, plan_tournament, settings_of
 from arena.schedule import design_for
 from arena.stats.confidence import Confidence, PairTest, confidence
+from arena.stats.display import MIN_GROUPS
 from arena.stats.standings import seat_results
 from arena.store import Store
 
@@ -43,9 +44,10 @@ def pair_test(stop: StopRule, rounds: int) -> PairTest:
 
 
 def decided(sure: Confidence, test: PairTest, bots: int) -> bool:
-    """Every adjacent pair of ``sure``'s order (every bot measured) decided by ``test``, apart or equal."""
+    """Every adjacent pair of ``sure``'s order (every bot measured in enough groups to be ranked at all:
+    arena/stats/display.py's MIN_GROUPS) decided by ``test``, apart or equal."""
     order = sure.order()
-    return (len(order) == bots and all(line.matches for line in sure.bots)
+    return (len(order) == bots and all(line.groups >= MIN_GROUPS for line in sure.bots)
             and all(sure.verdict(a, b, test) is not None for a, b in pairwise(order)))
 
 

@@ -6,7 +6,7 @@ containers, never the rules or the protocol.
 
 The package, one job per module: ``common`` (what every backend shares: paths inside the sandbox, the bot's
 environment, signal-to-limit names, the stand-in for a bot that never started), ``rlimits``, ``uids`` (per-bot
-uid leases), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's
+uid leases), ``views`` (each sandbox's private mounts of the runtime and its bot), ``bwrap`` (command line and probe), ``seccomp`` (the rules of both backends: bwrap's filter, docker's
 profile), ``cgroups``, ``reaper`` (tree kill), the backends ``process`` and ``docker``, and ``doctor`` (what this host guarantees). /proc is read through arena/procfs.py, which the store and
 the site use too.
 """
@@ -20,14 +20,17 @@ from functools import partial
 from typing import Literal
 
 from arena.bots.manifest import BotSpec
+from arena.extras import missing_extra
 
 Stream = Literal["stdout", "stderr"]
 BACKENDS = ("process", "docker")
 """The backends' names, as ``--sandbox`` and a config's ``sandbox:`` take them; the first is the default."""
 GUARANTEES = ("filesystem", "network", "proc_and_signals", "environment", "scratch_cap", "processes", "per_bot_uid",
-              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces", "no_shared_locks")
+              "memory_limit_fault", "tree_kill", "keyrings", "user_namespaces", "no_shared_locks", "private_caches")
 """The keys of :meth:`Sandbox.guarantees`, in the order ``arena doctor`` prints them. ``no_shared_locks``: no lock,
-watch or page-cache probe on a file they both see passes bits between two concurrently running bots."""
+watch or page-cache probe on a file they both see passes bits between two concurrently running bots.
+``private_caches``: no bot times another's reads in the kernel's page cache or dentry cache, now or in a later
+match: each sandbox reads everything through mounts of its own."""
 
 
 class SandboxError(RuntimeError):
@@ -71,6 +74,16 @@ class Exit:
         return f"exited with status {self.returncode}"
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What a live bot holds between matches, as its sandbox measures it (None: this backend cannot tell)."""
+
+    memory_bytes: int | None
+    """Memory charged to the bot now (its cgroup's, page cache included)."""
+    processes: int | None
+    """The bot's own processes (not the sandbox's): more than one after a match is a child left behind."""
+
+
 class BotProcess(abc.ABC):
     """A running bot. All I/O is non-blocking; the referee polls :meth:`read_fds` and :meth:`write_fd`."""
 
@@ -102,6 +115,10 @@ class BotProcess(abc.ABC):
     @abc.abstractmethod
     def kill(self) -> Exit:
         """Kill the whole tree, reap it and release everything; safe to call twice. Returns how it ended."""
+
+    def usage(self) -> Usage | None:
+        """What the bot holds now, for deciding whether a live bot may play another match; None if unknown."""
+        return None
 
 
 class Sandbox(abc.ABC):
@@ -155,7 +172,21 @@ def get_sandbox(name: str) -> Sandbox:
 
         return ProcessSandbox()
     if name == "docker":
+        problem = missing_extra("docker", "the docker sandbox")
+        if problem is not None:
+            raise SandboxError(problem)
         from arena.sandbox.docker import DockerSandbox
 
         return DockerSandbox()
     raise SandboxError(f"unknown sandbox backend {name!r} (expected one of: {', '.join(BACKENDS)})")
+
+
+def docker_engine_status() -> tuple[bool, str]:
+    """Whether the docker backend can run here, and the engine's version or why not (the Docker SDK, which the
+    docker extra brings, not installed; or no engine answering)."""
+    problem = missing_extra("docker", "the docker sandbox")
+    if problem is not None:
+        return False, problem
+    from arena.sandbox.docker import engine_status
+
+    return engine_status()

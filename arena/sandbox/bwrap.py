@@ -32,6 +32,7 @@ from arena.sandbox.common import (
     bot_environment,
 )
 from arena.sandbox.uids import UID_BASE, UID_COUNT
+from arena.sandbox.views import MOUNTS, View
 
 BWRAP = "/usr/bin/bwrap"
 SETPRIV = "/usr/bin/setpriv"
@@ -47,19 +48,20 @@ UNOWNED_PROBE_AGE_S = 600
 lasts longer than its 20 s timeout."""
 
 
-@lru_cache(maxsize=1)
-def _runtime_binds() -> tuple[str, ...]:
-    """Read-only binds of the system runtime; symlinked top-level dirs (merged /usr) are recreated as symlinks.
+@lru_cache(maxsize=8)
+def _runtime_binds(root: str = "") -> tuple[str, ...]:
+    """Read-only binds of the system runtime, from the host or from ``root`` (a sandbox's private mount of the
+    runtime image, :mod:`arena.sandbox.views`); symlinked top-level dirs (merged /usr) are recreated as symlinks.
     Looked up once per runner: the host's runtime does not move under a running tournament."""
     args: list[str] = []
     for path in RUNTIME_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
+            args += ["--ro-bind", root + path, path]
     args += ["--perms", "0755", "--dir", "/etc"]  # else bwrap makes it root-only and lookups fail with EACCES
     for path in RUNTIME_ETC:
-        args += ["--ro-bind-try", path, path]
+        args += ["--ro-bind-try", root + path, path]
     return tuple(args)
 
 
@@ -74,12 +76,18 @@ def _masked_proc() -> list[str]:
 
 
 def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid: int | None,
-                  info_fd: int | None = None, writable: bool = False, seccomp_fd: int | None = None) -> list[str]:
+                  info_fd: int | None = None, writable: bool = False, seccomp_fd: int | None = None,
+                  view: View | None = None) -> list[str]:
     """The bwrap command line that runs ``command`` for a bot in ``bot_dir`` (``uid`` when we are root).
 
     ``writable`` is for a build: ``bot_dir`` is bound read-only at ``BUILD_SOURCE`` and ``/bot`` is a size-capped
     tmpfs that the build copies it into and writes its result to (see :mod:`arena.registry.build`);
-    ``seccomp_fd`` holds the filter bwrap installs before it execs ``command`` (:mod:`arena.sandbox.seccomp`)."""
+    ``seccomp_fd`` holds the filter bwrap installs before it execs ``command`` (:mod:`arena.sandbox.seccomp`);
+    ``view``: the runtime, ``bot_dir`` and ``protocol/`` come from the sandbox's private mounts of their images
+    instead of the host's files (:mod:`arena.sandbox.views`)."""
+    protocol = PROTOCOL_LIB
+    if view is not None:
+        bot_dir, protocol = view.bot / "bot", view.bot / "protocol"
     args = [BWRAP]
     if uid is None:
         args += ["--unshare-all"]  # includes the user namespace: we are unprivileged anyway
@@ -87,10 +95,11 @@ def bwrap_command(bot_dir: Path, command: list[str], limits: SandboxLimits, uid:
         # As root, a user namespace would map the bot back to root outside; we drop to a real unprivileged uid
         # instead, so every other namespace of --unshare-all, but not the user one.
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-    args += ["--die-with-parent", "--new-session", *_runtime_binds(), "--proc", "/proc", *_masked_proc(),
+    args += ["--die-with-parent", "--new-session", *_runtime_binds(str(view.runtime) if view else ""),
+             "--proc", "/proc", *_masked_proc(),
              "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", SCRATCH_DIR,
-             "--ro-bind", str(PROTOCOL_LIB), PROTOCOL_DIR,
+             "--ro-bind", str(protocol), PROTOCOL_DIR,
              *(["--ro-bind", str(bot_dir), BUILD_SOURCE, "--perms", "0777", "--size", str(limits.scratch_mb << 20),
                 "--tmpfs", BOT_DIR] if writable else ["--ro-bind", str(bot_dir), BOT_DIR]),
              "--chdir", BOT_DIR, "--clearenv"]
@@ -151,7 +160,8 @@ def sweep_orphan_inits() -> list[int]:
     namespace, the parent's, a SIGKILL reaches a namespace init, and takes every process inside with it.
     """
     table = {pid: info for pid in procfs.all_pids() if (info := procfs.stat(pid)) is not None}
-    marker = f"\0--ro-bind\0{PROTOCOL_LIB}\0{PROTOCOL_DIR}\0".encode()
+    # protocol/ bound from the host, or from a view's mount of its bot image
+    markers = (f"\0--ro-bind\0{PROTOCOL_LIB}\0{PROTOCOL_DIR}\0".encode(), f"\0--ro-bind\0{MOUNTS}/".encode())
     killed: list[int] = []
     for pid, info in table.items():
         if info.name != "bwrap" or not info.running:
@@ -159,7 +169,7 @@ def sweep_orphan_inits() -> list[int]:
         parent = table.get(info.ppid)
         if parent is not None and parent.name == "bwrap":
             continue
-        if procfs.namespace_init(pid) and marker in procfs.command_line(pid):
+        if procfs.namespace_init(pid) and any(marker in procfs.command_line(pid) for marker in markers):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

@@ -221,10 +221,21 @@ class BotCgroup:
         """The most memory the bot's processes held at once, where the kernel keeps it (v2's ``memory.peak``, from
         Linux 5.19; v1's ``memory.max_usage_in_bytes``), else None."""
         name = "memory.max_usage_in_bytes" if self.layout.version == 1 else "memory.peak"
+        return self._read_int(name)
+
+    def memory_bytes(self) -> int | None:
+        """Memory charged to the bot now; None if the file cannot be read."""
+        return self._read_int("memory.current" if self.layout.version == 2 else "memory.usage_in_bytes")
+
+    def _read_int(self, name: str) -> int | None:
         try:
             return int(_read(f"{self.dirs[0]}/{name}"))
         except (OSError, ValueError):
             return None
+
+    def processes(self) -> int:
+        """How many processes (not threads) the bot's cgroup holds now."""
+        return len(read_procs(self._procs[0]))
 
     def kill_all(self) -> list[int]:
         """SIGKILL every process of the bot (``cgroup.kill`` where v2 has it, which no fork can race, then the

@@ -26,6 +26,9 @@ RUNTIME_ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc
                *sorted(str(path) for path in Path("/etc").glob("java-*-openjdk")))
 """The few files of /etc that interpreters read; never the whole of the host's /etc. Debian's OpenJDK keeps its
 ``java.security`` and ``jvm.cfg`` in ``/etc/java-N-openjdk``, without which neither java nor javac starts."""
+RUNTIME_EXTRA_ETC = ("/etc/ssl",)
+"""Bound in the docker backend's containers besides :data:`RUNTIME_ETC`: CA certificates, harmless and wanted by TLS
+libraries at import time."""
 READ_CHUNK = 1 << 16
 SIGNAL_LIMITS = {int(signal.SIGXCPU): "cpu time", int(signal.SIGXFSZ): "file size"}
 """The signals the kernel sends for an exceeded rlimit (soft below hard), as the limit's name in a fault."""

@@ -8,8 +8,11 @@ reaches the host's disk), the bot's directory read-only at ``/bot`` (its working
 read-only at ``/protocol`` (on PYTHONPATH) and an explicit minimal environment. The other limits of
 :class:`~arena.sandbox.SandboxLimits` are ulimits (``fsize``, ``nofile``, ``cpu``).
 
-Every container shares the host's ``/usr`` (and ``/protocol``, and a bot's copies their ``/bot``): the same inodes,
-on which locks and inotify watches pass bits between concurrently running bots. So containers get arena's own
+Where the host allows private views (:mod:`arena.sandbox.views`: root, erofs, an engine in this mount namespace),
+each container binds ``/usr``, the ``/etc`` files, ``/bot`` and ``/protocol`` from mounts of its own, made before it
+is created and unmounted when it is removed: a page cache and dentry cache no other container shares. Otherwise
+every container shares the host's ``/usr`` (and ``/protocol``, and a bot's copies their ``/bot``): the same inodes,
+on which locks and inotify watches pass bits between concurrently running bots. Either way containers get arena's own
 seccomp profile (:func:`arena.sandbox.seccomp.docker_profile`: the process backend's rules, locks, watches,
 io_uring and page-cache probes refused, plus what the engine's default profile refuses that a container without
 capabilities could still reach), which replaces the engine's default, and ``/proc/locks`` joins the engine's
@@ -49,7 +52,7 @@ from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped
 
 from arena import procfs
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, limit_value, seccomp
+from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, limit_value, seccomp, views
 from arena.sandbox.common import (
     BOT_DIR,
     PROTOCOL_DIR,
@@ -108,6 +111,8 @@ GUARANTEES: dict[str, tuple[bool, str]] = {
     "user_namespaces": (True, "arena's seccomp profile refuses clone/unshare with CLONE_NEWUSER"),
     "no_shared_locks": (True, ("arena's seccomp profile refuses fcntl locks, leases and dnotify, inotify, fanotify, "
                                "io_uring and page-cache probes, and makes flock a no-op; /proc/locks masked")),
+    "private_caches": (True, ("a page cache and dentry cache of its own: /usr, /bot and /protocol bound from erofs "
+                              "images mounted anew per container (a bot's own image: its layers are shared)")),
 }
 """What this backend guarantees about a hostile bot, wherever an engine answers (see :data:`arena.sandbox.GUARANTEES`)."""
 
@@ -170,8 +175,9 @@ class DockerBot(BotProcess):
     """One bot's container and its attach socket."""
 
     def __init__(self, client: docker.DockerClient, container: Container, attached: Any,
-                 limits: SandboxLimits | None = None) -> None:
+                 limits: SandboxLimits | None = None, view: views.View | None = None) -> None:
         self.client = client
+        self.view = view
         self.container = container
         self.limits = limits
         self._attached = attached  # the SDK's socket file object; holds its HTTP response alive
@@ -302,6 +308,9 @@ class DockerBot(BotProcess):
         except ENGINE_ERRORS as error:
             self._exit = self._exit or Exit(None, SIGKILL)
             raise SandboxError(f"the Docker engine failed while removing {self.name}: {error}") from error
+        finally:
+            if self.view is not None:
+                self.view.close()  # once its container is gone: the container's binds held the mounts
         if self._exit is None:
             self._exit = Exit(None, SIGKILL)
         return self._exit
@@ -346,7 +355,7 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, images: Mapping[str, str] | None = None, runtime_image: str = RUNTIME_IMAGE,
                  base_url: str | None = None, cpus: float = 1.0, warm: int = WARM_CONTAINERS,
-                 close_channels: bool = True) -> None:
+                 close_channels: bool = True, private_views: bool | None = None) -> None:
         self.profile = seccomp.docker_security_opt() if close_channels else None
         self.client = connect(base_url)
         self.pool: WarmPool[DockerBot] = WarmPool(warm)
@@ -363,14 +372,25 @@ class DockerSandbox(Sandbox):
         self.stale_sweeps = Every(STALE_SWEEP_PERIOD_S)
         self.stale_sweeps.due()
         remove_stale(self.client)
+        can_view, reason = views_status(base_url, built=not private_views) if private_views is not False else (
+            False, "turned off (private_views=False)")
+        if private_views and not can_view:
+            raise SandboxError(f"private views were asked for but are not available: {reason}")
+        self.views, self.views_reason = can_view, reason
+        self.open_views: list[views.View] = []
+        if can_view:
+            views.sweep_stale()
 
     per_bot_uid = False
 
     def guarantees(self) -> dict[str, tuple[bool, str]]:
+        found = dict(GUARANTEES)
+        if not self.views:
+            found["private_caches"] = shared_caches(self.views_reason)
         if self.profile is not None:
-            return dict(GUARANTEES)
+            return found
         default = "the engine's default seccomp profile (arena's has no numbers for this architecture, or it was "
-        return GUARANTEES | {
+        return found | {
             "keyrings": (True, default + "turned off); it refuses the keyring calls"),
             "user_namespaces": (True, default + "turned off); it refuses new user namespaces"),
             "no_shared_locks": (False, default + "turned off): locks and inotify on the shared /usr pass bits "
@@ -396,12 +416,15 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(f"cannot inspect the runtime image {self.runtime_image}: {error}") from error
             self._runtime_ready = True
 
-    def container_options(self, bot: BotSpec, limits: SandboxLimits, image: str) -> dict[str, Any]:
-        """Everything a bot's container is created with: the whole of its isolation in one place."""
+    def container_options(self, bot: BotSpec, limits: SandboxLimits, image: str,
+                          view: views.View | None = None) -> dict[str, Any]:
+        """Everything a bot's container is created with: the whole of its isolation in one place; ``view``: its
+        private mounts, which its binds come from."""
         mib = 1 << 20
-        mounts = runtime_mounts() if image == self.runtime_image else []
-        mounts += [Mount(BOT_DIR, str(bot.directory), type="bind", read_only=True),
-                   Mount(PROTOCOL_DIR, str(PROTOCOL_LIB), type="bind", read_only=True)]
+        mounts = runtime_mounts(str(view.runtime) if view else "") if image == self.runtime_image else []
+        bot_dir, protocol = (view.bot / "bot", view.bot / "protocol") if view else (bot.directory, PROTOCOL_LIB)
+        mounts += [Mount(BOT_DIR, str(bot_dir), type="bind", read_only=True),
+                   Mount(PROTOCOL_DIR, str(protocol), type="bind", read_only=True)]
         with self._lock:
             self._serial += 1
             serial = self._serial
@@ -463,7 +486,28 @@ class DockerSandbox(Sandbox):
     def _start(self, bot: BotSpec, limits: SandboxLimits, image: str, warm: bool = False) -> BotProcess:
         """Create, attach and start one container of ``bot``; ``warm``: one that waits for a line on stdin before
         it becomes the bot (:data:`WARM_SCRIPT`)."""
-        options = self.container_options(bot, limits, image)
+        view = self._view(bot)
+        try:
+            return self._create_and_start(bot, limits, image, warm, view)
+        except BaseException:
+            if view is not None:
+                view.close()
+            raise
+
+    def _view(self, bot: BotSpec) -> views.View | None:
+        """A new private view for one container of ``bot``, where this sandbox makes them."""
+        if not self.views:
+            return None
+        with self._lock:
+            self.open_views = [view for view in self.open_views if view.mounted]
+        view = views.open_view(bot.directory, bot.files_hash)
+        with self._lock:
+            self.open_views.append(view)
+        return view
+
+    def _create_and_start(self, bot: BotSpec, limits: SandboxLimits, image: str, warm: bool,
+                          view: views.View | None) -> BotProcess:
+        options = self.container_options(bot, limits, image, view)
         if warm:
             options["command"] = ["/bin/sh", "-c", WARM_SCRIPT, "arena-warm", *bot.command]
             options["labels"] = options["labels"] | {WARM_LABEL: "1"}
@@ -471,6 +515,8 @@ class DockerSandbox(Sandbox):
             container = _create(self.client, options)
         except docker.errors.ImageNotFound as error:
             # The bot asked for an image this host does not have: like a command that is not installed.
+            if view is not None:
+                view.close()
             return FailedBot(f"image {image!r} is not available on this host: {error.explanation}")
         except ENGINE_ERRORS as error:
             raise SandboxError(f"cannot create a container for {bot.name}: {error}") from error
@@ -480,7 +526,7 @@ class DockerSandbox(Sandbox):
         except ENGINE_ERRORS as error:
             _discard(container)
             raise SandboxError(f"cannot attach to the container of {bot.name}: {error}") from error
-        process = DockerBot(self.client, container, attached, limits)
+        process = DockerBot(self.client, container, attached, limits, view)
         try:
             container.start()
         except docker.errors.APIError as error:
@@ -536,6 +582,8 @@ class DockerSandbox(Sandbox):
         self.pool.close()
         for container in self._all_containers():
             _discard(container)
+        for view in self.open_views:
+            view.close()  # bots never killed: their containers are gone now
         self.client.close()
 
 
@@ -548,6 +596,34 @@ def _create(client: docker.DockerClient, options: dict[str, Any]) -> Container:
     arguments["host_config"]["MaskedPaths"] = list(MASKED_PATHS)
     created = client.api.create_container(**arguments)
     return client.containers.get(created["Id"])
+
+
+def views_status(base_url: str | None = None, built: bool = True) -> tuple[bool, str]:
+    """Whether containers can get private views here (:func:`arena.sandbox.views.status`, and an engine that sees
+    the mounts made here: the local one, in our mount namespace), and why not; ``built``: only if the runtime image
+    is built already (:func:`arena.sandbox.views.ready`)."""
+    works, reason = views.ready() if built else views.status()
+    if works and (base_url is not None or not _engine_shares_our_mounts()):
+        return False, "the engine is not a dockerd in this mount namespace: it would not see the views mounted here"
+    return works, reason
+
+
+def shared_caches(reason: str) -> tuple[bool, str]:
+    """The ``private_caches`` guarantee where containers share the host's files."""
+    return False, f"containers bind the host's /usr and bot directory, one cache for all ({reason})"
+
+
+def _engine_shares_our_mounts() -> bool:
+    """Whether the local engine (dockerd) is in our mount namespace, so that it sees the views mounted here."""
+    mine = os.readlink("/proc/self/ns/mnt")
+    for pid in procfs.all_pids():
+        info = procfs.stat(pid)
+        if info is not None and info.name == "dockerd":
+            try:
+                return os.readlink(f"/proc/{pid}/ns/mnt") == mine
+            except OSError:
+                return False
+    return False
 
 
 def _discard(container: Container) -> None:

@@ -16,14 +16,12 @@ import requests.exceptions
 from docker.types import Mount  # type: ignore[import-untyped]
 
 from arena.sandbox import SandboxError
-from arena.sandbox.common import RUNTIME_DIRS, RUNTIME_ETC
+from arena.sandbox.common import RUNTIME_DIRS, RUNTIME_ETC, RUNTIME_EXTRA_ETC
 
 RUNTIME_IMAGE = "arena-runtime:1"
 """The default image: built locally by :func:`build_runtime_image`, never pulled."""
 LAYOUT_LABEL = "arena.runtime.layout"
 """A hash of the runtime image's layer, so that an up-to-date image is not rebuilt."""
-RUNTIME_EXTRA_ETC = ("/etc/ssl",)
-"""Besides the process backend's list: CA certificates, harmless and wanted by TLS libraries at import time."""
 NO_BIND = ("/sbin",)
 """Never bound from the host: the engine mounts its init at /sbin/docker-init, which a read-only bind would hide."""
 API_TIMEOUT_S = 30
@@ -31,16 +29,18 @@ ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestExcep
 """What a down or misbehaving engine raises through the SDK (APIError and NotFound are DockerExceptions)."""
 
 
-def runtime_mounts() -> list[Mount]:
-    """Read-only binds of the host's runtime into the runtime image (top-level symlinks are in the image)."""
+def runtime_mounts(root: str = "") -> list[Mount]:
+    """Read-only binds of the host's runtime into the runtime image (top-level symlinks are in the image), from the
+    host or from ``root``, a container's private mount of the runtime image (:mod:`arena.sandbox.views`, which
+    holds the /etc files with their symlinks resolved)."""
     mounts = []
     for path in RUNTIME_DIRS:
         if path in NO_BIND or os.path.islink(path) or not os.path.isdir(path):
             continue
-        mounts.append(Mount(path, path, type="bind", read_only=True))
+        mounts.append(Mount(path, root + path, type="bind", read_only=True))
     for path in (*RUNTIME_ETC, *RUNTIME_EXTRA_ETC):
         if os.path.exists(path):
-            mounts.append(Mount(path, os.path.realpath(path), type="bind", read_only=True))
+            mounts.append(Mount(path, root + path if root else os.path.realpath(path), type="bind", read_only=True))
     return mounts
 
 

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 
-from arena.sandbox import cgroups
+from arena.sandbox import cgroups, docker_engine_status, views
 from arena.sandbox.bwrap import BWRAP, bwrap_status
 from arena.sandbox.common import SYSTEM_PATH
 
@@ -57,9 +57,7 @@ def _program(name: str, flag: str) -> Check:
 
 def _docker_engine() -> Check:
     """Asked through the SDK the backend itself uses, not the docker command line, which the backend never needs."""
-    from arena.sandbox.docker import engine_status
-
-    ok, reason = engine_status()
+    ok, reason = docker_engine_status()
     return Check("docker", ok, reason)
 
 
@@ -81,6 +79,7 @@ def checks() -> list[Check]:
         Check("memory cgroup (memory limit fault)", layout is not None, cgroup_reason),
         Check("pids cgroup", layout is not None and layout.pids is not None,
               "per-bot pids.max" if layout is not None and layout.pids is not None else "no pids controller"),
+        Check("private views (page and dentry caches)", *views.status()),
         _docker_engine(),
         _program("python3", "--version"),
         _program("node", "--version"),
@@ -102,6 +101,9 @@ def sandbox_guarantees() -> dict[str, tuple[bool, str]]:
 
 def docker_guarantees() -> dict[str, tuple[bool, str]] | None:
     """What ``get_sandbox("docker")`` guarantees, or None when no engine answers here."""
-    from arena.sandbox.docker import GUARANTEES, engine_status
+    if not docker_engine_status()[0]:
+        return None
+    from arena.sandbox.docker import GUARANTEES, shared_caches, views_status
 
-    return dict(GUARANTEES) if engine_status()[0] else None
+    works, reason = views_status()
+    return GUARANTEES | ({} if works else {"private_caches": shared_caches(reason)})

@@ -51,10 +51,12 @@ from arena.sandbox import (
     SandboxError,
     SandboxLimits,
     Stream,
+    Usage,
     cgroups,
     limit_value,
     reaper,
     seccomp,
+    views,
 )
 from arena.sandbox.bwrap import BASH, ORPHAN_SWEEPS, SH, bwrap_command, bwrap_status, shim, sweep_orphan_inits
 from arena.sandbox.common import READ_CHUNK, SCRATCH_DIR, SIGNAL_LIMITS, SYSTEM_PATH, FailedBot, bot_environment
@@ -89,6 +91,8 @@ class Launch:
     uid: int | None = None
     ns_init: int | None = None
     cgroup: list[Path] = field(default_factory=list)
+    view: Path | None = None
+    """The directory of its private mounts (:class:`arena.sandbox.views.View`), when it has them."""
     released_at: float | None = None
     """CLOCK_BOOTTIME when its uid went back to the pool: a process of that uid started later is another bot's."""
 
@@ -96,8 +100,10 @@ class Launch:
 class ProcessBot(BotProcess):
     def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int, stdout_fd: int, scratch: Path | None,
                  limits: SandboxLimits, launch: Launch, isolated: bool = False, lease: UidLease | None = None,
-                 cgroup: cgroups.BotCgroup | None = None, info_fd: int | None = None) -> None:
+                 cgroup: cgroups.BotCgroup | None = None, info_fd: int | None = None,
+                 view: views.View | None = None) -> None:
         self.popen = popen
+        self.view = view
         self.pid = popen.pid
         self._group = popen.pid  # started in a session of its own: its pid names its process group
         self.scratch = scratch
@@ -206,6 +212,12 @@ class ProcessBot(BotProcess):
             me = os.getpid()
             ORPHANS.adopt(*(pid for pid in sweep_orphan_inits() if getattr(procfs.stat(pid), "ppid", None) == me))
 
+    def usage(self) -> Usage | None:
+        if self.cgroup is None or self._killed:
+            return None
+        # Under bwrap its own two processes (outside, and the namespace's init) share the bot's cgroup.
+        return Usage(self.cgroup.memory_bytes(), self.cgroup.processes() - (2 if self.isolated else 0))
+
     def kill(self) -> Exit:
         if not self._killed:
             self._killed = True
@@ -230,6 +242,8 @@ class ProcessBot(BotProcess):
             gone = ORPHANS.wait() and gone
             if self.cgroup is not None:
                 gone = self.cgroup.close() and gone
+            if self.view is not None:
+                self.view.close()  # its page cache and dentries go with its mounts
             if self.lease is not None:
                 # Only once nothing of the bot is left is the uid marked clean for the next bot; else the next
                 # holder sweeps it first.
@@ -259,11 +273,15 @@ class ProcessSandbox(Sandbox):
     :class:`SandboxError` if it does not work); False never uses it (trusted bots only). ``close_channels=False``
     leaves out the filter's rules against channels between sandboxes (locks, watches, io_uring, page-cache
     probes: :data:`arena.sandbox.seccomp.CHANNEL_RULES`); only the channel tests' controls ask for that.
+    ``private_views``: each bwrap sandbox reads the runtime and its bot from mounts of its own
+    (:mod:`arena.sandbox.views`): None where the host can (else a warning), True requires it, False never (the
+    page-cache channel's controls).
     """
 
     name = "process"
 
-    def __init__(self, isolate: bool | None = None, use_cgroups: bool = True, close_channels: bool = True) -> None:
+    def __init__(self, isolate: bool | None = None, use_cgroups: bool = True, close_channels: bool = True,
+                 private_views: bool | None = None) -> None:
         reaper.become_subreaper()
         works, reason = bwrap_status() if isolate is not False else (False, "isolation turned off")
         if isolate and not works:
@@ -279,6 +297,15 @@ class ProcessSandbox(Sandbox):
         self.launched: list[Launch] = []
         if not works:
             _warn_unisolated(reason)
+        if not works or private_views is False:
+            can_view, self.views_reason = False, no_views(works, reason)
+        else:  # asked for: built if need be; else only where the organiser built the runtime image
+            can_view, self.views_reason = views.status() if private_views else views.ready()
+        if private_views and not can_view:
+            raise SandboxError(f"private views were asked for but are not available: {self.views_reason}")
+        self.views = can_view
+        if can_view:
+            views.sweep_stale()
 
     @property
     def variant(self) -> str:
@@ -318,6 +345,9 @@ class ProcessSandbox(Sandbox):
                                 else no_iso + ": bots share this user's files" if not iso
                                 else "no seccomp filter for this architecture" if not kf
                                 else "the channel rules are turned off (close_channels=False)"),
+            "private_caches": (self.views, ("a page cache and dentry cache of its own: erofs images of the runtime and "
+                                            "of its bot, mounted anew per launch") if self.views
+                               else self.views_reason),
         }
 
     def launch(self, bot: BotSpec, limits: SandboxLimits, writable: bool = False) -> BotProcess:
@@ -327,6 +357,7 @@ class ProcessSandbox(Sandbox):
         scratch: Path | None = None
         cgroup = None
         info_read = info_write = filter_fd = -1
+        view: views.View | None = None
         try:
             if self.cgroups is not None:
                 # Under bwrap, its own two processes (outside and the namespace's init) count in the cgroup too.
@@ -339,15 +370,19 @@ class ProcessSandbox(Sandbox):
                 os.set_blocking(info_read, False)
                 if self.filter is not None:
                     filter_fd = seccomp.program_fd(self.filter)
+                if self.views:
+                    view = views.open_view(bot.directory, bot.files_hash)
                 command = bwrap_command(bot.directory, [], limits, lease.uid if lease else None, info_write, writable,
-                                        filter_fd if filter_fd >= 0 else None)
+                                        filter_fd if filter_fd >= 0 else None, view)
                 cwd: Path = Path("/")
                 env = {"PATH": SYSTEM_PATH}
             else:
                 scratch = Path(tempfile.mkdtemp(prefix=f"arena-{bot.name}-"))
                 command, cwd, env = list(bot.command), bot.directory, bot_environment(scratch)
-        except OSError as error:
-            self._cleanup(lease, cgroup, scratch, info_read, info_write, filter_fd)
+        except (OSError, SandboxError) as error:
+            self._cleanup(lease, cgroup, scratch, view, info_read, info_write, filter_fd)
+            if isinstance(error, SandboxError):
+                raise
             raise SandboxError(f"cannot prepare the sandbox: {error}") from error
         # Our own pipes for stdin and stdout: under bwrap they reach the bot as extra descriptors that the shim
         # moves to 0 and 1, so that bwrap's own two processes never hold them and a bot closing its stdout is
@@ -371,7 +406,7 @@ class ProcessSandbox(Sandbox):
             popen = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, start_new_session=True,
                                      close_fds=True, **stdio)
         except OSError as error:
-            self._cleanup(lease, cgroup, scratch, *pipes)
+            self._cleanup(lease, cgroup, scratch, view, *pipes)
             if self.isolated:
                 raise SandboxError(f"cannot start bwrap: {error}") from error
             return FailedBot(f"could not start {' '.join(bot.command)!r}: {error.strerror or error}")
@@ -387,15 +422,15 @@ class ProcessSandbox(Sandbox):
             popen.wait()
             assert popen.stderr is not None
             popen.stderr.close()
-            self._cleanup(lease, cgroup, scratch, info_read, in_write, out_read, gate_write)
+            self._cleanup(lease, cgroup, scratch, view, info_read, in_write, out_read, gate_write)
             raise SandboxError(f"cannot start {bot.name}: {error}") from error
         os.write(gate_write, GO)
         os.close(gate_write)
         record = Launch(bot.directory, popen.pid, lease.uid if lease else None,
-                        cgroup=list(cgroup.dirs) if cgroup else [])
+                        cgroup=list(cgroup.dirs) if cgroup else [], view=view.directory if view else None)
         self.launched = [*self.launched[-200:], record]
         return ProcessBot(popen, in_write, out_read, scratch, limits, record, self.isolated, lease, cgroup,
-                          info_read if info_read >= 0 else None)
+                          info_read if info_read >= 0 else None, view)
 
     def _sweep_orphans(self) -> None:
         """Sandboxes left by runners killed as they started them: found in their stale cgroups where the host has
@@ -405,19 +440,30 @@ class ProcessSandbox(Sandbox):
             cgroups.sweep_stale(self.cgroups)
         elif self.isolated:
             sweep_orphan_inits()
+        if self.views:
+            views.sweep_stale()  # after the inits: a dead runner's sandboxes held its mounts
 
     @staticmethod
     def _cleanup(lease: UidLease | None, cgroup: cgroups.BotCgroup | None, scratch: Path | None,
-                 *fds: int) -> None:
+                 view: views.View | None, *fds: int) -> None:
         if lease is not None:
             lease.release()
         if cgroup is not None:
             cgroup.close()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+        if view is not None:
+            view.close()
         for fd in fds:
             if fd >= 0:
                 os.close(fd)
+
+
+
+
+def no_views(isolated: bool, reason: str) -> str:
+    """Why a sandbox without private views has none."""
+    return "turned off (private_views=False)" if isolated else f"no bwrap ({reason}): bots share this user's files"
 
 
 GO = b"go\n"

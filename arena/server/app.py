@@ -26,8 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
-import tempfile
+import secrets
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -53,7 +52,7 @@ from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
 from arena.server.config import ServeConfig
-from arena.server.guard import SecurityHeaders
+from arena.server.guard import SecurityHeaders, trust
 from arena.server.intake import Checker, Intake, IntakeSettings, Reply
 from arena.server.metrics import Metrics, RequestMetrics
 from arena.server.openapi import API, API_V1, get_openapi
@@ -111,6 +110,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         *authorpage.ROUTES,
         *play.ROUTES,
         *metrics.ROUTES,
+        Route("/site", to_site),
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
     ], lifespan=lifespan, middleware=[Middleware(RequestMetrics, metrics=meters), Middleware(SecurityHeaders)],
         exception_handlers={ClientDisconnect: cut_off})
@@ -147,6 +147,12 @@ def api_routes(prefix: str) -> list[Route]:
 async def bots(request: Request) -> Response:
     """``/api/bots``: one route for both methods, so that any other gets ``405`` with ``Allow: GET, HEAD, POST``."""
     return await (post_bot(request) if request.method == "POST" else get_bots(request))
+
+
+async def to_site(request: Request) -> Response:
+    """``/site`` to ``/site/`` by a relative address: Starlette's own slash redirect names the request's Host
+    header, which a caching proxy keyed on something else would serve to everyone."""
+    return RedirectResponse("/site/", 307)
 
 
 async def cut_off(request: Request, failure: Exception) -> Response:
@@ -195,10 +201,9 @@ def too_large(server: Shared) -> str:
 
 @contextlib.contextmanager
 def scratch_file(server: Shared, prefix: str) -> Iterator[Path]:
-    """A new empty file in the scratch directory, removed afterwards whatever happens."""
-    fd, path = tempfile.mkstemp(prefix=prefix, dir=server.scratch)
-    os.close(fd)
-    upload = Path(path)
+    """A new name in the scratch directory for a file not yet made (made only once its upload is authorised, so
+    a held request costs no file), removed afterwards whatever happens."""
+    upload = server.scratch / f"{prefix}{secrets.token_hex(12)}"
     try:
         yield upload
     finally:
@@ -209,7 +214,7 @@ async def save(server: Shared, chunks: AsyncIterator[bytes], upload: Path) -> in
     """Write the chunks to ``upload``; None as soon as they pass the cap (counted, not trusted)."""
     size = 0
     # The file's writes in a worker thread (anyio's): a slow disk must not stall every other request.
-    async with await anyio.open_file(upload, "wb") as sink:
+    async with await anyio.open_file(upload, "xb") as sink:
         async for chunk in chunks:
             size += len(chunk)
             if size > server.cap:
@@ -226,6 +231,7 @@ async def post_bot(request: Request) -> Response:
     if author is None:
         return error(401, "a valid API token is required: Authorization: Bearer TOKEN (the organiser gives you "
                           "one with arena author add)", BEARER)
+    trust(request.scope)  # an author's body: the longer deadlines, and the connection cap leaves it be
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > server.cap):
         return error(413, too_large(server))
@@ -284,6 +290,10 @@ async def post_upload(request: Request) -> Response:
         return refused(request, 403, CSRF_FAILED)
     author: Author | None = None
 
+    def check(name: str, value: str) -> None:
+        if name == "csrf" and not csrf_ok(request, value):
+            raise FormRefused(403, CSRF_FAILED)
+
     async def authorize(fields: dict[str, str]) -> None:
         nonlocal author
         if not csrf_ok(request, fields.get("csrf")):
@@ -295,12 +305,13 @@ async def post_upload(request: Request) -> Response:
         if refusal is not None:
             raise FormRefused(refusal.status, refusal.error)
         author = found
+        trust(request.scope)
 
     try:
         with scratch_file(server, "form-") as upload:
             try:
                 _, size = await read_form(request.stream(), request.headers.get("content-type", ""), upload,
-                                          server.cap, authorize)
+                                          server.cap, authorize, check)
             except FormRefused as failure:
                 return refused(request, failure.status, failure.message)
             except ClientDisconnect:

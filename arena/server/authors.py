@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 import weakref
@@ -252,3 +253,31 @@ def skeleton(name: str) -> str:
     False
     """
     return name.lower().translate(_CONFUSABLE).replace("rn", "m").replace("vv", "w")
+
+
+_VERSION_SUFFIX = re.compile(r"[-_]?v?\d+$")
+
+
+def _parts(name: str) -> list[str]:
+    return [skeleton(part) for part in re.split(r"[-_]+", _VERSION_SUFFIX.sub("", name) or name) if part]
+
+
+def looks_alike(name: str, other: str) -> bool:
+    """Whether ``name`` reads as ``other``, or as another version or an extension of it: the same
+    :func:`skeleton`, the same once a version suffix is dropped (``alicegreedy2``, ``alice-greedy-v2``), or, for a
+    name of two parts or more, with its parts in a row (``alice-greedy-pro``). A one-part name (``greedy``) only
+    claims its versions: ``greedy-plus`` stays free.
+
+    >>> looks_alike("alice-greedy-v2", "alice-greedy"), looks_alike("alicegreedy2", "alice-greedy")
+    (True, True)
+    >>> looks_alike("greedy-plus", "greedy"), looks_alike("gr33dy-3", "greedy")
+    (False, True)
+    """
+    if skeleton(name) == skeleton(other):
+        return True
+    mine, theirs = _parts(name), _parts(other)
+    if "".join(mine) == "".join(theirs):
+        return True
+    if len(theirs) < 2:
+        return False
+    return any(mine[start:start + len(theirs)] == theirs for start in range(len(mine) - len(theirs) + 1))

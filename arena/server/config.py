@@ -3,7 +3,8 @@ optional ``server:`` settings (uploads, the check's sandbox, the limits of a bui
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ipaddress
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from arena.server.sessions import LoginLimits
 from arena.yamlfile import excerpt, load_yaml
 
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb",
-               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "upload_queue", "attempts_per_hour",
-               "logins_per_hour", "login_attempts_per_hour"}
+               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "send_timeout_s", "upload_queue",
+               "attempts_per_hour", "logins_per_hour", "login_attempts_per_hour", "trusted_proxies"}
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,14 @@ class ServeConfig:
     build: BuildLimits = DEFAULT_BUILD_LIMITS
     """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb, build_scratch_mb``)."""
     connections: ConnectionLimits = ConnectionLimits()
-    """``server: max_connections, header_timeout_s, body_timeout_s``."""
+    """``server: max_connections, header_timeout_s, body_timeout_s, send_timeout_s``."""
     admission: AdmissionLimits = AdmissionLimits()
     """``server: upload_queue, attempts_per_hour`` (its ``slots`` are the host's check slots)."""
     logins: LoginLimits = LoginLimits()
     """``server: logins_per_hour, login_attempts_per_hour``."""
+    trusted_proxies: tuple[str, ...] = ()
+    """``server: trusted_proxies``: the addresses (or networks) whose ``X-Forwarded-For`` and ``-Proto`` are
+    believed; none by default, so no client can pick the address its login attempts are counted under."""
 
 
 def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
@@ -95,7 +99,8 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     connections = ConnectionLimits(
         max_connections=int(number("max_connections", default_conn.max_connections, 8, 100_000)),
         header_timeout_s=float(number("header_timeout_s", default_conn.header_timeout_s, 1, 600, False)),
-        body_timeout_s=float(number("body_timeout_s", default_conn.body_timeout_s, 1, 600, False)))
+        body_timeout_s=float(number("body_timeout_s", default_conn.body_timeout_s, 1, 600, False)),
+        send_timeout_s=float(number("send_timeout_s", default_conn.send_timeout_s, 1, 600, False)))
     admission = AdmissionLimits(
         queue=int(number("upload_queue", default_adm.queue, 0, 1000)),
         attempts_per_hour=int(number("attempts_per_hour", max(default_adm.attempts_per_hour, uploads), uploads,
@@ -103,4 +108,18 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
     default_logins = LoginLimits()
     logins = LoginLimits(per_author=int(number("logins_per_hour", default_logins.per_author, 1, 100_000)),
                          per_address=int(number("login_attempts_per_hour", default_logins.per_address, 1, 100_000)))
-    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build, connections, admission, logins)
+    return ServeConfig(league, uploads, upload_kb << 10, check_sandbox, build, connections, admission, logins,
+                       proxies(server.get("trusted_proxies", []), bad))
+
+
+def proxies(value: object, bad: Callable[[str, str, object], ConfigError]) -> tuple[str, ...]:
+    """``server: trusted_proxies``: a list of IP addresses or networks (``127.0.0.1``, ``10.0.0.0/8``)."""
+    expected = "a list of IP addresses or networks, such as [127.0.0.1]"
+    if not isinstance(value, list):
+        raise bad("server.trusted_proxies", expected, value)
+    for entry in value:
+        try:
+            ipaddress.ip_network(entry if isinstance(entry, str) else "-")
+        except ValueError:
+            raise bad("server.trusted_proxies", expected, entry) from None
+    return tuple(value)

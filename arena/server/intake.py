@@ -45,8 +45,8 @@ from arena.server.authors import (
     accepted_since,
     all_owners,
     list_authors,
+    looks_alike,
     record_acceptance,
-    skeleton,
     submissions_of,
 )
 from arena.store import Store
@@ -215,13 +215,12 @@ class Intake:
                 store.close()
 
     def _name_problem(self, store: Store, author: Author, name: str) -> str | None:
-        """Why ``author`` may not take ``name``, or None: it, or a look-alike of it (:func:`skeleton`), is a house
+        """Why ``author`` may not take ``name``, or None: it, or a look-alike of it (:func:`looks_alike`), is a house
         bot's, a registry bot's that no author owns (the organiser's), or another author's."""
         owners = all_owners(store)
-        wanted = skeleton(name)
         house = set(self.settings.house)
         for other in sorted({*self.registry.names(), *house}):
-            if skeleton(other) != wanted:
+            if not looks_alike(name, other):
                 continue
             owner = None if other in house else owners.get(other)
             if owner == author.name:

@@ -2,7 +2,7 @@
 
 The document is written by hand (``arena/schemas/openapi.yaml``, package data), under ``/api/v1``: the API is a
 handful of routes whose answers are shaped by the store and the league, so a hand-written description checked
-against a running server (tests/test_server_api.py runs schemathesis on it) says more than one generated from
+against a running server (tests/server/test_server_api.py runs schemathesis on it) says more than one generated from
 signatures. :func:`document` adds each path's unversioned twin (``/api/bots`` for ``/api/v1/bots``), since the old
 paths are kept and answer the same; :data:`API` and :data:`API_V1` are the two prefixes the routes are mounted at.
 """

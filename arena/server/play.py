@@ -113,6 +113,7 @@ def play_match(server: Shared, store_path: Path, author: Author, game: Game, bot
         game.table.narrator.say(f"The match could not be played: {error}")
         game.table.over = True
         return
+    game.table.finish(result)
     store = Store(store_path)
     try:
         run, match_id = record(store, seats, result, config.rules, config.limits, config.sandbox,

@@ -4,9 +4,11 @@ byte of the archive is kept.
 Starlette's form parser spools every file part to a temporary file before the handler sees any field: an
 unauthenticated client could hold ``max_upload_kb`` of the server's ``/tmp`` per connection (20 connections held
 99 MB). Here the multipart body is parsed chunk by chunk (python-multipart's parser, the one Starlette uses), the
-small fields are kept in memory (at most :data:`MAX_FIELD` bytes each), and when the ``archive`` part begins the
-caller's ``authorize(fields)`` decides on the fields sent before it: a refusal ends the request before the archive
-is read. The page sends ``csrf`` and ``token`` first, as browsers send fields in the form's order.
+small fields are kept in memory (at most :data:`MAX_FIELD` bytes each), each checked by the caller's
+``check(name, value)`` the moment it ends (a forged CSRF field ends the request before the token is even read), and
+when the ``archive`` part begins the caller's ``authorize(fields)`` decides on the fields sent before it: a refusal
+ends the request before the archive is read, and the scratch file is opened only after it (500 held forms once
+held 500 open files). The page sends ``csrf`` and ``token`` first, as browsers send fields in the form's order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import anyio
+from anyio import AsyncFile
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
@@ -35,7 +38,8 @@ class FormRefused(Exception):
 class _Parts:
     """The parser's callbacks: each part's name, the fields' bytes, and the archive's bytes not yet written."""
 
-    def __init__(self) -> None:
+    def __init__(self, check: Callable[[str, str], None]) -> None:
+        self.check = check
         self.fields: dict[str, bytes] = {}
         self.parts = 0
         self.name: str | None = None
@@ -89,45 +93,52 @@ class _Parts:
     def on_part_end(self) -> None:
         if self.name == ARCHIVE:
             self.archive_ended = True
+        elif self.name is not None:
+            self.check(self.name, self.fields[self.name].decode("utf-8", errors="replace"))
 
 
 async def read_form(chunks: AsyncIterator[bytes], content_type: str, sink: Path, cap: int,
-                    authorize: Callable[[dict[str, str]], Awaitable[None]]) -> tuple[dict[str, str], int]:
-    """Parse the form from ``chunks``: its small fields, and its archive written to ``sink`` (at most ``cap``
-    bytes). ``authorize(fields)`` runs once, when the archive begins (or at the end, without one), and refuses by
-    raising :class:`FormRefused`; no archive byte is written before it returns. Returns (fields, archive bytes)."""
+                    authorize: Callable[[dict[str, str]], Awaitable[None]],
+                    check: Callable[[str, str], None] = lambda name, value: None) -> tuple[dict[str, str], int]:
+    """Parse the form from ``chunks``: its small fields, and its archive written to ``sink`` (a new file, at most
+    ``cap`` bytes). ``check(name, value)`` runs as each small field ends, ``authorize(fields)`` once, when the
+    archive begins (or at the end, without one); both refuse by raising :class:`FormRefused`, and ``sink`` is not
+    opened before ``authorize`` returns. Returns (fields, archive bytes)."""
     kind, options = parse_options_header(content_type)
     boundary = options.get(b"boundary")
     if kind != b"multipart/form-data" or not boundary:
         raise FormRefused(400, "a malformed form: expected multipart/form-data with a boundary")
-    parts = _Parts()
+    parts = _Parts(check)
     parser = MultipartParser(boundary, {
         "on_part_begin": parts.on_part_begin, "on_part_data": parts.on_part_data, "on_part_end": parts.on_part_end,
         "on_header_field": parts.on_header_field, "on_header_value": parts.on_header_value,
         "on_header_end": parts.on_header_end, "on_headers_finished": parts.on_headers_finished})
-    authorized = False
+    out: AsyncFile[bytes] | None = None
     size = 0
 
     def text() -> dict[str, str]:
         return {name: value.decode("utf-8", errors="replace") for name, value in parts.fields.items()}
 
-    async with await anyio.open_file(sink, "wb") as out:
-        try:
-            async for chunk in chunks:
-                parser.write(chunk)
-                if parts.archive_started and not authorized:
-                    await authorize(text())
-                    authorized = True
-                for block in parts.pending:
-                    size += len(block)
-                    if size > cap:
-                        raise FormRefused(413, f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)")
-                    await out.write(block)
-                parts.pending.clear()
-            parser.finalize()
-        except FormParserError as error:
-            raise FormRefused(400, f"a malformed form: {error}") from None
-    if not authorized:
+    try:
+        async for chunk in chunks:
+            parser.write(chunk)
+            if parts.archive_started and out is None:
+                await authorize(text())
+                out = await anyio.open_file(sink, "xb")
+            for block in parts.pending:
+                size += len(block)
+                if size > cap:
+                    raise FormRefused(413, f"the upload is larger than {cap} bytes (at most {cap >> 10} KiB)")
+                assert out is not None
+                await out.write(block)
+            parts.pending.clear()
+        parser.finalize()
+    except FormParserError as error:
+        raise FormRefused(400, f"a malformed form: {error}") from None
+    finally:
+        if out is not None:
+            await out.aclose()
+    if out is None:
         await authorize(text())
     if not parts.archive_started:
         raise FormRefused(400, "choose an archive to upload")

@@ -53,15 +53,14 @@ from arena.site.pages import home as home_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
 from arena.site.pages import tournament as tournament_data
-from arena.stats.confidence import PairTest
 from arena.stats.standings import standings_with_confidence
 from arena.store import MatchStamp, Store
 
 ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
-ASSETS = ("style.css", "replay.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js", "filter.js",
-          "rank.js")
+ASSETS = ("style.css", "replay.js", "cardtable.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js",
+          "filter.js", "rank.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = snapshot.Matches.BLOCK
@@ -506,7 +505,7 @@ def _meanwhile(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
 def downloads(snap: snapshot.Snapshot) -> list[tuple[str, str]]:
     """The tournament's results to download (:data:`arena.site.downloads.DOWNLOADS`), from what ``arena standings
     --json`` and ``arena matches --json`` give."""
-    standings = standings_with_confidence(snap.standings, snap.sure, PairTest.stored(snap.config))
+    standings = standings_with_confidence(snap.standings, snap.sure, snap.shown)
     return [(urls.results_href(snap.slug, "results.json"),
              json.dumps(downloads_mod.results_json(snap, standings), ensure_ascii=False, separators=(",", ":"))),
             (urls.results_href(snap.slug, "standings.csv"), downloads_mod.standings_csv(standings)),

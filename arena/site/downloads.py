@@ -21,14 +21,14 @@ def results_json(snap: Snapshot, standings: list[dict[str, Any]]) -> dict[str, A
 
 STANDINGS_CSV = ("rank", "shared_rank", "bot", "strength", "conservative", "mu", "sigma", "matches", "wins",
                  "mean_place", "points_per_round", "declares_ok", "declares_failed", "rank_interval_95",
-                 "p_above_next", "tied", "faults", "active")
+                 "p_above_next", "faults", "active")
 MATCHES_CSV = ("id", "index", "seed", "status", "rounds", "turns", "termination", "duration_s", "error", "seat",
                "bot", "place", "score", "fault")
 
 
 def standings_csv(standings: Sequence[dict[str, Any]]) -> str:
     """The standings (each line as ``arena standings --json`` gives it) as CSV, a bot a row; a pair (the rank
-    interval, the tied span) as ``low-high``, the faults as ``kind count`` joined by ``;``."""
+    interval) as ``low-high``, the faults as ``kind count`` joined by ``;``."""
     def cell(value: Any) -> Any:
         if isinstance(value, list):
             return "-".join(map(str, value))

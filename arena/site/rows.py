@@ -26,8 +26,8 @@ class StandingRow:
     declares_failed: int
     faults: dict[str, int]
     shared_rank: str = ""
-    """The rank as shown: ``2=`` when its order with a neighbour is not settled at 95%, or not separated by the
-    stop rule's test (arena/stats/confidence.py)."""
+    """The rank as shown (arena/stats/display.py): ``2-3``, the ranks its 95% interval spans (``2`` when one),
+    ``-`` not yet ranked (too few deals), ``left`` for a league's version out of the field."""
     p_above_next: float | None = None
     """P(this bot is truly above the next one), None for the last."""
     wins_shared: int = 0
@@ -36,10 +36,12 @@ class StandingRow:
     """False for a league's version that has left the field."""
     strength: float | None = None
     """The fitted Plackett-Luce log strength, the standings' order (arena/stats/ranking.py)."""
-    tied: tuple[int, int] = (0, 0)
-    """The first and last position of its chain of shared ranks (its own position twice when not shared)."""
     rank95: tuple[int, int] | None = None
-    """Its 95% rank interval, best and worst (``arena standings`` shows it as rank95), when it has one."""
+    """Its 95% rank interval as shown, best and worst (``arena standings`` shows it as rank95), when it has one."""
+    p_text: str = "-"
+    """P(above next) as printed: never a certainty (arena/stats/display.py's ``p_text``)."""
+    rated: bool = True
+    """False while it has no stored rating (a live tournament rates at its end): shown as "not yet rated"."""
 
     @property
     def win_pct(self) -> float | None:

@@ -19,9 +19,10 @@ from typing import Any, overload
 from arena.game.results import SeatResult
 from arena.site.rows import MatchListRow, StandingRow
 from arena.site.urls import MATCHES_PER_PAGE, bot_href, page_spans, slug
-from arena.stats.confidence import Confidence, PAbove, PairTest
+from arena.stats.confidence import Confidence, PAbove
+from arena.stats.display import Shown
 from arena.stats.ratings import Rating
-from arena.stats.standings import Standing, rating_history, standings_and_confidence
+from arena.stats.standings import Standing, rating_history, shown_standings, standings_and_confidence
 from arena.stats.standings import head_to_head as read_head_to_head
 from arena.store import MatchStamp, Store, StoredMatch
 
@@ -110,7 +111,7 @@ class Matches(Sequence[StoredMatch]):
             if match is not None:  # else removed since the stamps were read: MatchGone if asked for
                 self._loaded[i] = match
 
-    def index_seats(self) -> list[tuple[int, int, int, int, str | None]]:
+    def index_seats(self) -> list[tuple[int, int, int, int, str | None, int, int, int, str]]:
         """Every seat of every finished match, as :meth:`arena.store.Store.index_seats` reads them."""
         return self._open().index_seats(self.tournament_id)
 
@@ -244,23 +245,25 @@ class Snapshot:
         return hashlib.sha1(pickle.dumps(whole, protocol=5)).hexdigest()
 
     @cached_property
+    def shown(self) -> Shown:
+        """How the standings are shown (arena/stats/display.py): ranks, intervals, P(above next), the note."""
+        return shown_standings(self.standings, self.sure)
+
+    @cached_property
     def standing_rows(self) -> list[StandingRow]:
         """The rows of the standings: the tournament page and every bot page show them."""
-        order = [line.bot_id for line in self.standings]
-        test = PairTest.stored(self.config)
-        labels, above = self.sure.shared_ranks(order, test), self.sure.p_above_next(order)
-        spans = self.sure.tie_groups(order, test)
+        view = self.shown.by_bot()
         shared = self.shared_wins
-        intervals = {line.bot: (line.rank_low, line.rank_high) for line in self.sure.bots}
         rows = []
         for rank, line in enumerate(self.standings, 1):
             bot = self.bot_by_id[line.bot_id]
+            seen = view[line.bot_id]
             rows.append(StandingRow(rank, line.name, bot_href(self.slug, bot.slug), line.rating.conservative,
                                     line.rating.mu, line.rating.sigma, line.matches, line.wins, line.mean_place,
                                     line.points_per_round, line.declares_ok, line.declares_failed,
-                                    dict(sorted(line.faults.items())), labels.get(line.bot_id, str(rank)),
-                                    above.get(line.bot_id), shared[line.bot_id], line.active, line.strength,
-                                    spans.get(line.bot_id, (rank, rank)), intervals.get(line.bot_id)))
+                                    dict(sorted(line.faults.items())), seen.rank, seen.p_above_next,
+                                    shared[line.bot_id], line.active, line.strength, seen.interval, seen.p_text,
+                                    line.rated))
         return rows
 
     @cached_property
@@ -304,7 +307,7 @@ class Snapshot:
 
     def forget_standings(self) -> None:
         """Drop what was made from :attr:`standings`, to be made again from new ones."""
-        for made in ("standing_rows", "standing_index"):
+        for made in ("shown", "standing_rows", "standing_index"):
             self.__dict__.pop(made, None)
 
 

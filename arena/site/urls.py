@@ -9,7 +9,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}(@[0-9]{1,9})?")
+"""A name used as it is: a bot's or a tournament's, or a league's ``NAME@VERSION`` (so ``bots/bob@2/`` is where
+anyone would look for bob's second version)."""
 
 
 MATCHES_PER_PAGE = 50
@@ -20,8 +22,8 @@ def slug(name: str, row_id: int, prefix: str) -> str:
     """``name`` when it is safe as a file name, else a name no slug can take (it starts with ``_``), made unique by
     the row id.
 
-    >>> slug("greedy", 3, "b"), slug("greedy@2", 3, "b"), slug("<script>", 4, "b")
-    ('greedy', '_b3-greedy-2', '_b4-script')
+    >>> slug("greedy", 3, "b"), slug("greedy@2", 3, "b"), slug("<script>", 4, "b"), slug("a@b", 5, "b")
+    ('greedy', 'greedy@2', '_b4-script', '_b5-a-b')
     """
     if SLUG.fullmatch(name):
         return name

@@ -93,6 +93,8 @@ class BotConfidence:
     """Worst rank in the interval."""
     strength: float
     """The fitted log strength (arena/stats/ranking.py): the standings' order."""
+    groups: int = 0
+    """The groups (deals) it played in: the units the bootstrap resamples, so what its interval rests on."""
 
 
 Verdict = Literal["apart", "equal"]
@@ -140,6 +142,8 @@ class Confidence:
     p_above: PAbove
     level: float
     resamples: int
+    groups: int = 0
+    """The groups (deals) of the results: arena/stats/display.py says "too few to rank" below its floor."""
 
     def line(self, bot: int) -> BotConfidence:
         return self._lines[bot]
@@ -149,35 +153,9 @@ class Confidence:
         """The lines by bot: the stop rule and the pages look up every neighbour, a scan each would be quadratic."""
         return {line.bot: line for line in self.bots}
 
-    def separated(self, a: int, b: int, test: PairTest | None = None) -> bool:
-        """Whether a is shown above b rather than level with it: P(above) at least :attr:`level`, or, for a
-        tournament with a stop rule, the rule's test says *apart*."""
-        return self.verdict(a, b, test) == "apart" if test else self.p_above[(a, b)] >= self.level
-
-    def tie_groups(self, order: Sequence[int] | None = None, test: PairTest | None = None
-                   ) -> dict[int, tuple[int, int]]:
-        """For each bot in ``order`` (default: by fitted strength), the first and last position (1 is first) of
-        its run of neighbours not separated (:meth:`separated`). Ties chain: a is level with b and b with c, so
-        the run can span ranks that a's own interval excludes; showing the run's span says why."""
-        order = self.order() if order is None else list(order)
-        runs: list[list[int]] = []
-        for position, bot in enumerate(order):
-            if position and not self.separated(order[position - 1], bot, test):
-                runs[-1].append(bot)
-            else:
-                runs.append([bot])
-        spans: dict[int, tuple[int, int]] = {}
-        start = 1
-        for run in runs:
-            spans.update((bot, (start, start + len(run) - 1)) for bot in run)
-            start += len(run)
-        return spans
-
-    def shared_ranks(self, order: Sequence[int] | None = None, test: PairTest | None = None) -> dict[int, str]:
-        """Rank labels for the bots in ``order`` (default: by fitted strength): a run of neighbours not
-        separated (:meth:`separated`) shares the rank of its first bot, as ``"2="``."""
-        return {bot: f"{first}=" if last > first else str(first)
-                for bot, (first, last) in self.tie_groups(order, test).items()}
+    def has(self, bot: int) -> bool:
+        """Whether ``bot`` is one of the bots ranked."""
+        return bot in self._lines
 
     def p_above_next(self, order: Sequence[int] | None = None) -> dict[int, float | None]:
         """For each bot, P(it is truly above the bot after it in ``order``); None for the last."""
@@ -224,13 +202,16 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
                                        else ((result.bot, result.place) for result in results)).items():
         place_sum[bot] += place * times
         matches[bot] += times
+    played_in = set(zip(results.bot, results.group) if isinstance(results, SeatColumns)
+                    else ((result.bot, result.group) for result in results))
+    groups = Counter(bot for bot, _ in played_in)
     ids = list(bots) if bots is not None else sorted(matches)
     measured = [bot for bot in ids if matches.get(bot)]
     index = {bot: i for i, bot in enumerate(measured)}
     if vector is None:
         vector = len(results) >= VECTOR_SEATS or len(measured) >= VECTOR_BOTS
     rng = random.Random(seed)
-    tail = (1 - level) / 2
+    tail = [interval_tail(level, groups[bot]) for bot in measured]
     given = [point[bot] for bot in measured] if point is not None and all(bot in point for bot in measured) else None
     if vector:
         point_fit, (sampled, lows, highs) = _bootstrap_arrays(
@@ -246,10 +227,11 @@ def confidence(results: Iterable[GroupPlace] | SeatColumns, bots: Sequence[int] 
     position = {bot: i for i, bot in reversed(list(enumerate(ids)))}
     order = sorted(measured, key=lambda bot: (-estimate[bot], mean_place[bot], position[bot]))
     unmeasured = [bot for bot in ids if bot not in estimate]
-    lines = [BotConfidence(bot, mean_place[bot], matches[bot], low_ranks[bot], high_ranks[bot], estimate[bot])
-             for bot in order]
+    lines = [BotConfidence(bot, mean_place[bot], matches[bot], low_ranks[bot], high_ranks[bot], estimate[bot],
+                           groups[bot]) for bot in order]
     lines += [BotConfidence(bot, float("nan"), 0, len(measured) + 1, len(ids), float("nan")) for bot in unmeasured]
-    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples)
+    return Confidence(tuple(lines), PAbove(ids, samples), level, resamples,
+                      len({group for _, group in played_in}))
 
 
 class PAbove(Mapping[tuple[int, int], float]):
@@ -288,12 +270,37 @@ class PAbove(Mapping[tuple[int, int], float]):
 
 
 Resampled = tuple[list[list[float]], list[int], list[int]]
-"""By bot index: its fitted strength in every resample, and the ends of its rank interval: the ``tail`` quantile of
-its best rank over the resamples and the ``1 - tail`` quantile of its worst (:func:`_quantile`)."""
+"""By bot index: its fitted strength in every resample, and the ends of its rank interval: its ``tail`` quantile
+of its best rank over the resamples and the ``1 - tail`` quantile of its worst (:func:`_quantile`)."""
+
+
+def interval_tail(level: float, groups: int) -> float:
+    """The share of resamples a bot's ``level`` rank interval leaves out at each end, for a bot measured in
+    ``groups`` groups: (1 - level) / 2 made smaller, as Student's t with groups - 1 degrees of freedom widens a
+    normal interval, because a bootstrap over few groups is too sure (its spread is the groups' spread without
+    the groups - 1 correction, and that spread is itself uncertain). bench/settle.py measures what it buys: equal
+    bots shown apart at most ~5% from the display's floor of groups on.
+
+    >>> round(interval_tail(0.95, 8), 4), round(interval_tail(0.95, 16), 4), round(interval_tail(0.95, 1000), 4)
+    (0.0057, 0.0139, 0.0248)
+    """
+    if groups < 2:
+        return (1 - level) / 2
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    return 1 - NormalDist().cdf(_t_quantile(z, groups - 1) * math.sqrt(groups / (groups - 1)))
+
+
+def _t_quantile(z: float, freedom: int) -> float:
+    """Student's t quantile of ``freedom`` degrees of freedom at the normal quantile ``z`` (Abramowitz and Stegun
+    26.7.5, the Cornish-Fisher expansion: within 1e-3 from 3 degrees of freedom at 95%)."""
+    terms = ((z ** 3 + z) / 4, (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
+             (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
+             (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
+    return z + sum(term / float(freedom) ** power for power, term in enumerate(terms, 1))
 
 
 def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], resamples: int,
-                    rng: random.Random, tail: float, point: list[float] | None = None
+                    rng: random.Random, tail: Sequence[float], point: list[float] | None = None
                     ) -> tuple[list[float], Resampled]:
     """The full data's fit (unless given: ``point``) and the resamples' (bots by their ``index``), in plain
     Python."""
@@ -348,12 +355,12 @@ def _bootstrap_loop(results: Sequence[GroupPlace], index: Mapping[int, int], res
             # Rank 1 + the bots strictly stronger; with ties, the worst rank is counted for the upper end.
             low_ranks[i].append(bisect_left(ordered, -fitted) + 1)
             high_ranks[i].append(bisect_right(ordered, -fitted))
-    return point, (samples, [_quantile(ranks, tail) for ranks in low_ranks],
-                   [_quantile(ranks, 1 - tail) for ranks in high_ranks])
+    return point, (samples, [_quantile(ranks, share) for ranks, share in zip(low_ranks, tail)],
+                   [_quantile(ranks, 1 - share) for ranks, share in zip(high_ranks, tail)])
 
 
 def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples: int, rng: random.Random,
-                      tail: float, point: list[float] | None = None) -> tuple[list[float], Resampled]:
+                      tail: Sequence[float], point: list[float] | None = None) -> tuple[list[float], Resampled]:
     """:func:`_bootstrap_loop` on numpy arrays: the same kinds of groups in the same order, the same weights drawn
     from the same stream, fitted by :func:`~arena.stats.ranking.fit_vector` (the loop's fit to rounding)."""
     import numpy as np
@@ -413,8 +420,10 @@ def _bootstrap_arrays(results: SeatColumns, index: Mapping[int, int], resamples:
         return full.tolist(), ([], [], [])
     low.sort(axis=0)
     high.sort(axis=0)
-    return full.tolist(), (fitted.T.tolist(), low[_quantile_position(resamples, tail)].tolist(),
-                           high[_quantile_position(resamples, 1 - tail)].tolist())
+    bots = np.arange(size)
+    return full.tolist(), (fitted.T.tolist(),
+                           low[[_quantile_position(resamples, share) for share in tail], bots].tolist(),
+                           high[[_quantile_position(resamples, 1 - share) for share in tail], bots].tolist())
 
 
 def _poisson_table(bits: int = 16) -> list[int]:

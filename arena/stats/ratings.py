@@ -8,7 +8,7 @@ bot id) so that tied seats get the same update whatever seat they sat in; the fa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,14 +85,16 @@ class Rater:
         return [Rating(float(group[0].mu), float(group[0].sigma)) for group in env.rate(groups, ranks=ranks)]
 
 
-def rate_all(bot_ids: Sequence[int], matches: Iterable[RatedMatch], config: RatingConfig
-             ) -> tuple[dict[int, Rating], list[tuple[int, dict[int, Rating]]]]:
+def rate_all(bot_ids: Sequence[int], matches: Iterable[RatedMatch], config: RatingConfig,
+             start: Mapping[int, Rating] | None = None) -> tuple[dict[int, Rating], list[tuple[int, dict[int, Rating]]]]:
     """Final ratings, and the history: after each match (by index), the ratings of that match's bots.
 
     ``matches`` must come in schedule order; that is what makes ratings independent of the number of workers.
+    ``start``: the bots' ratings before the first of ``matches`` (the stored ones, when only later matches are
+    new); a bot not in it starts from the prior.
     """
     rater = Rater(config)
-    ratings = {bot: rater.initial for bot in bot_ids}
+    ratings = {bot: rater.initial for bot in bot_ids} | dict(start or {})
     history: list[tuple[int, dict[int, Rating]]] = []
     for match in matches:
         ratings = rater.update(ratings, match)

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena.stats.confidence import RESAMPLES, Confidence, GroupPlace, PairTest, SeatColumns, confidence
+from arena.stats.confidence import RESAMPLES, Confidence, GroupPlace, SeatColumns, confidence
+from arena.stats.display import Shown, shown
 from arena.stats.ranking import fit_seats
 from arena.stats.ratings import RatedMatch, Rating
 
@@ -50,6 +51,9 @@ class Standing:
     """False for a league's version that has left the field (its results stay)."""
     strength: float | None = None
     """The fitted Plackett-Luce log strength (arena/stats/ranking.py), the standings' order; None before a match."""
+    rated: bool = True
+    """False while no rating is stored for it (before its first match, or while a tournament whose ratings are
+    worked out at its end is live): :attr:`rating` is then the prior, shown as "not yet rated"."""
 
     @property
     def mean_place(self) -> float | None:
@@ -60,12 +64,14 @@ class Standing:
         return self.points / self.rounds if self.rounds else None
 
     def to_dict(self, rank: int) -> dict[str, Any]:
+        """The line as JSON; ``rank`` is its position, null for a league's version out of the field (not ranked)."""
         return {
-            "rank": rank,
+            "rank": rank if self.active else None,
             "bot": self.name,
-            "conservative": round(self.rating.conservative, 3),
-            "mu": round(self.rating.mu, 3),
-            "sigma": round(self.rating.sigma, 3),
+            "conservative": round(self.rating.conservative, 3) if self.rated else None,
+            "mu": round(self.rating.mu, 3) if self.rated else None,
+            "sigma": round(self.rating.sigma, 3) if self.rated else None,
+            "rated": self.rated,
             "matches": self.matches,
             "wins": self.wins,
             "strength": None if self.strength is None else round(self.strength, 3),
@@ -124,11 +130,12 @@ def standings(store: StoreReads, tid: int, initial: Rating | None = None, seats:
               ) -> list[Standing]:
     """Every bot with its rating and totals, best first: by the Plackett-Luce strength fitted to every match's
     places (arena/stats/ranking.py; docs/RATINGS.md says why), then mean place, then mu - 3 sigma, then name; bots
-    yet to play last. They are shown at ``initial`` (default: the tournament's own prior). ``seats`` is
+    yet to play last. A league's versions that left the field come after every bot in it, and the bots in it are
+    fitted among themselves (their order does not depend on who left). They are shown at ``initial`` (default: the tournament's own prior). ``seats`` is
     :func:`seat_columns` if the caller has read it already."""
     initial = initial or initial_rating(store, tid)
     ratings = final_ratings(store, tid)
-    table = {bot_id: Standing(bot_id, name, ratings.get(bot_id, initial), active=active)
+    table = {bot_id: Standing(bot_id, name, ratings.get(bot_id, initial), active=active, rated=bot_id in ratings)
              for bot_id, name, active in store.bot_lines(tid)}
     for bot_id, *totals in store.bot_totals(tid):
         line = table[bot_id]
@@ -138,20 +145,27 @@ def standings(store: StoreReads, tid: int, initial: Rating | None = None, seats:
         table[bot_id].faults[fault_kind] = count
     seats = seat_columns(store, tid) if seats is None else seats
     played = [bot_id for bot_id, line in table.items() if line.matches]
-    for bot_id, value in fit_seats(seats.match, seats.bot, seats.place, played).items():
-        table[bot_id].strength = value
-    return sorted(table.values(), key=lambda s: (s.strength is None, -(s.strength or 0.0), s.mean_place or 0.0,
-                                                 -s.rating.conservative, s.name))
+    in_field = [bot_id for bot_id in played if table[bot_id].active]
+    # A league ranks the bots in its field among themselves; the versions that left are fitted with everyone, to
+    # show their strength, and listed below.
+    fits = [in_field] if len(in_field) == len(played) else [in_field, played]
+    for bots in reversed(fits):
+        for bot_id, value in fit_seats(seats.match, seats.bot, seats.place, bots).items():
+            table[bot_id].strength = value
+    return sorted(table.values(), key=lambda s: (not s.active, s.strength is None, -(s.strength or 0.0),
+                                                 s.mean_place or 0.0, -s.rating.conservative, s.name))
 
 
 def standings_and_confidence(store: StoreReads, tid: int, resamples: int = RESAMPLES
                              ) -> tuple[list[Standing], Confidence]:
     """:func:`standings` and its confidence (rank intervals, P(above) of any two bots: arena/stats/confidence.py),
-    from one read of the seats and one fit: the confidence's resamples start from the standings' fit."""
+    from one read of the seats and one fit: the confidence's resamples start from the standings' fit. Only the
+    bots in the field are ranked (a league's versions that left are not in the confidence)."""
     seats = seat_columns(store, tid)
     table = standings(store, tid, seats=seats)
-    return table, confidence(seats, [line.bot_id for line in table], resamples, point={
-        line.bot_id: line.strength for line in table if line.strength is not None})
+    in_field = [line for line in table if line.active]  # a league's versions that left are not ranked
+    return table, confidence(seats, [line.bot_id for line in in_field], resamples, point={
+        line.bot_id: line.strength for line in in_field if line.strength is not None})
 
 
 def head_to_head(store: StoreReads, tid: int) -> dict[tuple[int, int], tuple[int, int]]:
@@ -169,18 +183,25 @@ def head_to_head(store: StoreReads, tid: int) -> dict[tuple[int, int], tuple[int
     return {key: (above, shared) for key, (above, shared) in counts.items()}
 
 
-def standings_with_confidence(table: Sequence[Standing], sure: Confidence, test: PairTest | None = None
+def shown_standings(table: Sequence[Standing], sure: Confidence) -> Shown:
+    """How ``table`` is shown (arena/stats/display.py): its ranked bots' intervals as ranks, P(above next), the
+    note on bots not ranked yet."""
+    return shown(sure, [line.bot_id for line in table])
+
+
+def standings_with_confidence(table: Sequence[Standing], sure: Confidence, view: Shown | None = None
                               ) -> list[dict[str, Any]]:
-    """The standings as JSON, each line with its shared rank label, 95% rank interval, P(above the next) and the
-    positions its chain of ties spans (``tied``, first and last; the same for a bot not tied)."""
-    order = [line.bot_id for line in table]
-    labels, above = sure.shared_ranks(order, test), sure.p_above_next(order)
-    spans = sure.tie_groups(order, test)
+    """The standings as JSON, each line with its rank as shown (``shared_rank``: ``"2-3"``, the ranks its 95%
+    interval spans, ``"2"`` when it is one; ``"-"`` when not yet ranked; ``"left"`` for a league's version out of
+    the field), that interval (``rank_interval_95``), and P(above the next) (null when not yet meaningful) with its
+    text as printed. ``view`` is :func:`shown_standings` if the caller has it."""
+    view = shown_standings(table, sure) if view is None else view
+    lines = view.by_bot()
     found = []
     for rank, line in enumerate(table, 1):
-        interval = sure.line(line.bot_id)
-        p_next = above[line.bot_id]
+        seen = lines[line.bot_id]
         found.append(line.to_dict(rank) | {
-            "shared_rank": labels[line.bot_id], "rank_interval_95": [interval.rank_low, interval.rank_high],
-            "p_above_next": None if p_next is None else round(p_next, 3), "tied": list(spans[line.bot_id])})
+            "shared_rank": seen.rank, "rank_interval_95": None if seen.interval is None else list(seen.interval),
+            "p_above_next": None if seen.p_above_next is None else round(seen.p_above_next, 3),
+            "p_above_next_text": seen.p_text})
     return found

@@ -174,17 +174,23 @@ class Store:
         import uuid  # here: a lease is taken by a runner, never by a command that only reads
 
         me = procfs.owner()
-        with self.atomic() as db:
-            held = db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
-            if held is not None and held["expires"] > time.time() and procfs.owner_alive(procfs.Owner(
-                    held["host"], held["pid"], held["started"])):
-                raise LeaseHeldError(f"tournament {tournament} is being run by PID {held['pid']} on {held['host']} "
-                                     f"since {held['since']}")
+        with self.atomic():
+            held = self.holder(tournament)
+            if held is not None:
+                raise LeaseHeldError(f"tournament {tournament} is being run by {held}")
             lease = Lease(tournament, uuid.uuid4().hex, me.host, me.pid, _now())
-            db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
+            self.db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
         return lease
+
+    def holder(self, tournament: str) -> str | None:
+        """Who runs ``tournament`` now (``PID N on HOST since T``), or None if no live runner holds it."""
+        held = self.db.execute("SELECT * FROM leases WHERE tournament = ?", (tournament,)).fetchone()
+        if held is None or held["expires"] <= time.time() or not procfs.owner_alive(procfs.Owner(
+                held["host"], held["pid"], held["started"])):
+            return None
+        return f"PID {held['pid']} on {held['host']} since {held['since']}"
 
     def renew(self, lease: Lease, seconds: float = LEASE_SECONDS) -> None:
         """Push the lease's expiry on; :class:`LeaseHeldError` if it was lost (it expired and another took it)."""
@@ -322,19 +328,33 @@ class Store:
 
     def record_match(self, tid: int, idx: int, result: MatchResult, attempts: int) -> None:
         with self.atomic() as db:
-            mid = db.execute("SELECT id FROM matches WHERE tournament_id = ? AND idx = ?", (tid, idx)).fetchone()[0]
-            db.execute("UPDATE matches SET status = 'done', attempts = ?, rounds = ?, turns = ?, termination = ?, "
-                       "duration_s = ?, log_path = ?, error = NULL, finished_at = ? WHERE id = ?",
-                       (attempts, result.rounds, result.turns, result.termination, result.duration_s,
-                        None if result.log_path is None else str(result.log_path), _now(), mid))
-            db.executemany(
-                "UPDATE seats SET place = ?, score = ?, fault_kind = ?, fault_reason = ?, fault_detail = ?, "
-                "fault_round = ?, fault_line = ?, fault_exit_status = ?, fault_signal = ?, stderr_tail = ?, "
-                "rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ?, bank_left_ms = ? "
-                "WHERE match_id = ? AND seat = ?",
-                [(p.place, p.score, *_fault_columns(p.fault), p.stderr_tail, p.stats.rounds, p.stats.turns,
-                  p.stats.points, p.stats.declares_ok, p.stats.declares_failed, p.bank_left_ms, mid, p.seat)
-                 for p in result.players])
+            self._record_match(db, tid, idx, result, attempts)
+
+    def record_results(self, tid: int, results: Sequence[tuple[int, MatchResult | None, int, str]]) -> None:
+        """Record several matches in one transaction, each ``(idx, result, attempts, error)`` (no result: failed
+        with ``error``): a chain of matches played by the same processes is stored whole or not at all."""
+        with self.atomic() as db:
+            for idx, result, attempts, error in results:
+                if result is None:
+                    self._record_failure(db, tid, idx, error, attempts)
+                else:
+                    self._record_match(db, tid, idx, result, attempts)
+
+    @staticmethod
+    def _record_match(db: sqlite3.Connection, tid: int, idx: int, result: MatchResult, attempts: int) -> None:
+        mid = db.execute("SELECT id FROM matches WHERE tournament_id = ? AND idx = ?", (tid, idx)).fetchone()[0]
+        db.execute("UPDATE matches SET status = 'done', attempts = ?, rounds = ?, turns = ?, termination = ?, "
+                   "duration_s = ?, log_path = ?, error = NULL, finished_at = ? WHERE id = ?",
+                   (attempts, result.rounds, result.turns, result.termination, result.duration_s,
+                    None if result.log_path is None else str(result.log_path), _now(), mid))
+        db.executemany(
+            "UPDATE seats SET place = ?, score = ?, fault_kind = ?, fault_reason = ?, fault_detail = ?, "
+            "fault_round = ?, fault_line = ?, fault_exit_status = ?, fault_signal = ?, stderr_tail = ?, "
+            "rounds = ?, turns = ?, points = ?, declares_ok = ?, declares_failed = ?, bank_left_ms = ? "
+            "WHERE match_id = ? AND seat = ?",
+            [(p.place, p.score, *_fault_columns(p.fault), p.stderr_tail, p.stats.rounds, p.stats.turns,
+              p.stats.points, p.stats.declares_ok, p.stats.declares_failed, p.bank_left_ms, mid, p.seat)
+             for p in result.players])
 
     def clear_old_stderr(self, tid: int, keep: int) -> int:
         """Forget the stderr of each bot's seats but those in its latest ``keep`` matches (by match id, which grows
@@ -349,8 +369,12 @@ class Store:
 
     def record_failure(self, tid: int, idx: int, error: str, attempts: int) -> None:
         with self.atomic() as db:
-            db.execute("UPDATE matches SET status = 'failed', attempts = ?, error = ?, finished_at = ? "
-                       "WHERE tournament_id = ? AND idx = ?", (attempts, error, _now(), tid, idx))
+            self._record_failure(db, tid, idx, error, attempts)
+
+    @staticmethod
+    def _record_failure(db: sqlite3.Connection, tid: int, idx: int, error: str, attempts: int) -> None:
+        db.execute("UPDATE matches SET status = 'failed', attempts = ?, error = ?, finished_at = ? "
+                   "WHERE tournament_id = ? AND idx = ?", (attempts, error, _now(), tid, idx))
 
     def drop_matches(self, tid: int, indices: Iterable[int]) -> None:
         """Delete these matches (by schedule index), played or not: a test or tournament that stops itself drops
@@ -359,10 +383,11 @@ class Store:
             db.executemany("DELETE FROM matches WHERE tournament_id = ? AND idx = ?",
                            [(tid, idx) for idx in indices])
 
-    def finish(self, tid: int, history: Sequence[tuple[int, Mapping[int, Rated]]]) -> None:
-        """Replace the tournament's rating history (recomputed in schedule order) and mark it finished."""
+    def finish(self, tid: int, history: Sequence[tuple[int, Mapping[int, Rated]]], since: int = 0) -> None:
+        """Replace the tournament's rating history from schedule index ``since`` on (recomputed in schedule order)
+        and mark it finished if nothing is left to play."""
         with self.atomic() as db:
-            db.execute("DELETE FROM ratings WHERE tournament_id = ?", (tid,))
+            db.execute("DELETE FROM ratings WHERE tournament_id = ? AND match_idx >= ?", (tid, since))
             db.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, ?)",
                            [(tid, bot, idx, r.mu, r.sigma) for idx, ratings in history for bot, r in ratings.items()])
             pending = db.execute("SELECT count(*) FROM matches WHERE tournament_id = ? AND status != 'done'",
@@ -486,6 +511,18 @@ class Store:
             "AND r.bot_id = b.id AND r.match_idx = (SELECT max(match_idx) FROM ratings q "
             "WHERE q.tournament_id = b.tournament_id AND q.bot_id = b.id) WHERE b.tournament_id = ?", (tid,))}
 
+    def rated_indices(self, tid: int) -> list[int]:
+        """The schedule indices that have stored ratings, in order."""
+        return [idx for idx, in self._tuples(
+            "SELECT DISTINCT match_idx FROM ratings WHERE tournament_id = ? ORDER BY match_idx", (tid,))]
+
+    def ratings_before(self, tid: int, before: int) -> dict[int, tuple[float, float]]:
+        """Per bot, its latest stored rating (mu, sigma) from a match before schedule index ``before``."""
+        return {bot_id: (mu, sigma) for bot_id, mu, sigma in self._tuples(
+            "SELECT r.bot_id, r.mu, r.sigma FROM ratings r WHERE r.tournament_id = ? AND r.match_idx = ("
+            "SELECT max(match_idx) FROM ratings q WHERE q.tournament_id = r.tournament_id AND q.bot_id = r.bot_id "
+            "AND q.match_idx < ?)", (tid, before))}
+
     def rating_rows(self, tid: int) -> list[tuple[Any, ...]]:
         """(bot, schedule index, mu, sigma) of every stored rating, in schedule order."""
         return self._tuples(
@@ -582,11 +619,14 @@ class Store:
                             (tid, math.inf if before_group is None else before_group))
         return tuple(zip(*rows)) if rows else ((), (), (), ())
 
-    def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None]]:
-        """Every seat of every finished match as (match, bot, place, score, fault reason), in schedule and seat
-        order: what the site's match index holds of each (one query, no stats or stderr)."""
-        return [(match_id, bot_id, place, score, reason) for match_id, bot_id, place, score, reason in self._tuples(
-            "SELECT m.id, s.bot_id, s.place, s.score, s.fault_reason FROM matches m JOIN seats s ON s.match_id = m.id "
+    def index_seats(self, tid: int) -> list[tuple[int, int, int, int, str | None, int, int, int, str]]:
+        """Every seat of every finished match as (match, bot, place, score, fault reason, the seat's rounds, the
+        match's rounds, turns and termination), in schedule and seat order: what the site's match index holds of
+        each (one query, no stats or stderr)."""
+        return [(match_id, bot_id, place, score, reason, seat_rounds or 0, rounds or 0, turns or 0, ended or "")
+                for match_id, bot_id, place, score, reason, seat_rounds, rounds, turns, ended in self._tuples(
+            "SELECT m.id, s.bot_id, s.place, s.score, s.fault_reason, s.rounds, m.rounds, m.turns, m.termination "
+            "FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
     # -- what the server reads ---------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ LOW_CARD = 3
 
 
 class GreedyBot(arena_bot.Bot):
+    persistent = True  # nothing outlives a move: every match may be played in the same process
+
     def on_turn(self, message: dict[str, Any]) -> dict[str, Any]:
         hand: list[str] = message["hand"]
         if message["may_declare"] and arena_bot.total(hand) <= DECLARE_AT:

@@ -97,9 +97,10 @@ let rules = DEFAULT_RULES;
 function reply(message) {
   if (message.type === "hello") {
     rules = Object.assign({}, DEFAULT_RULES, message.rules);
-    return { type: "ready" };
+    return { type: "ready", persistent: true }; // it may play several matches: each starts with a hello
   }
   if (message.type === "turn") return chooseMove(message, rules);
+  if (message.type === "match_end") return { type: "done" }; // a persistent bot's answer to the end of a match
   return null; // every other message type, known or not, wants no reply
 }
 

@@ -258,6 +258,9 @@ class Opponent:
 class PlannerBot(arena_bot.Bot):
     """The planner; see the module docstring for the strategy."""
 
+    persistent = True
+    """It plays several matches per process: on_hello resets all it keeps about one match."""
+
     def __init__(self) -> None:
         self.seat = 0
         self.players = 0
@@ -284,6 +287,7 @@ class PlannerBot(arena_bot.Bot):
         self.look = Lookahead.for_rules(self.ruleset)
         self.look.warm_up()
         self.call_totals = {seat: [] for seat in range(self.players)}
+        self.calls_seen = self.calls_failed = 0
 
     def on_message(self, message: dict[str, Any]) -> None:
         kind = message.get("type")

@@ -18,6 +18,8 @@ DECLARE_PROBABILITY = 0.3
 
 
 class RandomBot(arena_bot.Bot):
+    persistent = True  # on_hello reseeds it: a match plays the same in a fresh process or a reused one
+
     def __init__(self) -> None:
         self.rng = random.Random(0)
 

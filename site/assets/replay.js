@@ -17,7 +17,8 @@
   // The replay's controls exist only where the script runs, so the script makes them (fixed markup, no text from
   // the match in it): a page without JavaScript is spared their bytes, a few kilobytes on each of 10,000 pages.
   // On a phone the buttons show only their symbols (the words stay, for screen readers): the whole bar is one line.
-  var PLAY = "▶ <span class=\"w\">Play</span>", PAUSE = "❚❚ <span class=\"w\">Pause</span>";
+  // Play has a glyph of its own (▷, not Forward's ▶): on a phone, where the words are hidden, the bar read ◀ ▶ ▶.
+  var PLAY = "\u25b7 <span class=\"w\">Play</span>", PAUSE = "❚❚ <span class=\"w\">Pause</span>";
   root.innerHTML = [
     "<h2>Replay</h2>",
     "<div class=\"replaybar\">",
@@ -42,8 +43,11 @@
     "<p class=\"what\" data-what></p>",
     "<p class=\"think\" data-think></p>",
     "<div class=\"felt\">",
+    // The card table (cardtable.js) is a picture; the table of hands, what a screen reader reads, is shown instead
+    // at a press of this button.
+    "<button type=\"button\" class=\"view\" data-view aria-pressed=\"false\">Table of hands</button>",
     "<p class=\"floorline\"><span class=\"label\">Floor</span> <span data-floor class=\"cards\"></span> <span class=\"label deck\" data-deck></span></p>",
-    "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"Hands\">",
+    "<div class=\"scroll handsbox\" tabindex=\"0\" role=\"region\" aria-label=\"Hands\">",
     "<table class=\"hands\">",
     "<caption>Every hand at this step (spectators see all cards; each bot sees only its own)</caption>",
     "<colgroup><col class=\"c-seat\"><col class=\"c-bot\"><col class=\"c-hand\"><col class=\"c-total\"><col class=\"c-points\"><col class=\"c-score\"><col class=\"c-last\"></colgroup>",
@@ -158,6 +162,15 @@
   var banks = names.map(function () { return typeof data.bank === "number" ? data.bank : null; });
   var thought = 0;
   events.forEach(function (e) {
+    // A move that never came (timeout.move): the seat waited its whole budget, the move's time and what was left of
+    // its bank (the referee's budget), which then ran out.
+    if (e.type === "forfeit" && (faults[String(e.seat)] || [])[0] === "timeout.move" && typeof data.move === "number" &&
+        banks[e.seat] !== null) {
+      e.waited = data.move + banks[e.seat];
+      e.bankBefore = banks[e.seat];
+      banks[e.seat] = 0;
+      return;
+    }
     if ((e.type !== "play" && e.type !== "declare") || thought >= thinks.length) return;
     var t = thinks[thought++], before = banks[e.seat];
     e.think = t[0];
@@ -210,7 +223,8 @@
   var state = { round: 0, hands: names.map(function () { return []; }), floor: [], deck: null,
                 scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
                 actor: null, turn: null, took: null, last: names.map(function () { return null; }),
-                out: names.map(function () { return null; }), fate: names.map(function () { return null; }) };
+                out: names.map(function () { return null; }), fate: names.map(function () { return null; }),
+                rounds: [] };
   var roundStarts = [];
   var roundEnds = [];
 
@@ -227,7 +241,8 @@
     steps.push({ round: state.round, hands: copy(state.hands), floor: state.floor.slice(), deck: state.deck,
                  scores: state.scores.slice(), points: state.points && state.points.slice(),
                  status: state.status.slice(), actor: state.actor, turn: state.turn, took: state.took, text: text,
-                 last: state.last.slice(), declarer: state.declarer, failed: state.failed, final: state.final || null });
+                 last: state.last.slice(), declarer: state.declarer, failed: state.failed, final: state.final || null,
+                 rounds: state.rounds.slice() });
   }
 
   events.forEach(function (e, index) {
@@ -284,6 +299,7 @@
         if (!e.hands) e.hands = copy(state.hands);
         state.hands = copy(e.hands);
         state.scores = e.scores.slice();
+        state.rounds.push(e.scores.slice());
         state.points = e.points.slice();
         state.actor = e.declarer;
         state.declarer = e.declarer;
@@ -337,6 +353,11 @@
   var current = 0;
   var timer = null;
   var last = steps.length - 1;
+  var felt = root.querySelector(".felt");
+  var handsBox = root.querySelector(".handsbox");
+  var viewButton = root.querySelector("[data-view]");
+  var table = null;
+  var shownOnce = false;  // the first step shown is not a move made: nothing to animate
 
   function cardNode(code, highlight) {
     var span = document.createElement("span");
@@ -384,6 +405,8 @@
   }
 
   function show(index) {
+    var was = table && shownOnce ? current : null;
+    shownOnce = true;
     current = Math.max(0, Math.min(last, index));
     var s = steps[current];
     counter.textContent = "Step " + (current + 1) + " / " + steps.length + (s.round ? " · round " + s.round : "");
@@ -394,7 +417,9 @@
     announce.textContent = spoken + ": " + s.text;
     var moved = events[current];
     // A line on every step (a no-break space where no move was made), so that the table below never moves.
-    thinkLine.textContent = moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
+    thinkLine.textContent = moved.waited !== undefined ? names[moved.seat] + " waited " + ms(moved.waited) + " (" +
+        ms(data.move) + " a move and " + ms(moved.bankBefore) + " left in its bank) without a move; its time bank: 0 ms left."
+      : moved.think === undefined ? "\u00a0" : names[moved.seat] + " thought " + ms(moved.think) +
       (typeof moved.bank === "number" ? "; its time bank: " + ms(moved.bank) + " left" : "") + ".";
     reachable(what);
     reachable(thinkLine);
@@ -435,6 +460,7 @@
       return tr;
     });
     body.replaceChildren.apply(body, rows);
+    if (table) table.show(s, events[current], was !== null && current === was + 1);
     showFinal(s.final);
     buttons.first.disabled = buttons.prev.disabled = buttons.prevround.disabled = current === 0;
     buttons.next.disabled = buttons.last.disabled = buttons.nextround.disabled = current === last;
@@ -504,9 +530,12 @@
   slider.max = String(last);
   slider.addEventListener("input", function () { show(parseInt(slider.value, 10)); });
   document.addEventListener("keydown", function (event) {
-    if (event.altKey || event.ctrlKey || event.metaKey || event.target === slider) return;
+    // The slider keeps its own arrows, Home and End (the same steps), but not Page Up and Page Down: a range input
+    // takes Page Up as a bigger value, forward, where the rest of the page goes back a round.
+    if (event.altKey || event.ctrlKey || event.metaKey ||
+        (event.target === slider && event.key !== "PageUp" && event.key !== "PageDown")) return;
     var tag = event.target && event.target.tagName;
-    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    if ((tag === "INPUT" && event.target !== slider) || tag === "TEXTAREA" || tag === "SELECT") return;
     if (event.key === " " && tag !== "BUTTON" && tag !== "SUMMARY" && tag !== "A") {
       event.preventDefault();
       toggle();
@@ -659,6 +688,19 @@
       location.hash = "#step=" + row.getAttribute("data-step");
     });
   });
+  // The card table, when its script loaded; the table of hands is then for screen readers (and at the view
+  // button's press, for everyone), out of the tab order while it is not on the screen.
+  if (window.arenaCardTable) {
+    felt.classList.add("withtable");
+    var chosen = function (asTable) {
+      felt.classList.toggle("astable", asTable);
+      viewButton.setAttribute("aria-pressed", String(asTable));
+      if (asTable) handsBox.tabIndex = 0; else handsBox.removeAttribute("tabindex");
+    };
+    viewButton.addEventListener("click", function () { chosen(!felt.classList.contains("astable")); });
+    chosen(false);
+    table = window.arenaCardTable(felt, names, cardNode, total, Number(root.getAttribute("data-threshold")) || null);
+  } else viewButton.hidden = true;
   root.hidden = false;
   var asked = stepFromHash();
   show(asked !== null ? asked : roundStarts.length ? roundStarts[0] : 0);

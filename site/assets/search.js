@@ -6,7 +6,7 @@
   "use strict";
   var form = document.querySelector("form[data-search]");
   if (!form) return;
-  var FIELDS = ["bot", "vs", "fault", "result"];
+  var FIELDS = ["bot", "vs", "fault", "result", "sort"];
   var SHOWN = 200;  // hits rendered at a time (a bot's matches in a league can be tens of thousands)
   var indexSrc = form.getAttribute("data-index");
   var base = indexSrc.replace(/matches\/index\.js$/, "");  // the tournament's directory, relative to this page
@@ -42,7 +42,8 @@
       group += row[1];
       var done = Array.isArray(row[3]);
       return {id: id, group: group, bots: row[2], status: done ? "done" : row[3], places: done ? row[3] : null,
-              scores: done ? row[4] : null, faults: done && row[5] ? row[5] : null};
+              scores: done ? row[4] : null, faults: done && row[5] ? row[5] : null, rounds: done ? row[6] : null,
+              turns: done ? row[7] : null, ending: done ? index.endings[row[8]] : null, outs: done ? row[9] || null : null};
     });
     // A big field's page leaves its bots out of the selects (data-fill): they are the index's.
     ["bot", "vs"].forEach(function (name) {
@@ -98,6 +99,7 @@
       var place = m.places[me], faulted = !!reasonAt(me);
       if (f.result === "won" && place !== 1) return false;
       if (f.result === "placed" && (place === 1 || faulted)) return false;
+      if (f.result === "last" && place !== m.bots.length) return false;
       if (f.result === "faulted" && !faulted) return false;
       if (f.result === "above" && !(them >= 0 && place < m.places[them])) return false;
       if (f.result === "below" && !(them >= 0 && place > m.places[them])) return false;
@@ -111,7 +113,15 @@
     return f;
   }
 
-  function active(f) { return !!(f.vs || f.fault || f.result || (f.bot && !fixed)); }
+  function active(f) { return !!(f.vs || f.fault || f.result || f.sort || (f.bot && !fixed)); }
+
+  // A sort puts the worst first (a bot's worst place, its highest score, the longest match): what an author looks
+  // for; ties stay in schedule order. Matches not finished go last.
+  function sortKey(m, by) {
+    if (m.status !== "done") return -Infinity;
+    var mine = fixed ? seatOf(m, fixed) : -1;
+    return by === "place" ? m.places[mine] : by === "score" ? m.scores[mine] : by === "rounds" ? m.rounds : m.turns;
+  }
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -142,6 +152,10 @@
       span.appendChild(document.createTextNode(" "));
       span.appendChild(el("a", {href: base + "bots/" + index.slugs[m.bots[s]] + "/index.html"}, names[s]));
       if (m.scores) { span.appendChild(document.createTextNode(" ")); span.appendChild(el("i", {}, String(m.scores[s]))); }
+      if (m.outs && m.outs[s]) {
+        span.appendChild(document.createTextNode(" "));
+        span.appendChild(el("span", {"class": "outtag"}, "out r" + m.outs[s]));
+      }
       if (m.faults && m.faults[s]) {
         var reason = index.reasons[m.faults[s] - 1];
         span.appendChild(document.createTextNode(" "));
@@ -151,7 +165,10 @@
       players.appendChild(document.createTextNode(" "));
     });
     tr.appendChild(players);
-    tr.appendChild(el("td", {"class": "num opt"}, String(m.group + 1)));
+    // The static list's columns (arena/site/html.py, row_parts): a match looks the same with a filter on or off.
+    tr.appendChild(el("td", {"class": "num opt"}, m.rounds === null ? "\u2013" : String(m.rounds)));
+    tr.appendChild(el("td", {"class": "num opt"}, m.turns === null ? "\u2013" : String(m.turns)));
+    tr.appendChild(el("td", {"class": "opt"}, m.ending ? m.ending.replace(/_/g, " ") : "\u2013"));
     return tr;
   }
 
@@ -162,20 +179,36 @@
       total++;
       if (keep(m, f)) hits.push(m);
     });
+    if (f.sort) {
+      hits = hits.map(function (m, i) { return [sortKey(m, f.sort), i, m]; })
+        .sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; }).map(function (entry) { return entry[2]; });
+    }
     count.textContent = hits.length + " of " + total + " matches";
     found.textContent = "";
     var table = el("table", {"class": "matches listing found"});
-    var words = [f.bot, f.vs && "against " + f.vs, f.fault && "fault " + f.fault, f.result].filter(Boolean);
+    var sorts = {place: "worst place first", score: "highest score first", rounds: "most rounds first",
+                 turns: "most turns first"};
+    var words = [f.bot, f.vs && "against " + f.vs, f.fault && "fault " + f.fault, f.result,
+                 f.sort && sorts[f.sort]].filter(Boolean);
     table.appendChild(el("caption", {}, "Matches found: " + words.join(", ") + " (" + hits.length + ")"));
     var head = el("tr");
-    head.appendChild(el("th", {scope: "col"}, "Match"));
-    if (fixed) head.appendChild(el("th", {scope: "col", "class": "num"}, "Place"));
-    head.appendChild(el("th", {scope: "col"}, "Result (place. bot score)"));
-    head.appendChild(el("th", {scope: "col", "class": "num opt"}, "Deal"));
+    function heading(text, className, by) {
+      var th = head.appendChild(el("th", {scope: "col", "class": className}, text));
+      if (by && f.sort === by) th.setAttribute("aria-sort", "descending");
+      return th;
+    }
+    heading("Match", "");
+    if (fixed) heading("Place", "num", "place");
+    var result = heading("Result (place. bot score; ", "", "score");
+    result.appendChild(el("span", {"class": "outtag"}, "out rN"));
+    result.appendChild(document.createTextNode(": out over the threshold in round N)"));
+    heading("Rounds", "num opt", "rounds");
+    heading("Turns", "num opt", "turns");
+    heading("Ended", "opt");
     table.appendChild(el("thead")).appendChild(head);
     var body = table.appendChild(el("tbody"));
     hits.slice(0, limit).forEach(function (m) { body.appendChild(row(m)); });
-    if (!hits.length) body.appendChild(el("tr")).appendChild(el("td", {colspan: fixed ? 4 : 3}, "No matches."));
+    if (!hits.length) body.appendChild(el("tr")).appendChild(el("td", {colspan: fixed ? 6 : 5}, "No matches."));
     var scroll = el("div", {"class": "scroll", tabindex: "0", role: "region", "aria-label": "Matches found"});
     scroll.appendChild(table);
     found.appendChild(scroll);

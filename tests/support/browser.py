@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,23 @@ def url(path: Path) -> str:
 def shoot(page: Page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def opened(browser: Browser, width: int, dark: bool = False,
+           height: int | None = None) -> Iterator[Page]:
+    """A page of ``width`` CSS px: below 1000 a phone (touch, mobile viewport; upright unless ``height`` says
+    otherwise), else a desktop."""
+    phone = width < 1000
+    size = {"width": width, "height": height or (844 if phone else 900)}
+    context = browser.new_context(viewport=size, is_mobile=phone,
+                                  has_touch=phone, color_scheme="dark" if dark else "light")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert errors == [], errors

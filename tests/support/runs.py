@@ -147,3 +147,13 @@ def league_playing(league: League, join_s: float = 60) -> Iterator[threading.Thr
     finally:
         stop.set()
         thread.join(timeout=join_s)
+
+
+def shadowed(tmp_path: Path, *modules: str) -> dict[str, str]:
+    """An environment in which ``modules`` cannot be imported, as on a host without the extra that brings them: a
+    package of each name first on the path, raising what Python raises for a module that is not installed."""
+    shadow = tmp_path / "shadow"
+    for module in modules:
+        (shadow / module).mkdir(parents=True)
+        (shadow / module / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{module}'\")\n")
+    return {**os.environ, "PYTHONPATH": str(shadow)}

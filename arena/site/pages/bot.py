@@ -173,7 +173,8 @@ def bot_rows(snap: Snapshot, positions: Sequence[int], bot_id: int) -> list[Matc
 def own_standing(row: StandingRow) -> StandingRow:
     """A bot's line of the standings without what moves when other bots play (its rank, shared rank, interval and
     fitted strength): what only its own matches change (its ratings are TrueSkill's, updated by its matches only)."""
-    return replace(row, rank=0, shared_rank="", p_above_next=None, strength=None, tied=(0, 0), rank95=None)
+    return replace(row, rank=0, shared_rank="", p_above_next=None, strength=None, rank95=None,
+                   p_text="-")
 
 
 def met_by(snap: Snapshot, bot_id: int) -> list[tuple[int, int, int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,10 +18,28 @@ FAULT_HISTOGRAM_BARS = 20
 """At most this many bars in a faults page's histogram by round: rounds are put together in equal spans past it."""
 
 
+VARYING = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[A2-9TJQK][CDHS](?: [A2-9TJQK][CDHS])*\b|\d+""")
+"""What changes from one fault to the next of the same mistake: the line the bot sent (quoted, as the referee shows
+it), cards (a hand) and numbers (a column, a time)."""
+
+
+def detail_shape(detail: str) -> str:
+    """A fault's detail with what varies from one occurrence to the next left out: the faults of one mistake have one
+    shape (a bot that throws a card it does not hold names a different hand each time: 60 groups of one, before).
+
+    >>> detail_shape("discard 5C not in hand 2D KS 7H")
+    'discard … not in hand …'
+    >>> detail_shape("not JSON (Expecting value at column 1): 'DEBUG hand is 5C 7H'; stdout carries protocol lines")
+    'not JSON (Expecting value at column …): …; stdout carries protocol lines'
+    """
+    return VARYING.sub("\u2026", detail)
+
+
 @dataclass(frozen=True)
 class FaultGroup:
-    """A bot's faults with the same reason and detail (39 crashes that all "exited with status 1"), latest first:
-    listed once, with how many and where each happened."""
+    """A bot's faults with the same reason and the same detail but for the cards, numbers and lines in it
+    (:func:`detail_shape`: 39 crashes that all "exited with status 1", 60 throws of cards not in hand), latest
+    first: listed once, with how many and where each happened."""
 
     faults: tuple[FaultRow, ...]
 
@@ -93,7 +112,7 @@ def faults_page(snap: Snapshot, bot_id: int) -> FaultsPage | None:
         return None
     grouped: dict[tuple[str, str], list[FaultRow]] = defaultdict(list)
     for row in rows:
-        grouped[(row.fault.reason.value, row.fault.detail)].append(row)
+        grouped[(row.fault.reason.value, detail_shape(row.fault.detail))].append(row)
     reasons = Counter((row.fault.kind.value, row.fault.reason.value) for row in rows)
     crumbs = tournament_crumbs(snap, Crumb(bot.name, bot_href(snap.slug, bot.slug)), Crumb("Faults", None))
     return FaultsPage(

@@ -48,11 +48,13 @@ def home_page(store: Store, linked: Iterable[str] | None = None,
         leader = table[0] if table and table[0].matches else None
         leader_bot = None if leader is None else slug(leader.name, leader.bot_id, "b")
         linked_here = allowed is None or tslug in allowed
+        live = read[tid].live if read is not None and tid in read else None
         summaries.append(TournamentSummary(
             row["name"], tournament_href(tslug) if linked_here else None, row["created_at"], row["finished_at"],
             len(table), sum(counts.values()), counts.get("done", 0),
             None if leader is None else leader.name,
             None if leader_bot is None or not linked_here else bot_href(tslug, leader_bot),
-            read[tid].live if read is not None and tid in read else None))
-    live = next((summary.live for summary in summaries if summary.live is not None), None)
-    return HomePage(summaries, live=None if live is None else live.uncounted())
+            # Its row counts the matches once, in its own column: the live tag says only that it is live.
+            None if live is None else live.uncounted()))
+    first_live = next((summary.live for summary in summaries if summary.live is not None), None)
+    return HomePage(summaries, live=first_live)

@@ -9,6 +9,7 @@ from functools import cache, partial
 from typing import Any
 from urllib.parse import quote_plus
 
+from arena.game.rules import Rules
 from arena.site.common import big_field, match_list_row, tournament_crumbs
 from arena.site.rows import MatchListRow
 from arena.site.snapshot import Snapshot, seated
@@ -165,39 +166,50 @@ def match_list_pages(snap: Snapshot, per_page: int = MATCHES_PER_PAGE) -> list[M
 
 # -- the match index ----------------------------------------------------------------------------------------------------
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
+"""2: a finished match also has its rounds, turns and ending, and its seats' rounds out (the columns of the list)."""
+
+IndexSeat = tuple[int, int, int, int, str | None, int, int, int, str]
+"""A finished seat as :meth:`arena.store.Store.index_seats` reads it."""
 
 
 def match_index(snap: Snapshot) -> dict[str, Any]:
     """Every match of the tournament in a few tens of bytes each (:func:`index_of`): what the matches list and the
     bot pages filter in the browser (by bot, opponent, fault and result) over the whole tournament rather than
     one page of it."""
-    return index_of([(bot.id, bot.name, bot.slug) for bot in snap.bots], snap.stamps, snap.matches.index_seats())
+    threshold = int(snap.config.get("rules", {}).get("threshold", Rules().threshold))
+    return index_of([(bot.id, bot.name, bot.slug) for bot in snap.bots], snap.stamps, snap.matches.index_seats(),
+                    threshold)
 
 
-def index_of(bots: Sequence[tuple[int, str, str]], stamps: Sequence[MatchStamp],
-             seats: Iterable[tuple[int, int, int, int, str | None]]) -> dict[str, Any]:
+def index_of(bots: Sequence[tuple[int, str, str]], stamps: Sequence[MatchStamp], seats: Iterable[IndexSeat],
+             threshold: int = Rules().threshold) -> dict[str, Any]:
     """The match index of the matches ``stamps`` (schedule order) between ``bots`` (row id, name, page slug), their
-    finished seats ``seats`` as :meth:`arena.store.Store.index_seats` reads them.
+    finished seats ``seats`` as :meth:`arena.store.Store.index_seats` reads them; a seat whose score is over
+    ``threshold`` (without a fault) went out in its last round.
 
-    Made small for a league of a thousand bots and a hundred thousand matches: each name and fault reason once, in
-    ``bots`` (with ``slugs``, their pages' directories) and ``reasons``; each match (``m``, schedule order) an array
-    ``[id step, group step, [bot, ...], [place, ...], [score, ...], [fault, ...]]`` whose id and deal group are
-    the difference to the previous match's (mostly 1, and 0 or 1), bots are indices into ``bots`` in seat order,
-    and faults (left out when no seat faulted) are per seat 0, or 1 + an index into ``reasons``. A match not done
-    is ``[id step, group step, [bot, ...], status]``.
+    Made small for a league of a thousand bots and a hundred thousand matches: each name, fault reason and ending
+    once, in ``bots`` (with ``slugs``, their pages' directories), ``reasons`` and ``endings``; each match (``m``,
+    schedule order) an array ``[id step, group step, [bot, ...], [place, ...], [score, ...], faults, rounds, turns,
+    ending, [out, ...]]`` whose id and deal group are the difference to the previous match's (mostly 1, and 0 or
+    1), bots are indices into ``bots`` in seat order, faults are 0 when no seat faulted, else per seat 0 or 1 + an
+    index into ``reasons``, ending an index into ``endings``, and the last (left out when no seat went out) per
+    seat the round it went out in, or 0. A match not done is ``[id step, group step, [bot, ...], status]``. The
+    list shows a filter's matches with the same columns as without one.
 
     >>> from arena.store import MatchStamp
     >>> stamps = [MatchStamp(7, 0, 1, 0, "done", 1, None, "x", (3, 4), None),
     ...           MatchStamp(8, 1, 1, 0, "pending", 0, None, None, (4, 3), None)]
-    >>> index_of([(3, "a", "a"), (4, "b<", "_b4-b")], stamps, [(7, 3, 2, 40, "crash.exit"), (7, 4, 1, 5, None)])
-    {'v': 1, 'bots': ['a', 'b<'], 'slugs': ['a', '_b4-b'], 'reasons': ['crash.exit'], 'm': [[7, 0, [0, 1], [2, 1], [40, 5], [1, 0]], [1, 0, [1, 0], 'pending']]}
+    >>> index_of([(3, "a", "a"), (4, "b<", "_b4-b")], stamps, [(7, 3, 2, 40, "crash.exit", 3, 3, 20, "forfeits"),
+    ...          (7, 4, 1, 5, None, 3, 3, 20, "forfeits")], 30)
+    {'v': 2, 'bots': ['a', 'b<'], 'slugs': ['a', '_b4-b'], 'reasons': ['crash.exit'], 'endings': ['forfeits'], 'm': [[7, 0, [0, 1], [2, 1], [40, 5], [1, 0], 3, 20, 0], [1, 0, [1, 0], 'pending']]}
     """
     number = {bot_id: i for i, (bot_id, _, _) in enumerate(bots)}
-    by_match: dict[int, list[tuple[int, int, int, int, str | None]]] = defaultdict(list)
+    by_match: dict[int, list[IndexSeat]] = defaultdict(list)
     for seat in seats:
         by_match[seat[0]].append(seat)
     reasons: dict[str, int] = {}
+    endings: dict[str, int] = {}
     rows: list[list[Any]] = []
     last_id = last_group = 0
     for stamp in stamps:
@@ -208,11 +220,15 @@ def index_of(bots: Sequence[tuple[int, str, str]], stamps: Sequence[MatchStamp],
             row.append(stamp.status)
         else:
             row += [[s[2] for s in mine], [s[3] for s in mine]]
-            if any(s[4] for s in mine):
-                row.append([0 if s[4] is None else 1 + reasons.setdefault(s[4], len(reasons)) for s in mine])
+            row.append([0 if s[4] is None else 1 + reasons.setdefault(s[4], len(reasons)) for s in mine]
+                       if any(s[4] for s in mine) else 0)
+            row += [mine[0][6], mine[0][7], endings.setdefault(mine[0][8], len(endings))]
+            outs = [s[5] if s[4] is None and s[3] > threshold else 0 for s in mine]
+            if any(outs):
+                row.append(outs)
         rows.append(row)
     return {"v": INDEX_FORMAT, "bots": [name for _, name, _ in bots], "slugs": [bslug for _, _, bslug in bots],
-            "reasons": list(reasons), "m": rows}
+            "reasons": list(reasons), "endings": list(endings), "m": rows}
 
 
 def filtered_href(snap: Snapshot, bot: str, vs: str) -> str:

@@ -107,6 +107,8 @@ class TournamentPage:
     """A field bigger than :data:`SMALL_FIELD`: what its standings' filter searches (:func:`standings_index`)."""
     top: int | None = None
     """A field bigger than :data:`SMALL_FIELD`: the head-to-head and the rating chart show only its top ``top``."""
+    note: str | None = None
+    """Why bots are not ranked yet ("3 deals: too few to rank ..."), if some are not (arena/stats/display.py)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,8 @@ class StandingsPage:
     path: str
     stop_rule: bool = False
     live: Live | None = None
+    note: str | None = None
+    """As :attr:`TournamentPage.note`."""
 
 
 def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
@@ -160,7 +164,7 @@ def standings_page(snap: Snapshot, page: int) -> StandingsPage:
                          standings_pager(snap, page), standings_index_href(snap.slug),
                          tournament_crumbs(snap, Crumb(f"standings page {page}", None)),
                          standings_href(snap.slug, page), bool(snap.config.get("stop")),
-                         None if snap.live is None else snap.live.uncounted())
+                         None if snap.live is None else snap.live.uncounted(), snap.shown.note)
 
 
 def standings_index(snap: Snapshot) -> dict[str, Any]:
@@ -201,7 +205,8 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         fault_pages=fault_pages(snap, top), live=snap.live,
         downloads=tuple((kind, results_href(snap.slug, kind)) for kind in DOWNLOADS), field_size=len(rows),
         standings_pager=standings_pager(snap, 1) if big else None,
-        standings_index=standings_index_href(snap.slug) if big else None, top=len(top) if big else None)
+        standings_index=standings_index_href(snap.slug) if big else None, top=len(top) if big else None,
+        note=snap.shown.note)
 
 
 def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, int], ...]:

@@ -154,8 +154,10 @@ int main(void) {
             fprintf(stderr, "not a message: %.200s\n", line);
             continue;
         }
-        if (strcmp(type, "hello") == 0) printf("{\"type\":\"ready\"}\n");
+        /* "persistent": this process may play several matches, each from its own hello; match_end gets "done" */
+        if (strcmp(type, "hello") == 0) printf("{\"type\":\"ready\",\"persistent\":true}\n");
         else if (strcmp(type, "turn") == 0) choose_move(line);
+        else if (strcmp(type, "match_end") == 0) printf("{\"type\":\"done\"}\n");
         else continue; /* round_start, played, round_end, ... want no reply: answering them is a fault */
         fflush(stdout); /* stdout to a pipe is fully buffered in C: without this the referee sees nothing */
     }

@@ -125,8 +125,10 @@ int main() {
     while (std::getline(std::cin, line)) {  // one message per line, however long
         std::optional<std::string> type = json::get_string(line, "type");
         if (!type) std::cerr << "not a message: " << line.substr(0, 200) << '\n';
-        else if (*type == "hello") std::cout << R"({"type":"ready"})" << std::endl;  // endl flushes: it must
+        // "persistent": this process may play several matches, each from its own hello; match_end gets "done"
+        else if (*type == "hello") std::cout << R"({"type":"ready","persistent":true})" << std::endl;  // endl flushes
         else if (*type == "turn") std::cout << choose_move(line) << std::endl;
+        else if (*type == "match_end") std::cout << R"({"type":"done"})" << std::endl;
         // round_start, played, round_end, ... want no reply: answering them is a fault
     }
 }

@@ -141,8 +141,10 @@ public class Bot {
             String reply;
             try {
                 String type = Json.getString(line, "type");
-                if ("hello".equals(type)) reply = "{\"type\":\"ready\"}";
+                // "persistent": this process may play several matches, each from its own hello; match_end gets "done"
+                if ("hello".equals(type)) reply = "{\"type\":\"ready\",\"persistent\":true}";
                 else if ("turn".equals(type)) reply = chooseMove(line);
+                else if ("match_end".equals(type)) reply = "{\"type\":\"done\"}";
                 else continue;  // round_start, played, round_end, ... want no reply: answering them is a fault
             } catch (IllegalArgumentException | IndexOutOfBoundsException error) {
                 System.err.println("not a message (" + error.getMessage() + "): " + line.substring(0, Math.min(200, line.length())));

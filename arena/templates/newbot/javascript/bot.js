@@ -30,7 +30,9 @@ function reply(answer) {
 const input = readline.createInterface({ input: process.stdin });
 input.on("line", (line) => {
   const message = JSON.parse(line);
-  if (message.type === "hello") reply({ type: "ready" });
+  // "persistent": this process may play several matches: each starts with its own hello, and match_end gets "done".
+  if (message.type === "hello") reply({ type: "ready", persistent: true });
   else if (message.type === "turn") reply(chooseMove(message));
+  else if (message.type === "match_end") reply({ type: "done" });
   // Every other message (round_start, played, round_end, ...) wants no reply: answering it is a fault.
 });

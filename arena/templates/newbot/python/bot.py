@@ -4,6 +4,9 @@ import arena_bot
 
 
 class Bot(arena_bot.Bot):
+    # This process may play several matches, each from its own hello (on_hello): reset per-match state there.
+    persistent = True
+
     def on_turn(self, message):
         hand = message["hand"]
         # may_declare is false on your first turn of a round: declaring then is an illegal move.

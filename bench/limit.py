@@ -1,0 +1,122 @@
+"""Benchmark: how close ``arena run`` comes to the bots' own cost, CPU per match against the same matches in-process.
+
+The tournament: the three Python sample bots (random, greedy, planner), 3 seats, duplicate deals, ``--repeats``
+deals (3 matches each). In-process, every scheduled match is played by ``arena.match.local.play_local`` between
+the bots' own classes, loaded from their files in this process (no pipes, no sandbox, no runner: what the bots
+themselves cost; the objects are new for every match, the module-level caches, such as the planner's look-ahead
+tables, warm for all, as in one long-lived process). Through ``arena run`` (one worker, the process sandbox, logs
+on), with ``reuse`` on and off, the CPU of the runner and all it started (a cpuacct cgroup where the host has one,
+else the children's rusage, which misses what a sandbox kills) is counted twice: for
+the whole run, and at the margin (the difference between runs of ``--repeats`` and ``2 * --repeats`` deals, divided
+by the matches added), which leaves out ``arena run``'s own start-up and end. Runs alternate, ``--runs`` times each.
+Prints ONE JSON object: ``ratio_*`` are CPU per match through ``arena run`` over in-process.
+
+    python bench/limit.py [--runs 2] [--repeats 8] [--reuse 16]
+
+The goal (issue 41): ``ratio_marginal_reuse`` <= 1.5 on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.throughput import counted  # the CPU of a run and all it started: one way for both benches
+
+BOTS = {"random": "RandomBot", "greedy": "GreedyBot", "planner": "PlannerBot"}
+SEED = 7
+RULES = {"threshold": 50}
+
+
+def config_text(repeats: int, reuse: int | None) -> str:
+    bots = ", ".join(str(ROOT / "sample_bots" / bot) for bot in BOTS)
+    return (f"name: limit\nbots: [{bots}]\nplayers: 3\nrepeats: {repeats}\nseed: {SEED}\n"
+            f"rules: {json.dumps(RULES)}\nsandbox: process\nworkers: 1\n"
+            f"reuse: {'false' if reuse is None else json.dumps({'matches': reuse})}\n")
+
+
+def arena_run(work: Path, repeats: int, reuse: int | None) -> tuple[float, int]:
+    """CPU seconds of one ``arena run`` (it and everything it started) and how many matches it played."""
+    config = work / f"limit-{repeats}-{reuse}.yaml"
+    config.write_text(config_text(repeats, reuse))
+    db = work / f"limit-{repeats}-{reuse}.db"
+    db.unlink(missing_ok=True)
+    cpu, done = counted([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
+                         "--workers", "1", "--json"], work, os.environ | {"PYTHONPATH": str(ROOT)})
+    if done.returncode != 0:
+        raise SystemExit(f"arena run failed ({done.returncode}): {done.stderr[-2000:]}")
+    return cpu, int(json.loads(done.stdout)["played"])
+
+
+def load_class(name: str) -> Any:
+    protocol = str(ROOT / "protocol")
+    if protocol not in sys.path:
+        sys.path.insert(0, protocol)
+    spec = importlib.util.spec_from_file_location(f"limit_bot_{name}", ROOT / "sample_bots" / name / "bot.py")
+    assert spec is not None and spec.loader is not None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while it runs
+    spec.loader.exec_module(module)
+    return getattr(module, BOTS[name])
+
+
+def in_process(repeats: int) -> tuple[float, int]:
+    """CPU seconds of the same tournament's matches played in this process, and how many."""
+    from arena.game.rules import Rules
+    from arena.match.local import play_local
+    from arena.schedule import make_schedule
+
+    classes = [load_class(name) for name in BOTS]
+    names = list(BOTS)
+    schedule = make_schedule(len(names), 3, repeats, SEED)
+    rules = Rules.from_dict(RULES)
+    started = time.process_time()
+    for match in schedule:
+        play_local([classes[bot]() for bot in match.bots], match.seed, rules, names=[names[b] for b in match.bots])
+    return time.process_time() - started, len(schedule)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=8, help="Deals of the smaller run (3 matches each).")
+    parser.add_argument("--reuse", type=int, default=16, help="reuse.matches of the runs with reuse on.")
+    args = parser.parse_args()
+    in_process(1)  # the planner's look-ahead tables, warm for what is measured (a long-lived process's state)
+    local = [in_process(2 * args.repeats) for _ in range(args.runs)]
+    local_ms = statistics.median(1000 * cpu / n for cpu, n in local)
+    report: dict[str, Any] = {"python": platform.python_version(), "load": os.getloadavg()[0], "runs": args.runs,
+                              "in_process_ms_per_match": round(local_ms, 1)}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)  # the sandbox runs bots as users of their own
+        for label, reuse in (("reuse", args.reuse), ("fresh", None)):
+            whole, marginal = [], []
+            for _ in range(args.runs):
+                small_cpu, small_n = arena_run(work, args.repeats, reuse)
+                big_cpu, big_n = arena_run(work, 2 * args.repeats, reuse)
+                whole.append(1000 * big_cpu / big_n)
+                marginal.append(1000 * (big_cpu - small_cpu) / (big_n - small_n))
+            report[f"arena_run_ms_per_match_{label}"] = round(statistics.median(whole), 1)
+            report[f"marginal_ms_per_match_{label}"] = round(statistics.median(marginal), 1)
+            report[f"ratio_whole_{label}"] = round(statistics.median(whole) / local_ms, 2)
+            report[f"ratio_marginal_{label}"] = round(statistics.median(marginal) / local_ms, 2)
+    report["matches"] = {"small": 3 * args.repeats, "big": 6 * args.repeats}
+    report["load_after"] = os.getloadavg()[0]
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

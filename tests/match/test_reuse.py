@@ -1,0 +1,201 @@
+"""Bots that stay up: several matches per process (PROTOCOL.md, "Several matches per process"), real sandboxes.
+
+A persistent bot's lane keeps its process from one match to the next; a v1 bot, a bot that ends a match uncleanly,
+holds too much memory or leaves a child behind gets a fresh process for its lane's next match, and none of that
+changes any match's result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
+from arena.match.live import LiveBots, Reuse
+from arena.match.matchlog import read_records
+from arena.match.protocol import Limits
+from arena.match.referee import MatchResult, play_match
+from arena.sandbox import Sandbox, SandboxLimits
+from arena.sandbox.process import ProcessSandbox
+from tests.hostile import FAULTS, leftovers, make_bot
+from tests.support.docker import require_docker
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_bots"
+SHORT = Rules(threshold=30)
+LIMITS = SandboxLimits(memory_mb=256)
+
+PERSISTENT_BOT = '''\
+import os, sys, time
+import arena_bot
+
+MODE = {mode!r}
+
+
+class Bot(arena_bot.Bot):
+    persistent = {persistent!r}
+    hoard = []
+
+    def on_turn(self, message):
+        return arena_bot.play([message["hand"][0]], "deck")
+
+    def reply(self, message):
+        if message.get("type") != "match_end":
+            return super().reply(message)
+        if MODE == "leak":  # 160 MiB, touched, kept: more than half of its 256 MiB cap
+            self.hoard.append(b"x" * (160 << 20))
+        elif MODE == "fork":  # a child that outlives the match, asleep
+            if os.fork() == 0:
+                time.sleep(3600)
+                os._exit(0)
+        elif MODE == "ignore_end":  # carries on as if the match had not ended: never says done
+            return None
+        elif MODE == "chatty":  # done, then a line nobody asked for
+            sys.stdout.write('{{"type":"done"}}\\n{{"type":"still here"}}\\n')
+            sys.stdout.flush()
+            return None
+        elif MODE == "wrong_done":
+            return {{"type": "ready"}}
+        return super().reply(message)
+
+
+arena_bot.run(Bot())
+'''
+
+
+def persistent_bot(root: Path, mode: str, persistent: bool = True) -> Path:
+    directory = root / f"p-{mode}-{persistent}"
+    directory.mkdir()
+    (directory / "bot.py").write_text(PERSISTENT_BOT.format(mode=mode, persistent=persistent))
+    (directory / "bot.yaml").write_text(f"name: p-{mode}\ncommand: python3 bot.py\n")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> ProcessSandbox:
+    return ProcessSandbox()
+
+
+def series(sandbox: Sandbox, bots: list[Path], seeds: list[int], tmp_path: Path,
+           live: LiveBots | None) -> list[MatchResult]:
+    """The matches of ``seeds`` in order, each seat in lane ``seat`` when ``live`` is given."""
+    specs = [load_bot(bot) for bot in bots]
+    lanes = [f"lane-{seat}" for seat in range(len(specs))] if live is not None else None
+    return [play_match(specs, seed, sandbox, SHORT, Limits(), LIMITS, tmp_path / f"{seed}-{live is None}.jsonl.gz",
+                       live=live, lanes=lanes) for seed in seeds]
+
+
+def outcome(result: MatchResult) -> tuple[object, ...]:
+    return tuple((p.place, p.score, p.fault) for p in result.players), result.events
+
+
+@pytest.mark.slow
+def test_sample_bots_play_several_matches_per_process_with_the_results_of_fresh_ones(sandbox, tmp_path):
+    bots = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
+    live = LiveBots(Reuse(matches=3))
+    pids: list[list[int | None]] = []
+    reused = []
+    for seed in (11, 12, 13, 14):
+        reused += series(sandbox, bots, [seed], tmp_path, live)
+        pids.append([process.pid for process in (live._lanes[f"lane-{seat}"].process for seat in range(3))]
+                    if len(live) == 3 else [])
+    fresh = series(sandbox, bots, [11, 12, 13, 14], tmp_path, None)
+    assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+    assert all(p.fault is None for r in reused for p in r.players)
+    # One process per lane for matches 1-3, a new one from the 4th (Reuse.matches=3): the same pids, then others.
+    assert pids[0] == pids[1] and pids[0] and pids[3] and not set(pids[3]) & set(pids[0]), pids
+    assert pids[2] == []  # the third match ended every lane (recycle.matches), which is no retirement
+    assert live.retired == []
+    assert [r for _, r in read_records(reused[0].log_path) if r["t"] == "retired"] == []
+    live.close()
+    assert leftovers(sandbox, bots[0]) == []
+
+
+def test_a_v1_bot_in_a_lane_plays_each_match_in_a_fresh_process(sandbox, tmp_path):
+    bots = [persistent_bot(tmp_path, "plain", persistent=False), SAMPLES / "greedy"]
+    live = LiveBots()
+    series(sandbox, bots, [1], tmp_path, live)
+    assert list(live._lanes) == ["lane-1"]  # only the persistent greedy stays up
+    live.close()
+
+
+HOSTILE = {
+    "leak": "recycle.memory",
+    "fork": "recycle.processes",
+    "ignore_end": "timeout.done",
+    "chatty": "invalid.unsolicited",
+    "wrong_done": "invalid.done",
+}
+
+
+@pytest.mark.parametrize("mode", [pytest.param(mode, marks=[] if mode == "chatty" else pytest.mark.slow)
+                                  for mode in HOSTILE])
+def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match_anything(sandbox, tmp_path, mode):
+    bots = [persistent_bot(tmp_path, mode), SAMPLES / "greedy"]
+    live = LiveBots()
+    reused = series(sandbox, bots, [5, 6], tmp_path, live)
+    fresh = series(sandbox, bots, [5, 6], tmp_path, None)
+    assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+    assert all(p.fault is None for r in reused for p in r.players)
+    assert [(r.lane, r.reason) for r in live.retired] == [("lane-0", HOSTILE[mode])] * 2, live.retired
+    assert list(live._lanes) == ["lane-1"]  # the greedy opponent's process went on across both matches
+    live.close()
+    assert leftovers(sandbox, bots[0]) == []
+
+
+@pytest.mark.slow
+def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(tmp_path):
+    require_docker()
+    from arena.sandbox.docker import DockerSandbox
+
+    docker = DockerSandbox()
+    bots = [SAMPLES / "greedy", SAMPLES / "random"]
+    try:
+        live = LiveBots()
+        reused = series(docker, bots, [21, 22], tmp_path, live)
+        kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
+        reused += series(docker, bots, [23], tmp_path, live)
+        assert [live._lanes[f"lane-{seat}"].process for seat in range(2)] == kept  # the same containers
+        live.close()
+        fresh = series(docker, bots, [21, 22, 23], tmp_path, None)
+        assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+        assert live.retired == [] and all(p.fault is None for r in reused for p in r.players)
+        assert leftovers(docker, bots[0]) == []
+    finally:
+        docker.close()
+
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", [attack for attack in sorted(FAULTS) if attack != "never_reads_stdin"])
+def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_lanes_nothing(sandbox, tmp_path,
+                                                                                         attack):
+    hostile = make_bot(tmp_path / "bots", attack)
+    source = hostile / "bot.py"
+    source.write_text(source.read_text().replace("class Hostile(arena_bot.Bot):\n",
+                                                 "class Hostile(arena_bot.Bot):\n    persistent = True\n"))
+    bots = [SAMPLES / "greedy", hostile, SAMPLES / "random"]
+    live = LiveBots()
+    # Not compared with fresh processes move for move: some attacks race the referee (a line that lands while a
+    # turn is asked for is an invalid move, else unsolicited), with a fresh process as with a kept one.
+    reused = series(sandbox, bots, [7, 8], tmp_path, live)
+    for result in reused:
+        assert result.players[1].fault is not None and result.players[1].fault.kind == FAULTS[attack]
+        assert result.players[0].fault is None and result.players[2].fault is None
+    assert sorted(live._lanes) == ["lane-0", "lane-2"]  # the faulting bot's process is never kept
+    live.close()
+    assert leftovers(sandbox, hostile) == []
+
+
+@pytest.mark.slow
+def test_arena_check_plays_a_persistent_bots_matches_in_one_process_and_says_what_ended_it(tmp_path):
+    from arena.registry.check import check_bot
+
+    clean = check_bot(persistent_bot(tmp_path, "plain"))
+    assert clean.fit, [step.to_dict() for step in clean.steps]
+    broken = check_bot(persistent_bot(tmp_path, "ignore_end"))
+    [step] = [step for step in broken.steps if step.name == "vs greedy"]
+    assert step.ok is False and "timeout.done" in step.got and "done" in step.advice[0]
