@@ -4,8 +4,8 @@
   watchdog can tell a hung event loop from a busy league.
 - ``GET /readyz``: ``200`` only when the league's thread is alive and its state is neither failed (paused by an
   error, stopped) nor stalled (paused by a full disk, waiting for its Dask scheduler); else ``503``. The body is
-  JSON and says the state either way, so a second server started on a store another one holds (its league paused
-  by the lease, newcomer finding 1) is visibly not ready.
+  JSON and says the state either way, so a server whose league pauses on an error (a store it cannot write, a
+  lease lost) is visibly not ready while its pages still answer.
 - ``GET /metrics``: the Prometheus text format, made by prometheus-client from a registry of this application's
   own (never the module-global one: tests run several applications in one process). The league's, the upload
   queue's and the connections' figures are read when scraped (:class:`ServerCollector`); the requests' counts and
