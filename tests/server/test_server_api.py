@@ -68,10 +68,12 @@ def test_schemathesis_finds_no_500_and_no_answer_outside_the_document(server: Se
     token = server.add_author("fuzz")
     # Bounded: 10 examples an operation, one seed, no example database (a run must not depend on the last one).
     # positive_data_acceptance is left out: any bytes are a schema-valid upload body, and a body that is not a
-    # .tar.gz or .zip is rightly refused (400), which no JSON Schema of a binary body can say.
+    # .tar.gz or .zip is rightly refused (400), which no JSON Schema of a binary body can say. So is
+    # missing_required_header: schemathesis 4.0 (the lowest allowed) sends the --header it meant to leave out; the
+    # API's one required header is Authorization, which ignored_auth checks (401 without it).
     run = subprocess.run(
         [command, "run", f"{server.url}{API_V1}/openapi.json", "--checks", "all",
-         "--exclude-checks", "positive_data_acceptance", "--max-examples", "10", "--seed", "39",
+         "--exclude-checks", "positive_data_acceptance,missing_required_header", "--max-examples", "10", "--seed", "39",
          "--generation-database", "none", "--request-timeout", "60", "--no-color",
          "--header", f"Authorization: Bearer {token}"],
         check=False, capture_output=True, text=True, timeout=600, cwd=tmp_path)
