@@ -7,7 +7,7 @@ import importlib
 
 from arena import DISTRIBUTION
 
-EXTRAS = {"server": ("starlette", "uvicorn"), "cluster": ("distributed",), "docker": ("docker",)}
+EXTRAS = {"server": ("starlette", "uvicorn", "prometheus_client"), "cluster": ("distributed",), "docker": ("docker",)}
 """The modules each extra brings, as the code that needs them imports them."""
 
 

@@ -44,24 +44,37 @@ db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path
 @click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
               help="Play the league on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (default: the "
                    "league's cluster: key, else the local pool; docs/CLUSTER.md).")
-@json_option("An error that stops the server from starting is a JSON object on stdout (the logs stay text).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="The server's and the league's log lines on stderr: text, or one JSON object per line (access "
+                   "lines included; docs/SERVER.md).")
+@json_option("An error that stops the server from starting is a JSON object on stdout (the logs follow "
+             "--log-format).")
 def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path | None,
-          cluster: str | None, as_json: bool) -> None:
+          cluster: str | None, log_format: str, as_json: bool) -> None:
     """Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the league
     continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it; run it again to
     resume."""
     require_extra("server", "arena serve")
-    from arena.server import guard
+    from arena.server import guard, logs
     from arena.server.app import ServerSettings, create_app
     from arena.server.config import load_serve_config
 
+    json_logs = log_format == "json"
+
+    def tell(message: str, level: int = logging.INFO) -> None:
+        if json_logs:
+            logging.getLogger("arena.server").log(level, message)  # stderr stays one JSON object per line
+        else:
+            click.echo(message, err=True)
+
+    logs.configure(json_lines=json_logs)
     config = load_serve_config(config_file, default_registry(db_path))
     warning = seed_warning(config.league)
     if warning is not None:
-        click.echo(warning, err=True)
+        tell(warning, logging.WARNING)
     views_warning = shared_caches_warning(config.league.sandbox)
     if views_warning is not None:
-        click.echo(views_warning, err=True)
+        tell(views_warning, logging.WARNING)
     if cluster is not None:
         config = dataclasses.replace(config, league=dataclasses.replace(config.league, cluster=cluster))
     if config.league.cluster is not None:
@@ -69,7 +82,6 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     Store(db_path).close()  # creates or migrates the store now, so errors come before the server starts
     scratch = config.league.registry / ".incoming" / "uploads"
     sweep_incoming(config.league.registry)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     app = create_app(ServerSettings(db=db_path, config=config, site_dir=site_dir or db_path.parent / "public",
                                     scratch=scratch))
     league = app.state.server.league
@@ -80,10 +92,11 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
         league.release()
         fail(f"cannot listen on {host}:{port}: {error.strerror or error}", ExitCode.FAILED)
     where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
-    click.echo(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
-               f"{config.league.registry}, matches on {where})", err=True)
+    tell(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
+         f"{config.league.registry}, matches on {where})")
     try:
-        guard.run(app, sock, config.connections, config.trusted_proxies)
+        guard.run(app, sock, config.connections, config.trusted_proxies, own_logs=json_logs,
+                  count_connections=app.state.metrics.count_connections)
     except guard.GuardMismatch as error:
         fail(str(error), ExitCode.FAILED)
 

@@ -16,7 +16,9 @@ Routes: ``POST /api/bots`` (an upload, ``Authorization: Bearer TOKEN``), ``GET /
 ``GET /me`` with ``/me/login`` and ``/me/logout`` (the same for a person in a browser,
 :mod:`arena.server.authorpage`; with ``/api/me`` the only places that show stderr, and only the author's own),
 ``GET``/``POST /upload`` (the upload page for people, with a double-submit CSRF cookie), ``GET /`` (standings
-that refresh themselves), ``/site/`` (the static site, without stderr).
+that refresh themselves), ``/site/`` (the static site, without stderr). The JSON API is at ``/api/v1/...`` too, with
+its OpenAPI document (:mod:`arena.server.openapi`); ``/healthz``, ``/readyz`` and ``/metrics`` are the operator's
+(:mod:`arena.server.metrics`).
 """
 
 from __future__ import annotations
@@ -45,13 +47,15 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.check import check_bot
 from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
-from arena.server import authorpage, debugpage, play, watch
+from arena.server import authorpage, debugpage, metrics, play, watch
 from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
 from arena.server.config import ServeConfig
 from arena.server.guard import SecurityHeaders, trust
 from arena.server.intake import Checker, Intake, IntakeSettings, Reply
+from arena.server.metrics import Metrics, RequestMetrics
+from arena.server.openapi import API, API_V1, get_openapi
 from arena.server.pages import environment, form_page, render
 from arena.server.public import league_href, publish
 from arena.server.sessions import CSRF_COOKIE, LoginGate, Sessions, csrf_ok
@@ -97,22 +101,20 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     settings.scratch.mkdir(parents=True, exist_ok=True)
     settings.site_dir.mkdir(parents=True, exist_ok=True)
     registry = Registry(config.league.registry)
+    meters = Metrics()
     app = Starlette(routes=[
         Route("/", home),
-        Route("/api/bots", post_bot, methods=["POST"]),
-        Route("/api/bots", get_bots, methods=["GET"]),
-        Route("/api/standings", get_standings),
-        Route("/api/league", get_league),
-        Route("/api/me", get_me),
+        *api_routes(API), *api_routes(API_V1),
         Route("/upload", get_upload, methods=["GET"]),
         Route("/upload", post_upload, methods=["POST"]),
         *authorpage.ROUTES,
         *debugpage.ROUTES,
         *watch.ROUTES,
         *play.ROUTES,
+        *metrics.ROUTES,
         Route("/site", to_site),
         Mount("/site", StaticFiles(directory=settings.site_dir, html=True, check_dir=False)),
-    ], lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
+    ], lifespan=lifespan, middleware=[Middleware(RequestMetrics, metrics=meters), Middleware(SecurityHeaders)],
         exception_handlers={ClientDisconnect: cut_off})
     intake_settings = IntakeSettings(db=settings.db, registry=config.league.registry, scratch=settings.scratch,
                                      sandbox=config.check_sandbox, uploads_per_hour=config.uploads_per_hour,
@@ -128,7 +130,25 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         registry=registry, views=views, sessions=Sessions(), logins=LoginGate(config.logins),
         templates=environment(),
         scratch=settings.scratch, cap=config.max_upload_bytes, run_league=settings.run_league)
+    app.state.metrics = meters
+    app.state.league_thread = None
+    meters.watch(app.state.server, lambda: app.state.league_thread)
     return app
+
+
+def api_routes(prefix: str) -> list[Route]:
+    """The JSON API under ``prefix``: it is served at ``/api/v1`` and, for the clients written before that, at
+    ``/api`` (:mod:`arena.server.openapi` describes both)."""
+    return [Route(f"{prefix}/bots", bots, methods=["GET", "POST"]),
+            Route(f"{prefix}/standings", get_standings, methods=["GET"]),
+            Route(f"{prefix}/league", get_league, methods=["GET"]),
+            Route(f"{prefix}/me", get_me, methods=["GET"]),
+            Route(f"{prefix}/openapi.json", get_openapi, methods=["GET"])]
+
+
+async def bots(request: Request) -> Response:
+    """``/api/bots``: one route for both methods, so that any other gets ``405`` with ``Allow: GET, HEAD, POST``."""
+    return await (post_bot(request) if request.method == "POST" else get_bots(request))
 
 
 async def to_site(request: Request) -> Response:
@@ -165,6 +185,7 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
     if server.run_league:
         thread = threading.Thread(target=server.league.run, args=(stop,), name=f"league-{server.name}", daemon=True)
         thread.start()
+    app.state.league_thread = thread  # /readyz and /metrics look at it
     try:
         yield
     finally:

@@ -500,9 +500,12 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tuple[str, ...] = ()) -> None:
+def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tuple[str, ...] = (),
+        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> None:
     """Serve ``app`` on the listening ``sock`` with uvicorn under ``limits``, its logs rate-limited, until SIGINT
     or SIGTERM. ``X-Forwarded-For`` and ``-Proto`` are believed only from the addresses in ``proxies``.
+    ``own_logs``: uvicorn's records go to the root logger's handlers (as :mod:`arena.server.logs` set them) instead
+    of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``).
 
     The connection cap stays below the descriptor limit (with room for the store, the league's pipes and the
     sandboxes): past the limit, accept() fails and the loop cannot even refuse politely."""
@@ -516,9 +519,13 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
     self_test(guarded_protocol(limits))
     config = uvicorn.Config(app, log_level="info", http=guarded_protocol(
         dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG,
-        proxy_headers=bool(proxies), forwarded_allow_ips=list(proxies) or None)
+        proxy_headers=bool(proxies), forwarded_allow_ips=list(proxies) or None,
+        log_config=None if own_logs else uvicorn.config.LOGGING_CONFIG)
     rate_limit_logs()
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    if count_connections is not None:
+        count_connections(lambda: len(server.server_state.connections))
+    server.run(sockets=[sock])
 
 
 class GuardMismatch(RuntimeError):
