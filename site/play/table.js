@@ -51,6 +51,8 @@
     throws.replaceChildren(); floor.replaceChildren(); hand.replaceChildren();
     $("deck").disabled = !turn;
     $("declare").disabled = !(turn && turn.may_declare);
+    $("coach").disabled = !turn;
+    $("advice").textContent = "";
     if (!turn) {
       $("clock").textContent = over ? "The match is over." : "The bots are playing.";
       return;
@@ -91,6 +93,11 @@
         $("log").append(item);
       }
       next = state.next;
+      if (state.coach && coachName === null) {
+        coachName = state.coach;
+        $("coach").textContent = "What would " + coachName + " play?";
+        $("coach-row").hidden = false;
+      }
       over = state.over;
       showTurn(state.turn);
     } catch (error) {
@@ -101,7 +108,22 @@
     else $("clock").textContent = "The match is over.";
   }
 
+  async function askCoach() {
+    const button = $("coach");
+    button.disabled = true;
+    $("advice").textContent = "Asking " + coachName + "...";
+    try {
+      const reply = await fetch(base + "coach", {method: "POST", headers: {"X-Table-Token": token}});
+      const data = await reply.json();
+      $("advice").textContent = reply.ok ? "Coach: " + data.sentence : data.error;
+    } finally {
+      button.disabled = turnKey === null;
+    }
+  }
+
+  let coachName = null;
   $("deck").addEventListener("click", () => take("deck"));
+  $("coach").addEventListener("click", askCoach);
   $("declare").addEventListener("click", () => post({declare: true}));
   $("leave").addEventListener("click", () => post({leave: true}));
   poll();
