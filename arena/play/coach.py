@@ -29,8 +29,8 @@ from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits
 
 MAX_LINE = 1 << 16
 """The longest reply line the coach reads: a move is a few dozen bytes; a bot that floods is a faulty coach."""
-ANSWERED = ("hello", "turn")
-"""The messages a bot answers (PROTOCOL.md): one line each; every other message gets none."""
+EXIT_POLL_S = 0.05
+"""How often a coach that stopped answering is looked at until its exit is known."""
 
 
 class CoachFault(Exception):
@@ -181,5 +181,9 @@ class _Exchange:
         return line.rstrip(b"\r")
 
     def _ended(self, what: str) -> str:
-        exit_ = self.process.poll()
+        # Its output closes a moment before its exit is reaped: wait for how it ended (a process that closed its
+        # output and lingers is killed after the hello limit, and reported without it).
+        deadline = time.monotonic() + self.limits.hello_ms / 1000
+        while (exit_ := self.process.poll()) is None and time.monotonic() < deadline:
+            time.sleep(EXIT_POLL_S)
         return f"it {what}" + ("" if exit_ is None else f" ({exit_.describe()})")
