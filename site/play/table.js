@@ -8,6 +8,8 @@
   let next = 0;
   let chosenThrow = null;
   let turnKey = null;
+  // The turn just answered: a poll sent before the seat took the move still shows it, and must not bring it back.
+  let answeredKey = null;
   let over = false;
 
   function cardButton(card, label, onClick) {
@@ -28,6 +30,7 @@
       return;
     }
     chosenThrow = null;
+    answeredKey = turnKey;
     showTurn(null);
   }
 
@@ -41,7 +44,11 @@
 
   function showTurn(turn) {
     const throws = $("throws"), floor = $("floor"), hand = $("hand");
-    const key = turn ? JSON.stringify([turn.round, turn.hand, turn.floor]) : null;
+    let key = turn ? JSON.stringify([turn.round, turn.hand, turn.floor]) : null;
+    if (key !== null && key === answeredKey) {
+      turn = null;
+      key = null;
+    }
     if (key === turnKey) {
       if (turn) $("clock").textContent = "Your turn: " + turn.seconds_left + " s left.";
       return;
