@@ -24,10 +24,11 @@ from typing import Any, Self, TextIO
 
 from arena.game.cards import hand_total
 from arena.game.rules import Rules, legal_discards
+from arena.play.coach import Coach
 from arena.play.seat import LeftTable
 
-THROW_KEYS = "123456789abceghijklmnoprstuvwxyz"
-"""Keys for the legal throws, in order: digits, then letters but d (the deck), f, q (leave) and the rest kept."""
+THROW_KEYS = "123456789abeghijklmnoprstuvwxyz"
+"""Keys for the legal throws, in order: digits, then letters but c (the coach), d (the deck), f, q (leave)."""
 POLL_S = 0.2
 """How often a wait for a key looks whether the referee is done with the seat (a timeout, the match's end)."""
 
@@ -99,11 +100,14 @@ class Console:
     """Plays a seat for a person at a terminal (:class:`arena.play.seat.Player`)."""
 
     def __init__(self, keys: Keys | None, out: TextIO = sys.stdout,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, coach: Coach | None = None) -> None:
         self.keys = keys
         self.out = out
         self.clock = clock
+        self.coach = coach
         self.table = Table()
+        self.sent: list[dict[str, Any]] = []
+        """Every message the seat was sent, in order: the coach is asked with exactly these."""
 
     def stop(self) -> None:
         if self.keys is not None:
@@ -115,6 +119,7 @@ class Console:
         self.out.flush()
 
     def reply(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        self.sent.append(message)
         kind = message.get("type")
         handler = getattr(self, f"on_{kind}", None)
         return handler(message) if handler is not None else None
@@ -192,7 +197,8 @@ class Console:
         self.say("", *self.turn_screen(message, throws))
         while True:
             key = self.ask(f"Throw [{THROW_KEYS[0]}-{THROW_KEYS[min(len(throws), len(THROW_KEYS)) - 1]}]"
-                           f"{', ! to declare' if message['may_declare'] else ''}, ? for help, q to leave: ",
+                           f"{', ! to declare' if message['may_declare'] else ''}"
+                           f"{', c for the coach' if self.coach is not None else ''}, ? for help, q to leave: ",
                            deadline)
             if key == "!":
                 refusal = self.declare_refusal(message)
@@ -201,6 +207,8 @@ class Console:
                 self.say(refusal)
             elif key == "?":
                 self.say(*HELP)
+            elif key == "c":
+                self.say(self.ask_coach())
             elif key in THROW_KEYS[:len(throws)]:
                 throw = throws[THROW_KEYS.index(key)]
                 take = self.choose_take(floor, deadline)
@@ -208,6 +216,13 @@ class Console:
                     return {"type": "play", "discard": list(throw), "take": take}
             else:
                 self.say(f"No throw has the key {key!r}: choose one listed above.")
+
+    def ask_coach(self) -> str:
+        """What the coach bot would play now, as a sentence; it is shown, never played."""
+        if self.coach is None:
+            return "No coach at this table (arena play --coach BOT)."
+        self.say(f"Asking {self.coach.name} what it would play (your clock keeps running)...")
+        return f"Coach: {self.coach.advise(self.sent).sentence()}"
 
     def choose_take(self, floor: Sequence[str], deadline: float) -> str | None:
         """The card to take after the throw: the deck, or a floor card; None to choose the throw again."""
@@ -278,5 +293,7 @@ HELP = (
      "takes that card; b goes back to the throw."),
     ("! declares (when your total is low enough, and not on your first turn of a round): the round ends and the "
      "lowest total wins it (RULES.md, clause 5)."),
+    ("c asks the coach bot (arena play --coach) what it would play here, told exactly what you were told; its "
+     "answer is shown, never played, and your clock keeps running while it thinks."),
     "q leaves the match: your seat forfeits. Your clock runs while you choose, as a bot's does.",
 )

@@ -29,6 +29,7 @@ from typing import Any
 from arena.game.cards import hand_total
 from arena.game.results import MatchResult
 from arena.game.rules import legal_discards
+from arena.play.coach import Advice, Coach
 from arena.play.console import Console
 from arena.play.seat import LeftTable
 from arena.resources import data_dir
@@ -69,10 +70,10 @@ class WebTable:
     """Plays a seat for a person in a browser (:class:`arena.play.seat.Player`); its state is read and its
     choices given by :class:`TableServer`."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, coach: Coach | None = None) -> None:
         self.lock = threading.Lock()
         self.lines: list[str] = []
-        self.narrator = Console(None, _Lines(self.lines, self.lock), clock)
+        self.narrator = Console(None, _Lines(self.lines, self.lock), clock, coach)
         self.clock = clock
         self.choices: queue.Queue[Choice] = queue.Queue()
         self.turn: dict[str, Any] | None = None
@@ -93,6 +94,7 @@ class WebTable:
         with self.lock:
             while not self.choices.empty():  # a choice posted too late for the last turn is not this one's
                 self.choices.get_nowait()
+            self.narrator.sent.append(message)  # the narrator saw the rest; the coach is asked with all of it
             self.turn = message
             self.throws = legal_discards(message["hand"], self.narrator.table.rules)
             self.deadline = self.clock() + message["time_left_ms"] / 1000
@@ -125,6 +127,17 @@ class WebTable:
             assert choice.throw is not None and choice.take is not None  # checked by refusal()
             return {"type": "play", "discard": list(self.throws[choice.throw]), "take": choice.take}
         raise LeftTable("the seat was closed")
+
+    def advice(self) -> Advice | str:
+        """What the coach bot would play in the turn in front of the person, or why it cannot be asked."""
+        coach = self.narrator.coach
+        with self.lock:
+            if coach is None:
+                return "No coach at this table (arena play --coach BOT)."
+            if self.turn is None:
+                return "It is not your turn."
+            sent = list(self.narrator.sent)
+        return coach.advise(sent)  # outside the lock: the page keeps polling, the clock keeps running
 
     def refusal(self, choice: Choice) -> str | None:
         """Why ``choice`` cannot be played now, or None: it is then queued for the seat."""
@@ -159,7 +172,9 @@ class WebTable:
                         "may_declare": self.turn["may_declare"], "scores": self.turn["scores"],
                         "hand_sizes": self.turn["hand_sizes"], "deck_size": self.turn["deck_size"],
                         "seconds_left": max(0, int(self.deadline - self.clock()))}
+            coach = self.narrator.coach
             return {"lines": self.lines[since:], "next": len(self.lines), "turn": turn, "over": self.over,
+                    "coach": None if coach is None else coach.name,
                     "seat": table.seat, "players": [table.name(seat) for seat in range(len(table.players))]}
 
 
@@ -265,11 +280,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if not self._local():
             return
-        if self.path != "/move":
+        if self.path not in ("/move", "/coach"):
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no page {self.path}"})
             return
         if self.headers.get("X-Table-Token") != self.server.token:
             self._json(HTTPStatus.FORBIDDEN, {"error": "a move needs this table's token: reload the page"})
+            return
+        if self.path == "/coach":  # starts a bot: only the served page may ask, as only it may move
+            advice = self.server.table.advice()
+            if isinstance(advice, str):
+                self._json(HTTPStatus.CONFLICT, {"error": advice})
+            else:
+                self._json(HTTPStatus.OK, advice.to_dict())
             return
         length = self.headers.get("Content-Length", "")
         if not length.isdigit() or int(length) > MAX_BODY:

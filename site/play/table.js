@@ -8,6 +8,8 @@
   let next = 0;
   let chosenThrow = null;
   let turnKey = null;
+  // The turn just answered: a poll sent before the seat took the move still shows it, and must not bring it back.
+  let answeredKey = null;
   let over = false;
 
   function cardButton(card, label, onClick) {
@@ -28,6 +30,7 @@
       return;
     }
     chosenThrow = null;
+    answeredKey = turnKey;
     showTurn(null);
   }
 
@@ -41,7 +44,11 @@
 
   function showTurn(turn) {
     const throws = $("throws"), floor = $("floor"), hand = $("hand");
-    const key = turn ? JSON.stringify([turn.round, turn.hand, turn.floor]) : null;
+    let key = turn ? JSON.stringify([turn.round, turn.hand, turn.floor]) : null;
+    if (key !== null && key === answeredKey) {
+      turn = null;
+      key = null;
+    }
     if (key === turnKey) {
       if (turn) $("clock").textContent = "Your turn: " + turn.seconds_left + " s left.";
       return;
@@ -51,6 +58,8 @@
     throws.replaceChildren(); floor.replaceChildren(); hand.replaceChildren();
     $("deck").disabled = !turn;
     $("declare").disabled = !(turn && turn.may_declare);
+    $("coach").disabled = !turn;
+    $("advice").textContent = "";
     if (!turn) {
       $("clock").textContent = over ? "The match is over." : "The bots are playing.";
       return;
@@ -91,6 +100,11 @@
         $("log").append(item);
       }
       next = state.next;
+      if (state.coach && coachName === null) {
+        coachName = state.coach;
+        $("coach").textContent = "What would " + coachName + " play?";
+        $("coach-row").hidden = false;
+      }
       over = state.over;
       showTurn(state.turn);
     } catch (error) {
@@ -101,7 +115,22 @@
     else $("clock").textContent = "The match is over.";
   }
 
+  async function askCoach() {
+    const button = $("coach");
+    button.disabled = true;
+    $("advice").textContent = "Asking " + coachName + "...";
+    try {
+      const reply = await fetch(base + "coach", {method: "POST", headers: {"X-Table-Token": token}});
+      const data = await reply.json();
+      $("advice").textContent = reply.ok ? "Coach: " + data.sentence : data.error;
+    } finally {
+      button.disabled = turnKey === null;
+    }
+  }
+
+  let coachName = null;
   $("deck").addEventListener("click", () => take("deck"));
+  $("coach").addEventListener("click", askCoach);
   $("declare").addEventListener("click", () => post({declare: true}));
   $("leave").addEventListener("click", () => post({leave: true}));
   poll();

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import select
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from arena.game.rules import Rules, legal_discards
 from arena.match.matchlog import load, verify
 from arena.play.seat import PERSON_LANGUAGE
 from arena.store import Store
@@ -169,3 +171,43 @@ def test_a_bot_that_crashes_while_the_person_plays_forfeits_and_the_match_goes_o
     match, seats = stored_play(tmp_path / "results" / "arena.db")
     assert [seat["name"] for seat in seats] == ["crasher", "greedy", "you"]
     assert match.status == "done"
+
+
+def test_the_coach_shows_a_legal_move_for_the_shown_hand_and_plays_nothing(tmp_path: Path) -> None:
+    # Asked on the first turn and again on the second, after a move: the replay holds every message so far.
+    done = arena_play(QUICK, tmp_path, "c\n1\nd\nc\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    advised = 0
+    hand: list[str] = []
+    floor: list[str] = []
+    for line in done.stdout.splitlines():
+        if line.startswith("Your hand: "):
+            hand = line.removeprefix("Your hand: ").split(" (")[0].split()
+        elif line.startswith("Floor: "):
+            floor = line.removeprefix("Floor: ").rstrip(".").split()
+        elif line.startswith("Coach: "):
+            found = re.fullmatch(r"Coach: planner would throw ([2-9TJQKA][CDHS](?: [2-9TJQKA][CDHS])*) and take "
+                                 r"(from the deck|[2-9TJQKA][CDHS])\.", line)
+            assert found, line
+            throw = found[1].split()
+            assert tuple(throw) in legal_discards(hand, Rules(threshold=30)), (throw, hand)
+            assert found[2] == "from the deck" or found[2] in floor, (found[2], floor)
+            advised += 1
+    assert advised == 2, done.stdout
+    assert "your clock keeps running" in done.stdout
+    # Only the person's own key was played: one move, then they left.
+    match, _ = stored_play(tmp_path / "results" / "arena.db")
+    assert match.log_path is not None
+    log = load(tmp_path / match.log_path)
+    assert sum(1 for event in log.events if event["type"] == "play" and event["seat"] == 0) == 1
+
+
+def test_a_coach_that_crashes_is_reported_and_the_table_plays_on(tmp_path: Path) -> None:
+    crasher = make_bot(tmp_path / "bots", "crasher", code=CRASH_ON_TURN)
+    done = arena_play(["--coach", str(crasher), *QUICK], tmp_path, "c\n1\nd\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert "Coach: crasher gave no advice: it ended without answering (exited with status 4)." in done.stdout
+    assert "You threw" in done.stdout  # the seat went on to play its own move
+    match, seats = stored_play(tmp_path / "results" / "arena.db")
+    assert match.status == "done" and [seat["name"] for seat in seats] == ["you", "planner", "greedy"]

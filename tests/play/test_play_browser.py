@@ -4,6 +4,7 @@ refuses what is not a legal move without a traceback, and the stored match repla
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from arena.game.rules import Rules, legal_discards
 from arena.match.matchlog import load, verify
 from arena.store import Store
 from tests.support.browser import Browser, browser_fixture, expect  # noqa: F401 - fixtures, by their names
@@ -112,3 +114,28 @@ def test_a_person_who_leaves_in_the_browser_forfeits_and_the_match_is_kept(
     assert match.status == "done" and match.result is not None
     (person,) = [player for player in match.result.players if player.seat == 0]
     assert person.fault is not None and person.place == 3
+
+
+def test_the_coach_button_shows_what_the_first_opponent_would_play(
+        table: tuple[str, subprocess.Popen[str]], browser: Browser) -> None:
+    url, process = table
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    expect(page.locator(".play-throw").first).to_be_visible(timeout=120_000)
+    hand = page.locator("#hand .play-card").all_text_contents()
+    floor = [text.removeprefix("Take ") for text in page.locator("#floor .play-card").all_text_contents()]
+    page.get_by_role("button", name="What would planner play?").click()
+    advice = page.locator("#advice")
+    expect(advice).to_contain_text("Coach: planner would", timeout=60_000)
+    found = re.fullmatch(r"Coach: planner would throw (.+) and take (from the deck|\S+)\.",
+                         str(advice.text_content()))
+    assert found, advice.text_content()
+    assert tuple(found[1].split()) in legal_discards(hand, Rules(threshold=30)), (found[1], hand)
+    assert found[2] == "from the deck" or found[2] in floor
+    # Shown, never played: the turn is still the person's, whose clock kept running.
+    expect(page.locator(".play-throw").first).to_be_enabled()
+    page.get_by_role("button", name="Leave the match").click()
+    expect(page.locator("#log")).to_contain_text("Match over:", timeout=120_000)
+    assert process.wait(60) == 0
+    context.close()
