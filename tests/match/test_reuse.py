@@ -92,6 +92,7 @@ def outcome(result: MatchResult) -> tuple[object, ...]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_sample_bots_play_several_matches_per_process_with_the_results_of_fresh_ones(sandbox, tmp_path):
     bots = [SAMPLES / "greedy", SAMPLES / "random", SAMPLES / "js-greedy"]
     live = LiveBots(Reuse(matches=3))
@@ -146,6 +147,7 @@ def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(tmp_path):
     require_docker()
     from arena.sandbox.docker import DockerSandbox
@@ -170,6 +172,7 @@ def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("attack", [attack for attack in sorted(FAULTS) if attack != "never_reads_stdin"])
 def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_lanes_nothing(sandbox, tmp_path,
                                                                                          attack):
@@ -191,6 +194,7 @@ def test_the_hostile_bot_suite_with_reuse_on_faults_alike_and_costs_the_other_la
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_arena_check_plays_a_persistent_bots_matches_in_one_process_and_says_what_ended_it(tmp_path):
     from arena.registry.check import check_bot
 

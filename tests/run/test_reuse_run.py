@@ -102,6 +102,7 @@ def test_reuse_key_is_checked_and_part_of_the_identity(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_reuse_gives_the_same_results_with_one_and_two_workers_and_never_a_deal_twice(tmp_path):
     reuse = {"matches": 3}  # 6 groups: 2 blocks of 3 groups, 2 chains each (a rotation per chain)
     config = load_config(configured(tmp_path, reuse))
@@ -122,6 +123,7 @@ def test_reuse_gives_the_same_results_with_one_and_two_workers_and_never_a_deal_
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_run_killed_mid_chain_resumes_to_the_results_of_an_uninterrupted_one(tmp_path):
     path = configured(tmp_path, {"matches": 3})
     reference = tmp_path / "reference" / "a.db"

@@ -31,6 +31,7 @@ def docker(*args: str, timeout: float = 600) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_server_image_builds_from_the_repository_and_serves_a_league() -> None:
     require_docker()
     made = subprocess.run([sys.executable, str(ROOT / "deploy" / "base_image.py")], capture_output=True, text=True,

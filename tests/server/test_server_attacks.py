@@ -19,7 +19,7 @@ import pytest
 from bench.server_attacks import BOUNDARY, Siege, attack, established
 from bench.server_dos import Server, start_server, tar_gz
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 LIMITS = """\
   max_connections: 60

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
 def test_a_short_soak_holds_flat(tmp_path: Path) -> None:
     ran = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--minutes", "1.6", "--sample-every",

@@ -24,7 +24,7 @@ from bench.scale import fill
 from tests.sitestore import CRASH, fill_store
 from tests.support.browser import browser_fixture, opened, url  # noqa: F401 - fixtures, by their names
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 WIDTHS = (320, 390, 768, 1280)
 ROOT = Path(__file__).resolve().parents[2]
