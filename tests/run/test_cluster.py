@@ -153,6 +153,7 @@ def bot_processes(marker: str) -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_local_cluster_gives_the_local_pool_results(reference, tmp_path):
     _, expected = reference
     path = write_config(tmp_path, cluster="local:2")  # the config's key, the same results: not in its identity
@@ -193,6 +194,7 @@ def start_run(config: Path, db: Path, address: str, env: dict[str, str] | None =
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_worker_with_several_threads_plays_several_matches_at_once_with_the_same_results(reference, cluster,
                                                                                           tmp_path):
     path, expected = reference
@@ -207,6 +209,7 @@ def test_a_worker_with_several_threads_plays_several_matches_at_once_with_the_sa
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_real_workers_without_the_bots_one_refused_one_killed(reference, cluster, tmp_path):
     """Three ``dask worker`` processes in directories without the bots: one reports another arena version and is
     refused; one is killed (kill -9 of its process group) in the middle of a match; nothing changes."""
@@ -269,6 +272,7 @@ def make_certificates(directory: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_tls_cluster_and_a_lost_scheduler(reference, tmp_path):
     """A TLS cluster with certificates made here; its scheduler killed mid-run: the runner says so, connects to the
     scheduler that listens there again, and finishes the run with the results of an uninterrupted one."""
@@ -392,6 +396,7 @@ def test_a_cluster_player_tries_its_scheduler_again_ticking_until_its_patience_e
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_league_that_loses_its_scheduler_connects_again_and_plays_on(tmp_path, monkeypatch):
     """A league on a real scheduler, which is killed mid-league: the league does not stop, says it is connecting
     again (and, while nothing listens there, when it tries next), and once a scheduler listens there again it

@@ -71,6 +71,7 @@ def chaos_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_full_disk_stops_the_run_at_once_and_it_resumes_when_there_is_room(tiny_disk: Path,
                                                                               reference: tuple[Path, Path]) -> None:
     config, reference_db = reference
@@ -93,6 +94,7 @@ def test_a_full_disk_stops_the_run_at_once_and_it_resumes_when_there_is_room(tin
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_when_the_matches_fit_but_the_site_does_not_the_standings_are_printed(tiny_disk: Path,
                                                                               tmp_path: Path) -> None:
     config = write_config(tmp_path, repeats=1)
@@ -114,6 +116,7 @@ def wait_for(predicate: object, limit: float = 60.0) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_second_runner_is_refused_while_readers_keep_working(tmp_path: Path,
                                                                reference: tuple[Path, Path]) -> None:
     config, reference_db = reference
@@ -243,6 +246,7 @@ def stop_at(config: Path, db: Path, stop: signal.Signals, after: float, group: b
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("stop, group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
 def test_a_stop_while_the_runner_and_its_workers_start_is_quiet(stop: signal.Signals, group: bool, tmp_path: Path,
                                                                 reference: tuple[Path, Path]) -> None:
@@ -253,6 +257,7 @@ def test_a_stop_while_the_runner_and_its_workers_start_is_quiet(stop: signal.Sig
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_chaos_kills_at_random_moments_then_resume_gives_identical_results(
         tmp_path: Path, chaos_reference: tuple[Path, Path]) -> None:
     config, reference_db = chaos_reference
@@ -278,6 +283,7 @@ def test_chaos_kills_at_random_moments_then_resume_gives_identical_results(
 # -- 6. the site build -------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_kill_during_the_site_build_leaves_the_old_site_whole(reference: tuple[Path, Path],
                                                                 tmp_path: Path) -> None:
     """A full build (--full) is staged beside the site and swapped in whole, so a kill leaves the old site as it

@@ -36,7 +36,7 @@ from bench.server_dos import (
     tar_gz,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYER = (ROOT / "sample_bots" / "random" / "bot.py").read_bytes()
