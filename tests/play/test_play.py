@@ -12,7 +12,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from arena.game.rules import Rules, legal_discards
 from arena.match.matchlog import load, verify
 from arena.play.seat import PERSON_LANGUAGE
 from arena.store import Store
-from arena.store.records import StoredMatch
+from tests.support.runs import stored_play
 from tests.support.server import make_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,18 +94,6 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
         if term.process.poll() is None:
             term.process.kill()
         term.close()
-
-
-def stored_play(db: Path) -> tuple[StoredMatch, list[dict[str, Any]]]:
-    """The one stored play match, and its seats' bot rows."""
-    store = Store(db)
-    try:
-        (run,) = store.tournaments()
-        (match,) = store.matches(run["id"])
-        bots = {row["id"]: dict(row) for row in store.bots(run["id"])}
-        return match, [bots[bot_id] for bot_id in match.bot_ids]
-    finally:
-        store.close()
 
 
 @pytest.mark.slow

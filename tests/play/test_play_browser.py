@@ -16,8 +16,8 @@ import pytest
 
 from arena.game.rules import Rules, legal_discards
 from arena.match.matchlog import load, verify
-from arena.store import Store
 from tests.support.browser import Browser, browser_fixture, expect  # noqa: F401 - fixtures, by their names
+from tests.support.runs import stored_play
 
 # isort: split
 from tests.axecheck import problems  # after the module above, which skips without a browser
@@ -81,12 +81,7 @@ def test_a_person_plays_a_whole_match_in_the_browser_on_a_phone(table: tuple[str
     assert process.wait(60) == 0, process.stderr.read() if process.stderr else ""
     context.close()
     assert errors == []
-    store = Store(tmp_path / "results" / "arena.db")
-    try:
-        (run,) = store.tournaments()
-        (match,) = store.matches(run["id"])
-    finally:
-        store.close()
+    match, _ = stored_play(tmp_path / "results" / "arena.db")
     assert match.status == "done" and match.log_path is not None
     log = load(tmp_path / match.log_path)
     assert verify(log) == []
@@ -105,12 +100,7 @@ def test_a_person_who_leaves_in_the_browser_forfeits_and_the_match_is_kept(
     expect(page.locator("#log")).to_contain_text("Match over:", timeout=120_000)
     assert process.wait(60) == 0
     context.close()
-    store = Store(tmp_path / "results" / "arena.db")
-    try:
-        (run,) = store.tournaments()
-        (match,) = store.matches(run["id"])
-    finally:
-        store.close()
+    match, _ = stored_play(tmp_path / "results" / "arena.db")
     assert match.status == "done" and match.result is not None
     (person,) = [player for player in match.result.players if player.seat == 0]
     assert person.fault is not None and person.place == 3

@@ -14,12 +14,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from arena.stats.standings import standings as read_standings
 from arena.store import Store
+from arena.store.records import StoredMatch
 from tests.sigint import default_sigint
 
 if TYPE_CHECKING:
@@ -168,3 +169,15 @@ def shadowed(tmp_path: Path, *modules: str) -> dict[str, str]:
         (shadow / module).mkdir(parents=True)
         (shadow / module / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{module}'\")\n")
     return {**os.environ, "PYTHONPATH": str(shadow)}
+
+
+def stored_play(db: Path) -> tuple[StoredMatch, list[dict[str, Any]]]:
+    """The one match an ``arena play`` stored in ``db`` (tests/play/), and its seats' bot rows."""
+    store = Store(db)
+    try:
+        (run,) = store.tournaments()
+        (match,) = store.matches(run["id"])
+        bots = {row["id"]: dict(row) for row in store.bots(run["id"])}
+        return match, [bots[bot_id] for bot_id in match.bot_ids]
+    finally:
+        store.close()
