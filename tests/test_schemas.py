@@ -171,7 +171,8 @@ TOURNAMENT = document(SHARED | {
 }, ("name", "bots", "players"))
 LEAGUE = document({
     "league": section(SHARED | {
-        "bots": (st.one_of(VALID_BOTS, of(["registry:*"], ["registry:*", "sample:greedy"])), ANY_BOTS),
+        "bots": (st.one_of(VALID_BOTS, of(["registry:*"], ["registry:*", "sample:greedy"])),
+                 st.one_of(ANY_BOTS, of(["registry:*", "registry:*"], ["sample:greedy", "sample:greedy"]))),
         "versions": (of("latest", "all"), of("some", None)), "registry": (of(None, "reg"), of("", 3)),
         "groups_per_batch": (of(1, 1000), ints(1, 1000)), "keep_stderr": (of(1, 1000000), ints(1, 1000000)),
         "throttle": (of(True, False), JUNK)}, ("name", "bots", "players")),
@@ -228,7 +229,7 @@ def tournament_exceptions(data: dict[str, Any], base: Path) -> list[str]:
 def league_exceptions(data: dict[str, Any], base: Path) -> list[str]:
     found = []
     if unresolvable(data["league"]["bots"], base):
-        found.append("a house bot names no bot")
+        found.append("a house bot names no bot, or two entries one bot")
     if ungrantable_limits(data["league"]):
         found.append("a limit this host cannot grant")
     server = data.get("server") or {}

@@ -483,6 +483,7 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
     shared = _parse_shared(data, LEAGUE_KEYS, problems, 1)
     base = path.resolve().parent
     entries: list[str] = []
+    first_index: dict[str, int] = {}
     bots = data.get("bots", [])
     if "bots" in data and (not isinstance(bots, list) or not bots
                            or not all(isinstance(entry, str) and entry for entry in bots)):
@@ -490,17 +491,24 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
         bots = []
     for index, entry in enumerate(bots):
         if entry.startswith(REGISTRY_PREFIX):
-            entries.append(entry)
+            named = entry
+        else:
+            try:
+                directory = sample_bot(entry) or (base / entry).resolve()
+            except NoSuchSample as error:
+                problems.say(f"bots[{index}]", str(error))
+                continue
+            if not directory.is_dir():
+                problems.say(f"bots[{index}]", f"expected registry:..., sample:NAME or a bot directory, "
+                                               f"{excerpt(entry)} is not one (relative paths are read from {base})")
+            named = str(directory)
+        if named in first_index:
+            # A house bot listed twice would enter twice: two seats of one program at a table, rated as one.
+            problems.say(f"bots[{index}]", f"{excerpt(entry)} names the same bot as bots[{first_index[named]}]; "
+                                           "list each bot once")
             continue
-        try:
-            directory = sample_bot(entry) or (base / entry).resolve()
-        except NoSuchSample as error:
-            problems.say(f"bots[{index}]", str(error))
-            continue
-        if not directory.is_dir():
-            problems.say(f"bots[{index}]", f"expected registry:..., sample:NAME or a bot directory, {excerpt(entry)} "
-                                           f"is not one (relative paths are read from {base})")
-        entries.append(str(directory))
+        first_index[named] = index
+        entries.append(named)
     numbers: dict[str, int] = {}
     defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}
     for key, low, high in (("players", 2, 8), ("groups_per_batch", 1, 1000),
