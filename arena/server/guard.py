@@ -44,12 +44,14 @@ import fcntl
 import itertools
 import logging
 import resource
+import signal
 import socket
 import struct
 import termios
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, ClassVar, Protocol
 
 import h11
@@ -501,9 +503,11 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tuple[str, ...] = (),
-        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> None:
+        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> int | None:
     """Serve ``app`` on the listening ``sock`` with uvicorn under ``limits``, its logs rate-limited, until SIGINT
-    or SIGTERM. ``X-Forwarded-For`` and ``-Proto`` are believed only from the addresses in ``proxies``.
+    or SIGTERM; return the signal that stopped it (None if uvicorn stopped by itself), the application shut down
+    (the league's matches stopped, its lease released). ``X-Forwarded-For`` and ``-Proto`` are believed only from
+    the addresses in ``proxies``.
     ``own_logs``: uvicorn's records go to the root logger's handlers (as :mod:`arena.server.logs` set them) instead
     of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``).
 
@@ -525,7 +529,26 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
     server = uvicorn.Server(config)
     if count_connections is not None:
         count_connections(lambda: len(server.server_state.connections))
-    server.run(sockets=[sock])
+    stopped_by: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # The handler in force around uvicorn's own: a signal before uvicorn takes over stops it at its start, and
+        # the one it caught is raised again once it has shut down (as a plain KeyboardInterrupt that would end
+        # the command as interrupted, exit 1, though the stop asked for is done).
+        stopped_by.append(signum)
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return stopped_by[0] if stopped_by else None
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops the server gracefully: Ctrl-C, and what systemd, Docker and ``kill`` send."""
 
 
 class GuardMismatch(RuntimeError):

@@ -438,7 +438,7 @@ def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> N
         # Read as one snapshot, paused between tries (the state is "running" while a try is under way).
         wait_until("a second try", lambda: (now := league.state).errors >= 2
                    and now.state.startswith("paused by an error: trying again in"), league)
-        assert (league.state.error or "").startswith("LeaseHeldError: tournament ladder is being run by PID")
+        assert (league.state.error or "").startswith("LeaseHeldError: league ladder is being run by PID")
         store.release(lease)  # the other runner is gone: the league goes on by itself
         wait_until("the league to play", lambda: league.state.matches_played >= 2, league)
         assert league.state.error is None and thread.is_alive()

@@ -8,6 +8,8 @@ slow test starts one whose league plays, and watches the match counter move.
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +128,25 @@ def test_the_match_counter_moves_as_the_league_plays(tmp_path: Path) -> None:
         assert ready.status_code == 200 and ready.json()["phase"] == "running"
         counted = value(samples(server), "arena_league_matches_played_total")
         assert counted <= httpx.get(f"{server.url}/api/league", timeout=10).json()["matches_played"]
+
+
+@pytest.mark.slow
+def test_sigterm_and_sigint_stop_the_server_cleanly_with_exit_0(tmp_path: Path) -> None:
+    """What systemd's and Docker's stop sends is a clean stop: exit 0, the league's lease let go, and under
+    ``--log-format json`` a last line that is JSON too (it was "arena: interrupted" and exit 1)."""
+    server = start(tmp_path, [SAMPLES / "greedy", SAMPLES / "random"], "--log-format", "json")
+    with server.running():
+        server.wait_for("matches", lambda: httpx.get(f"{server.url}/api/league").json()["matches_played"] >= 1, 120)
+        server.stop(signal.SIGTERM)  # mid-league: a batch is in play or about to be
+    assert server.process is not None and server.process.returncode == 0
+    records = [json.loads(line) for line in (tmp_path / "serve.log").read_text().splitlines()]
+    assert records[-1]["logger"] == "arena.server" and "'ops' stopped on SIGTERM" in records[-1]["message"]
+    with sqlite3.connect(server.db) as store:
+        assert store.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
+    (tmp_path / "serve.log").unlink()
+    server.options = ()  # text logs, and Ctrl-C: the same
+    with server.running():
+        server.stop(signal.SIGINT)
+    log = (tmp_path / "serve.log").read_text()
+    assert server.process.returncode == 0, log
+    assert "'ops' stopped on SIGINT" in log.splitlines()[-1] and "interrupted" not in log
