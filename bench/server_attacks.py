@@ -11,7 +11,10 @@ probe sends ``GET /`` and ``GET /api/standings`` in turn, each on a new connecti
 The attacker reopens at once whatever the server closes, as an attacker would. Reported per attack: the probe's
 requests, failures, p50/p95/max in ms per route; the connections the attacker opened in all (so how often the
 server closed one); the server's most descriptors seen, its log's "Too many open files" and its own CPU seconds
-a second (the league's matches run in other processes); and the league's matches stored during the attack (the league kept playing when that is above 0 and its state is not paused).
+a second (the league's matches run in other processes); the listening socket's queue length and how many
+connections the kernel dropped because a queue was full meanwhile (``ListenOverflows``, for the whole network
+namespace); and the league's matches stored during the attack (the league kept playing when that is above 0 and
+its state is not paused).
 Prints ONE JSON object; nothing here asserts on the numbers (tests/server/test_server_attacks.py runs smaller counts).
 
     python bench/server_attacks.py [--seconds 40] [--body 500] [--slowread 560] [--slowloris 1100]
@@ -27,6 +30,7 @@ import platform
 import resource
 import socket
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import threading
@@ -154,6 +158,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def listen_overflows() -> int:
+    """The kernel's count of connections dropped because a listening socket's queue was full (``nstat``'s
+    ``TcpExtListenOverflows``), for this network namespace: the probe's own drops among them."""
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            return int(dict(zip(names.split()[1:], values.split()[1:], strict=True))["ListenOverflows"])
+    return 0
+
+
+def listen_backlog(port: int) -> int | None:
+    """The listening socket's queue length as the kernel has it (``ss -ltn``'s Send-Q: netlink's, not in
+    /proc/net/tcp); None without ``ss``."""
+    try:
+        shown = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, timeout=30,
+                               check=True).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(shown[2]) if len(shown) > 2 else None
+
+
 def matches_done(server: Server) -> int:
     with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=30) as db:
         return int(db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0])
@@ -178,9 +203,11 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
     with Siege(kind, server.port, count, trickle_s) as siege:
         time.sleep(min(3.0, seconds / 4))  # the attack in place before the probe starts counting
         cpu = cpu_seconds(server.process.pid)
+        overflows = listen_overflows()
         with Probe("127.0.0.1", server.port) as probe:
             time.sleep(seconds)
         cpu = cpu_seconds(server.process.pid) - cpu
+        overflows = listen_overflows() - overflows
     stop.set()
     watcher.join()
     state = httpx.get(f"{server.url}/api/league", timeout=30).json()["state"]
@@ -189,7 +216,8 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
             "worst_p95_ms": probe.worst_p95_ms(), "server_descriptors_peak": peak[0],
             "too_many_open_files": server.log.read_text(errors="replace").count("Too many open files") - emfile_before,
             "matches_during": matches_done(server) - before, "league_state_after": state,
-            "server_cpu_s_per_s": round(cpu / seconds, 2)}
+            "server_cpu_s_per_s": round(cpu / seconds, 2), "listen_backlog": listen_backlog(server.port),
+            "listen_overflows": overflows, "load_avg_after": round(os.getloadavg()[0], 1)}
 
 
 def main() -> None:

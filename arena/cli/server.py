@@ -89,7 +89,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     claim(league, db_path)  # before a port is bound: a server that cannot play must not look alive
     try:
         try:
-            sock = guard.listen(host, port)
+            sock = guard.listen(host, port, config.connections.listen_backlog)
         except OSError as error:
             league.release()
             fail(f"cannot listen on {host}:{port}: {error.strerror or error}", ExitCode.FAILED)

@@ -55,6 +55,7 @@ from types import FrameType
 from typing import Any, ClassVar, Protocol
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LOGGER = logging.getLogger(__name__)
@@ -79,6 +80,8 @@ class ConnectionLimits:
     """The longest a trusted body may take (5 MiB at 44 KB/s)."""
     send_timeout_s: float = 15.0
     """The longest a client may leave its answer untaken while the server's buffers for it are full."""
+    listen_backlog: int = 128
+    """The kernel's queue of connections not yet accepted (:data:`ACCEPT_BATCH` is taken from it at a time)."""
 
 
 def _raw(status: str, retry_after: int | None = None) -> bytes:
@@ -458,9 +461,16 @@ class SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
-ACCEPT_BACKLOG = 128
-"""The listening socket's backlog, and so the most connections accepted in one go (kept under the room that
-:func:`run` leaves between the connection cap and the descriptor limit)."""
+ACCEPT_BATCH = 128
+"""The most connections the event loop accepts in one go, before any protocol sees one (asyncio takes this from
+the ``backlog`` it is given): kept under the room that :func:`run` leaves between the connection cap and the
+descriptor limit (uvicorn's default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst)."""
+
+# The kernel's queue (``server.listen_backlog``, capped by ``net.core.somaxconn``) is another matter, measured both
+# ways (docs/SERVER.md, "Measured"): at 128, attackers reopening what the eviction closed overflow it, and a
+# visitor's connection dropped there is sent again after a second; at 4,096 nothing is dropped, but 1,100 slowloris
+# connections keep 700 queued ahead of every visitor, reopened as fast as they are closed (37,000 in 40 s against
+# 6,500), and the visitors' p95 rose from 0.36 to 1.16 s. Queued connections cost the server no descriptor.
 
 
 DESCRIPTOR_ROOM = 256
@@ -484,7 +494,7 @@ def raise_descriptor_limit() -> int:
     return soft
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, backlog: int = ConnectionLimits.listen_backlog) -> socket.socket:
     """The server's listening socket, bound before anything is served or played (so a port in use is one line and
     an exit, not a league started for nothing); OSError says why it cannot be."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -492,9 +502,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        # backlog: asyncio accepts up to this many connections at a time before any protocol sees one (uvicorn's
-        # default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst before the cap could act).
-        sock.listen(ACCEPT_BACKLOG)
+        sock.listen(backlog)
     except OSError:
         sock.close()
         raise
@@ -513,7 +521,6 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
 
     The connection cap stays below the descriptor limit (with room for the store, the league's pipes and the
     sandboxes): past the limit, accept() fails and the loop cannot even refuse politely."""
-    import uvicorn
 
     soft = raise_descriptor_limit()
     cap = min(limits.max_connections, max(8, (soft - DESCRIPTOR_ROOM) // DESCRIPTORS_PER_CONNECTION))
@@ -522,11 +529,11 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
                        limits.max_connections, cap, soft)
     self_test(guarded_protocol(limits))
     config = uvicorn.Config(app, log_level="info", http=guarded_protocol(
-        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG,
+        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BATCH,
         proxy_headers=bool(proxies), forwarded_allow_ips=list(proxies) or None,
         log_config=None if own_logs else uvicorn.config.LOGGING_CONFIG)
     rate_limit_logs()
-    server = uvicorn.Server(config)
+    server = _Server(config, limits.listen_backlog)
     if count_connections is not None:
         count_connections(lambda: len(server.server_state.connections))
     stopped_by: list[int] = []
@@ -551,6 +558,21 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """What stops the server gracefully: Ctrl-C, and what systemd, Docker and ``kill`` send."""
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server with the kernel's queue at ``listen_backlog`` though the loop accepts :data:`ACCEPT_BATCH`
+    at a time: asyncio sets both from one ``backlog`` (it calls ``listen()`` again when it starts serving), so the
+    queue is set again once it has."""
+
+    def __init__(self, config: uvicorn.Config, listen_backlog: int) -> None:
+        super().__init__(config)
+        self.listen_backlog = listen_backlog
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        for sock in sockets or ():
+            sock.listen(self.listen_backlog)
+
+
 class GuardMismatch(RuntimeError):
     """The installed uvicorn's H11Protocol is not the one :func:`guarded_protocol` was written against."""
 
@@ -561,9 +583,7 @@ def self_test(protocol: type[H11Protocol]) -> None:
     ``connections``), and a release that renamed any of it would fail every client, or leave the server
     unguarded, with nothing said at start-up. Raises :class:`GuardMismatch` naming uvicorn's version."""
     import asyncio
-    import socket
 
-    import uvicorn
     from uvicorn.server import ServerState
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:

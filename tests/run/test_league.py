@@ -124,6 +124,8 @@ def test_author_commands(tmp_path: Path) -> None:
      "server.trusted_proxies: expected a list of IP addresses or networks, such as [127.0.0.1], got 'localhost'"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {send_timeout_s: 0}\n",
      "server.send_timeout_s: expected a number from 1 to 600, got 0"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {listen_backlog: 8}\n",
+     "server.listen_backlog: expected an integer from 16 to 65535, got 8"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,9 +32,9 @@ league:
 """
 
 
-def start(root: Path, house: list[Path], *options: str) -> Server:
+def start(root: Path, house: list[Path], *options: str, server: str = "") -> Server:
     config = root / "league.yaml"
-    config.write_text(CONFIG.format(house=", ".join(str(path) for path in house)))
+    config.write_text(CONFIG.format(house=", ".join(str(path) for path in house)) + server)
     return Server(root, config, root / "results" / "arena.db", free_port(), options=options)
 
 
@@ -130,12 +131,22 @@ def test_the_match_counter_moves_as_the_league_plays(tmp_path: Path) -> None:
         assert counted <= httpx.get(f"{server.url}/api/league", timeout=10).json()["matches_played"]
 
 
+def somaxconn() -> int:
+    return int(Path("/proc/sys/net/core/somaxconn").read_text())
+
+
 @pytest.mark.slow
 def test_sigterm_and_sigint_stop_the_server_cleanly_with_exit_0(tmp_path: Path) -> None:
     """What systemd's and Docker's stop sends is a clean stop: exit 0, the league's lease let go, and under
-    ``--log-format json`` a last line that is JSON too (it was "arena: interrupted" and exit 1)."""
-    server = start(tmp_path, [SAMPLES / "greedy", SAMPLES / "random"], "--log-format", "json")
+    ``--log-format json`` a last line that is JSON too (it was "arena: interrupted" and exit 1). The server's
+    listening queue is ``server.listen_backlog`` while it serves."""
+    server = start(tmp_path, [SAMPLES / "greedy", SAMPLES / "random"], "--log-format", "json",
+                   server="server: {listen_backlog: 1000}\n")
     with server.running():
+        # The kernel's queue as configured, though asyncio calls listen() with its accept batch (128) when it starts
+        shown = subprocess.run(["ss", "-ltnH", f"sport = :{server.port}"], capture_output=True, text=True,
+                               check=True, timeout=30).stdout.split()
+        assert shown[0] == "LISTEN" and int(shown[2]) == min(1000, somaxconn()), shown
         server.wait_for("matches", lambda: httpx.get(f"{server.url}/api/league").json()["matches_played"] >= 1, 120)
         server.stop(signal.SIGTERM)  # mid-league: a batch is in play or about to be
     assert server.process is not None and server.process.returncode == 0
