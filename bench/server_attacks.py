@@ -18,6 +18,7 @@ its state is not paused).
 Prints ONE JSON object; nothing here asserts on the numbers (tests/server/test_server_attacks.py runs smaller counts).
 
     python bench/server_attacks.py [--seconds 40] [--body 500] [--slowread 560] [--slowloris 1100]
+                                   [--listen-backlog N]
 """
 
 from __future__ import annotations
@@ -228,16 +229,18 @@ def main() -> None:
     parser.add_argument("--slowloris", type=int, default=1100)
     parser.add_argument("--only", choices=("body", "slowread", "slowloris"), help="run this attack alone")
     parser.add_argument("--trickle", type=float, default=8.0, help="seconds between an attacker's bytes")
+    parser.add_argument("--listen-backlog", type=int, help="the server's server.listen_backlog (default: its own)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     out: dict[str, Any] = {"bench": "server_attacks", "python": platform.python_version(), "cpus": os.cpu_count(),
                            "load_avg_start": os.getloadavg()[0], "server_open_files_limit": 1024}
+    extra = "" if args.listen_backlog is None else f"  listen_backlog: {args.listen_backlog}\n"
     for kind, count in (("body", args.body), ("slowread", args.slowread), ("slowloris", args.slowloris)):
         if args.only not in (None, kind):
             continue
         with tempfile.TemporaryDirectory(prefix="arena-attack-") as tmp, \
-                start_server(Path(tmp) / kind, open_files=1024) as server:
+                start_server(Path(tmp) / kind, extra, open_files=1024) as server:
             with Probe("127.0.0.1", server.port) as probe:
                 time.sleep(3)
             out[kind] = {"baseline": probe.report(), **attack(server, kind, count, args.seconds, args.trickle)}
