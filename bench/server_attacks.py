@@ -43,7 +43,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the repository's bench package
 
-from bench.server_dos import Probe, Server, start_server
+from bench.server_dos import Probe, start_server
+from tests.support.server import Server
 
 BOUNDARY = "xYzBoUnDaRy"
 FORM_HEAD = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n").encode()
@@ -188,7 +189,7 @@ def matches_done(server: Server) -> int:
 def descriptor_peak(server: Server, stop: threading.Event, peak: list[int]) -> None:
     while not stop.wait(0.5):
         try:
-            peak[0] = max(peak[0], server.open_files())
+            peak[0] = max(peak[0], server.open_files_now())
         except OSError:
             return
 
@@ -203,11 +204,11 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
     watcher.start()
     with Siege(kind, server.port, count, trickle_s) as siege:
         time.sleep(min(3.0, seconds / 4))  # the attack in place before the probe starts counting
-        cpu = cpu_seconds(server.process.pid)
+        cpu = cpu_seconds(server.pid)
         overflows = listen_overflows()
         with Probe("127.0.0.1", server.port) as probe:
             time.sleep(seconds)
-        cpu = cpu_seconds(server.process.pid) - cpu
+        cpu = cpu_seconds(server.pid) - cpu
         overflows = listen_overflows() - overflows
     stop.set()
     watcher.join()

@@ -1,7 +1,7 @@
-"""deploy/'s proxy and compose files, run by the tools they are for, where this machine has them: nginx checks
-``nginx.conf`` (``nginx -t``), Caddy ``Caddyfile`` (``caddy validate``), and each then fronts a real ``arena serve``
-on loopback, where ``/`` passes and the operator's endpoints (``/metrics``, ``/readyz``) answer only from the
-proxy's own host; compose checks and runs ``compose.yaml`` with the image built here.
+"""deploy/'s proxy files, run by the tools they are for, where this machine has them: nginx checks ``nginx.conf``
+(``nginx -t``), Caddy ``Caddyfile`` (``caddy validate``), and each then fronts a real ``arena serve`` on loopback,
+where ``/`` passes and the operator's endpoints (``/metrics``, ``/readyz``) answer only from the proxy's own host
+(compose.yaml: tests/server/test_deploy.py).
 
 Each file is run as shipped but for what only a deployment knows: its ports (free ones on loopback), its
 certificates (nginx: a self-signed one made here; Caddy: its own local CA, no ACME) and the league's port. A
@@ -11,14 +11,10 @@ saying which package gives it.
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,39 +23,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.docker import require_docker
-from tests.support.server import SAMPLES, Server, free_port
+from tests.support.server import Server, free_port, league_server, require_tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 HOST = "league.example.org"
-CONFIG = f"""\
-league:
-  name: proxied
-  bots: ["registry:*", {SAMPLES / "greedy"}]
-  players: 2
-  rules: {{threshold: 30}}
-  workers: 1
-server:
-  trusted_proxies: [127.0.0.1]
-"""
-
-
-def need(tool: str, package: str) -> str:
-    found = shutil.which(tool)
-    if found is None:
-        pytest.skip(f"{tool} is not installed here (apt-get install {package})")
-    return found
-
-
 @contextmanager
 def league(root: Path) -> Iterator[Server]:
     """A real ``arena serve`` on loopback whose league waits for bots (one house bot, two seats)."""
-    config = root / "league.yaml"
-    config.write_text(CONFIG)
-    with Server(root, config, root / "results" / "arena.db", free_port()).running() as server:
+    # the proxy is named, as docs/SERVER.md asks
+    with league_server(root, "proxied", server="server:\n  trusted_proxies: [127.0.0.1]\n").running() as server:
         yield server
 
 
@@ -110,7 +85,7 @@ def assert_proxied(https: int) -> None:
 
 
 def self_signed(where: Path) -> tuple[Path, Path]:
-    need("openssl", "openssl")
+    require_tool("openssl", "openssl")
     key, cert = where / "privkey.pem", where / "fullchain.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={HOST}",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
@@ -118,7 +93,7 @@ def self_signed(where: Path) -> tuple[Path, Path]:
 
 
 def test_nginx_conf_passes_nginx_t_and_fronts_a_server(tmp_path: Path) -> None:
-    nginx = need("nginx", "nginx")
+    nginx = require_tool("nginx", "nginx")
     key, cert = self_signed(tmp_path)
     https, http = free_port(), free_port()
     with league(tmp_path) as server:
@@ -147,7 +122,7 @@ def test_nginx_conf_passes_nginx_t_and_fronts_a_server(tmp_path: Path) -> None:
 
 
 def test_caddyfile_passes_caddy_validate_and_fronts_a_server(tmp_path: Path) -> None:
-    caddy = need("caddy", "caddy")
+    caddy = require_tool("caddy", "caddy")
     env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     shipped = DEPLOY / "Caddyfile"
@@ -166,63 +141,3 @@ def test_caddyfile_passes_caddy_validate_and_fronts_a_server(tmp_path: Path) -> 
                      tmp_path / "caddy.log", env):
             assert_proxied(https)
         assert server.process is not None and server.process.poll() is None
-
-
-def compose_command() -> tuple[list[str], bool]:
-    """How compose runs here, and whether it is v2 (the file's ``cgroup:`` key is v2's; v1 rejects it)."""
-    if shutil.which("docker") and subprocess.run(["docker", "compose", "version"], capture_output=True,
-                                                 timeout=60, check=False).returncode == 0:
-        return ["docker", "compose"], True
-    return [need("docker-compose", "docker-compose-v2, or docker-compose for v1")], False
-
-
-def test_compose_file_is_valid_and_serves_a_league(tmp_path: Path) -> None:
-    require_docker()
-    compose, v2 = compose_command()
-    shipped = DEPLOY / "compose.yaml"
-    port = free_port()
-    env = {**os.environ, "ARENA_PORT": str(port), "ARENA_IMAGE": f"arena-compose-test:{secrets.token_hex(4)}"}
-    project = ["-p", f"arena-test-{secrets.token_hex(4)}", "--project-directory", str(DEPLOY)]
-    if v2:
-        used = shipped
-    else:
-        refused = subprocess.run([*compose, *project, "-f", str(shipped), "config"], capture_output=True, text=True,
-                                 timeout=120, check=False, env=env)
-        assert refused.returncode != 0 and "'cgroup'" in refused.stderr, refused.stderr  # v2's key, as it says
-        used = tmp_path / "compose.yaml"
-        used.write_text("".join(line for line in shipped.read_text().splitlines(keepends=True)
-                                if not line.lstrip().startswith(("cgroup:", "# drop the line"))))
-    made = subprocess.run([sys.executable, str(DEPLOY / "base_image.py")], capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert made.returncode == 0, made.stderr[-3000:]
-    env["ARENA_BASE"] = json.loads(made.stdout)["image"]
-    run = [*compose, *project, "-f", str(used)]
-    config = subprocess.run([*run, "config"], capture_output=True, text=True, timeout=120, check=False, env=env)
-    assert config.returncode == 0, config.stderr
-    assert f"127.0.0.1:{port}:8000" in config.stdout and env["ARENA_BASE"] in config.stdout
-    try:
-        up = subprocess.run([*run, "up", "-d", "--build"], capture_output=True, text=True, timeout=900, check=False,
-                            env=env)
-        assert up.returncode == 0, up.stderr[-3000:]
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5)
-                if ready.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            logs = subprocess.run([*run, "logs"], capture_output=True, text=True, timeout=60, check=False, env=env)
-            assert time.monotonic() < deadline, logs.stdout[-3000:]
-            time.sleep(1)
-        assert ready.json()["phase"] == "waiting"  # the image's league: three seats, two house bots
-        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/league", timeout=10).json()["league"] == "league"
-        stopped = subprocess.run([*run, "stop"], capture_output=True, text=True, timeout=180, check=False, env=env)
-        assert stopped.returncode == 0, stopped.stderr[-3000:]
-        state = subprocess.run([*run, "ps", "-q", *(["-a"] if v2 else [])], capture_output=True, text=True, timeout=60, check=False, env=env)
-        exited = subprocess.run(["docker", "inspect", "--format", "{{.State.ExitCode}}", *state.stdout.split()],
-                                capture_output=True, text=True, timeout=60, check=False)
-        assert exited.stdout.split() == ["0"], exited  # docker stop's SIGTERM: a clean stop
-    finally:
-        subprocess.run([*run, "down", "--volumes", "--rmi", "all"], capture_output=True, timeout=300, check=False,
-                       env=env)

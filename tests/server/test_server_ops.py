@@ -19,23 +19,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.server.metrics import PHASES, phase
-from tests.support.server import SAMPLES, Server, free_port
-
-CONFIG = """\
-league:
-  name: ops
-  bots: ["registry:*", {house}]
-  players: 2
-  seed: 5
-  rules: {{threshold: 30}}
-  workers: 1
-"""
+from tests.support.server import SAMPLES, Server, league_server
 
 
 def start(root: Path, house: list[Path], *options: str, server: str = "") -> Server:
-    config = root / "league.yaml"
-    config.write_text(CONFIG.format(house=", ".join(str(path) for path in house)) + server)
-    return Server(root, config, root / "results" / "arena.db", free_port(), options=options)
+    return league_server(root, "ops", house, *options, server=server)
 
 
 @pytest.fixture(scope="module")
