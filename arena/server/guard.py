@@ -470,7 +470,7 @@ descriptor limit (uvicorn's default, 2,048, ran a 1,024-descriptor server out of
 # ways (docs/SERVER.md, "Measured"): at 128, attackers reopening what the eviction closed overflow it, and a
 # visitor's connection dropped there is sent again after a second; at 4,096 nothing is dropped, but 1,100 slowloris
 # connections keep 700 queued ahead of every visitor, reopened as fast as they are closed (37,000 in 40 s against
-# 6,500), and the visitors' p95 rose from 0.36 to 1.16 s. Queued connections cost the server no descriptor.
+# 6,500), and the probe's worst p95 rose from 0.36 to 1.16 s. Queued connections cost the server no descriptor.
 
 
 DESCRIPTOR_ROOM = 256
