@@ -11,10 +11,14 @@ probe sends ``GET /`` and ``GET /api/standings`` in turn, each on a new connecti
 The attacker reopens at once whatever the server closes, as an attacker would. Reported per attack: the probe's
 requests, failures, p50/p95/max in ms per route; the connections the attacker opened in all (so how often the
 server closed one); the server's most descriptors seen, its log's "Too many open files" and its own CPU seconds
-a second (the league's matches run in other processes); and the league's matches stored during the attack (the league kept playing when that is above 0 and its state is not paused).
+a second (the league's matches run in other processes); the listening socket's queue length and how many
+connections the kernel dropped because a queue was full meanwhile (``ListenOverflows``, for the whole network
+namespace); and the league's matches stored during the attack (the league kept playing when that is above 0 and
+its state is not paused).
 Prints ONE JSON object; nothing here asserts on the numbers (tests/server/test_server_attacks.py runs smaller counts).
 
     python bench/server_attacks.py [--seconds 40] [--body 500] [--slowread 560] [--slowloris 1100]
+                                   [--listen-backlog N]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import platform
 import resource
 import socket
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import threading
@@ -38,7 +43,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the repository's bench package
 
-from bench.server_dos import Probe, Server, start_server
+from bench.server_dos import Probe, start_server
+from tests.support.server import Server
 
 BOUNDARY = "xYzBoUnDaRy"
 FORM_HEAD = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n").encode()
@@ -154,6 +160,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def listen_overflows() -> int:
+    """The kernel's count of connections dropped because a listening socket's queue was full (``nstat``'s
+    ``TcpExtListenOverflows``), for this network namespace: the probe's own drops among them."""
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            return int(dict(zip(names.split()[1:], values.split()[1:], strict=True))["ListenOverflows"])
+    return 0
+
+
+def listen_backlog(port: int) -> int | None:
+    """The listening socket's queue length as the kernel has it (``ss -ltn``'s Send-Q: netlink's, not in
+    /proc/net/tcp); None without ``ss``."""
+    try:
+        shown = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, timeout=30,
+                               check=True).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(shown[2]) if len(shown) > 2 else None
+
+
 def matches_done(server: Server) -> int:
     with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=30) as db:
         return int(db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0])
@@ -162,7 +189,7 @@ def matches_done(server: Server) -> int:
 def descriptor_peak(server: Server, stop: threading.Event, peak: list[int]) -> None:
     while not stop.wait(0.5):
         try:
-            peak[0] = max(peak[0], server.open_files())
+            peak[0] = max(peak[0], server.open_files_now())
         except OSError:
             return
 
@@ -177,10 +204,12 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
     watcher.start()
     with Siege(kind, server.port, count, trickle_s) as siege:
         time.sleep(min(3.0, seconds / 4))  # the attack in place before the probe starts counting
-        cpu = cpu_seconds(server.process.pid)
+        cpu = cpu_seconds(server.pid)
+        overflows = listen_overflows()
         with Probe("127.0.0.1", server.port) as probe:
             time.sleep(seconds)
-        cpu = cpu_seconds(server.process.pid) - cpu
+        cpu = cpu_seconds(server.pid) - cpu
+        overflows = listen_overflows() - overflows
     stop.set()
     watcher.join()
     state = httpx.get(f"{server.url}/api/league", timeout=30).json()["state"]
@@ -189,7 +218,8 @@ def attack(server: Server, kind: str, count: int, seconds: float, trickle_s: flo
             "worst_p95_ms": probe.worst_p95_ms(), "server_descriptors_peak": peak[0],
             "too_many_open_files": server.log.read_text(errors="replace").count("Too many open files") - emfile_before,
             "matches_during": matches_done(server) - before, "league_state_after": state,
-            "server_cpu_s_per_s": round(cpu / seconds, 2)}
+            "server_cpu_s_per_s": round(cpu / seconds, 2), "listen_backlog": listen_backlog(server.port),
+            "listen_overflows": overflows, "load_avg_after": round(os.getloadavg()[0], 1)}
 
 
 def main() -> None:
@@ -200,16 +230,18 @@ def main() -> None:
     parser.add_argument("--slowloris", type=int, default=1100)
     parser.add_argument("--only", choices=("body", "slowread", "slowloris"), help="run this attack alone")
     parser.add_argument("--trickle", type=float, default=8.0, help="seconds between an attacker's bytes")
+    parser.add_argument("--listen-backlog", type=int, help="the server's server.listen_backlog (default: its own)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     out: dict[str, Any] = {"bench": "server_attacks", "python": platform.python_version(), "cpus": os.cpu_count(),
                            "load_avg_start": os.getloadavg()[0], "server_open_files_limit": 1024}
+    extra = "" if args.listen_backlog is None else f"  listen_backlog: {args.listen_backlog}\n"
     for kind, count in (("body", args.body), ("slowread", args.slowread), ("slowloris", args.slowloris)):
         if args.only not in (None, kind):
             continue
         with tempfile.TemporaryDirectory(prefix="arena-attack-") as tmp, \
-                start_server(Path(tmp) / kind, open_files=1024) as server:
+                start_server(Path(tmp) / kind, extra, open_files=1024) as server:
             with Probe("127.0.0.1", server.port) as probe:
                 time.sleep(3)
             out[kind] = {"baseline": probe.report(), **attack(server, kind, count, args.seconds, args.trickle)}

@@ -31,25 +31,24 @@ import json
 import os
 import platform
 import resource
-import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-import httpx
-
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_bots"
+sys.path.insert(0, str(ROOT))  # run as a script: the repository's tests package
+
+from tests.support.server import SAMPLES, Server, free_port
+
 CONFIG = """\
 league:
   name: dos
@@ -65,60 +64,6 @@ server:
 {extra}"""
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@dataclass
-class Server:
-    """A real ``arena serve`` in its own directory."""
-
-    root: Path
-    port: int
-    process: subprocess.Popen[bytes]
-    db: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "serve.log"
-
-    def add_author(self, name: str) -> str:
-        return subprocess.run([sys.executable, "-m", "arena", "author", "add", name, "--db", str(self.db)],
-                              capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout.strip()
-
-    def open_files(self) -> int:
-        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
-
-    def upload(self, token: str, body: bytes, timeout: float = 120) -> httpx.Response:
-        return httpx.post(f"{self.url}/api/bots", content=body, headers={"Authorization": f"Bearer {token}"},
-                          timeout=timeout)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def _limit_files(limit: int | None) -> Callable[[], None] | None:
-    if limit is None:
-        return None
-
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-    return apply
-
-
 @contextmanager
 def start_server(root: Path, extra: str = "", open_files: int | None = None) -> Iterator[Server]:
     """A league server with the config above (plus ``extra`` lines under ``server:``), with at most
@@ -126,27 +71,10 @@ def start_server(root: Path, extra: str = "", open_files: int | None = None) -> 
     root.mkdir(parents=True, exist_ok=True)
     config = root / "league.yaml"
     config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", random=SAMPLES / "random", extra=extra))
-    port = free_port()
-    db = root / "results" / "arena.db"
-    with open(root / "serve.log", "ab") as log:
-        process = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(config), "--port", str(port),
-                                    "--db", str(db)], stdout=log, stderr=log, cwd=root,
-                                   preexec_fn=_limit_files(open_files))  # noqa: PLW1509 (before any thread)
-    server = Server(root, port, process, db)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{server.url}/api/league", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("the server did not start: " + server.log.read_text()[-2000:])
-            time.sleep(0.2)
+    server = Server(root, config, root / "results" / "arena.db", free_port(), open_files=open_files,
+                    start_within=60)
+    with server.running():
         yield server
-    finally:
-        server.stop()
 
 
 class InThread:
@@ -368,7 +296,7 @@ def main() -> None:
         log_before = server.log.stat().st_size
         with Probe("127.0.0.1", server.port) as probe:
             held = hold_connections(server.port, args.connections, args.seconds)
-            out["slowloris_open_files"] = server.open_files()
+            out["slowloris_open_files"] = server.open_files_now()
         out["slowloris"] = {**held, "server_log_growth_bytes": server.log.stat().st_size - log_before,
                             "probe": probe.report()}
         with Probe("127.0.0.1", server.port) as probe:

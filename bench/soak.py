@@ -35,7 +35,6 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -60,6 +59,7 @@ from arena.sandbox.uids import UID_LOCKS
 from arena.site.common import downsample
 from arena.site.rows import Series
 from arena.site.svg import line_chart
+from tests.support.server import Server as ServeProcess
 
 SAMPLES = ROOT / "sample_bots"
 HOUSE = ("greedy", "random", "planner")
@@ -133,47 +133,13 @@ def bot_dir(where: Path, name: str, code: str, build: str | None = None) -> Path
     return directory
 
 
-@dataclass
-class Server:
-    """One ``arena serve`` on loopback; ``start`` again after ``stop`` is the restart."""
+class Server(ServeProcess):
+    """One ``arena serve`` on loopback (tests/support/server.py's); ``start`` again after ``stop`` is the restart."""
 
-    root: Path
-    port: int
-    process: subprocess.Popen[bytes] | None = None
-    lives: int = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def db(self) -> Path:
-        return self.root / "results" / "arena.db"
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def start(self) -> None:
-        with open(self.root / "serve.log", "ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(self.root / "league.yaml"),
-                                             "--port", str(self.port), "--db", str(self.db)],
-                                            stdout=log, stderr=log, cwd=ROOT)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/api/league", timeout=5).status_code == 200:
-                    self.lives += 1
-                    return
-            except httpx.TransportError:
-                time.sleep(0.2)
-        raise SystemExit("the server did not start: " + (self.root / "serve.log").read_text()[-2000:])
-
-    def stop(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=300)
+    def __init__(self, root: Path, port: int) -> None:
+        # A restart waits for the league's batch to stop and the pool's workers to go: more than a test's.
+        super().__init__(root, root / "league.yaml", root / "results" / "arena.db", port, start_within=120,
+                         stop_within=300)
 
     def league(self) -> dict[str, Any]:
         return dict(httpx.get(f"{self.url}/api/league", timeout=60).json())

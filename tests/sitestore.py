@@ -11,7 +11,9 @@ name a file of the site (and a #fragment an element of it, or a step of its repl
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -176,3 +178,18 @@ def broken_links(out: Path) -> list[str]:
             elif fragment and path.suffix == ".html" and fragment not in parse(path).ids:
                 problems.append(f"{page.relative_to(out)}: {link} (no element with that id)")
     return problems
+
+
+def as_before_addresses(out: Path, tslug: str, bot: str, bot_id: int) -> str:
+    """Make the site in ``out`` look as a build before ``NAME@VERSION`` addresses left it: bot ``bot``'s pages under
+    ``_bID-name`` (the old :func:`arena.site.urls.slug`), in its manifest as on disk; returns that old directory."""
+    from arena.site.output import MANIFEST
+
+    old = f"_b{bot_id}-" + re.sub(r"[^a-z0-9_-]+", "-", bot).strip("-")
+    now, then = f"t/{tslug}/bots/{bot}/", f"t/{tslug}/bots/{old}/"
+    (out / now).rename(out / then)
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["files"] = {(then + path[len(now):] if path.startswith(now) else path): entry
+                         for path, entry in manifest["files"].items()}
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    return then

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -52,8 +53,8 @@ db_option = click.option("--db", "db_path", type=click.Path(dir_okay=False, path
 def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path | None,
           cluster: str | None, log_format: str, as_json: bool) -> None:
     """Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the league
-    continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it; run it again to
-    resume."""
+    continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it (exit 0); run it
+    again to resume."""
     require_extra("server", "arena serve")
     from arena.server import guard, logs
     from arena.server.app import ServerSettings, create_app
@@ -87,18 +88,36 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     league = app.state.server.league
     claim(league, db_path)  # before a port is bound: a server that cannot play must not look alive
     try:
-        sock = guard.listen(host, port)
-    except OSError as error:
+        try:
+            sock = guard.listen(host, port, config.connections.listen_backlog)
+        except OSError as error:
+            league.release()
+            fail(f"cannot listen on {host}:{port}: {error.strerror or error}", ExitCode.FAILED)
+        where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
+        tell(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
+             f"{config.league.registry}, matches on {where})")
+        try:
+            stopped_by = guard.run(app, sock, config.connections, config.trusted_proxies, own_logs=json_logs,
+                                   count_connections=app.state.metrics.count_connections)
+        except guard.GuardMismatch as error:
+            league.release()
+            fail(str(error), ExitCode.FAILED)
+    except KeyboardInterrupt:
+        # A stop that came before the server took its signals (while it bound its port or tested its guard): the
+        # stop asked for, done; the league had not started.
         league.release()
-        fail(f"cannot listen on {host}:{port}: {error.strerror or error}", ExitCode.FAILED)
-    where = "the local pool" if config.league.cluster is None else f"the cluster {config.league.cluster}"
-    tell(f"league {config.league.name!r} at http://{host}:{port}/ (store {db_path}, registry "
-         f"{config.league.registry}, matches on {where})")
-    try:
-        guard.run(app, sock, config.connections, config.trusted_proxies, own_logs=json_logs,
-                  count_connections=app.state.metrics.count_connections)
-    except guard.GuardMismatch as error:
-        fail(str(error), ExitCode.FAILED)
+        tell(f"league {config.league.name!r} stopped before it served; its lease is released")
+        return
+    # The application has shut down: the league's batch stopped (its unfinished matches stay pending and are
+    # played first on the next start) and its lease released. A stop asked for is a success (exit 0), so that
+    # systemd and Docker see a clean stop.
+    cause = "by itself" if stopped_by is None else f"on {signal.Signals(stopped_by).name}"
+    thread = app.state.league_thread
+    if thread is not None and thread.is_alive():
+        fail(f"league {config.league.name!r} stopped {cause}, but its matches did not stop in time; those not "
+             "stored are played again when it is served again", ExitCode.FAILED)
+    tell(f"league {config.league.name!r} stopped {cause}: {league.state.matches_played} matches played since "
+         "the start; unfinished matches are played first when it is served again")
 
 
 def shared_caches_warning(sandbox: str) -> str | None:

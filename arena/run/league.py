@@ -219,7 +219,7 @@ class League:
         """Hold the league for this process for as long as it runs, and check its identity against the store: what
         a server does before it serves, so that a second server on the store (:class:`~arena.store.LeaseHeldError`)
         or a changed config (:class:`LeagueError`) is refused rather than retried forever."""
-        lease = store.acquire(self.name)
+        lease = store.acquire(self.name, kind="league")
         try:
             self._prepare(store)
         except BaseException:
@@ -441,6 +441,8 @@ class League:
                     try:
                         if store is None:
                             store = Store(self.db)
+                        if self._lease is None:  # not claimed (a league run without a server), or lost
+                            self._lease = store.acquire(self.name, kind="league")
                         loop.run(store, self, player, stop=stop, lease=self._lease)
                         return
                     except Exception as error:  # noqa: BLE001 - any error pauses the league; the loop goes on

@@ -19,8 +19,9 @@ from arena.server.sessions import LoginLimits
 from arena.yamlfile import excerpt, load_yaml
 
 SERVER_KEYS = {"uploads_per_hour", "max_upload_kb", "check_sandbox", "build_seconds", "build_memory_mb",
-               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "send_timeout_s", "upload_queue",
-               "attempts_per_hour", "logins_per_hour", "login_attempts_per_hour", "trusted_proxies"}
+               "build_scratch_mb", "max_connections", "header_timeout_s", "body_timeout_s", "send_timeout_s",
+               "listen_backlog", "upload_queue", "attempts_per_hour", "logins_per_hour", "login_attempts_per_hour",
+               "trusted_proxies"}
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class ServeConfig:
     build: BuildLimits = DEFAULT_BUILD_LIMITS
     """The limits of an upload's ``build:`` (``server: build_seconds, build_memory_mb, build_scratch_mb``)."""
     connections: ConnectionLimits = ConnectionLimits()
-    """``server: max_connections, header_timeout_s, body_timeout_s, send_timeout_s``."""
+    """``server: max_connections, header_timeout_s, body_timeout_s, send_timeout_s, listen_backlog``."""
     admission: AdmissionLimits = AdmissionLimits()
     """``server: upload_queue, attempts_per_hour`` (its ``slots`` are the host's check slots)."""
     logins: LoginLimits = LoginLimits()
@@ -100,7 +101,8 @@ def load_serve_config(path: Path, default_registry: Path) -> ServeConfig:
         max_connections=int(number("max_connections", default_conn.max_connections, 8, 100_000)),
         header_timeout_s=float(number("header_timeout_s", default_conn.header_timeout_s, 1, 600, False)),
         body_timeout_s=float(number("body_timeout_s", default_conn.body_timeout_s, 1, 600, False)),
-        send_timeout_s=float(number("send_timeout_s", default_conn.send_timeout_s, 1, 600, False)))
+        send_timeout_s=float(number("send_timeout_s", default_conn.send_timeout_s, 1, 600, False)),
+        listen_backlog=int(number("listen_backlog", default_conn.listen_backlog, 16, 65_535)))
     admission = AdmissionLimits(
         queue=int(number("upload_queue", default_adm.queue, 0, 1000)),
         attempts_per_hour=int(number("attempts_per_hour", max(default_adm.attempts_per_hour, uploads), uploads,

@@ -44,15 +44,18 @@ import fcntl
 import itertools
 import logging
 import resource
+import signal
 import socket
 import struct
 import termios
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, ClassVar, Protocol
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LOGGER = logging.getLogger(__name__)
@@ -77,6 +80,8 @@ class ConnectionLimits:
     """The longest a trusted body may take (5 MiB at 44 KB/s)."""
     send_timeout_s: float = 15.0
     """The longest a client may leave its answer untaken while the server's buffers for it are full."""
+    listen_backlog: int = 128
+    """The kernel's queue of connections not yet accepted (:data:`ACCEPT_BATCH` is taken from it at a time)."""
 
 
 def _raw(status: str, retry_after: int | None = None) -> bytes:
@@ -456,9 +461,16 @@ class SecurityHeaders:
         await self.app(scope, receive, sending)
 
 
-ACCEPT_BACKLOG = 128
-"""The listening socket's backlog, and so the most connections accepted in one go (kept under the room that
-:func:`run` leaves between the connection cap and the descriptor limit)."""
+ACCEPT_BATCH = 128
+"""The most connections the event loop accepts in one go, before any protocol sees one (asyncio takes this from
+the ``backlog`` it is given): kept under the room that :func:`run` leaves between the connection cap and the
+descriptor limit (uvicorn's default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst)."""
+
+# The kernel's queue (``server.listen_backlog``, capped by ``net.core.somaxconn``) is another matter, measured both
+# ways (docs/SERVER.md, "Measured"): at 128, attackers reopening what the eviction closed overflow it, and a
+# visitor's connection dropped there is sent again after a second; at 4,096 nothing is dropped, but 1,100 slowloris
+# connections keep 700 queued ahead of every visitor, reopened as fast as they are closed (37,000 in 40 s against
+# 6,500), and the probe's worst p95 rose from 0.36 to 1.16 s. Queued connections cost the server no descriptor.
 
 
 DESCRIPTOR_ROOM = 256
@@ -482,7 +494,7 @@ def raise_descriptor_limit() -> int:
     return soft
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, backlog: int = ConnectionLimits.listen_backlog) -> socket.socket:
     """The server's listening socket, bound before anything is served or played (so a port in use is one line and
     an exit, not a league started for nothing); OSError says why it cannot be."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -490,9 +502,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        # backlog: asyncio accepts up to this many connections at a time before any protocol sees one (uvicorn's
-        # default, 2,048, ran a 1,024-descriptor server out of descriptors in one burst before the cap could act).
-        sock.listen(ACCEPT_BACKLOG)
+        sock.listen(backlog)
     except OSError:
         sock.close()
         raise
@@ -501,15 +511,16 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tuple[str, ...] = (),
-        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> None:
+        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> int | None:
     """Serve ``app`` on the listening ``sock`` with uvicorn under ``limits``, its logs rate-limited, until SIGINT
-    or SIGTERM. ``X-Forwarded-For`` and ``-Proto`` are believed only from the addresses in ``proxies``.
+    or SIGTERM; return the signal that stopped it (None if uvicorn stopped by itself), the application shut down
+    (the league's matches stopped, its lease released). ``X-Forwarded-For`` and ``-Proto`` are believed only from
+    the addresses in ``proxies``.
     ``own_logs``: uvicorn's records go to the root logger's handlers (as :mod:`arena.server.logs` set them) instead
     of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``).
 
     The connection cap stays below the descriptor limit (with room for the store, the league's pipes and the
     sandboxes): past the limit, accept() fails and the loop cannot even refuse politely."""
-    import uvicorn
 
     soft = raise_descriptor_limit()
     cap = min(limits.max_connections, max(8, (soft - DESCRIPTOR_ROOM) // DESCRIPTORS_PER_CONNECTION))
@@ -518,14 +529,48 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
                        limits.max_connections, cap, soft)
     self_test(guarded_protocol(limits))
     config = uvicorn.Config(app, log_level="info", http=guarded_protocol(
-        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BACKLOG,
+        dataclasses.replace(limits, max_connections=cap)), timeout_keep_alive=5, backlog=ACCEPT_BATCH,
         proxy_headers=bool(proxies), forwarded_allow_ips=list(proxies) or None,
         log_config=None if own_logs else uvicorn.config.LOGGING_CONFIG)
     rate_limit_logs()
-    server = uvicorn.Server(config)
+    server = _Server(config, limits.listen_backlog)
     if count_connections is not None:
         count_connections(lambda: len(server.server_state.connections))
-    server.run(sockets=[sock])
+    stopped_by: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # The handler in force around uvicorn's own: a signal before uvicorn takes over stops it at its start, and
+        # the one it caught is raised again once it has shut down (as a plain KeyboardInterrupt that would end
+        # the command as interrupted, exit 1, though the stop asked for is done).
+        stopped_by.append(signum)
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return stopped_by[0] if stopped_by else None
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops the server gracefully: Ctrl-C, and what systemd, Docker and ``kill`` send."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server with the kernel's queue at ``listen_backlog`` though the loop accepts :data:`ACCEPT_BATCH`
+    at a time: asyncio sets both from one ``backlog`` (it calls ``listen()`` again when it starts serving), so the
+    queue is set again once it has."""
+
+    def __init__(self, config: uvicorn.Config, listen_backlog: int) -> None:
+        super().__init__(config)
+        self.listen_backlog = listen_backlog
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        for sock in sockets or ():
+            sock.listen(self.listen_backlog)
 
 
 class GuardMismatch(RuntimeError):
@@ -538,9 +583,7 @@ def self_test(protocol: type[H11Protocol]) -> None:
     ``connections``), and a release that renamed any of it would fail every client, or leave the server
     unguarded, with nothing said at start-up. Raises :class:`GuardMismatch` naming uvicorn's version."""
     import asyncio
-    import socket
 
-    import uvicorn
     from uvicorn.server import ServerState
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:

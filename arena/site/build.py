@@ -30,7 +30,7 @@ from typing import Any
 from arena.match.matchlog import LoadedLog, locate_log
 from arena.match.matchview import MatchView
 from arena.match.thinktime import Tally
-from arena.site import common, output, snapshot, urls
+from arena.site import common, moved, output, snapshot, urls
 from arena.site import downloads as downloads_mod
 from arena.site.html import (
     SITE_DIR,
@@ -437,6 +437,7 @@ def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
             # a full build's last step: a bot's own page shows the think times of all its matches
             write_pages(snap, manifest, version, think, True if full else None, later.made)
             save_forfeit_steps(snap, manifest, version)
+            write_moved(snap, old.old, manifest, version)
         home = home if isinstance(home, home_data.HomePage) else home()
         manifest.put(("index.html",), output.key(version, home),
                      partial(_page_file, "index.html", partial(render_home, home)))
@@ -450,6 +451,15 @@ def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
         raise
     return BuildReport(out, tuple(snap.name for snap in snaps), len(manifest.new), time.monotonic() - started,
                        tuple(sorted(corrupt)), manifest.written, removed, tuple(manifest.wrote))
+
+
+def write_moved(snap: snapshot.Snapshot, old_paths: Collection[str], manifest: output.Manifest, version: str) -> None:
+    """A redirect at each address the last build left a page of the tournament's bots under that is no longer
+    theirs (:mod:`arena.site.moved`), after the pages they point to."""
+    slugs = {bot.id: (bot.name, bot.slug) for bot in snap.bots}
+    for page in moved.moved_pages(old_paths, snap.slug, slugs, manifest.new):
+        manifest.put((page.path,), output.key(version, page),
+                     partial(_page_file, page.path, partial(moved.redirect_page, page)))
 
 
 def write_pages(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,

@@ -166,23 +166,34 @@ class Store:
 
     # -- leases -------------------------------------------------------------------------------------------------
 
-    def acquire(self, tournament: str, seconds: float = LEASE_SECONDS) -> Lease:
+    def acquire(self, tournament: str, seconds: float = LEASE_SECONDS, kind: str = "tournament") -> Lease:
         """Hold ``tournament`` for this process, or raise :class:`LeaseHeldError` naming the live holder.
 
         A holder is dead when its lease expired (it stopped renewing it), or at once when it is a process of this
-        host that no longer runs (:func:`arena.procfs.owner_alive`: a reused pid does not pass for it)."""
+        host that no longer runs (:func:`arena.procfs.owner_alive`: a reused pid does not pass for it). ``kind``
+        (``tournament`` or ``league``) names the run in messages until the store has it (then the store's
+        word counts: a league is a league whoever asks)."""
         import uuid  # here: a lease is taken by a runner, never by a command that only reads
 
         me = procfs.owner()
         with self.atomic():
+            kind = self.kind_of(tournament, kind)
             held = self.holder(tournament)
             if held is not None:
-                raise LeaseHeldError(f"tournament {tournament} is being run by {held}")
-            lease = Lease(tournament, uuid.uuid4().hex, me.host, me.pid, _now())
+                raise LeaseHeldError(f"{kind} {tournament} is being run by {held}")
+            lease = Lease(tournament, uuid.uuid4().hex, me.host, me.pid, _now(), kind)
             self.db.execute("INSERT OR REPLACE INTO leases (tournament, token, host, pid, since, expires, started) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (tournament, lease.token, me.host, me.pid, lease.since, time.time() + seconds, me.start_time))
         return lease
+
+    def kind_of(self, tournament: str, unknown: str = "tournament") -> str:
+        """``league`` or ``tournament``, as the store has the run named ``tournament``; ``unknown`` if it has none
+        (yet)."""
+        row = self.db.execute("SELECT config FROM tournaments WHERE name = ?", (tournament,)).fetchone()
+        if row is None:
+            return unknown
+        return "league" if json.loads(row["config"]).get("league") else "tournament"
 
     def holder(self, tournament: str) -> str | None:
         """Who runs ``tournament`` now (``PID N on HOST since T``), or None if no live runner holds it."""
@@ -197,7 +208,7 @@ class Store:
         renewed = self.db.execute("UPDATE leases SET expires = ? WHERE tournament = ? AND token = ?",
                                   (time.time() + seconds, lease.tournament, lease.token)).rowcount
         if not renewed:
-            raise LeaseHeldError(f"{self.path}: lost the hold on tournament {lease.tournament} (it expired and "
+            raise LeaseHeldError(f"{self.path}: lost the hold on {lease.kind} {lease.tournament} (it expired and "
                                  "another runner took it): stopping")
 
     def release(self, lease: Lease) -> None:

@@ -28,6 +28,8 @@ class Lease:
     host: str
     pid: int
     since: str
+    kind: str = "tournament"
+    """What the run is called in messages: ``tournament`` or ``league``."""
 
 
 @dataclass(frozen=True)

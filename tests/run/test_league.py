@@ -128,6 +128,8 @@ def test_author_commands(tmp_path: Path) -> None:
      "server.trusted_proxies: expected a list of IP addresses or networks, such as [127.0.0.1], got 'localhost'"),
     ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {send_timeout_s: 0}\n",
      "server.send_timeout_s: expected a number from 1 to 600, got 0"),
+    ("league: {name: x, bots: ['registry:*'], players: 2, seed: 1}\nserver: {listen_backlog: 8}\n",
+     "server.listen_backlog: expected an integer from 16 to 65535, got 8"),
 ])
 def test_bad_server_configs_name_the_file_and_the_key(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "league.yaml"
@@ -442,7 +444,7 @@ def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> N
         # Read as one snapshot, paused between tries (the state is "running" while a try is under way).
         wait_until("a second try", lambda: (now := league.state).errors >= 2
                    and now.state.startswith("paused by an error: trying again in"), league)
-        assert (league.state.error or "").startswith("LeaseHeldError: tournament ladder is being run by PID")
+        assert (league.state.error or "").startswith("LeaseHeldError: league ladder is being run by PID")
         store.release(lease)  # the other runner is gone: the league goes on by itself
         wait_until("the league to play", lambda: league.state.matches_played >= 2, league)
         assert league.state.error is None and thread.is_alive()

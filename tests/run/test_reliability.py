@@ -169,6 +169,31 @@ def test_a_lease_names_its_holder_and_expires_when_not_renewed(tmp_path: Path) -
     store.acquire("t")
 
 
+def test_a_lease_names_a_league_as_a_league(tmp_path: Path) -> None:
+    from arena.game.rules import Rules
+    from arena.run.config import LeagueConfig
+    from arena.run.league import League
+    from tests.support.server import SAMPLES
+
+    config = LeagueConfig(name="ladder", entries=(str(SAMPLES / "greedy"), str(SAMPLES / "random")), players=2,
+                          seed=3, registry=tmp_path / "bots", rules=Rules.from_dict({"threshold": 25}))
+    store = Store(tmp_path / "a.db")
+    League(config, store.path).claim(store)  # what arena serve does before it binds its port
+    other = Store(tmp_path / "a.db")
+    with pytest.raises(LeaseHeldError, match=rf"^league ladder is being run by PID {os.getpid()} on "):
+        other.acquire("ladder")  # the store's word: whoever asks, a league is a league
+    other.acquire("t")
+    with pytest.raises(LeaseHeldError, match=r"^tournament t is being run by"):
+        store.acquire("t")  # a run the store does not have yet is a tournament unless its asker says otherwise
+    held = store.acquire("fresh", kind="league")  # a league not yet in the store: the asker's word
+    with pytest.raises(LeaseHeldError, match=r"^league fresh is being run by"):
+        other.acquire("fresh", kind="league")
+    store.db.execute("UPDATE leases SET expires = 0 WHERE tournament = 'fresh'")
+    other.acquire("fresh")
+    with pytest.raises(LeaseHeldError, match="lost the hold on league fresh"):
+        store.renew(held)
+
+
 def test_a_lease_of_a_reused_pid_is_free(tmp_path: Path) -> None:
     # The holder's pid now names another process (this one, started at another time): the holder is gone.
     store = Store(tmp_path / "a.db")

@@ -149,7 +149,7 @@ def test_a_league_holds_its_run_while_it_plays_and_lets_go_when_it_stops(tmp_pat
                  lambda: f"the league plays: {league.state}", 60)
         assert league.state.error is None
         other = Store(tmp_path / "league.db")
-        with pytest.raises(LeaseHeldError, match="tournament ladder is being run by PID"):
+        with pytest.raises(LeaseHeldError, match="league ladder is being run by PID"):
             other.acquire("ladder")
     assert not thread.is_alive() and league.state.state == "stopped" and league.state.error is None
     other.release(other.acquire("ladder"))  # free again

@@ -59,7 +59,7 @@ def test_a_second_server_and_a_changed_config_are_refused_before_serving(tmp_pat
     with first.running():
         port = free_port()
         done, took = serve(first.config, db, port)
-        assert_one_line_refusal(done, 1, f"tournament refusals is being run by PID {first.process.pid}", port)
+        assert_one_line_refusal(done, 1, f"league refusals is being run by PID {first.process.pid}", port)
         print(f"\nsecond server refused in {took:.1f} s")
         assert took < 60  # 10 s is the goal on a quiet machine (docs/SERVER.md); the bound is for a loaded one
     changed = write_config(tmp_path, 40)

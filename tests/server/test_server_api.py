@@ -18,24 +18,13 @@ from starlette.routing import Route
 
 from arena.server.app import api_routes
 from arena.server.openapi import API, API_V1, document
-from tests.support.server import SAMPLES, Server, free_port
-
-CONFIG = f"""\
-league:
-  name: api
-  bots: ["registry:*", {SAMPLES / "greedy"}]
-  players: 2
-  rules: {{threshold: 30}}
-  workers: 1
-"""
+from tests.support.server import Server, league_server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A league of one house bot: it waits for bots, so the API's answers are all there is to it."""
-    root = tmp_path_factory.mktemp("api")
-    (root / "league.yaml").write_text(CONFIG)
-    with Server(root, root / "league.yaml", root / "results" / "arena.db", free_port()).running() as running:
+    with league_server(tmp_path_factory.mktemp("api"), "api").running() as running:
         yield running
 
 

@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from bench.server_attacks import BOUNDARY, Siege, attack, established
-from bench.server_dos import Server, start_server, tar_gz
+from bench.server_dos import start_server, tar_gz
+from tests.support.server import Server
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]
 
@@ -40,9 +41,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def held_files(server: Server) -> list[str]:
     """The files (not sockets, pipes or the store) the server has open."""
     found = []
-    for fd in os.listdir(f"/proc/{server.process.pid}/fd"):
+    for fd in os.listdir(f"/proc/{server.pid}/fd"):
         try:
-            path = os.readlink(f"/proc/{server.process.pid}/fd/{fd}")
+            path = os.readlink(f"/proc/{server.pid}/fd/{fd}")
         except FileNotFoundError:
             continue
         if path.startswith("/") and "arena.db" not in path and not path.startswith("/dev/"):
@@ -74,9 +75,9 @@ def test_a_held_form_opens_no_scratch_file_before_it_is_authorised(server: Serve
 
 def server_sockets(server: Server) -> int:
     count = 0
-    for fd in os.listdir(f"/proc/{server.process.pid}/fd"):
+    for fd in os.listdir(f"/proc/{server.pid}/fd"):
         try:
-            count += os.readlink(f"/proc/{server.process.pid}/fd/{fd}").startswith("socket:")
+            count += os.readlink(f"/proc/{server.pid}/fd/{fd}").startswith("socket:")
         except FileNotFoundError:
             continue
     return count

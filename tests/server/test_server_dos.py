@@ -24,7 +24,6 @@ import pytest
 
 from bench.server_dos import (
     Probe,
-    Server,
     alias_bomb,
     deep_build,
     form_hold,
@@ -35,6 +34,7 @@ from bench.server_dos import (
     start_server,
     tar_gz,
 )
+from tests.support.server import Server
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]
 
@@ -83,7 +83,7 @@ def test_held_connections_are_closed_and_capped_and_the_log_stays_small(server: 
     log_before = server.log.stat().st_size
     with Probe("127.0.0.1", server.port) as probe:
         held = hold_connections(server.port, 1100, 5)  # more than the server's 1,024 descriptors
-        open_files = server.open_files()
+        open_files = server.open_files_now()
     assert held["opened"] >= 1000
     assert held["closed_by_server"] == held["opened"]  # none left hanging: timed out or evicted
     assert open_files < 300
@@ -115,7 +115,7 @@ def test_the_upload_form_is_refused_before_its_archive_is_read(server: Server) -
     with Probe("127.0.0.1", server.port) as probe:
         answers = form_hold(server.port, connections=20)
         kept = scratch_bytes(server)
-        deleted = open_paths(server.process.pid)
+        deleted = open_paths(server.pid)
     # Every held form got its 401 (a bad token) without sending the rest of its 5 MiB: nothing spooled.
     assert {line for line, _ in answers} == {"HTTP/1.1 401 Unauthorized"}
     assert kept == 0 and not [path for path in deleted if path.endswith("(deleted)")]

@@ -8,6 +8,9 @@ slow test starts one whose league plays, and watches the match counter move.
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,23 +19,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.server.metrics import PHASES, phase
-from tests.support.server import SAMPLES, Server, free_port
-
-CONFIG = """\
-league:
-  name: ops
-  bots: ["registry:*", {house}]
-  players: 2
-  seed: 5
-  rules: {{threshold: 30}}
-  workers: 1
-"""
+from tests.support.server import SAMPLES, Server, league_server
 
 
-def start(root: Path, house: list[Path], *options: str) -> Server:
-    config = root / "league.yaml"
-    config.write_text(CONFIG.format(house=", ".join(str(path) for path in house)))
-    return Server(root, config, root / "results" / "arena.db", free_port(), options=options)
+def start(root: Path, house: list[Path], *options: str, server: str = "") -> Server:
+    return league_server(root, "ops", house, *options, server=server)
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +117,35 @@ def test_the_match_counter_moves_as_the_league_plays(tmp_path: Path) -> None:
         assert ready.status_code == 200 and ready.json()["phase"] == "running"
         counted = value(samples(server), "arena_league_matches_played_total")
         assert counted <= httpx.get(f"{server.url}/api/league", timeout=10).json()["matches_played"]
+
+
+def somaxconn() -> int:
+    return int(Path("/proc/sys/net/core/somaxconn").read_text())
+
+
+@pytest.mark.slow
+def test_sigterm_and_sigint_stop_the_server_cleanly_with_exit_0(tmp_path: Path) -> None:
+    """What systemd's and Docker's stop sends is a clean stop: exit 0, the league's lease let go, and under
+    ``--log-format json`` a last line that is JSON too (it was "arena: interrupted" and exit 1). The server's
+    listening queue is ``server.listen_backlog`` while it serves."""
+    server = start(tmp_path, [SAMPLES / "greedy", SAMPLES / "random"], "--log-format", "json",
+                   server="server: {listen_backlog: 1000}\n")
+    with server.running():
+        # The kernel's queue as configured, though asyncio calls listen() with its accept batch (128) when it starts
+        shown = subprocess.run(["ss", "-ltnH", f"sport = :{server.port}"], capture_output=True, text=True,
+                               check=True, timeout=30).stdout.split()
+        assert shown[0] == "LISTEN" and int(shown[2]) == min(1000, somaxconn()), shown
+        server.wait_for("matches", lambda: httpx.get(f"{server.url}/api/league").json()["matches_played"] >= 1, 120)
+        server.stop(signal.SIGTERM)  # mid-league: a batch is in play or about to be
+    assert server.process is not None and server.process.returncode == 0
+    records = [json.loads(line) for line in (tmp_path / "serve.log").read_text().splitlines()]
+    assert records[-1]["logger"] == "arena.server" and "'ops' stopped on SIGTERM" in records[-1]["message"]
+    with sqlite3.connect(server.db) as store:
+        assert store.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
+    (tmp_path / "serve.log").unlink()
+    server.options = ()  # text logs, and Ctrl-C: the same
+    with server.running():
+        server.stop(signal.SIGINT)
+    log = (tmp_path / "serve.log").read_text()
+    assert server.process.returncode == 0, log
+    assert "'ops' stopped on SIGINT" in log.splitlines()[-1] and "interrupted" not in log

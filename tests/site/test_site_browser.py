@@ -1012,3 +1012,18 @@ def test_listing_without_javascript_is_paged_between_deals(seven: tuple[Store, P
         following.click()
     assert pages == 7 and sum(len(s) for s in seen) == 105  # 315 matches, 105 deals, each whole on one page
     context.close()
+
+
+def test_an_old_bot_address_sends_chromium_on_to_the_page_now(tmp_path: Path, page: Page) -> None:
+    from arena.site.build import build_site
+    from tests.sitestore import as_before_addresses, make_store
+
+    store = make_store(tmp_path, bots=("bob-late@1", "alice"), repeats=1)
+    out = tmp_path / "site"
+    build_site(store, out, workers=1)
+    bob = next(int(bot["id"]) for bot in store.bots(store.tournament("t")["id"]) if bot["name"] == "bob-late@1")
+    old = as_before_addresses(out, "t", "bob-late@1", bob)
+    build_site(store, out, workers=1)  # the first build after the upgrade
+    page.goto(url(out / old / "index.html"))
+    page.wait_for_url(lambda now: unquote(now) == unquote(url(out / "t/t/bots/bob-late@1/index.html")))
+    expect(page.locator("h1")).to_contain_text("bob-late@1")
