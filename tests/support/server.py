@@ -61,10 +61,14 @@ def league_server(root: Path, name: str, house: Sequence[Path] = (SAMPLES / "gre
 
 
 def require_tool(tool: str, package: str) -> str:
-    """Where ``tool`` is; the test is skipped, naming the package to install, when it is not here."""
+    """Where ``tool`` is; the test is skipped, naming the package to install, when it is not here (it fails
+    instead under ``ARENA_REQUIRE_TOOLS=1``, as in CI, which installs them)."""
     found = shutil.which(tool)
     if found is None:
-        pytest.skip(f"{tool} is not installed here (apt-get install {package})")
+        missing = f"{tool} is not installed here (apt-get install {package})"
+        if os.environ.get("ARENA_REQUIRE_TOOLS") == "1":
+            pytest.fail(missing)
+        pytest.skip(missing)
     return found
 
 
