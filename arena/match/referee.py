@@ -159,7 +159,8 @@ class Referee:
                         failure = failure or error
                 self.poller.close()
                 if self.feed is not None:
-                    self.feed.close()
+                    # Its last moves and its end stay readable a while (a spectator may be a poll behind).
+                    self.feed.close(self.match.events if complete else None)
                 self._log_events()
                 result = self._result() if complete else None
                 if self.log is not None:

@@ -48,8 +48,8 @@ async def get_feed(request: Request) -> Response:
     found = await run_in_threadpool(read_feed, path, start)
     if found is None:
         return JSONResponse({"error": "not in play"}, 404, headers=NO_STORE)
-    names, events = found
-    return JSONResponse({"names": names, "events": events, "next": start + len(events)}, headers=NO_STORE)
+    return JSONResponse({"names": found.names, "events": found.events, "next": start + len(found.events),
+                         "over": found.over}, headers=NO_STORE)
 
 
 ROUTES = (Route("/api/live", get_in_play, methods=["GET"]),
