@@ -32,6 +32,8 @@ ENDED = ".over"
 GRACE_S = 120.0
 """An ended feed is kept this long: a spectator polling every second or so, or a page in a tab the browser slowed
 down, still gets the last moves and the end; after that the match's page is the place to look."""
+OVER = b'{"over":true}'
+"""An ended feed's last line."""
 KEEP_ENDED = 64
 """At most this many ended feeds are kept in a log directory, the newest (64 matches of a few KiB each)."""
 EVERY_S = 0.05
@@ -79,7 +81,8 @@ class LiveFeed:
             self._file.close()
             self.path.unlink(missing_ok=True)
             return
-        self._write([public_event(event) for event in events[self._sent:]] + [{"over": True}])
+        self._write([public_event(event) for event in events[self._sent:]])
+        self._file.write(OVER.decode() + "\n")
         self._sent = len(events)
         self._file.close()
         self.path.replace(ended_path(self.path))
@@ -109,14 +112,14 @@ def read_feed(path: Path, start: int = 0) -> Feed | None:
             continue
     if not lines:
         return None
+    over = len(lines) > 1 and lines[-1] == OVER
+    body = lines[1:-1] if over else lines[1:]
     try:
         names = tuple(str(name) for name in json.loads(lines[0])["names"])
-        records = [json.loads(line) for line in lines[1:]]
+        events = tuple(json.loads(line) for line in body[max(0, start):])  # only those asked for are parsed
     except (ValueError, KeyError, TypeError):
         return None
-    over = bool(records) and isinstance(records[-1], dict) and records[-1].get("over") is True
-    events = records[:-1] if over else records
-    return Feed(names, tuple(events[max(0, start):]), over)
+    return Feed(names, events, over)
 
 
 def follow(path: Path, every_s: float = 0.2) -> Iterator[Feed]:

@@ -23,7 +23,8 @@
     return node;
   }
 
-  // names: in seat order; card(code, highlight): replay.js's card node; total(hand): the hand's points;
+  // names: in seat order; card(code, highlight): replay.js's card node; total(hand): the hand's points, or null
+  // where the hands are face down (watch.js: a match in play), when a seat's note says how many cards it holds;
   // threshold: the score above which a seat is out (the chart's line).
   window.arenaCardTable = function (parent, names, card, total, threshold) {
     var box = el("div", "cardtable");
@@ -82,7 +83,8 @@
         seat.hand.replaceChildren.apply(seat.hand, hand.map(function (c) {
           return card(c, c === s.took && i === s.actor);
         }));
-        var note = hand.length ? "total " + total(hand) : s.status[i] || "\u2013";
+        var note = !hand.length ? s.status[i] || "\u2013"
+          : total ? "total " + total(hand) : hand.length + (hand.length === 1 ? " card" : " cards");
         if (hand.length && s.points) note += " \u00b7 +" + s.points[i];
         if (hand.length && s.status[i]) note += " \u00b7 " + s.status[i];
         if (i === s.declarer) note += s.failed ? " \u00b7 \u2605 failed" : " \u00b7 \u2605 declared";
