@@ -226,14 +226,14 @@
                 scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
                 actor: null, turn: null, took: null, last: names.map(function () { return null; }),
                 out: names.map(function () { return null; }), fate: names.map(function () { return null; }),
-                rounds: [] };
+                rounds: [], gone: names.map(function () { return false; }), putAway: null };
   var roundStarts = [];
   var roundEnds = [];
 
   function nextSeat(seat) {
     for (var step = 1; step <= names.length; step++) {
       var candidate = (seat + step) % names.length;
-      if (state.hands[candidate].length) return candidate;
+      if (state.hands[candidate].length && !state.gone[candidate]) return candidate;
     }
     return null;
   }
@@ -248,6 +248,10 @@
   }
 
   events.forEach(function (e, index) {
+    if (state.putAway !== null) {
+      state.hands[state.putAway] = [];
+      state.putAway = null;
+    }
     state.took = null;
     state.declarer = null;
     state.failed = false;
@@ -287,7 +291,10 @@
         state.actor = null;
         break;
       case "forfeit":
-        state.hands[e.seat] = [];
+        // The hand it held stays in view at this step, marked forfeited: from the next step on its cards are out
+        // of play (the engine puts them with the dead cards).
+        state.putAway = e.seat;
+        state.gone[e.seat] = true;
         state.status[e.seat] = "forfeited";
         var fault = faults[String(e.seat)];
         state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
@@ -536,9 +543,13 @@
   }
   function toggle() { if (timer === null) play(); else pause(); }
 
+  // The step an address asks for (0-based), or null when it asks for none. An address that asks for a step the
+  // replay does not have is taken as near as it goes: past the end the last, and anything that is not a step
+  // number (#step=abc, #step=) the first, as #step=0 is; never the step a page opens at without one.
   function stepFromHash() {
+    if (location.hash.indexOf("#step=") !== 0) return null;
     var found = /^#step=(\d+)$/.exec(location.hash);
-    return found ? parseInt(found[1], 10) - 1 : null;
+    return found ? parseInt(found[1], 10) - 1 : 0;
   }
 
   root.querySelectorAll("[data-go]").forEach(function (button) {
