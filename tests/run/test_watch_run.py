@@ -1,8 +1,8 @@
 """``arena run --live`` writes each match's spectators' feed, and ``arena watch`` follows a match from it while it
 is played (issue 43): a real run in a subprocess, real sandboxed bots, and a second process watching.
 
-The match is held by a bot that waits, before it says ready, for a file to appear in its own directory (the sandbox
-mounts that directory): the watcher is started while the match is held, so it cannot have read the match after the
+The match is held by a bot that waits, before it says ready, for a file to appear in its own directory
+(tests/support/gate.py): the watcher is started while the match is held, so it cannot have read the match after the
 fact, and the test races no clock.
 """
 
@@ -21,25 +21,10 @@ import yaml
 from arena.match.livefeed import ended_path, feed_path, in_play
 from arena.match.matchlog import load, log_dir_for, log_path_for
 from arena.match.spectator import public_event, public_line
+from tests.support.gate import gate_bot, open_gate
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
-GATE_BOT = '''\
-import json, os, sys, time
-here = os.path.dirname(os.path.abspath(__file__))
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        while not os.path.exists(os.path.join(here, "go")):
-            time.sleep(0.02)
-        print('{"type":"ready"}', flush=True)
-    elif message["type"] == "turn":
-        values = {c: min("A23456789TJQK".index(c[0]) + 1, 10) for c in message["hand"]}
-        if message["may_declare"] and sum(values.values()) <= 5:
-            print('{"type":"declare"}', flush=True)
-        else:
-            print(json.dumps({"type": "play", "discard": [max(values, key=values.get)], "take": "deck"}), flush=True)
-'''
 
 
 def arena(*args: str | Path) -> subprocess.Popen[str]:
@@ -60,10 +45,7 @@ def wait_for(condition: object, what: str, runner: subprocess.Popen[str], timeou
 @pytest.mark.slow
 @pytest.mark.parametrize("live", [True, False])
 def test_arena_watch_follows_a_match_of_arena_run_live_move_by_move(tmp_path: Path, live: bool) -> None:
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    (gate / "bot.py").write_text(GATE_BOT)
-    (gate / "bot.yaml").write_text("name: gate\ncommand: python3 bot.py\nlanguage: python\n")
+    gate = gate_bot(tmp_path / "gate")
     config = {"name": "followed", "bots": [str(SAMPLES / "greedy"), str(gate)], "players": 2, "repeats": 1,
               "seed": 4, "rules": {"threshold": 20}, "workers": 1, "limits": {"hello_ms": 600_000}}
     path = tmp_path / "followed.yaml"
@@ -76,7 +58,7 @@ def test_arena_watch_follows_a_match_of_arena_run_live_move_by_move(tmp_path: Pa
         wait_for(lambda: any(log_dir.glob("000000.jsonl.gz.*.tmp")), "match 0 to begin", runner)
         if not live:
             assert in_play(log_dir) == [] and not feed_path(log_path_for(log_dir, 0)).exists()
-            (gate / "go").write_text("")
+            open_gate(gate, 0, 1)
             assert runner.wait(timeout=240) == 0, runner.communicate()
             assert not list(log_dir.glob("*.live*"))  # no spectator asked for: no feed written
             return
@@ -85,12 +67,12 @@ def test_arena_watch_follows_a_match_of_arena_run_live_move_by_move(tmp_path: Pa
         assert watcher.stdout is not None
         assert watcher.stdout.readline() == "followed, match 0 (its place in the schedule):\n"
         assert watcher.poll() is None  # following a match that cannot have moved yet: the gate holds it
-        (gate / "go").write_text("")
+        open_gate(gate, 0, 1)
         out, err = watcher.communicate(timeout=240)
         assert watcher.returncode == 0, err
         assert runner.wait(timeout=240) == 0, runner.communicate()
     finally:
-        (gate / "go").write_text("")
+        open_gate(gate, 0, 1)
         if runner.poll() is None:
             runner.kill()
         runner.communicate()
