@@ -8,7 +8,9 @@
 // that carried a sentence per turn would be several times the size.
 // Text from the log (bot names, fault details) is only ever set with textContent, never parsed as HTML:
 // bots are untrusted. The step shown is in the address (#step=N, 1-based as the counter says) so that a moment
-// can be shared; without one the replay opens at the first deal.
+// can be shared; without one the replay opens at the first deal. What every player is told of an event (the floor,
+// the deck's count, the scores, whose turn it is) is applied by cardtable.js's arenaTableEvent, which the match
+// page loads first and the live page (watch.js) shares; the hands, the last moves and the fates are this file's.
 (function () {
   "use strict";
   var root = document.querySelector("[data-replay]");
@@ -230,6 +232,7 @@
   var roundStarts = [];
   var roundEnds = [];
 
+  var tableEvent = window.arenaTableEvent;
   function nextSeat(seat) {
     for (var step = 1; step <= names.length; step++) {
       var candidate = (seat + step) % names.length;
@@ -252,79 +255,57 @@
       state.hands[state.putAway] = [];
       state.putAway = null;
     }
-    state.took = null;
-    state.declarer = null;
-    state.failed = false;
-    state.actor = e.seat === undefined ? null : e.seat;
+    // The hands first (nextSeat reads them), then what every player sees (cardtable.js), then the rest.
     switch (e.type) {
-      case "match_start":
-        break;
       case "round_start":
         roundStarts.push(index);
         state.last = names.map(function () { return null; });
-        state.round = e.round;
         state.hands = copy(e.hands);
-        state.floor = e.floor.slice();
-        state.scores = e.scores.slice();
-        state.points = null;
-        state.deck = 52 - 1 - e.hands.reduce(function (n, h) { return n + h.length; }, 0);
-        state.turn = e.starter;
-        state.actor = null;
         break;
       case "play":
         var hand = state.hands[e.seat];
         e.discard.forEach(function (c) { var i = hand.indexOf(c); if (i >= 0) hand.splice(i, 1); });
         var taken = e.take === "deck" ? e.drew : e.take;
-        if (e.take === "deck") state.deck = Math.max(0, (state.deck || 0) - 1);
         if (taken) hand.push(taken);
-        state.took = taken || null;
-        state.last[e.seat] = { threw: e.discard.slice(), took: taken || null, from: e.take === "deck" ? "deck" : "floor" };
-        state.floor = e.discard.slice();
-        state.turn = nextSeat(e.seat);
-        break;
-      case "declare":
-        state.last[e.seat] = { declared: true };
-        state.turn = null;
-        break;
-      case "reshuffle":
-        state.deck = e.deck_size;
-        state.actor = null;
         break;
       case "forfeit":
         // The hand it held stays in view at this step, marked forfeited: from the next step on its cards are out
         // of play (the engine puts them with the dead cards).
         state.putAway = e.seat;
         state.gone[e.seat] = true;
-        state.status[e.seat] = "forfeited";
-        var fault = faults[String(e.seat)];
-        state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
-          (fault ? " (" + fault[0] + ")" : "");
-        state.last[e.seat] = { forfeited: true };
-        state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
         break;
       case "round_end":
         roundEnds.push(index);
         // "=": the hands as the deal and the plays since left them (arena/site/replay.py, _Tokens).
         if (!e.hands) e.hands = copy(state.hands);
         state.hands = copy(e.hands);
-        state.scores = e.scores.slice();
-        state.rounds.push(e.scores.slice());
-        state.points = e.points.slice();
-        state.actor = e.declarer;
-        state.declarer = e.declarer;
-        state.failed = e.reason === "failed_declaration";
-        state.turn = null;
+        break;
+    }
+    tableEvent(state, e, nextSeat);
+    switch (e.type) {
+      case "round_start":
+        state.deck = 52 - 1 - e.hands.reduce(function (n, h) { return n + h.length; }, 0);
+        break;
+      case "play":
+        state.took = taken || null;
+        state.last[e.seat] = { threw: e.discard.slice(), took: taken || null, from: e.take === "deck" ? "deck" : "floor" };
+        break;
+      case "declare":
+        state.last[e.seat] = { declared: true };
+        break;
+      case "forfeit":
+        var fault = faults[String(e.seat)];
+        state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
+          (fault ? " (" + fault[0] + ")" : "");
+        state.last[e.seat] = { forfeited: true };
+        break;
+      case "round_end":
         e.eliminated.forEach(function (seat) {
-          state.status[seat] = "out";
           state.out[seat] = e.round;
           state.fate[seat] = "out in round " + e.round;
         });
         break;
       case "match_end":
-        state.actor = null;
-        state.turn = null;
-        state.points = null;
-        state.scores = e.scores.slice();
         var order = names.map(function (n, seat) { return seat; })
           .sort(function (a, b) { return e.places[a] - e.places[b] || a - b; });
         order.forEach(function (seat) {

@@ -39,79 +39,50 @@
     state = { round: 0, hands: names.map(function () { return []; }), floor: [], deck: null,
               scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
               actor: null, turn: null, took: null, declarer: null, failed: false, rounds: [],
-              out: names.map(function () { return false; }) };
+              out: names.map(function () { return false; }), putAway: null };
     if (window.arenaCardTable) table = window.arenaCardTable(holder, names, cardNode, null, null);
   }
   function nextSeat(seat) {
     for (var step = 1; step <= names.length; step++) {
       var candidate = (seat + step) % names.length;
-      if (state.hands[candidate].length) return candidate;
+      if (state.hands[candidate].length && !state.out[candidate]) return candidate;
     }
     return null;
   }
-  // One public event applied to the table as a spectator sees it.
+  // One public event applied to the table as a spectator sees it: the hands (card backs) here, the rest as the
+  // replay does it (cardtable.js).
   function apply(e) {
-    state.declarer = null;
-    state.failed = false;
-    state.actor = typeof e.seat === "number" ? e.seat : null;
+    if (state.putAway !== null) {
+      state.hands[state.putAway] = [];
+      state.putAway = null;
+    }
     switch (e.type) {
       case "round_start":
-        state.round = e.round;
-        var dealt = 0;
-        state.hands = names.map(function (n, seat) {
-          if (state.out[seat]) return [];
-          dealt += 1;
-          return backs(HAND);
-        });
-        state.floor = e.floor.slice();
-        state.scores = e.scores.slice();
-        state.points = null;
-        state.deck = DECK - 1 - dealt * HAND;
-        state.turn = e.starter;
-        state.actor = null;
+        state.hands = names.map(function (n, seat) { return state.out[seat] ? [] : backs(HAND); });
         break;
       case "play":
         state.hands[e.seat] = backs(Math.max(0, state.hands[e.seat].length - e.discard.length + 1));
-        if (e.take === "deck") state.deck = Math.max(0, (state.deck || 0) - 1);
-        state.floor = e.discard.slice();
-        state.turn = nextSeat(e.seat);
-        break;
-      case "declare":
-        state.turn = null;
-        break;
-      case "reshuffle":
-        state.deck = e.deck_size;
-        state.actor = null;
         break;
       case "forfeit":
-        state.hands[e.seat] = [];
+        // As in the replay: its hand (face down) stays in view at this step, and is put away at the next.
+        state.putAway = e.seat;
         state.out[e.seat] = true;
-        state.status[e.seat] = "forfeited";
-        state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
         break;
       case "round_end":
-        state.scores = e.scores.slice();
-        state.rounds.push(e.scores.slice());
-        state.points = e.points.slice();
-        state.declarer = e.declarer;
-        state.actor = e.declarer;
-        state.failed = e.reason === "failed_declaration";
-        state.turn = null;
-        e.eliminated.forEach(function (seat) {
-          state.out[seat] = true;
-          state.status[seat] = "out in round " + e.round;
-        });
+        e.eliminated.forEach(function (seat) { state.out[seat] = true; });
         break;
       case "match_end":
-        state.turn = null;
-        state.actor = null;
-        state.points = null;
-        state.scores = e.scores.slice();
         state.hands = names.map(function () { return []; });
-        names.forEach(function (n, seat) {
-          state.status[seat] = "place " + e.places[seat] + (state.status[seat] ? " \u00b7 " + state.status[seat] : "");
-        });
         break;
+    }
+    window.arenaTableEvent(state, e, nextSeat);
+    if (e.type === "round_start") {
+      var dealt = state.hands.filter(function (hand) { return hand.length; }).length;
+      state.deck = DECK - 1 - dealt * HAND;
+    } else if (e.type === "match_end") {
+      names.forEach(function (n, seat) {
+        state.status[seat] = "place " + e.places[seat] + (state.status[seat] ? " \u00b7 " + state.status[seat] : "");
+      });
     }
   }
   function said(text) {

@@ -298,6 +298,10 @@ def test_a_spectator_follows_a_match_on_the_live_page_and_never_sees_a_hidden_ca
     assert faces_in_hands and set(faces_in_hands) == {"card back|"}, set(faces_in_hands)
     expect(page.locator("[data-watch-replay]")).to_have_text("The match is over: watch its replay")
     assert page.locator("[data-watch-moves] li").first.inner_text().startswith("Match over:")
+    from tests.axecheck import problems
+    assert problems(page) == []  # the live page, with its table, its moves and its link, light and dark
+    page.emulate_media(color_scheme="dark")
+    assert problems(page, ["color-contrast", "link-in-text-block"]) == []
 
     log = load(watched.db.parent / "logs" / "watched-league" / f"{index:06d}.jsonl.gz")
     events = [event for body in bodies for event in json.loads(body).get("events", [])]
