@@ -105,7 +105,7 @@ def replay_of(server: Shared, index: int) -> Response:
     row = store.tournament(server.name)
     try:
         match = store.match(store.match_ids(row["id"], [index])[0]) if row is not None else None
-    except KeyError:  # not in the schedule (yet)
+    except (KeyError, OverflowError):  # not in the schedule (yet), or beyond what SQLite can number
         match = None
     if row is not None and match is not None and match.status == "done" and not match.sealed:
         return RedirectResponse(SITE_ROOT + urls.match_href(urls.slug(server.name, row["id"], "t"), match.id), 303,
