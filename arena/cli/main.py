@@ -72,6 +72,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("arena.cli.server", "serve",
               ("Run the league server for the league: config in CONFIG_FILE: take submissions over HTTP, play the "
               "league continuously, serve the live standings and the results site.")),
+    "watch": ("arena.cli.watch", "watch",
+              ("Follow a match of tournament NAME (default: the latest) while it is played, by arena run --live or a "
+               "league: each move as the players were told it, until the match ends.")),
     "author": ("arena.cli.server", "author_group",
                "The league's authors and their API tokens (the organiser's side; the server need not be stopped)."),
     "league": ("arena.cli.server", "league_group", "Leagues in the store (run by arena serve)."),

@@ -235,7 +235,8 @@ def doctor(as_json: bool) -> None:
               help="Where the results site goes (default: site/ beside the store).")
 @click.option("--live", is_flag=True,
               help="Keep the site current while the matches play: its pages say 'live, N of M matches' and reload "
-                   "themselves; a last build at the end (docs/TOURNAMENTS.md).")
+                   "themselves; a last build at the end (docs/TOURNAMENTS.md). Each match writes its spectators' "
+                   "feed as it plays: arena watch follows one move by move.")
 @click.option("--live-every", type=click.FloatRange(0, 3600), metavar="SECONDS",
               help=f"With --live: at most one site build per SECONDS (default {live_site.EVERY_S:.0f}; implies --live).")
 @click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
@@ -382,7 +383,7 @@ def run_with_progress(config: TournamentConfig, store: Store, fresh: bool, worke
         terminal = progress_shown(quiet)
         lines = not quiet and verbosity() >= 0 and not terminal
         return tournament.run_tournament(config, store, fresh, workers, show if terminal or lines or live is not None else None, cluster,
-                                         None if live is None else lambda _: live.start())
+                                         None if live is None else lambda _: live.start(), watched=live is not None)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

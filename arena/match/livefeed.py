@@ -4,9 +4,14 @@ engine event's public part to as it happens (issue 43, "watch live").
 The log itself is gzip, written in blocks and renamed only when the match is over, so nobody can read it in play;
 this file is plain JSON lines, written a turn at a time: a first line with the seats' names, then one public event
 a line (:func:`arena.match.spectator.public_event`: no hand, no card drawn from the deck, so what it shows is what
-every player at the table was told, which the deal group's secrecy allows). It is removed when the match ends,
-however it ends: the match's replay takes over once its deal group is over. :func:`read_feed` reads it back from
-an event on, for a server's poll.
+every player at the table was told, which the deal group's secrecy allows).
+
+When the match is over the feed gets its last events and a last line ``{"over": true}``, and is renamed to
+:func:`ended_path` (so :func:`in_play` no longer lists it, and a spectator polling still gets the last moves); the
+runner removes ended feeds once they are :data:`GRACE_S` old, and all but the newest :data:`KEEP_ENDED`
+(:func:`sweep`, after it has stored matches), so what they take on disk is bounded whatever the run's length. A
+match that does not end (a stop, a crash) will be played again: its feed is removed at once. :func:`read_feed`
+reads a feed back from an event on, in play or ended, for a server's poll or ``arena watch``.
 """
 
 from __future__ import annotations
@@ -14,13 +19,23 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.match.spectator import public_event
 
 SUFFIX = ".live"
+ENDED = ".over"
+"""An ended feed is named its feed's name and this: ``000007.jsonl.gz.live.over``."""
+GRACE_S = 120.0
+"""An ended feed is kept this long: a spectator polling every second or so, or a page in a tab the browser slowed
+down, still gets the last moves and the end; after that the match's page is the place to look."""
+OVER = b'{"over":true}'
+"""An ended feed's last line."""
+KEEP_ENDED = 64
+"""At most this many ended feeds are kept in a log directory, the newest (64 matches of a few KiB each)."""
 EVERY_S = 0.05
 """The feed is written at most this often: 20 times a second, smoother than a replay's fastest speed."""
 
@@ -30,8 +45,13 @@ def feed_path(log_path: Path | str) -> Path:
     return Path(os.fspath(log_path) + SUFFIX)
 
 
+def ended_path(path: Path) -> Path:
+    """Where the feed at ``path`` is once its match is over."""
+    return path.with_name(path.name + ENDED)
+
+
 class LiveFeed:
-    """Appends a match's public events to its feed file, and removes the file at the end."""
+    """Appends a match's public events to its feed file, and ends or removes the file at the end."""
 
     def __init__(self, path: Path, names: Sequence[str], every_s: float = EVERY_S) -> None:
         self.path = path
@@ -54,27 +74,66 @@ class LiveFeed:
         self._file.write("".join(json.dumps(record, separators=(",", ":")) + "\n" for record in records))
         self._file.flush()  # a reader polls the file: each turn is there once this returns
 
-    def close(self) -> None:
+    def close(self, events: Sequence[dict[str, Any]] | None = None) -> None:
+        """The match is over with ``events`` (all of them): the feed gets those it lacks and its end, and moves to
+        :func:`ended_path`. None: the match did not end (it will be played again), and the feed goes."""
+        if events is None:
+            self._file.close()
+            self.path.unlink(missing_ok=True)
+            return
+        self._write([public_event(event) for event in events[self._sent:]])
+        self._file.write(OVER.decode() + "\n")
+        self._sent = len(events)
         self._file.close()
-        self.path.unlink(missing_ok=True)
+        self.path.replace(ended_path(self.path))
 
 
-def read_feed(path: Path, start: int = 0) -> tuple[list[str], list[dict[str, Any]]] | None:
-    """The names and the public events from the ``start``-th on of the feed at ``path``; None when there is none
-    (the match is not in play). A last line still being written is left for the next read."""
-    try:
-        text = path.read_bytes()
-    except OSError:
-        return None
-    lines = text.split(b"\n")[:-1]  # whole lines only
+@dataclass(frozen=True)
+class Feed:
+    """What a read of a feed found."""
+
+    names: tuple[str, ...]
+    events: tuple[dict[str, Any], ...]
+    """The public events from the one asked for on."""
+    over: bool
+    """The match is over: ``events`` ends with its last."""
+
+
+def read_feed(path: Path, start: int = 0) -> Feed | None:
+    """The public events from the ``start``-th on of the feed at ``path`` (or of its ended feed); None when there
+    is neither (the match is not in play, and ended long enough ago or not at all). A last line still being
+    written is left for the next read."""
+    lines: list[bytes] = []
+    for where in (path, ended_path(path)):  # in this order: a feed that ends between the two reads is found
+        try:
+            lines = where.read_bytes().split(b"\n")[:-1]  # whole lines only
+            break
+        except OSError:
+            continue
     if not lines:
         return None
+    over = len(lines) > 1 and lines[-1] == OVER
+    body = lines[1:-1] if over else lines[1:]
     try:
-        names = [str(name) for name in json.loads(lines[0])["names"]]
-        events = [json.loads(line) for line in lines[1 + max(0, start):]]
+        names = tuple(str(name) for name in json.loads(lines[0])["names"])
+        events = tuple(json.loads(line) for line in body[max(0, start):])  # only those asked for are parsed
     except (ValueError, KeyError, TypeError):
         return None
-    return names, events
+    return Feed(names, events, over)
+
+
+def follow(path: Path, every_s: float = 0.2) -> Iterator[Feed]:
+    """The feed at ``path`` as it grows: each read that brought new events (``events`` only the new ones), read
+    every ``every_s``, up to the one that says the match is over. It stops early, without that one, when the feed
+    goes (the run was stopped: the match will be played again)."""
+    seen = 0
+    while (found := read_feed(path, seen)) is not None:
+        if found.events or found.over:
+            seen += len(found.events)
+            yield found
+        if found.over:
+            return
+        time.sleep(every_s)
 
 
 def in_play(log_dir: Path) -> list[int]:
@@ -87,3 +146,36 @@ def in_play(log_dir: Path) -> list[int]:
         if number.isdigit():
             found.append(int(number))
     return sorted(found)
+
+
+def sweep(log_dir: Path, grace_s: float = GRACE_S, keep: int = KEEP_ENDED, now: float | None = None) -> int:
+    """Remove the ended feeds of ``log_dir`` older than ``grace_s`` (by their last write), and all but the newest
+    ``keep``; how many went."""
+    now = time.time() if now is None else now
+    ended: list[tuple[float, Path]] = []
+    for path in log_dir.glob(f"*{SUFFIX}{ENDED}") if log_dir.is_dir() else ():
+        try:
+            ended.append((path.stat().st_mtime, path))
+        except OSError:  # removed meanwhile
+            continue
+    ended.sort(reverse=True)
+    gone = [path for rank, (mtime, path) in enumerate(ended) if rank >= keep or now - mtime > grace_s]
+    for path in gone:
+        path.unlink(missing_ok=True)
+    return len(gone)
+
+
+class Sweeper:
+    """:func:`sweep` of one log directory, called after each stored match but run at most every ``every_s``: a
+    directory of many logs takes a few milliseconds to list."""
+
+    def __init__(self, log_dir: Path, every_s: float = 5.0) -> None:
+        self.log_dir = log_dir
+        self.every_s = every_s
+        self._last = -every_s
+
+    def __call__(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last >= self.every_s:
+            self._last = now
+            sweep(self.log_dir)

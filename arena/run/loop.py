@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from arena.match.livefeed import Sweeper
 from arena.match.matchlog import log_path_for
 from arena.match.matchview import view_path
 from arena.run.cluster import ClusterStats
@@ -295,12 +296,13 @@ def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: C
         on_start(progress)
     interrupted = False
     batches = policy.batches(plan, store)
+    sweeper = Sweeper(plan.log_dir)  # the spectators' ended feeds (arena/match/livefeed.py), once stored
     try:
         for batch in batches:
             tick()
             if not batch:
                 continue
-            if _play(store, plan, policy, player, batch, progress, on_result, tick):
+            if _play(store, plan, policy, player, batch, progress, on_result, tick, sweeper):
                 break  # the verdict is in
             policy.ratings.after_batch(store, plan.tid)
     except (KeyboardInterrupt, Stopped):
@@ -326,7 +328,7 @@ def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: C
 
 
 def _play(store: Store, plan: Plan, policy: Policy, player: Player, batch: Sequence[MatchJob], progress: Progress,
-          on_result: Callable[[Progress], None] | None, tick: _Heartbeat) -> bool:
+          on_result: Callable[[Progress], None] | None, tick: _Heartbeat, sweeper: Sweeper) -> bool:
     """Play one batch, storing each result; True if the policy's verdict came in before the batch ended."""
     by_index = {job.index: job for job in batch}
     played = player.play(batch, tick)
@@ -344,6 +346,7 @@ def _play(store: Store, plan: Plan, policy: Policy, player: Player, batch: Seque
                                                 for done in chain])
             else:
                 store_result(store, plan.tid, result)
+            sweeper()
             for done in chain or [result]:
                 job = by_index[done.index]
                 progress.add(done, job)

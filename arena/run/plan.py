@@ -104,8 +104,11 @@ def load_bots(config: TournamentConfig, build_cache: Path | None = None) -> tupl
     return unique_names(load_entrants(config.bots, build_cache), f"{config.source}: bots")
 
 
-def settings_of(config: TournamentConfig) -> JobSettings:
-    return JobSettings(config.rules, config.limits, config.sandbox_limits, config.sandbox, config.retries)
+def settings_of(config: TournamentConfig, watched: bool = False) -> JobSettings:
+    """The settings of a tournament's jobs; ``watched``: each match writes its spectators' feed as it plays
+    (``arena run --live``, arena/match/livefeed.py)."""
+    return JobSettings(config.rules, config.limits, config.sandbox_limits, config.sandbox, config.retries,
+                       watched=watched)
 
 
 def plan_tournament(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:

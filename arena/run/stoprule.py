@@ -65,7 +65,8 @@ class SettleRule:
     """The stop rule's policy: one round a batch, until the standings settle or the rounds run out. A round with
     a failed match cannot be judged: the run stops there, and running it again retries the match."""
 
-    def __init__(self, config: TournamentConfig) -> None:
+    def __init__(self, config: TournamentConfig, watched: bool = False) -> None:
+        self.watched = watched
         assert config.stop is not None
         self.config = config
         self.name = config.name
@@ -82,7 +83,7 @@ class SettleRule:
         def round_(group: int) -> int:
             return round_of(group, len(plan.bots), config.players, config.repeats)
 
-        todo = pending_jobs(plan, settings_of(config))
+        todo = pending_jobs(plan, settings_of(config, self.watched))
         number_of = {match.index: round_(match.group) for match in plan.schedule}
         for number in range(config.repeats):
             batch = [job for job in todo if number_of[job.index] == number]

@@ -32,7 +32,8 @@ SECONDS_PER_MATCH_START = 0.25
 class AllPending:
     """The tournament's policy: every pending match, in one batch."""
 
-    def __init__(self, config: TournamentConfig) -> None:
+    def __init__(self, config: TournamentConfig, watched: bool = False) -> None:
+        self.watched = watched
         self.config = config
         self.name = config.name
         self.ratings = FinalRatings(config.rating)
@@ -41,7 +42,7 @@ class AllPending:
         return plan_tournament(self.config, store, fresh)
 
     def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
-        todo = pending_jobs(plan, settings_of(self.config))
+        todo = pending_jobs(plan, settings_of(self.config, self.watched))
         reuse = self.config.reuse
         if reuse is not None:
             # Chains from the whole schedule, so that a resumed run's chains are the first run's (arena/run/lanes.py).
@@ -65,6 +66,7 @@ def run_tournament(
     on_result: Callable[[Progress], None] | None = None,
     cluster: str | None = None,
     on_start: Callable[[Progress], None] | None = None,
+    watched: bool = False,
 ) -> RunReport:
     """Play every match not yet done (or, with a stop rule, round after round until the standings settle), store
     each as it finishes, then rate in schedule order.
@@ -74,9 +76,10 @@ def run_tournament(
     store meanwhile: a second runner gets :class:`~arena.store.LeaseHeldError`. A full disk stops the run with
     :class:`~arena.store.DiskFullError`, what is stored kept. ``cluster`` (default: the config's ``cluster:``)
     plays the matches on a Dask cluster instead of the local pool (arena/run/cluster.py); the results are the same.
-    ``on_start`` is called once the run is planned, before the first match (arena/run/loop.py).
+    ``on_start`` is called once the run is planned, before the first match (arena/run/loop.py). ``watched``: each
+    match writes its spectators' feed beside its log while it plays (arena/match/livefeed.py; ``arena watch``).
     """
-    policy: loop.Policy = AllPending(config) if config.stop is None else SettleRule(config)
+    policy: loop.Policy = (AllPending(config, watched) if config.stop is None else SettleRule(config, watched))
     if config.reuse is not None and (cluster or config.cluster) is not None:
         raise TournamentError(f"{config.source}: reuse: a Dask cluster does not keep bots up yet; set reuse: false "
                               "to play on one, or play on the local pool")

@@ -388,10 +388,11 @@ def standings(server: Shared, page: str) -> bytes:
     if page == "api":
         return views.cached("standings-json", (key, id(body)), lambda: json_body(
             {k: v for k, v in body.items() if k != "href"}))
-    return views.cached("home", (key, id(body)), lambda: render(
+    playing = watch.matches_in_play(server)
+    return views.cached("home", (key, id(body), playing), lambda: render(
         server.templates, "live.html", league=server.name, state=body["state"],
         done=body["matches"].get("done", 0), pending=body["matches"].get("pending", 0),
-        standings=body["standings"], href=body["href"], refresh=REFRESH_S).encode())
+        standings=body["standings"], href=body["href"], refresh=REFRESH_S, playing=playing).encode())
 
 
 def standings_data(server: Shared, store: Store) -> dict[str, Any]:

@@ -60,7 +60,7 @@ ASSET_DIR = SITE_DIR / "assets"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The arena package: what a page is made by besides the templates."""
 ASSETS = ("style.css", "replay.js", "cardtable.js", "matches.js", "favicon.svg", "search.js", "sort.js", "live.js",
-          "filter.js", "rank.js")
+          "filter.js", "rank.js", "watch.js")
 PARALLEL_FROM = 500
 """Match pages from which a process pool pays for its start-up (about a second)."""
 CHUNK = snapshot.Matches.BLOCK

@@ -23,7 +23,61 @@
     return node;
   }
 
-  // names: in seat order; card(code, highlight): replay.js's card node; total(hand): the hand's points;
+  // What every player at the table is told of an event, applied to a table's state (the one show() draws): the
+  // floor, the deck's count, the scores and their rounds, who moved, who is to move, a declaration, who is out. The
+  // hands are the caller's (replay.js knows them, watch.js counts card backs), changed before this is called, so
+  // that nextSeat(seat), the next seat after seat still in the round, sees them; and so is the rest of its state.
+  window.arenaTableEvent = function (state, e, nextSeat) {
+    state.took = null;
+    state.declarer = null;
+    state.failed = false;
+    state.actor = typeof e.seat === "number" ? e.seat : null;
+    switch (e.type) {
+      case "round_start":
+        state.round = e.round;
+        state.floor = e.floor.slice();
+        state.scores = e.scores.slice();
+        state.points = null;
+        state.turn = e.starter;
+        state.actor = null;
+        break;
+      case "play":
+        if (e.take === "deck") state.deck = Math.max(0, (state.deck || 0) - 1);
+        state.floor = e.discard.slice();
+        state.turn = nextSeat(e.seat);
+        break;
+      case "declare":
+        state.turn = null;
+        break;
+      case "reshuffle":
+        state.deck = e.deck_size;
+        state.actor = null;
+        break;
+      case "forfeit":
+        state.status[e.seat] = "forfeited";
+        state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
+        break;
+      case "round_end":
+        state.scores = e.scores.slice();
+        state.rounds.push(e.scores.slice());
+        state.points = e.points.slice();
+        state.actor = e.declarer;
+        state.declarer = e.declarer;
+        state.failed = e.reason === "failed_declaration";
+        state.turn = null;
+        e.eliminated.forEach(function (seat) { state.status[seat] = "out"; });
+        break;
+      case "match_end":
+        state.actor = null;
+        state.turn = null;
+        state.points = null;
+        state.scores = e.scores.slice();
+        break;
+    }
+  };
+
+  // names: in seat order; card(code, highlight): replay.js's card node; total(hand): the hand's points, or null
+  // where the hands are face down (watch.js: a match in play), when a seat's note says how many cards it holds;
   // threshold: the score above which a seat is out (the chart's line).
   window.arenaCardTable = function (parent, names, card, total, threshold) {
     var box = el("div", "cardtable");
@@ -82,7 +136,8 @@
         seat.hand.replaceChildren.apply(seat.hand, hand.map(function (c) {
           return card(c, c === s.took && i === s.actor);
         }));
-        var note = hand.length ? "total " + total(hand) : s.status[i] || "\u2013";
+        var note = !hand.length ? s.status[i] || "\u2013"
+          : total ? "total " + total(hand) : hand.length + (hand.length === 1 ? " card" : " cards");
         if (hand.length && s.points) note += " \u00b7 +" + s.points[i];
         if (hand.length && s.status[i]) note += " \u00b7 " + s.status[i];
         if (i === s.declarer) note += s.failed ? " \u00b7 \u2605 failed" : " \u00b7 \u2605 declared";

@@ -8,7 +8,9 @@
 // that carried a sentence per turn would be several times the size.
 // Text from the log (bot names, fault details) is only ever set with textContent, never parsed as HTML:
 // bots are untrusted. The step shown is in the address (#step=N, 1-based as the counter says) so that a moment
-// can be shared; without one the replay opens at the first deal.
+// can be shared; without one the replay opens at the first deal. What every player is told of an event (the floor,
+// the deck's count, the scores, whose turn it is) is applied by cardtable.js's arenaTableEvent, which the match
+// page loads first and the live page (watch.js) shares; the hands, the last moves and the fates are this file's.
 (function () {
   "use strict";
   var root = document.querySelector("[data-replay]");
@@ -226,14 +228,15 @@
                 scores: names.map(function () { return 0; }), points: null, status: names.map(function () { return ""; }),
                 actor: null, turn: null, took: null, last: names.map(function () { return null; }),
                 out: names.map(function () { return null; }), fate: names.map(function () { return null; }),
-                rounds: [] };
+                rounds: [], gone: names.map(function () { return false; }), putAway: null };
   var roundStarts = [];
   var roundEnds = [];
 
+  var tableEvent = window.arenaTableEvent;
   function nextSeat(seat) {
     for (var step = 1; step <= names.length; step++) {
       var candidate = (seat + step) % names.length;
-      if (state.hands[candidate].length) return candidate;
+      if (state.hands[candidate].length && !state.gone[candidate]) return candidate;
     }
     return null;
   }
@@ -248,76 +251,61 @@
   }
 
   events.forEach(function (e, index) {
-    state.took = null;
-    state.declarer = null;
-    state.failed = false;
-    state.actor = e.seat === undefined ? null : e.seat;
+    if (state.putAway !== null) {
+      state.hands[state.putAway] = [];
+      state.putAway = null;
+    }
+    // The hands first (nextSeat reads them), then what every player sees (cardtable.js), then the rest.
     switch (e.type) {
-      case "match_start":
-        break;
       case "round_start":
         roundStarts.push(index);
         state.last = names.map(function () { return null; });
-        state.round = e.round;
         state.hands = copy(e.hands);
-        state.floor = e.floor.slice();
-        state.scores = e.scores.slice();
-        state.points = null;
-        state.deck = 52 - 1 - e.hands.reduce(function (n, h) { return n + h.length; }, 0);
-        state.turn = e.starter;
-        state.actor = null;
         break;
       case "play":
         var hand = state.hands[e.seat];
         e.discard.forEach(function (c) { var i = hand.indexOf(c); if (i >= 0) hand.splice(i, 1); });
         var taken = e.take === "deck" ? e.drew : e.take;
-        if (e.take === "deck") state.deck = Math.max(0, (state.deck || 0) - 1);
         if (taken) hand.push(taken);
-        state.took = taken || null;
-        state.last[e.seat] = { threw: e.discard.slice(), took: taken || null, from: e.take === "deck" ? "deck" : "floor" };
-        state.floor = e.discard.slice();
-        state.turn = nextSeat(e.seat);
-        break;
-      case "declare":
-        state.last[e.seat] = { declared: true };
-        state.turn = null;
-        break;
-      case "reshuffle":
-        state.deck = e.deck_size;
-        state.actor = null;
         break;
       case "forfeit":
-        state.hands[e.seat] = [];
-        state.status[e.seat] = "forfeited";
-        var fault = faults[String(e.seat)];
-        state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
-          (fault ? " (" + fault[0] + ")" : "");
-        state.last[e.seat] = { forfeited: true };
-        state.turn = state.turn === e.seat ? nextSeat(e.seat) : state.turn;
+        // The hand it held stays in view at this step, marked forfeited: from the next step on its cards are out
+        // of play (the engine puts them with the dead cards).
+        state.putAway = e.seat;
+        state.gone[e.seat] = true;
         break;
       case "round_end":
         roundEnds.push(index);
         // "=": the hands as the deal and the plays since left them (arena/site/replay.py, _Tokens).
         if (!e.hands) e.hands = copy(state.hands);
         state.hands = copy(e.hands);
-        state.scores = e.scores.slice();
-        state.rounds.push(e.scores.slice());
-        state.points = e.points.slice();
-        state.actor = e.declarer;
-        state.declarer = e.declarer;
-        state.failed = e.reason === "failed_declaration";
-        state.turn = null;
+        break;
+    }
+    tableEvent(state, e, nextSeat);
+    switch (e.type) {
+      case "round_start":
+        state.deck = 52 - 1 - e.hands.reduce(function (n, h) { return n + h.length; }, 0);
+        break;
+      case "play":
+        state.took = taken || null;
+        state.last[e.seat] = { threw: e.discard.slice(), took: taken || null, from: e.take === "deck" ? "deck" : "floor" };
+        break;
+      case "declare":
+        state.last[e.seat] = { declared: true };
+        break;
+      case "forfeit":
+        var fault = faults[String(e.seat)];
+        state.fate[e.seat] = (state.round ? "forfeited in round " + state.round : "forfeited before the first deal") +
+          (fault ? " (" + fault[0] + ")" : "");
+        state.last[e.seat] = { forfeited: true };
+        break;
+      case "round_end":
         e.eliminated.forEach(function (seat) {
-          state.status[seat] = "out";
           state.out[seat] = e.round;
           state.fate[seat] = "out in round " + e.round;
         });
         break;
       case "match_end":
-        state.actor = null;
-        state.turn = null;
-        state.points = null;
-        state.scores = e.scores.slice();
         var order = names.map(function (n, seat) { return seat; })
           .sort(function (a, b) { return e.places[a] - e.places[b] || a - b; });
         order.forEach(function (seat) {
@@ -536,9 +524,13 @@
   }
   function toggle() { if (timer === null) play(); else pause(); }
 
+  // The step an address asks for (0-based), or null when it asks for none. An address that asks for a step the
+  // replay does not have is taken as near as it goes: past the end the last, and anything that is not a step
+  // number (#step=abc, #step=) the first, as #step=0 is; never the step a page opens at without one.
   function stepFromHash() {
+    if (location.hash.indexOf("#step=") !== 0) return null;
     var found = /^#step=(\d+)$/.exec(location.hash);
-    return found ? parseInt(found[1], 10) - 1 : null;
+    return found ? parseInt(found[1], 10) - 1 : 0;
   }
 
   root.querySelectorAll("[data-go]").forEach(function (button) {

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import gzip
 import json
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
 from arena.cli.main import main
+from arena.game.cards import VALUE
+from arena.game.rules import Rules
 from arena.match.matchlog import LoadedLog, describe, load
+from arena.match.protocol import Limits
+from arena.match.referee import Referee
 from arena.match.stderr import DEBUG_CUT, DEBUG_LINE, DebugLines
 from arena.site import snapshot
 from arena.site.build import write_site
 from arena.site.pages import home as home_data
 from arena.store import Store
+from tests.scriptedbot import ScriptedBot, ScriptedSandbox, spec
 from tests.support.browser import Browser, Page, browser_fixture, page_fixture, url  # noqa: F401 - fixtures
 from tests.support.diarist import DIARY, diarist, moves_of
 
@@ -106,3 +113,57 @@ def test_a_public_site_has_no_line_of_stderr(played: tuple[Path, LoadedLog], tmp
     data = next((results / "site" / "t").glob("*/matches/1.js")).read_text()
     shown = json.loads(data[data.index("{"):data.rindex("}") + 1])
     assert sum(MARK in said for _, _, said in shown["debug"]) == len(diary_steps(played[1]))
+
+
+class LateDiarist(ScriptedBot):
+    """A bot whose diary line for each move reaches the referee after the move itself, as docker's attach stream
+    can deliver them (stdout and stderr carried apart): it answers a turn with its move at once and keeps the line
+    it wrote while thinking for :class:`Courier` to put on its stderr, after the referee applied the move."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turns = 0
+        self.late: list[bytes] = []
+
+    def _hear(self, message: dict[str, Any]) -> None:
+        if message["type"] != "turn":
+            super()._hear(message)
+            return
+        self.turns += 1  # always a play (never a declaration): one move, one event
+        self.late.append(f"{MARK} turn {self.turns}\n".encode())
+        self._say(b'{"type":"play","discard":["%s"],"take":"deck"}\n' % max(message["hand"], key=VALUE.__getitem__).encode())
+
+
+class Courier(ScriptedBot):
+    """A correct bot that, when it is asked for a move (so after the other seat's move was applied), delivers the
+    other seat's held-back line: the line and the move reach the referee in separate wake-ups, the move first."""
+
+    def __init__(self, late: LateDiarist) -> None:
+        super().__init__()
+        self.other = late
+
+    def _hear(self, message: dict[str, Any]) -> None:
+        if message["type"] == "turn":
+            for line in self.other.late:
+                self.other.stderr(line)
+            self.other.late.clear()
+        super()._hear(message)
+
+
+def test_a_line_that_arrives_after_its_move_is_still_that_moves(tmp_path: Path) -> None:
+    """Until it is asked for its next move a seat is sent nothing (its messages wait for that turn), so what it
+    writes meanwhile is about its last move, however late the sandbox hands it over."""
+    late = LateDiarist()
+    log_path = tmp_path / "m.jsonl.gz"
+    Referee([spec("late"), spec("courier")], 7, ScriptedSandbox(late, Courier(late)), Rules(threshold=30),
+            Limits(hello_ms=2000, move_ms=1000, bank_ms=0), log_path=log_path).run()
+    log = load(log_path)
+    moves = moves_of(log.events, 0)
+    # The courier delivers a line when it is asked next: checked are the moves after which it is (not those that
+    # ended a round with the late seat to start the next, nor the last), and those after a reshuffle are among them.
+    movers = [(step, event["seat"]) for step, event in enumerate(log.events) if event["type"] in ("play", "declare")]
+    delivered = {step for (step, seat), (_, after) in pairwise(movers) if (seat, after) == (0, 1)}
+    assert len(delivered) >= 20 and any(log.events[step - 1]["type"] == "reshuffle" for step in delivered)
+    steps = {int(found[2]): line.step for line in log.debug if (found := DIARY.match(line.text))}
+    assert {turn: steps[turn] for turn, step in enumerate(moves, 1) if step in delivered} == \
+        {turn: step for turn, step in enumerate(moves, 1) if step in delivered}

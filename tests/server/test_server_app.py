@@ -92,3 +92,18 @@ def test_the_site_redirect_does_not_take_the_host_header(app: tuple[TestClient, 
     reply = client.get("/site", headers={"Host": "evil.example"}, follow_redirects=False)
     assert reply.status_code in (301, 302, 307, 308)
     assert "evil.example" not in reply.headers["location"]
+
+
+def test_the_live_pages_of_a_match_not_in_play_say_so(app: tuple[TestClient, dict[str, str]]) -> None:
+    """Issue 43: a match that is not in play has no feed (404), a page that will follow it when it starts, and a
+    replay link that says why there is no replay yet, whatever the number asked."""
+    client, _ = app
+    assert client.get("/api/live").json() == {"in_play": []}
+    assert client.get("/api/live/5").status_code == 404
+    assert client.get("/api/live/5", params={"from": "x"}).status_code == 400
+    page = client.get("/live/5")
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+    assert 'data-feed="/api/live/5"' in page.text and 'data-replay="/live/5/replay"' in page.text
+    for index in (5, 10**30):
+        replay = client.get(f"/live/{index}/replay", follow_redirects=False)
+        assert replay.status_code == 404 and 'id="replay-later"' in replay.text and "not stored yet" in replay.text

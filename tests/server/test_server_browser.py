@@ -5,11 +5,13 @@ Skips, saying why, without Chromium or the playwright package, exactly as tests/
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -215,3 +217,114 @@ def test_an_author_plays_a_house_bot_from_a_phone_privately_and_unrated(server: 
     finally:
         store.close()
     assert "table-author" not in server.standings()
+
+
+# -- a match followed live (issue 43) ------------------------------------------------------------------------------
+
+WATCHED = """\
+league: {{name: watched-league, bots: [{slow}, {random}], players: 2, seed: 11, rules: {{threshold: 100}}, workers: 1}}
+"""
+CARD_CODE = re.compile(r"\b(?:10|[2-9TJQKA])[CDHS]\b")
+CARD_LABEL = re.compile("(?:10|[2-9JQKA])[\u2663\u2666\u2665\u2660]")
+SUIT_SIGN = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+RECORD_DOM = """
+window.__seen = [];
+new MutationObserver(function (records) {
+  records.forEach(function (r) {
+    if (r.type === "characterData") window.__seen.push(r.target.textContent);
+    r.addedNodes.forEach(function (n) { window.__seen.push(n.textContent || ""); });
+  });
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
+
+def label(code: str) -> str:
+    return ("10" if code[0] == "T" else code[0]) + SUIT_SIGN[code[1]]
+
+
+def cards_shown(text: str) -> set[str]:
+    """The cards in a text, by code (the moves in words) or by label (the card table's faces), as codes."""
+    signs = {sign: suit for suit, sign in SUIT_SIGN.items()}
+    return ({code.replace("10", "T") for code in CARD_CODE.findall(text)}
+            | {("T" if found[:-1] == "10" else found[:-1]) + signs[found[-1]] for found in CARD_LABEL.findall(text)})
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A league whose matches last long enough to follow (several seconds): one house bot takes 0.5 s a move, and a match lasts rounds."""
+    from tests.support.diarist import slow_greedy
+
+    root = tmp_path_factory.mktemp("watched-league")
+    config = root / "league.yaml"
+    config.write_text(WATCHED.format(slow=slow_greedy(root, "slowpoke", 0.5), random=SAMPLES / "random"))
+    with Server(root, config, root / "results" / "arena.db", free_port()).running() as running:
+        yield running
+
+
+def test_a_spectator_follows_a_match_on_the_live_page_and_never_sees_a_hidden_card(
+        watched: Server, page: Page) -> None:
+    from arena.match.matchlog import load
+    from arena.match.spectator import public_event
+
+    bodies: list[str] = []
+
+    def recorded(route: Any) -> None:  # every answer of the live API the page got, as it got it
+        response = route.fetch()
+        bodies.append(response.text())
+        route.fulfill(response=response)
+
+    page.route("**/api/live/**", recorded)
+    page.add_init_script(RECORD_DOM)
+    # From the home page's list of matches in play (it lists them as the page is made: reload until one is).
+    deadline = time.monotonic() + 120
+    while True:
+        page.goto(f"{watched.url}/")
+        link = page.locator("ul.inplay a").first
+        if link.count():
+            break
+        assert time.monotonic() < deadline, "no match in play on the home page"
+        page.wait_for_timeout(300)
+    link.click()
+    index = int(page.url.rstrip("/").rsplit("/", 1)[1])
+    expect(page.locator(".cardtable")).to_be_visible(timeout=30_000)
+    faces_in_hands: list[str] = []
+    moves_seen: list[int] = []
+    while not page.locator("[data-watch-replay]").count():  # in play: the hands are card backs, and nothing else
+        faces_in_hands += page.eval_on_selector_all(".seathand .card",
+                                                     "nodes => nodes.map(n => n.className + '|' + n.textContent)")
+        moves_seen.append(page.locator("[data-watch-moves] li").count())
+        page.wait_for_timeout(150)
+    assert len(set(moves_seen)) >= 3, moves_seen  # the page grew move by move while the match was played
+    assert faces_in_hands and set(faces_in_hands) == {"card back|"}, set(faces_in_hands)
+    expect(page.locator("[data-watch-replay]")).to_have_text("The match is over: watch its replay")
+    assert page.locator("[data-watch-moves] li").first.inner_text().startswith("Match over:")
+    from tests.axecheck import problems
+    assert problems(page) == []  # the live page, with its table, its moves and its link, light and dark
+    page.emulate_media(color_scheme="dark")
+    assert problems(page, ["color-contrast", "link-in-text-block"]) == []
+
+    log = load(watched.db.parent / "logs" / "watched-league" / f"{index:06d}.jsonl.gz")
+    events = [event for body in bodies for event in json.loads(body).get("events", [])]
+    assert events == [public_event(event) for event in log.events]  # every move, in order, as told to all
+    public = {card for event in log.events for card in
+              [*event.get("floor", ()), *event.get("discard", ()), event.get("take", "deck")] if card != "deck"}
+    held = {card for event in log.events for card in
+            [*(c for hand in event.get("hands", ()) for c in hand), event.get("drew", "")] if card}
+    hidden = held - public  # cards in a hand that no player was ever shown
+    assert hidden, "a match with no hidden card cannot test this"
+    seen_dom = page.evaluate("window.__seen.join('\\n')") + page.content()
+    assert not cards_shown(seen_dom) & hidden, cards_shown(seen_dom) & hidden
+    assert not cards_shown("\n".join(bodies)) & hidden
+    assert cards_shown(seen_dom) <= public
+
+    # The link leads to the replay once it is public (its deal's other rotation played), and says so until then.
+    def replay_open() -> bool:
+        page.locator("[data-watch-replay]").click()
+        if page.locator("#replay-later").count():
+            page.go_back()
+            return False
+        return True
+
+    watched.wait_for("the followed match's replay", replay_open, seconds=120)
+    assert re.search(r"/site/t/[^/]+/matches/\d+\.html", page.url), page.url
+    expect(page.locator("h1")).to_contain_text("Match #")

@@ -375,6 +375,17 @@ def test_replay_deep_link_and_score_rows(site: Path, page: Page) -> None:
     assert _state(page)["what"] == _narration(site, page)[wanted - 1].text
     page.goto(f"{match}#step=100000")  # past the end: the last step
     _at_step(page, total)
+    # No step number: the first step, opened fresh or followed from another step (never where a page without an
+    # address opens, step 2, the first deal), and the address says so.
+    for address in ("#step=abc", "#step=", "#step=-3"):
+        page.goto("about:blank")
+        page.goto(f"{match}{address}")
+        _at_step(page, 1)
+        assert page.evaluate("location.hash") == "#step=1"
+        page.goto(f"{match}#step=5")
+        _at_step(page, 5)
+        page.goto(f"{match}{address}")
+        _at_step(page, 1)
     page.goto(f"{match}#step=2")
     # A row of "Scores per round" opens the replay at that round's end, and the address follows.
     rows = page.locator("table.rounds tbody tr")
@@ -748,8 +759,19 @@ def test_a_fault_opens_the_replay_at_its_forfeit(fault_site: Path, page: Page, w
     assert page.evaluate("location.hash") == f"#step={row.step}"
     expect(page.locator("[data-what]")).to_have_text(re.compile(rf"^{re.escape(bot.name)} \(seat 1\) forfeits \(crash\.exit"))
     seat = page.locator("[data-hands] tr").nth(1)
-    expect(seat.locator("td.cards")).to_have_text("forfeited")
+    # The hand it held when it forfeited stays in view at this step, marked; the next step puts it away.
+    expect(seat.locator("td.cards .status")).to_have_text(" forfeited")
+    held = seat.locator("td.cards .card").count()
+    assert held > 0, "the forfeit in round 2 is of a seat holding cards"  # each card checked: test_site_cardtable
     expect(seat.locator("td.last")).to_have_text("forfeited")
+    expect(page.locator(".cardtable [data-seat='1'] .seathand .card")).to_have_count(held)
+    expect(page.locator(".cardtable [data-seat='1'] .seatnote")).to_contain_text("forfeited")
+    page.keyboard.press("ArrowRight")
+    _at_step(page, row.step + 1)
+    expect(seat.locator("td.cards")).to_have_text("forfeited")
+    expect(page.locator(".cardtable [data-seat='1'] .seathand .card")).to_have_count(0)
+    page.keyboard.press("ArrowLeft")
+    _at_step(page, row.step)
     # The replay is in view, not the top of the page.
     box = page.locator("[data-replay]").bounding_box()
     assert box is not None and box["y"] < 100

@@ -38,15 +38,18 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path]:
 
 def expected_steps(log: matchlog.LoadedLog) -> list[dict[str, Any]]:
     """What the card table shows at each step (one an event), made from the log's events: the hands (a forfeited
-    seat's put away), the floor, the deck's count and the scores."""
+    seat's shown at its forfeit, put away from the next step on), the floor, the deck's count and the scores."""
     players = int(log.header["players"])
     hands: list[list[str]] = [[] for _ in range(players)]
     floor: list[str] = []
     deck: int | None = None
     scores = [0] * players
     steps = []
+    put_away: int | None = None
     for event in log.events:
         kind = event["type"]
+        if put_away is not None:
+            hands[put_away], put_away = [], None
         if kind == "round_start":
             hands = [list(hand) for hand in event["hands"]]
             floor = list(event["floor"])
@@ -66,7 +69,7 @@ def expected_steps(log: matchlog.LoadedLog) -> list[dict[str, Any]]:
         elif kind == "reshuffle":
             deck = event["deck_size"]
         elif kind == "forfeit":
-            hands[event["seat"]] = []
+            put_away = event["seat"]
         elif kind == "round_end":
             hands = [list(hand) for hand in event["hands"]]
             scores = list(event["scores"])

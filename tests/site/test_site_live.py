@@ -20,25 +20,10 @@ import yaml
 from arena.site import build, live, output, snapshot, urls
 from arena.store import Store
 from tests.sitestore import broken_links, make_store
+from tests.support.gate import gate_bot, open_gate
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
-GATE_BOT = '''\
-import json, os, sys, time
-here = os.path.dirname(os.path.abspath(__file__))
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "hello":
-        while not os.path.exists(os.path.join(here, "go-%d" % message["seat"])):
-            time.sleep(0.02)
-        print('{"type":"ready"}', flush=True)
-    elif message["type"] == "turn":
-        values = {c: min("A23456789TJQK".index(c[0]) + 1, 10) for c in message["hand"]}
-        if message["may_declare"] and sum(values.values()) <= 5:
-            print('{"type":"declare"}', flush=True)
-        else:
-            print(json.dumps({"type": "play", "discard": [max(values, key=values.get)], "take": "deck"}), flush=True)
-'''
 
 
 def files(out: Path) -> dict[str, int]:
@@ -76,10 +61,7 @@ def settled(out: Path) -> bool:
 
 @pytest.mark.slow
 def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp_path: Path) -> None:
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    (gate / "bot.py").write_text(GATE_BOT)
-    (gate / "bot.yaml").write_text("name: gate\ncommand: python3 bot.py\nlanguage: python\n")
+    gate = gate_bot(tmp_path / "gate")
     # Slots greedy 0, random 1, gate 2: the schedule is (0,1) (1,0) (0,2) (2,0) (1,2) (2,1), so with one worker
     # the gate holds the run at match index 2 (its seat 1) until go-1, then at index 3 (seat 0) until go-0.
     config = {"name": "watched", "bots": [str(SAMPLES / "greedy"), str(SAMPLES / "random"), str(gate)],
@@ -110,7 +92,7 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
         first, third = urls.match_href("watched", ids[0]), urls.match_href("watched", ids[2])
         assert "pending" in (out / third).read_text(encoding="utf-8")
 
-        (gate / "go-1").touch()
+        open_gate(gate, 1)
         wait_for(lambda: page_says(page, "live, 3 of 6 matches") and page_says(home, "3 / 6</td>")
                  and settled(out), "live site at 3 of 6", runner)
         after = files(out)
@@ -124,7 +106,7 @@ def test_arena_run_live_shows_the_run_as_it_goes_and_a_final_site_at_the_end(tmp
         assert "pending" not in (out / third).read_text(encoding="utf-8")
         assert "once every rotation of its deal has been played" in (out / third).read_text(encoding="utf-8")
 
-        (gate / "go-0").touch()
+        open_gate(gate, 0)
         stdout, stderr = runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
