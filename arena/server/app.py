@@ -143,7 +143,8 @@ def api_routes(prefix: str) -> list[Route]:
             Route(f"{prefix}/standings", get_standings, methods=["GET"]),
             Route(f"{prefix}/league", get_league, methods=["GET"]),
             Route(f"{prefix}/me", get_me, methods=["GET"]),
-            Route(f"{prefix}/openapi.json", get_openapi, methods=["GET"])]
+            Route(f"{prefix}/openapi.json", get_openapi, methods=["GET"]),
+            *watch.api_routes(prefix)]
 
 
 async def bots(request: Request) -> Response:

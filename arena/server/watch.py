@@ -35,6 +35,11 @@ POLL_MS = 500
 """How often the live page asks for new moves: twice a second, as quick as a person follows a table."""
 
 
+def rejected(status: int, error: str) -> JSONResponse:
+    """The API's error shape (arena/schemas/openapi.yaml's ``Rejected``), never cached."""
+    return JSONResponse({"status": "rejected", "error": error}, status, headers=NO_STORE)
+
+
 def _log_dir(server: Shared) -> Path:
     return log_dir_for(server.league.db.parent, server.name)
 
@@ -69,11 +74,14 @@ async def get_feed(request: Request) -> Response:
     try:
         start = max(0, int(request.query_params.get("from", "0")))
     except ValueError:
-        return JSONResponse({"error": "from: a whole number of events"}, 400, headers=NO_STORE)
-    path = feed_path(log_path_for(_log_dir(shared(request)), int(request.path_params["index"])))
+        return rejected(400, "from: a whole number of events")
+    index = request.path_params["index"]
+    if not index.isdigit() or not index.isascii():  # the API's answers are JSON, even to /api/live/-1
+        return rejected(404, "not in play: a match is named by its index in the schedule, 0 or more")
+    path = feed_path(log_path_for(_log_dir(shared(request)), int(index)))
     found = await run_in_threadpool(read_feed, path, start)
     if found is None:
-        return JSONResponse({"error": "not in play"}, 404, headers=NO_STORE)
+        return rejected(404, "not in play: no match with that index is being played or has just ended")
     return JSONResponse({"names": found.names, "events": found.events,
                          "said": [public_line(event, found.names) for event in found.events],
                          "next": start + len(found.events), "over": found.over}, headers=NO_STORE)
@@ -123,8 +131,12 @@ async def get_replay(request: Request) -> Response:
     return await run_in_threadpool(replay_of, shared(request), int(request.path_params["index"]))
 
 
-ROUTES = (Route("/api/live", get_in_play, methods=["GET"]),
-          Route("/api/live/{index:int}", get_feed, methods=["GET"]),
-          Route("/live/{index:int}", live_page, methods=["GET"]),
+def api_routes(prefix: str) -> list[Route]:
+    """The live API under ``prefix`` (``/api`` and ``/api/v1``): ``GET .../live`` and ``GET .../live/{index}``."""
+    return [Route(f"{prefix}/live", get_in_play, methods=["GET"]),
+            Route(f"{prefix}/live/{{index}}", get_feed, methods=["GET"])]
+
+
+ROUTES = (Route("/live/{index:int}", live_page, methods=["GET"]),
           Route("/live/{index:int}/replay", get_replay, methods=["GET"]))
-"""The live routes: ``GET /api/live``, ``GET /api/live/{index}``, ``GET /live/{index}``, its ``/replay``."""
+"""The live pages: ``GET /live/{index}`` and its ``/replay``."""

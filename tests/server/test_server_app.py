@@ -98,9 +98,13 @@ def test_the_live_pages_of_a_match_not_in_play_say_so(app: tuple[TestClient, dic
     """Issue 43: a match that is not in play has no feed (404), a page that will follow it when it starts, and a
     replay link that says why there is no replay yet, whatever the number asked."""
     client, _ = app
-    assert client.get("/api/live").json() == {"in_play": []}
-    assert client.get("/api/live/5").status_code == 404
-    assert client.get("/api/live/5", params={"from": "x"}).status_code == 400
+    for prefix in ("/api", "/api/v1"):
+        assert client.get(f"{prefix}/live").json() == {"in_play": []}
+        for index in ("5", "-1", "x", str(10**30)):
+            missing = client.get(f"{prefix}/live/{index}")
+            assert missing.status_code == 404 and missing.json()["status"] == "rejected", (index, missing.text)
+        bad = client.get(f"{prefix}/live/5", params={"from": "x"})
+        assert bad.status_code == 400 and bad.json() == {"status": "rejected", "error": "from: a whole number of events"}
     page = client.get("/live/5")
     assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
     assert 'data-feed="/api/live/5"' in page.text and 'data-replay="/live/5/replay"' in page.text
