@@ -168,7 +168,7 @@ def seed_warning(config: RunConfig) -> str | None:
 SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
                "registry", "cluster"}
 TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop", "reuse"}
-LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr", "throttle"}
+LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr", "throttle", "reuse"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
@@ -468,12 +468,17 @@ class LeagueConfig(RunConfig):
     """Whether a bot whose matches take over twice the median's is scheduled less (arena/run/matchmaking.py). The
     throttle reads match times, so with it the schedule depends on the machine's speed: ``false`` for a league
     that must play the same matches on any machine and any backend."""
+    reuse: Reuse | None = None
+    """Bots that say ``persistent`` play several matches per process, in each batch's chains (arena/run/lanes.py),
+    as a tournament's do; None (``reuse: false``, the default): a process per seat and match."""
 
     def identity(self) -> dict[str, Any]:
         """What decides the results (not workers, batch size, cluster or where the registry is), as plain data."""
-        # The throttle's key only when it is off: the identity of every league made before it stays the same.
+        # The throttle's and reuse's keys only when not the default: the identity of every league made before them
+        # stays the same.
         return {**super().identity(), "league": True, "bots": list(self.entries), "versions": self.versions,
-                **({} if self.throttle else {"throttle": False})}
+                **({} if self.throttle else {"throttle": False}),
+                **({} if self.reuse is None else {"reuse": dataclasses.asdict(self.reuse)})}
 
 
 def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) -> LeagueConfig:
@@ -501,11 +506,15 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
             problems.say(f"bots[{index}]", f"expected registry:..., sample:NAME or a bot directory, {excerpt(entry)} "
                                            f"is not one (relative paths are read from {base})")
         entries.append(str(directory))
+    reuse = _reuse(data.get("reuse", False), problems)
     numbers: dict[str, int] = {}
-    defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}
+    # One group per worker keeps the pool busy without stale schedules; with reuse, a block of reuse.matches groups
+    # per worker (a block's chains share its deals and play one after another: arena/run/lanes.py), or the lanes
+    # would be as short as the batch.
+    per_worker = 1 if reuse is None else reuse.matches
+    defaults = {"groups_per_batch": min(1000, shared["workers"] * per_worker), "keep_stderr": LeagueConfig.keep_stderr}
     for key, low, high in (("players", 2, 8), ("groups_per_batch", 1, 1000),
                            ("keep_stderr", 1, 1_000_000)):
-        # one group per worker keeps the pool busy without stale schedules
         value = data.get(key, defaults.get(key, low))
         if type(value) is not int or not low <= value <= high:
             problems.expected(key, f"an integer from {low} to {high}", value)
@@ -522,5 +531,5 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
     problems.raise_any()
     return LeagueConfig(**shared, players=numbers["players"],
                         groups_per_batch=numbers["groups_per_batch"], keep_stderr=numbers["keep_stderr"],
-                        entries=tuple(entries), versions=versions, throttle=throttle,
+                        entries=tuple(entries), versions=versions, throttle=throttle, reuse=reuse,
                         source=path, registry=(base / registry).resolve() if registry else default_registry.resolve())

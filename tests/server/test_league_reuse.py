@@ -1,0 +1,172 @@
+"""The league server keeps bots up between matches (``reuse:`` in its ``league:`` section, issue 41): a real
+``arena serve`` on loopback plays each batch in the schedule's chains (arena/run/lanes.py), no process of a bot ever
+plays two matches of one deal (checked against the store), and deterministic bots play exactly what they play in
+fresh processes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import httpx
+import pytest
+
+from arena.run.config import ConfigError
+from arena.server.config import load_serve_config
+from arena.store import Store
+from tests.support.server import SAMPLES, Server, free_port, league_results, make_bot
+
+WITNESS = '''\
+import os
+
+import arena_bot
+from greedy import GreedyBot
+
+
+class Witness(GreedyBot):
+    """Plays as greedy does (its memory never changes a move), and remembers every hand it was dealt in its
+    process: after each match it writes its process's token, the match's number in the process and whether any hand
+    of the match was one it had been dealt before, for the test to check against the store."""
+
+    token = os.urandom(8).hex()
+    played = 0
+    seen = set()
+
+    def on_hello(self, message):
+        super().on_hello(message)
+        self.dealt = []
+
+    def on_message(self, message):
+        if message["type"] == "round_start":
+            self.dealt.append((tuple(sorted(message["hand"])), tuple(message["floor"])))
+        if message["type"] == "match_end":
+            Witness.played += 1
+            again = any(hand in Witness.seen for hand in self.dealt)
+            Witness.seen.update(self.dealt)
+            arena_bot.log(f"process {Witness.token} match {Witness.played} dealt-before {again}")
+
+
+if __name__ == "__main__":
+    arena_bot.run(Witness())
+'''
+SAID = re.compile(r"process (\w+) match (\d+) dealt-before (True|False)")
+
+CONFIG = """\
+league:
+  name: lanes
+  bots: [{witness}, {random}, {planner}]
+  players: 3
+  seed: 17
+  rules: {{threshold: 30}}
+  workers: 2
+  groups_per_batch: 4
+  keep_stderr: 100000
+  throttle: false
+{reuse}"""
+
+
+def witness(where: Path) -> Path:
+    """A persistent copy of sample:greedy that says which process played each of its matches."""
+    directory = make_bot(where, "witness", SAMPLES / "greedy")
+    (directory / "greedy.py").write_text((directory / "bot.py").read_text())
+    (directory / "bot.py").write_text(WITNESS)
+    return directory
+
+
+def write_config(root: Path, bots: Path, reuse: str) -> Path:
+    config = root / "league.yaml"
+    config.write_text(CONFIG.format(witness=bots, random=SAMPLES / "random", planner=SAMPLES / "planner",
+                                    reuse=reuse))
+    return config
+
+
+def witnessed(db: Path) -> dict[str, list[tuple[int, int, bool]]]:
+    """The witness's processes, each with (match number in the process, deal seed, dealt before) per match it
+    played, from the store."""
+    store = Store(db, readonly=True)
+    try:
+        found: dict[str, list[tuple[int, int, bool]]] = defaultdict(list)
+        for seed, tail in store.db.execute(
+                "SELECT m.seed, s.stderr_tail FROM matches m JOIN seats s ON s.match_id = m.id JOIN bots b "
+                "ON b.id = s.bot_id WHERE m.status = 'done' AND b.name = 'witness' ORDER BY m.idx"):
+            said = SAID.search(tail or "")
+            assert said is not None, tail
+            found[said[1]].append((int(said[2]), seed, said[3] == "True"))
+        return found
+    finally:
+        store.close()
+
+
+def play(root: Path, config: Path, at_least: int) -> dict[str, object]:
+    """Serve the league until ``at_least`` matches are stored; its ``/api/league`` then."""
+    server = Server(root, config, root / "arena.db", free_port())
+    with server.running():
+        server.wait_for(f"{at_least} matches", lambda: httpx.get(f"{server.url}/api/league").json()["matches"].get(
+            "done", 0) >= at_least, seconds=240)
+        league: dict[str, object] = httpx.get(f"{server.url}/api/league").json()
+    return league
+
+
+@pytest.mark.slow
+def test_a_league_with_reuse_never_shows_a_process_a_deal_twice_and_plays_what_fresh_processes_play(
+        tmp_path: Path) -> None:
+    bots = witness(tmp_path / "bots")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    # 4 groups a batch in blocks of 2: each block's 3 chains of 2 matches, one process of each bot per chain.
+    league = play(kept, write_config(kept, bots, "  reuse: {matches: 2}\n"), 24)
+    assert league["error"] is None, league["error"]
+    processes = witnessed(kept / "arena.db")
+    assert all(not again for matches in processes.values() for _, _, again in matches)
+    for token, matches in processes.items():
+        seeds = [seed for _, seed, _ in matches]
+        assert len(set(seeds)) == len(seeds), f"process {token} played a deal twice: {matches}"
+        assert [number for number, _, _ in matches] == list(range(1, len(matches) + 1)), matches  # none missing
+    assert max(len(matches) for matches in processes.values()) == 2  # kept up, for at most a chain
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    done = league_results(kept / "arena.db")
+    league = play(fresh, write_config(fresh, bots, ""), len(done))
+    assert league["error"] is None, league["error"]
+    assert all(len(matches) == 1 for matches in witnessed(fresh / "arena.db").values())  # a process a match
+    again = league_results(fresh / "arena.db")
+    both = sorted(set(done) & set(again))
+    assert len(both) >= 24
+    assert [done[index] for index in both] == [again[index] for index in both]
+
+
+@pytest.mark.parametrize(("reuse", "words"), [
+    ("  reuse: {matches: 1}\n", "league.reuse.matches: expected an integer from 2 to 1000, got 1"),
+    ("  reuse: 'yes'\n", "league.reuse: expected true, false, or a mapping"),
+])
+def test_the_leagues_reuse_key_is_checked_naming_the_file_and_the_key(tmp_path: Path, reuse: str,
+                                                                      words: str) -> None:
+    config = write_config(tmp_path, SAMPLES / "greedy", reuse)
+    with pytest.raises(ConfigError) as caught:
+        load_serve_config(config, tmp_path / "registry")
+    assert str(caught.value).startswith(f"{config}: ") and words in str(caught.value)
+
+
+def test_reuse_is_part_of_a_leagues_identity_and_sizes_its_batches(tmp_path: Path) -> None:
+    config = tmp_path / "league.yaml"
+    config.write_text(f"league: {{name: x, bots: [{SAMPLES / 'greedy'}], players: 2, workers: 2, reuse: true}}\n")
+    on = load_serve_config(config, tmp_path / "registry").league
+    config.write_text(f"league: {{name: x, bots: [{SAMPLES / 'greedy'}], players: 2, workers: 2}}\n")
+    off = load_serve_config(config, tmp_path / "registry").league
+    assert on.identity() == {**off.identity(), "reuse": {"matches": 16, "memory_fraction": 0.5}}
+    # A block of reuse.matches groups per worker: a block's chains share its deals and play one after another.
+    assert (on.groups_per_batch, off.groups_per_batch) == (32, 2)
+
+
+@pytest.mark.slow
+def test_serve_refuses_reuse_on_a_dask_cluster_naming_the_key(tmp_path: Path) -> None:
+    config = write_config(tmp_path, SAMPLES / "greedy", "  reuse: true\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "serve", str(config), "--db", str(tmp_path / "arena.db"),
+                           "--port", str(free_port()), "--cluster", "local:1"],
+                          check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"{config}: league.reuse: a Dask cluster does not keep bots up yet" in done.stderr
