@@ -299,8 +299,6 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
                                   stop.max_matches)
             repeats = max(1, stop.max_matches // round_matches)
     reuse = _reuse(data.get("reuse", False), problems)
-    if reuse is not None and stop is not None:
-        problems.expected("reuse", "false with stop (a stop rule's rounds do not keep bots up yet)", data["reuse"])
     problems.raise_any()
     return TournamentConfig(**shared, bots=bots, players=players, repeats=repeats, format=format_,
                             deals=deals, stop=stop, reuse=reuse, source=source)

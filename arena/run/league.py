@@ -53,7 +53,7 @@ from arena.run.config import LeagueConfig
 from arena.run.jobs import JobResult, MatchJob, in_chains
 from arena.run.loop import RunningRatings
 from arena.run.matchmaking import Closeness, Tally, choose_groups, closeness_of, spread, throttle_weights
-from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
+from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare, refuse_reuse_on_a_cluster
 from arena.run.players import DaskCluster, Player, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
@@ -219,9 +219,10 @@ class League:
         """Hold the league for this process for as long as it runs, and check its identity against the store: what
         a server does before it serves, so that a second server on the store (:class:`~arena.store.LeaseHeldError`)
         or a changed config (:class:`LeagueError`) is refused rather than retried forever."""
-        if self.config.reuse is not None and self.config.cluster is not None:
-            raise LeagueError(f"{self.config.source}: league.reuse: a Dask cluster does not keep bots up yet; set "
-                              "reuse: false to play on one, or play on the local pool")
+        try:
+            refuse_reuse_on_a_cluster(self.config.reuse, self.config.cluster, f"{self.config.source}: league.reuse")
+        except TournamentError as error:
+            raise LeagueError(str(error)) from None
         lease = store.acquire(self.name)
         try:
             self._prepare(store)

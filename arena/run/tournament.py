@@ -17,7 +17,7 @@ from arena.run import loop
 from arena.run.config import TournamentConfig
 from arena.run.jobs import JobResult, MatchJob, in_chains
 from arena.run.loop import FinalRatings, Progress, RunReport
-from arena.run.plan import Plan, TournamentError, load_bots, pending_jobs, plan_tournament, settings_of
+from arena.run.plan import Plan, load_bots, pending_jobs, plan_tournament, refuse_reuse_on_a_cluster, settings_of
 from arena.run.players import player_for
 from arena.run.stoprule import SettleRule
 from arena.schedule import design_for, make_schedule, new_secret
@@ -72,9 +72,7 @@ def run_tournament(
     ``on_start`` is called once the run is planned, before the first match (arena/run/loop.py).
     """
     policy: loop.Policy = AllPending(config) if config.stop is None else SettleRule(config)
-    if config.reuse is not None and (cluster or config.cluster) is not None:
-        raise TournamentError(f"{config.source}: reuse: a Dask cluster does not keep bots up yet; set reuse: false "
-                              "to play on one, or play on the local pool")
+    refuse_reuse_on_a_cluster(config.reuse, cluster or config.cluster, f"{config.source}: reuse")
     with closing(player_for(cluster or config.cluster, workers or config.workers)) as player:
         return loop.run(store, policy, player, fresh, on_result, on_start=on_start)
 

@@ -5,10 +5,8 @@ fresh processes."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import httpx
@@ -16,43 +14,8 @@ import pytest
 
 from arena.run.config import ConfigError
 from arena.server.config import load_serve_config
-from arena.store import Store
-from tests.support.server import SAMPLES, Server, free_port, league_results, make_bot
-
-WITNESS = '''\
-import os
-
-import arena_bot
-from greedy import GreedyBot
-
-
-class Witness(GreedyBot):
-    """Plays as greedy does (its memory never changes a move), and remembers every hand it was dealt in its
-    process: after each match it writes its process's token, the match's number in the process and whether any hand
-    of the match was one it had been dealt before, for the test to check against the store."""
-
-    token = os.urandom(8).hex()
-    played = 0
-    seen = set()
-
-    def on_hello(self, message):
-        super().on_hello(message)
-        self.dealt = []
-
-    def on_message(self, message):
-        if message["type"] == "round_start":
-            self.dealt.append((tuple(sorted(message["hand"])), tuple(message["floor"])))
-        if message["type"] == "match_end":
-            Witness.played += 1
-            again = any(hand in Witness.seen for hand in self.dealt)
-            Witness.seen.update(self.dealt)
-            arena_bot.log(f"process {Witness.token} match {Witness.played} dealt-before {again}")
-
-
-if __name__ == "__main__":
-    arena_bot.run(Witness())
-'''
-SAID = re.compile(r"process (\w+) match (\d+) dealt-before (True|False)")
+from tests.support.server import SAMPLES, Server, free_port, league_results
+from tests.support.witness import assert_never_a_deal_twice, witness, witnessed
 
 CONFIG = """\
 league:
@@ -68,36 +31,11 @@ league:
 {reuse}"""
 
 
-def witness(where: Path) -> Path:
-    """A persistent copy of sample:greedy that says which process played each of its matches."""
-    directory = make_bot(where, "witness", SAMPLES / "greedy")
-    (directory / "greedy.py").write_text((directory / "bot.py").read_text())
-    (directory / "bot.py").write_text(WITNESS)
-    return directory
-
-
 def write_config(root: Path, bots: Path, reuse: str) -> Path:
     config = root / "league.yaml"
     config.write_text(CONFIG.format(witness=bots, random=SAMPLES / "random", planner=SAMPLES / "planner",
                                     reuse=reuse))
     return config
-
-
-def witnessed(db: Path) -> dict[str, list[tuple[int, int, bool]]]:
-    """The witness's processes, each with (match number in the process, deal seed, dealt before) per match it
-    played, from the store."""
-    store = Store(db, readonly=True)
-    try:
-        found: dict[str, list[tuple[int, int, bool]]] = defaultdict(list)
-        for seed, tail in store.db.execute(
-                "SELECT m.seed, s.stderr_tail FROM matches m JOIN seats s ON s.match_id = m.id JOIN bots b "
-                "ON b.id = s.bot_id WHERE m.status = 'done' AND b.name = 'witness' ORDER BY m.idx"):
-            said = SAID.search(tail or "")
-            assert said is not None, tail
-            found[said[1]].append((int(said[2]), seed, said[3] == "True"))
-        return found
-    finally:
-        store.close()
 
 
 def play(root: Path, config: Path, at_least: int) -> dict[str, object]:
@@ -120,19 +58,15 @@ def test_a_league_with_reuse_never_shows_a_process_a_deal_twice_and_plays_what_f
     league = play(kept, write_config(kept, bots, "  reuse: {matches: 2}\n"), 24)
     assert league["error"] is None, league["error"]
     processes = witnessed(kept / "arena.db")
-    assert all(not again for matches in processes.values() for _, _, again in matches)
-    for token, matches in processes.items():
-        seeds = [seed for _, seed, _ in matches]
-        assert len(set(seeds)) == len(seeds), f"process {token} played a deal twice: {matches}"
-        assert [number for number, _, _ in matches] == list(range(1, len(matches) + 1)), matches  # none missing
-    assert max(len(matches) for matches in processes.values()) == 2  # kept up, for at most a chain
+    assert_never_a_deal_twice(processes)
+    assert max(len(played) for played in processes.values()) == 2  # kept up, for at most a chain
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     done = league_results(kept / "arena.db")
     league = play(fresh, write_config(fresh, bots, ""), len(done))
     assert league["error"] is None, league["error"]
-    assert all(len(matches) == 1 for matches in witnessed(fresh / "arena.db").values())  # a process a match
+    assert all(len(played) == 1 for played in witnessed(fresh / "arena.db").values())  # a process a match
     again = league_results(fresh / "arena.db")
     both = sorted(set(done) & set(again))
     assert len(both) >= 24
@@ -169,4 +103,4 @@ def test_serve_refuses_reuse_on_a_dask_cluster_naming_the_key(tmp_path: Path) ->
                            "--port", str(free_port()), "--cluster", "local:1"],
                           check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert f"{config}: league.reuse: a Dask cluster does not keep bots up yet" in done.stderr
+    assert f"{config}: league.reuse: a Dask cluster does not keep bots up yet; turn reuse off" in done.stderr
