@@ -231,3 +231,18 @@ def test_reuse_on_a_dask_cluster_is_refused_naming_the_option(tmp_path):
                                      "--cluster", "local:1", "--db", str(tmp_path / "a.db")])
     assert done.exit_code == 2, done.stderr
     assert "--reuse: a Dask cluster does not keep bots up yet" in done.stderr
+
+
+def test_the_dry_run_says_how_many_chains_play_at_once_and_a_run_warns_when_workers_would_wait(tmp_path):
+    def dry_run(reuse: object) -> tuple[dict, str]:
+        done = CliRunner().invoke(main, ["run", str(configured(tmp_path / str(reuse["matches"]), reuse)),
+                                         "--dry-run", "--json", "--workers", "2"], catch_exceptions=False)
+        assert done.exit_code == 0, done.stderr
+        return json.loads(done.stdout), done.stderr
+
+    # 6 groups: blocks of 3 make 2 (a chain of each at once, one per worker); blocks of 6 make 1.
+    enough, quiet = dry_run({"matches": 3})
+    assert enough["reuse"] == {"matches": 3, "memory_fraction": 0.5, "chains_at_once": 2} and "reuse.matches" not in quiet
+    one, said = dry_run({"matches": 6})
+    assert one["reuse"]["chains_at_once"] == 1
+    assert "reuse.matches: blocks of 6 groups leave 1 chain to play at once for 2 workers" in said
