@@ -5,14 +5,18 @@ fresh processes."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import httpx
 import pytest
 
 from arena.run.config import ConfigError
+from arena.run.lanes import chains
+from arena.schedule import ScheduledMatch
 from arena.server.config import load_serve_config
 from tests.support.server import SAMPLES, Server, free_port, league_results
 from tests.support.witness import assert_never_a_deal_twice, witness, witnessed
@@ -104,3 +108,36 @@ def test_serve_refuses_reuse_on_a_dask_cluster_naming_the_key(tmp_path: Path) ->
                           check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert f"{config}: league.reuse: a Dask cluster does not keep bots up yet; turn reuse off" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_a_league_killed_mid_batch_resumes_its_chains_whole_to_the_results_of_an_uninterrupted_one(
+        tmp_path: Path) -> None:
+    bots = witness(tmp_path / "bots")
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    play(whole, write_config(whole, bots, "  reuse: {matches: 2}\n"), 24)
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    config = write_config(killed, bots, "  reuse: {matches: 2}\n")
+    server = Server(killed, config, killed / "arena.db", free_port())
+    server.start()
+    try:
+        server.wait_for("a chain stored", lambda: len(league_results(killed / "arena.db")) >= 2)
+    finally:
+        server.stop(signal.SIGKILL)
+    done = set(league_results(killed / "arena.db"))
+    # The first batch: 4 groups of 3 rotations (indices 0-11) in blocks of 2 groups, 6 chains of 2 matches.
+    placed = chains([ScheduledMatch(index, index // 3, index % 3, index // 3, (0, 1, 2)) for index in range(12)], 2)
+    members: dict[int, set[int]] = defaultdict(set)
+    for index, chain in placed.items():
+        members[chain.chain].add(index)
+    assert done < set(range(12)), f"the batch was played before the server could be killed: {sorted(done)}"
+    assert all(chain <= done or not chain & done for chain in members.values()), "a chain stored in part"
+    play(killed, config, 24)
+    assert_never_a_deal_twice(witnessed(killed / "arena.db"))
+    first, again = league_results(whole / "arena.db"), league_results(killed / "arena.db")
+    both = sorted(set(first) & set(again))
+    assert len(both) >= 24
+    assert [first[index] for index in both] == [again[index] for index in both]
