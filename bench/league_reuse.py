@@ -4,10 +4,12 @@ against a process per match (issue 41).
 Starts ``arena serve`` on loopback with the throughput bench's four sample bots as house bots (3 seats, threshold 50,
 the process sandbox, ``--workers``, the throttle off), once with ``reuse: {matches: N}`` and once without,
 interleaved run by run, and counts the CPU of the server and everything it starts (its pool, the sandboxes and the
-bots, the site it publishes) in a cpuacct cgroup. The figure is taken at the margin: from the moment ``--warmup``
-matches are stored to the moment ``--matches`` more are, so the server's start-up and the first batch's are left
-out. With reuse the batch is ``workers`` x N groups (the league's default), without it ``workers`` groups. Needs a
-host with a cgroup v1 cpuacct hierarchy (root). Prints ONE JSON object.
+bots, the site it publishes) in a cpuacct cgroup. The figure is taken at the margin, between batch ends (a chain's
+matches are stored together, so only there is nothing played and not yet stored): from the end of the batch in
+which ``--warmup`` matches are stored to the end of the one in which ``--matches`` more are, so the server's
+start-up and its first batch are left out. With reuse a batch is ``workers`` x N groups (the league's default: 96
+matches with 2 workers and N = 16), without it ``workers`` groups (6 matches). Needs a host with a cgroup v1 cpuacct
+hierarchy (root). Prints ONE JSON object.
 
     python bench/league_reuse.py [--runs 2] [--matches 96] [--warmup 24] [--reuse 16] [--workers 2]
 """
@@ -47,11 +49,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def done(port: int) -> int | None:
-    """Matches the league has stored, or None while the server does not answer."""
+def progress(port: int) -> tuple[int, int] | None:
+    """Matches the league has stored and batches it has finished, or None while the server does not answer."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/league", timeout=5) as answer:
-            return int(json.load(answer)["matches"].get("done", 0))
+            league = json.load(answer)
+            return int(league["matches"].get("done", 0)), int(league["batches"])
     except OSError:
         return None
 
@@ -69,14 +72,19 @@ def run_once(work: Path, config: Path, warmup: int, matches: int) -> tuple[float
                                    str(port)], cwd=work, stdout=log, stderr=log)
     try:
         def when(count: int) -> tuple[float, float, int]:
+            """CPU, time and matches at the end of the batch in which ``count`` matches are stored: a chain's
+            matches are stored together, so only a batch's end has nothing played and not yet stored."""
             deadline = time.monotonic() + 1800
+            batches = None
             while time.monotonic() < deadline:
-                found = done(port)
-                if found is not None and found >= count:
-                    return int((group / "cpuacct.usage").read_text()) / 1e9, time.monotonic(), found
+                found = progress(port)
+                if found is not None and found[0] >= count:
+                    if batches is not None and found[1] > batches:
+                        return int((group / "cpuacct.usage").read_text()) / 1e9, time.monotonic(), found[0]
+                    batches = found[1] if batches is None else batches
                 if server.poll() is not None:
                     raise SystemExit(f"arena serve ended: {(work / 'serve.log').read_text()[-2000:]}")
-                time.sleep(0.2)
+                time.sleep(0.1)
             raise SystemExit(f"the league did not store {count} matches in 30 minutes")
 
         cpu0, wall0, done0 = when(warmup)
@@ -112,19 +120,20 @@ def main() -> None:
         for _ in range(args.runs):
             for name, config in configs.items():  # interleaved: a slow minute slows both
                 runs[name].append(run_once(work, config, args.warmup, args.matches))
-    report: dict[str, object] = {"python": platform.python_version(), "runs": args.runs, "workers": args.workers,
-                                 "reuse_matches": args.reuse, "load": round(load, 1),
-                                 "load_after": round(os.getloadavg()[0], 1)}
-    for name, found in runs.items():
-        report[name] = {"matches": [m for _, _, m in found],
-                        "matches_per_cpu_s": round(statistics.median(m / cpu for cpu, _, m in found), 3),
-                        "cpu_s_per_match": round(statistics.median(cpu / m for cpu, _, m in found), 4),
-                        "wall_s_per_match": round(statistics.median(wall / m for _, wall, m in found), 4)}
-    fresh, reuse = report["fresh"], report["reuse"]
-    assert isinstance(fresh, dict) and isinstance(reuse, dict)
-    report["reuse_ratio"] = round(reuse["matches_per_cpu_s"] / fresh["matches_per_cpu_s"], 2)
-    report["wall_ratio"] = round(fresh["wall_s_per_match"] / reuse["wall_s_per_match"], 2)
-    print(json.dumps(report))
+    fresh, reuse = summary(runs["fresh"]), summary(runs["reuse"])
+    print(json.dumps({"python": platform.python_version(), "runs": args.runs, "workers": args.workers,
+                      "reuse_matches": args.reuse, "load": round(load, 1), "load_after": round(os.getloadavg()[0], 1),
+                      "fresh": fresh, "reuse": reuse,
+                      "reuse_ratio": round(reuse["matches_per_cpu_s"] / fresh["matches_per_cpu_s"], 2),
+                      "wall_ratio": round(fresh["wall_s_per_match"] / reuse["wall_s_per_match"], 2)}))
+
+
+def summary(found: list[tuple[float, float, int]]) -> dict[str, float]:
+    """The medians of one mode's runs (CPU seconds, wall seconds, matches each)."""
+    return {"matches_per_cpu_s": round(statistics.median(m / cpu for cpu, _, m in found), 3),
+            "cpu_s_per_match": round(statistics.median(cpu / m for cpu, _, m in found), 4),
+            "wall_s_per_match": round(statistics.median(wall / m for _, wall, m in found), 4),
+            "matches": statistics.median(m for _, _, m in found)}
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ league:
 
 
 def write_config(root: Path, bots: Path, reuse: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
     config = root / "league.yaml"
     config.write_text(CONFIG.format(witness=bots, random=SAMPLES / "random", planner=SAMPLES / "planner",
                                     reuse=reuse))
@@ -52,12 +53,19 @@ def play(root: Path, config: Path, at_least: int) -> dict[str, object]:
     return league
 
 
+def assert_same_results(one: Path, other: Path, at_least: int) -> None:
+    """The two leagues' stores have at least ``at_least`` matches in common, with the same places and scores."""
+    first, second = league_results(one), league_results(other)
+    both = sorted(set(first) & set(second))
+    assert len(both) >= at_least
+    assert [first[index] for index in both] == [second[index] for index in both]
+
+
 @pytest.mark.slow
 def test_a_league_with_reuse_never_shows_a_process_a_deal_twice_and_plays_what_fresh_processes_play(
         tmp_path: Path) -> None:
     bots = witness(tmp_path / "bots")
     kept = tmp_path / "kept"
-    kept.mkdir()
     # 4 groups a batch in blocks of 2: each block's 3 chains of 2 matches, one process of each bot per chain.
     league = play(kept, write_config(kept, bots, "  reuse: {matches: 2}\n"), 24)
     assert league["error"] is None, league["error"]
@@ -66,15 +74,11 @@ def test_a_league_with_reuse_never_shows_a_process_a_deal_twice_and_plays_what_f
     assert max(len(played) for played in processes.values()) == 2  # kept up, for at most a chain
 
     fresh = tmp_path / "fresh"
-    fresh.mkdir()
     done = league_results(kept / "arena.db")
     league = play(fresh, write_config(fresh, bots, ""), len(done))
     assert league["error"] is None, league["error"]
     assert all(len(played) == 1 for played in witnessed(fresh / "arena.db").values())  # a process a match
-    again = league_results(fresh / "arena.db")
-    both = sorted(set(done) & set(again))
-    assert len(both) >= 24
-    assert [done[index] for index in both] == [again[index] for index in both]
+    assert_same_results(kept / "arena.db", fresh / "arena.db", 24)
 
 
 @pytest.mark.parametrize(("reuse", "words"), [
@@ -116,10 +120,8 @@ def test_a_league_killed_mid_batch_resumes_its_chains_whole_to_the_results_of_an
         tmp_path: Path) -> None:
     bots = witness(tmp_path / "bots")
     whole = tmp_path / "whole"
-    whole.mkdir()
     play(whole, write_config(whole, bots, "  reuse: {matches: 2}\n"), 24)
     killed = tmp_path / "killed"
-    killed.mkdir()
     config = write_config(killed, bots, "  reuse: {matches: 2}\n")
     server = Server(killed, config, killed / "arena.db", free_port())
     server.start()
@@ -137,7 +139,4 @@ def test_a_league_killed_mid_batch_resumes_its_chains_whole_to_the_results_of_an
     assert all(chain <= done or not chain & done for chain in members.values()), "a chain stored in part"
     play(killed, config, 24)
     assert_never_a_deal_twice(witnessed(killed / "arena.db"))
-    first, again = league_results(whole / "arena.db"), league_results(killed / "arena.db")
-    both = sorted(set(first) & set(again))
-    assert len(both) >= 24
-    assert [first[index] for index in both] == [again[index] for index in both]
+    assert_same_results(whole / "arena.db", killed / "arena.db", 24)
