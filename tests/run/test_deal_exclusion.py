@@ -23,6 +23,7 @@ import pytest
 
 from arena.bots.manifest import load_bot
 from arena.game.rules import Rules
+from arena.match.live import Reuse
 from arena.match.protocol import Limits
 from arena.run import loop
 from arena.run.config import LeagueConfig, load_config
@@ -155,7 +156,8 @@ def lives(store: Store, tid: int) -> dict[float, Life]:
     plays several matches, so its life spans theirs."""
     found: dict[float, Life] = {}
     for match in store.matches(tid):
-        assert match.result is not None
+        if match.result is None:
+            continue  # not played (yet)
         for seat in match.result.players:
             for born, seen in SPAN.findall(seat.stderr_tail):
                 deals, last = found.get(float(born), ({}, 0.0))
@@ -315,11 +317,12 @@ def test_a_dask_cluster_never_plays_two_matches_of_one_deal_at_once(tmp_path: Pa
     assert shared_deals(found) == 12 and overlaps(found) == []
 
 
-@pytest.mark.slow
-def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
-    bots = witnesses(tmp_path / "bots")
+def league_played(tmp_path: Path, reuse: Reuse | None = None) -> tuple[Store, int]:
+    """A league of witnesses (persistent ones with ``reuse``) on 2 workers, played until 12 matches are in."""
+    bots = witnesses(tmp_path / "bots", persistent=reuse is not None)
     config = LeagueConfig(name="ladder", entries=tuple(str(bot) for bot in bots), players=3, seed=3, workers=2,
-                          groups_per_batch=2, registry=tmp_path / "registry", rules=Rules.from_dict({"threshold": 25}))
+                          groups_per_batch=2 if reuse is None else 4, registry=tmp_path / "registry",
+                          rules=Rules.from_dict({"threshold": 25}), reuse=reuse)
     league = League(config, tmp_path / "league.db")
     with league_playing(league):
         deadline = time.monotonic() + 180
@@ -328,9 +331,24 @@ def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(t
             time.sleep(0.1)
     assert league.state.error is None
     store = Store(tmp_path / "league.db")
-    found = spans(store, store.tournament("ladder")["id"])
+    return store, store.tournament("ladder")["id"]
+
+
+@pytest.mark.slow
+def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
+    store, tid = league_played(tmp_path)
+    found = spans(store, tid)
     assert len(found) >= 12 and shared_deals(found) == len(found)
     assert overlaps(found) == []
+
+
+@pytest.mark.slow
+def test_a_league_with_reuse_never_keeps_a_process_that_played_a_deal_alive_while_another_plays_it(
+        tmp_path: Path) -> None:
+    store, tid = league_played(tmp_path, Reuse(2))  # batches of 4 groups: 2 blocks of 3 chains of 2 matches
+    found = lives(store, tid)
+    assert len(found) >= 18 and max(len(deals) for deals, _ in found.values()) == 2
+    assert lives_overlapping_on_a_deal(found) == []
 
 
 class NameWatch:
