@@ -504,15 +504,11 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
             problems.say(f"bots[{index}]", f"expected registry:..., sample:NAME or a bot directory, {excerpt(entry)} "
                                            f"is not one (relative paths are read from {base})")
         entries.append(str(directory))
-    reuse = _reuse(data.get("reuse", False), problems)
     numbers: dict[str, int] = {}
-    # One group per worker keeps the pool busy without stale schedules; with reuse, a block of reuse.matches groups
-    # per worker (a block's chains share its deals and play one after another: arena/run/lanes.py), or the lanes
-    # would be as short as the batch.
-    per_worker = 1 if reuse is None else reuse.matches
-    defaults = {"groups_per_batch": min(1000, shared["workers"] * per_worker), "keep_stderr": LeagueConfig.keep_stderr}
+    defaults = {"groups_per_batch": shared["workers"], "keep_stderr": LeagueConfig.keep_stderr}
     for key, low, high in (("players", 2, 8), ("groups_per_batch", 1, 1000),
                            ("keep_stderr", 1, 1_000_000)):
+        # one group per worker keeps the pool busy without stale schedules
         value = data.get(key, defaults.get(key, low))
         if type(value) is not int or not low <= value <= high:
             problems.expected(key, f"an integer from {low} to {high}", value)
@@ -526,6 +522,11 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
     throttle = data.get("throttle", True)
     if not isinstance(throttle, bool):
         problems.expected("throttle", "true or false", throttle)
+    reuse = _reuse(data.get("reuse", False), problems)
+    if reuse is not None and "groups_per_batch" not in data:
+        # A block of reuse.matches groups per worker: a block's chains share its deals and play one after another
+        # (arena/run/lanes.py), and a batch of fewer groups would make the lanes as short as itself.
+        numbers["groups_per_batch"] = min(1000, shared["workers"] * reuse.matches)
     problems.raise_any()
     return LeagueConfig(**shared, players=numbers["players"],
                         groups_per_batch=numbers["groups_per_batch"], keep_stderr=numbers["keep_stderr"],

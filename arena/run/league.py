@@ -219,10 +219,6 @@ class League:
         """Hold the league for this process for as long as it runs, and check its identity against the store: what
         a server does before it serves, so that a second server on the store (:class:`~arena.store.LeaseHeldError`)
         or a changed config (:class:`LeagueError`) is refused rather than retried forever."""
-        try:
-            refuse_reuse_on_a_cluster(self.config.reuse, self.config.cluster, f"{self.config.source}: league.reuse")
-        except TournamentError as error:
-            raise LeagueError(str(error)) from None
         lease = store.acquire(self.name)
         try:
             self._prepare(store)
@@ -233,6 +229,7 @@ class League:
 
     def _prepare(self, store: Store) -> Plan:
         try:
+            refuse_reuse_on_a_cluster(self.config.reuse, self.config.cluster, f"{self.config.source}: league.reuse")
             return prepare(store, self.name, self.config.identity(), (), (), kind="league", source=self.config.source)
         except TournamentError as error:
             raise LeagueError(str(error)) from None
