@@ -112,7 +112,7 @@ def refuse_reuse_on_a_cluster(reuse: object, cluster: str | None, key: str) -> N
     """Raise :class:`TournamentError` naming ``key`` if bots are to be kept up on a Dask cluster, which plays one
     match per task and so cannot play a chain whole (arena/run/lanes.py)."""
     if reuse is not None and cluster is not None:
-        raise TournamentError(f"{key}: a Dask cluster does not keep bots up yet; turn reuse off to play on one, "
+        raise TournamentError(f"{key}: a Dask cluster does not keep bots up yet; leave reuse off to play on one, "
                               "or play on the local pool")
 
 

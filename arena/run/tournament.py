@@ -9,16 +9,17 @@ they are (the local pool or a Dask cluster), and a resumed run ends exactly wher
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from typing import Any
 
 from arena.run import loop
 from arena.run.config import TournamentConfig
-from arena.run.jobs import JobResult, MatchJob, in_chains
-from arena.run.lanes import blocks
+from arena.run.jobs import JobResult, MatchJob
+from arena.run.lanes import blocks, chains
 from arena.run.loop import FinalRatings, Progress, RunReport
-from arena.run.plan import Plan, load_bots, pending_jobs, plan_tournament, refuse_reuse_on_a_cluster, settings_of
+from arena.run.plan import Plan, TournamentError, load_bots, pending_jobs, plan_tournament, settings_of
 from arena.run.players import player_for
 from arena.run.stoprule import SettleRule, round_of
 from arena.schedule import design_for, make_schedule, new_secret
@@ -41,9 +42,12 @@ class AllPending:
 
     def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
         todo = pending_jobs(plan, settings_of(self.config))
-        if self.config.reuse is not None:
+        reuse = self.config.reuse
+        if reuse is not None:
             # Chains from the whole schedule, so that a resumed run's chains are the first run's (arena/run/lanes.py).
-            todo = in_chains(todo, plan.schedule, self.config.reuse)
+            placed = chains(plan.schedule, reuse.matches)
+            todo = [dataclasses.replace(job, chain=placed[job.index], memory_fraction=reuse.memory_fraction)
+                    for job in todo]
         yield todo
 
     def add(self, job: MatchJob, result: JobResult) -> bool:
@@ -73,7 +77,9 @@ def run_tournament(
     ``on_start`` is called once the run is planned, before the first match (arena/run/loop.py).
     """
     policy: loop.Policy = AllPending(config) if config.stop is None else SettleRule(config)
-    refuse_reuse_on_a_cluster(config.reuse, cluster or config.cluster, f"{config.source}: reuse")
+    if config.reuse is not None and (cluster or config.cluster) is not None:
+        raise TournamentError(f"{config.source}: reuse: a Dask cluster does not keep bots up yet; set reuse: false "
+                              "to play on one, or play on the local pool")
     with closing(player_for(cluster or config.cluster, workers or config.workers)) as player:
         return loop.run(store, policy, player, fresh, on_result, on_start=on_start)
 

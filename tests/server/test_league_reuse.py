@@ -111,7 +111,7 @@ def test_serve_refuses_reuse_on_a_dask_cluster_naming_the_key(tmp_path: Path) ->
                            "--port", str(free_port()), "--cluster", "local:1"],
                           check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert f"{config}: league.reuse: a Dask cluster does not keep bots up yet; turn reuse off" in done.stderr
+    assert f"{config}: league.reuse: a Dask cluster does not keep bots up yet; leave reuse off" in done.stderr
 
 
 @pytest.mark.slow
