@@ -159,6 +159,9 @@ SHARED: Fields = {
     "cluster": (of(None, "local:2", "local:010", "local:256", "tcp://head:8786", "tls://[::1]:1"),
                 of("local:257", "local:0", "local:0001", "http://head:1", "local:2\n", "tcp://head", 2)),
 }
+REUSE = (of(True, False, {}, {"matches": 2}, {"matches": 1000, "memory_fraction": 0.1}, {"memory_fraction": 1}),
+         st.one_of(of({"matches": 1}, {"matches": 1001}, {"matches": 2.0}, {"memory_fraction": 0.05},
+                      {"memory_fraction": 1.5}, {"memory_fraction": True}, {"lanes": 2}, "yes"), JUNK))
 TOURNAMENT = document(SHARED | {
     "bots": (VALID_BOTS, ANY_BOTS),
     "repeats": (of(1, 10000), ints(1, 10000)),
@@ -168,6 +171,7 @@ TOURNAMENT = document(SHARED | {
                  of("", {"versions": "some"}, {"dir": ""}, {"place": "x"}, 3)),
     "stop": section({"max_matches": (of(6, 10**7), ints(1, 6, 10**7)), "confidence": (of(0.51, 0.95), numbers(0.5, 1)),
                      "margin": (of(0.01, 0.49), numbers(0, 0.5))}, ("max_matches",)),
+    "reuse": REUSE,
 }, ("name", "bots", "players"))
 LEAGUE = document({
     "league": section(SHARED | {
@@ -175,7 +179,7 @@ LEAGUE = document({
                  st.one_of(ANY_BOTS, of(["registry:*", "registry:*"], ["sample:greedy", "sample:greedy"]))),
         "versions": (of("latest", "all"), of("some", None)), "registry": (of(None, "reg"), of("", 3)),
         "groups_per_batch": (of(1, 1000), ints(1, 1000)), "keep_stderr": (of(1, 1000000), ints(1, 1000000)),
-        "throttle": (of(True, False), JUNK)}, ("name", "bots", "players")),
+        "throttle": (of(True, False), JUNK), "reuse": REUSE}, ("name", "bots", "players")),
     "server": section({
         "uploads_per_hour": (of(1, 10, 100000), ints(1, 100, 100000)),
         "attempts_per_hour": (of(60, 100000), ints(1, 60, 100000)),

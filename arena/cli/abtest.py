@@ -33,6 +33,7 @@ from arena.cli.common import (
 )
 from arena.cli.ticker import Ticker
 from arena.game.rules import Rules, RulesError
+from arena.match.live import Reuse
 from arena.match.protocol import Limits
 from arena.registry.versions import entrant_names
 from arena.run import abtest
@@ -108,6 +109,9 @@ def verdict_line(report: abtest.TestReport, test: abtest.ABTest) -> str:
 @click.option("--workers", type=click.IntRange(1, 256), help="Parallel matches (default: the CPUs).")
 @click.option("--cluster", callback=lambda _c, _p, value: check_cluster(value), metavar="ADDRESS",
               help="Play on a Dask cluster: local:N, tcp://HOST:PORT or tls://HOST:PORT (docs/CLUSTER.md).")
+@click.option("--reuse", type=click.IntRange(2, 1000), metavar="N",
+              help="Bots that say persistent play up to N matches per process, never two of one deal (as a "
+              "tournament's reuse: {matches: N}; docs/TOURNAMENTS.md). Default: a process per match.")
 @click.option("--name", help="The test's name in the store (default: made from the bots and the settings).")
 @click.option("--fresh", is_flag=True, help="Discard this test's stored results and start over.")
 @click.option("--no-site", is_flag=True, help="Do not build the results site at the end.")
@@ -115,7 +119,8 @@ def verdict_line(report: abtest.TestReport, test: abtest.ABTest) -> str:
 @json_option("Print the verdict and the test's numbers as JSON.")
 def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.Pairing, players: int | None,
             alpha: float, beta: float, margin: float | None, max_matches: int, seed: int, threshold: int | None,
-            move_ms: int, sandbox_name: str, workers: int | None, cluster: str | None, name: str | None, fresh: bool,
+            move_ms: int, sandbox_name: str, workers: int | None, cluster: str | None, reuse: int | None,
+            name: str | None, fresh: bool,
             no_site: bool,
             db_path: Path, as_json: bool) -> None:
     """Is NEW better than BASE? They play the same deals from the same seats with the same opponents, and a
@@ -136,7 +141,8 @@ def ab_test(new: Path, base: Path, opponents: tuple[Path, ...], pairing: abtest.
     except RulesError as error:
         fail(f"--threshold: {error}")
     test = abtest.make_test(new, base, opponents, players, settings, max_matches, seed, name, pairing, rules=rules,
-                            limits=Limits(move_ms=move_ms), sandbox=sandbox_name, workers=workers or os.cpu_count() or 1)
+                            limits=Limits(move_ms=move_ms), sandbox=sandbox_name, workers=workers or os.cpu_count() or 1,
+                            reuse=None if reuse is None else Reuse(reuse))
     store = open_store(db_path, must_exist=False)
     live = progress_shown(as_json)
     ticker = Ticker(max_matches)

@@ -257,9 +257,11 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
         config = load_config(example_or_path(config_file), registry=default_registry(db_path))
         if cluster is None and config.cluster is not None and not dry_run:
             require_extra("cluster", f"{config_file}: cluster:")
-        warning = seed_warning(config)  # once the config is known to run: a refusal is said alone
-        if warning is not None:
-            click.echo(warning, err=True)
+        warnings = (seed_warning(config),  # once the config is known to run: a refusal is said alone
+                    tournament.reuse_warning(config, workers or config.workers))
+        for warning in warnings:
+            if warning is not None:
+                click.echo(warning, err=True)
         if dry_run:
             summary = tournament.dry_run(config, workers, cluster)
             if as_json:

@@ -43,7 +43,7 @@ from typing import Any, Literal
 from arena.bots.manifest import BotSpec
 from arena.run import loop
 from arena.run.config import TournamentConfig
-from arena.run.jobs import JobResult, MatchJob
+from arena.run.jobs import JobResult, MatchJob, in_chains
 from arena.run.loop import FinalRatings
 from arena.run.plan import (
     Plan,
@@ -53,6 +53,7 @@ from arena.run.plan import (
     load_entrants,
     pending_jobs,
     prepare,
+    refuse_reuse_on_a_cluster,
     settings_of,
     unique_names,
 )
@@ -250,7 +251,12 @@ class SprtPolicy:
 
     def batches(self, plan: Plan, store: Store) -> Generator[Sequence[MatchJob], None, None]:
         if self.tally.status.verdict == "undecided":
-            yield pending_jobs(plan, settings_of(self.test.config))
+            todo = pending_jobs(plan, settings_of(self.test.config))
+            reuse = self.test.config.reuse
+            # With reuse, chains of the whole schedule (arena/run/lanes.py), as a tournament's: the verdict is taken
+            # on whole deals in schedule order, and a deal's results depend only on its chains' earlier deals, so
+            # the deals before the verdict are the same whatever the workers; a chain's deals after it are dropped.
+            yield todo if reuse is None else in_chains(todo, plan.schedule, reuse)
 
     def add(self, job: MatchJob, result: JobResult) -> bool:
         if result.result is None:
@@ -282,6 +288,7 @@ def run_test(test: ABTest, store: Store, fresh: bool = False, workers: int | Non
     (arena/run/loop.py), the test is held by a lease, and ``KeyboardInterrupt`` or SIGTERM stops the workers and
     returns a report with ``interrupted=True``; the same call again resumes. ``cluster`` plays it on a Dask cluster.
     """
+    refuse_reuse_on_a_cluster(test.config.reuse, cluster or test.config.cluster, "--reuse")
     policy = SprtPolicy(test, on_status)
     with closing(player_for(cluster or test.config.cluster, workers or test.config.workers)) as player:
         report = loop.run(store, policy, player, fresh, stop=stop)

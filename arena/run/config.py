@@ -168,7 +168,7 @@ def seed_warning(config: RunConfig) -> str | None:
 SHARED_KEYS = {"name", "bots", "players", "seed", "rules", "limits", "sandbox", "workers", "rating", "retries",
                "registry", "cluster"}
 TOP_KEYS = SHARED_KEYS | {"format", "deals", "repeats", "stop", "reuse"}
-LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr", "throttle"}
+LEAGUE_KEYS = SHARED_KEYS | {"versions", "groups_per_batch", "keep_stderr", "throttle", "reuse"}
 LIMIT_KEYS = {f.name for f in dataclasses.fields(Limits)} | {f.name for f in dataclasses.fields(SandboxLimits)}
 
 
@@ -299,8 +299,6 @@ def parse_config(data: object, source: Path, registry: Path | None = None) -> To
                                   stop.max_matches)
             repeats = max(1, stop.max_matches // round_matches)
     reuse = _reuse(data.get("reuse", False), problems)
-    if reuse is not None and stop is not None:
-        problems.expected("reuse", "false with stop (a stop rule's rounds do not keep bots up yet)", data["reuse"])
     problems.raise_any()
     return TournamentConfig(**shared, bots=bots, players=players, repeats=repeats, format=format_,
                             deals=deals, stop=stop, reuse=reuse, source=source)
@@ -468,12 +466,17 @@ class LeagueConfig(RunConfig):
     """Whether a bot whose matches take over twice the median's is scheduled less (arena/run/matchmaking.py). The
     throttle reads match times, so with it the schedule depends on the machine's speed: ``false`` for a league
     that must play the same matches on any machine and any backend."""
+    reuse: Reuse | None = None
+    """Bots that say ``persistent`` play several matches per process, in each batch's chains (arena/run/lanes.py),
+    as a tournament's do; None (``reuse: false``, the default): a process per seat and match."""
 
     def identity(self) -> dict[str, Any]:
         """What decides the results (not workers, batch size, cluster or where the registry is), as plain data."""
-        # The throttle's key only when it is off: the identity of every league made before it stays the same.
+        # The throttle's and reuse's keys only when not the default: the identity of every league made before them
+        # stays the same.
         return {**super().identity(), "league": True, "bots": list(self.entries), "versions": self.versions,
-                **({} if self.throttle else {"throttle": False})}
+                **({} if self.throttle else {"throttle": False}),
+                **({} if self.reuse is None else {"reuse": dataclasses.asdict(self.reuse)})}
 
 
 def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) -> LeagueConfig:
@@ -527,8 +530,13 @@ def parse_league(data: Mapping[str, Any], path: Path, default_registry: Path) ->
     throttle = data.get("throttle", True)
     if not isinstance(throttle, bool):
         problems.expected("throttle", "true or false", throttle)
+    reuse = _reuse(data.get("reuse", False), problems)
+    if reuse is not None and "groups_per_batch" not in data:
+        # A block of reuse.matches groups per worker: a block's chains share its deals and play one after another
+        # (arena/run/lanes.py), and a batch of fewer groups would make the lanes as short as itself.
+        numbers["groups_per_batch"] = min(1000, shared["workers"] * reuse.matches)
     problems.raise_any()
     return LeagueConfig(**shared, players=numbers["players"],
                         groups_per_batch=numbers["groups_per_batch"], keep_stderr=numbers["keep_stderr"],
-                        entries=tuple(entries), versions=versions, throttle=throttle,
+                        entries=tuple(entries), versions=versions, throttle=throttle, reuse=reuse,
                         source=path, registry=(base / registry).resolve() if registry else default_registry.resolve())

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +27,9 @@ from arena.match.live import LiveBots, Reuse
 from arena.match.matchview import view_log
 from arena.match.protocol import Limits
 from arena.match.referee import InfrastructureError, play_match
-from arena.run.lanes import Chain
+from arena.run.lanes import Chain, chains
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
+from arena.schedule import ScheduledMatch
 
 PR_SET_PDEATHSIG = 1
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -63,6 +64,14 @@ class JobResult:
     error: str | None = None
     rest: int = 0
     """How many results of the same chain follow this one: the loop stores a chain's results together."""
+
+
+def in_chains(jobs: Sequence[MatchJob], schedule: Sequence[ScheduledMatch], reuse: Reuse) -> list[MatchJob]:
+    """``jobs`` placed in the chains that ``schedule``'s matches make (arena/run/lanes.py), to be played with
+    ``reuse``: the schedule is what the chains follow from, so it must be the same whenever the jobs are played
+    again (a tournament's whole schedule; a league's pending matches, whose chains are stored whole or not at all)."""
+    placed = chains(schedule, reuse.matches)
+    return [dataclasses.replace(job, chain=placed[job.index], memory_fraction=reuse.memory_fraction) for job in jobs]
 
 
 _SANDBOXES: dict[str, Sandbox] = {}

@@ -51,3 +51,11 @@ def chains(schedule: Sequence[ScheduledMatch], length: int) -> dict[int, Chain]:
         position = positions[number] = positions.get(number, -1) + 1
         found[match.index] = Chain(number, position, tuple(f"{number}/{bot}" for bot in match.bots))
     return found
+
+
+def blocks(schedule: Sequence[ScheduledMatch], length: int) -> int:
+    """How many blocks of ``length`` groups ``schedule`` is cut into: the most chains that may play at once, since a
+    block's chains share its deals and play one after another. Interleaving them a match at a time would not do:
+    a process that has played a deal would be alive, holding that deal's cards, while another chain plays it
+    (docs/SECURITY.md, "One deal at a time")."""
+    return -(-len({match.group for match in schedule}) // length)

@@ -50,10 +50,10 @@ from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run import loop
 from arena.run.cluster import ClusterStats
 from arena.run.config import LeagueConfig
-from arena.run.jobs import JobResult, MatchJob
+from arena.run.jobs import JobResult, MatchJob, in_chains
 from arena.run.loop import RunningRatings
 from arena.run.matchmaking import Closeness, Tally, choose_groups, closeness_of, spread, throttle_weights
-from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare
+from arena.run.plan import JobSettings, Plan, TournamentError, jobs, prepare, refuse_reuse_on_a_cluster
 from arena.run.players import DaskCluster, Player, player_for
 from arena.schedule import ScheduledMatch, deal_seed, rotations
 from arena.stats.confidence import confidence
@@ -229,6 +229,7 @@ class League:
 
     def _prepare(self, store: Store) -> Plan:
         try:
+            refuse_reuse_on_a_cluster(self.config.reuse, self.config.cluster, f"{self.config.source}: league.reuse")
             return prepare(store, self.name, self.config.identity(), (), (), kind="league", source=self.config.source)
         except TournamentError as error:
             raise LeagueError(str(error)) from None
@@ -398,14 +399,19 @@ class League:
         return self._closeness[1]
 
     def pending_jobs(self, store: Store, plan: Plan) -> list[MatchJob]:
-        """The league's pending matches as jobs for :func:`~arena.run.jobs.run_job`."""
+        """The league's pending matches as jobs for :func:`~arena.run.jobs.run_job`; with reuse, in the chains
+        that the pending matches make (arena/run/lanes.py). Those are the chains the batch had when it was
+        scheduled, after a restart too: a chain is stored whole or not at all, so the pending matches are whole
+        blocks of the batch's groups, which cut into the same blocks again."""
         bots: dict[int, BotSpec] = {}
         for row in store.bots(plan.tid):
             spec = self._spec(Path(row["directory"]), row["name"])
             if spec is None:
                 raise LeagueError(f"{row['directory']}: a bot of league {self.config.name!r} is no longer loadable")
             bots[row["slot"]] = spec
-        return jobs(store.scheduled(plan.tid, "pending"), bots, self.settings, plan.log_dir)
+        pending = store.scheduled(plan.tid, "pending")
+        todo = jobs(pending, bots, self.settings, plan.log_dir)
+        return todo if self.config.reuse is None else in_chains(todo, pending, self.config.reuse)
 
     def maybe_publish(self, store: Store, new: tuple[int, ...], force: bool = False) -> float:
         """Publish the site if it is due; returns the seconds spent. Publishing re-renders the league's standings,

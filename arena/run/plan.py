@@ -111,6 +111,14 @@ def settings_of(config: TournamentConfig, watched: bool = False) -> JobSettings:
                        watched=watched)
 
 
+def refuse_reuse_on_a_cluster(reuse: object, cluster: str | None, key: str) -> None:
+    """Raise :class:`TournamentError` naming ``key`` if bots are to be kept up on a Dask cluster, which plays one
+    match per task and so cannot play a chain whole (arena/run/lanes.py)."""
+    if reuse is not None and cluster is not None:
+        raise TournamentError(f"{key}: a Dask cluster does not keep bots up yet; leave reuse off to play on one, "
+                              "or play on the local pool")
+
+
 def plan_tournament(config: TournamentConfig, store: Store, fresh: bool = False) -> Plan:
     """Create the tournament in the store, or check that the stored one is the same and find what is left."""
     bots = load_bots(config, build_cache_for(store))

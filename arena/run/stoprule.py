@@ -11,7 +11,9 @@ spends 1 - ``confidence`` over the rounds, so that looking after every round doe
 whole rounds, in schedule order, with a fixed bootstrap seed, so the same config stops after the same round whatever
 the number of workers (on the local pool or a cluster), and a resumed run (which re-checks the stored rounds in
 order) stops where an uninterrupted one would. It is a policy of the run loop (arena/run/loop.py); a round's
-matches are one batch, played in parallel.
+matches are one batch, played in parallel. With ``reuse:`` a round's groups make their own chains
+(arena/run/lanes.py), each stored whole: what a process remembers never spans two rounds, so the rule's decision
+after a round is taken on the same results whatever the workers.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Generator, Sequence
 from itertools import pairwise
 
 from arena.run.config import StopRule, TournamentConfig
-from arena.run.jobs import JobResult, MatchJob
+from arena.run.jobs import JobResult, MatchJob, in_chains
 from arena.run.loop import FinalRatings
 from arena.run.plan import Plan, pending_jobs, plan_tournament, settings_of
 from arena.schedule import design_for
@@ -87,6 +89,12 @@ class SettleRule:
         number_of = {match.index: round_(match.group) for match in plan.schedule}
         for number in range(config.repeats):
             batch = [job for job in todo if number_of[job.index] == number]
+            if batch and config.reuse is not None:
+                # Chains within the round (a round-robin's round is not a run of consecutive groups), from the
+                # whole round so that a resumed round's chains are the first run's: a chain never outlives the
+                # round the rule judges it in.
+                batch = in_chains(batch, [match for match in plan.schedule if number_of[match.index] == number],
+                                  config.reuse)
             if batch:
                 yield batch
                 if self.failed:

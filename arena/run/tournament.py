@@ -17,11 +17,11 @@ from typing import Any
 from arena.run import loop
 from arena.run.config import TournamentConfig
 from arena.run.jobs import JobResult, MatchJob
-from arena.run.lanes import chains
+from arena.run.lanes import blocks, chains
 from arena.run.loop import FinalRatings, Progress, RunReport
 from arena.run.plan import Plan, TournamentError, load_bots, pending_jobs, plan_tournament, settings_of
 from arena.run.players import player_for
-from arena.run.stoprule import SettleRule
+from arena.run.stoprule import SettleRule, round_of
 from arena.schedule import design_for, make_schedule, new_secret
 from arena.store import Store
 
@@ -87,6 +87,29 @@ def run_tournament(
         return loop.run(store, policy, player, fresh, on_result, on_start=on_start)
 
 
+def chains_at_once(config: TournamentConfig) -> int | None:
+    """With reuse, the most chains that may play at once (arena/run/lanes.py's :func:`~arena.run.lanes.blocks`;
+    with a stop rule, of one round, which is what a batch holds); None without reuse. The group structure does not
+    depend on the secret, so any seed counts."""
+    if config.reuse is None:
+        return None
+    schedule = make_schedule(len(config.bots), config.players, config.repeats, 0, config.deals)
+    if config.stop is not None:
+        schedule = [match for match in schedule
+                    if round_of(match.group, len(config.bots), config.players, config.repeats) == 0]
+    return blocks(schedule, config.reuse.matches)
+
+
+def reuse_warning(config: TournamentConfig, workers: int) -> str | None:
+    """A one-line warning when reuse leaves some of ``workers`` idle, else None."""
+    at_once = chains_at_once(config)
+    if config.reuse is None or at_once is None or at_once >= workers:
+        return None
+    return (f"warning: {config.source or config.name}: reuse.matches: blocks of {config.reuse.matches} groups leave "
+            f"{at_once} chain{'s' if at_once > 1 else ''} to play at once for {workers} workers (a block's chains "
+            "share its deals and play one after another): a smaller reuse.matches keeps every worker busy")
+
+
 def estimate_seconds(config: TournamentConfig, matches: int, workers: int) -> float:
     """A rough wall-clock estimate: a match of sample-bot speed is a few hundred turns plus its start-up."""
     turns_per_match = 60 * config.players * max(1, config.rules.threshold // 25)
@@ -125,6 +148,9 @@ def dry_run(config: TournamentConfig, workers: int | None = None, cluster: str |
         "sandbox": config.sandbox,
         "estimated_seconds": round(estimate_seconds(config, len(schedule), workers), 1),
         # with a stop rule the matches and the time are bounds: it stops once the standings settle
+        "reuse": None if config.reuse is None else {"matches": config.reuse.matches,
+                                                     "memory_fraction": config.reuse.memory_fraction,
+                                                     "chains_at_once": chains_at_once(config)},
         "open_ended": None if config.stop is None else {"confidence": config.stop.confidence,
                                                         "max_matches": len(schedule),
                                                         "margin": config.stop.margin},

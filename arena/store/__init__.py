@@ -468,7 +468,7 @@ class Store:
                 f"SELECT s.match_id, s.bot_id, s.seat, b.name, b.files_hash, s.place, s.score, s.rounds, s.turns, "
                 f"s.points, s.declares_ok, s.declares_failed, {'s.stderr_tail' if stderr else 'NULL'}, "
                 f"s.bank_left_ms, s.fault_reason, s.fault_detail, s.fault_round, s.fault_line, s.fault_exit_status, "
-                f"s.fault_signal FROM matches m JOIN seats s ON s.match_id = m.id JOIN bots b ON b.id = s.bot_id "
+                f"s.fault_signal, s.think_ms FROM matches m JOIN seats s ON s.match_id = m.id JOIN bots b ON b.id = s.bot_id "
                 f"WHERE {where} ORDER BY m.idx, s.seat", key):
             seats[seat[0]].append(seat)
         rules: dict[str, Rules] = {}  # one per tournament, shared by its matches
@@ -711,9 +711,10 @@ def _fault_columns(fault: Fault | None) -> tuple[Any, ...]:
 
 def _seat_result(row: tuple[Any, ...]) -> SeatResult:
     """A seat as :meth:`Store._stored` reads it (its match and bot, then seat, name, files hash, place, score,
-    the stats, stderr, bank and the fault's columns)."""
+    the stats, stderr, bank, the fault's columns and the think time)."""
     (_, _, seat, name, files_hash, place, score, rounds, turns, points, declares_ok, declares_failed, stderr_tail,
-     bank_left_ms, fault_reason, fault_detail, fault_round, fault_line, fault_exit_status, fault_signal) = row
+     bank_left_ms, fault_reason, fault_detail, fault_round, fault_line, fault_exit_status, fault_signal,
+     think_ms) = row
     fault = None
     if fault_reason is not None:
         fault = Fault(reason_of(fault_reason), fault_detail or "", fault_round, fault_line, fault_exit_status,
@@ -722,5 +723,6 @@ def _seat_result(row: tuple[Any, ...]) -> SeatResult:
         seat=seat, name=name, files_hash=files_hash, place=place, score=score,
         stats=SeatStats(rounds, turns, points, declares_ok, declares_failed),
         fault=fault, stderr_tail=stderr_tail or "",
-        bank_left_ms=bank_left_ms or 0)  # rows stored before 0002_fault_reasons did not keep it
+        bank_left_ms=bank_left_ms or 0,  # rows stored before 0002_fault_reasons did not keep it
+        think_ms=think_ms or 0)  # nor before 0009_seat_think
 

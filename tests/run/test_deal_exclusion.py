@@ -15,7 +15,7 @@ import threading
 import time
 from collections import defaultdict
 from contextlib import closing
-from itertools import pairwise
+from itertools import combinations, pairwise
 from pathlib import Path
 from typing import Self
 
@@ -23,6 +23,7 @@ import pytest
 
 from arena.bots.manifest import load_bot
 from arena.game.rules import Rules
+from arena.match.live import Reuse
 from arena.match.protocol import Limits
 from arena.run import loop
 from arena.run.config import LeagueConfig, load_config
@@ -87,14 +88,17 @@ note()
 '''
 
 
-def witnesses(directory: Path, count: int = 3, turn_s: float = 0.0) -> list[Path]:
+def witnesses(directory: Path, count: int = 3, turn_s: float = 0.0, persistent: bool = False) -> list[Path]:
     """``count`` witness bots (the same code under different names), in ``directory``, each taking ``turn_s``
-    seconds a turn."""
+    seconds a turn; ``persistent`` ones play several matches per process when reuse is on."""
     bots = []
+    code = WITNESS.replace("{turn_s}", repr(turn_s))
+    if persistent:
+        code = code.replace("    named = False\n", "    named = False\n    persistent = True\n")
     for number in range(1, count + 1):
         bot = directory / f"witness{number}"
         bot.mkdir(parents=True)
-        (bot / "bot.py").write_text(WITNESS.replace("{turn_s}", repr(turn_s)))
+        (bot / "bot.py").write_text(code)
         (bot / "bot.yaml").write_text(f"name: witness{number}\ncommand: python3 bot.py\nlanguage: python\n")
         bot.chmod(0o755)
         bots.append(bot)
@@ -103,12 +107,12 @@ def witnesses(directory: Path, count: int = 3, turn_s: float = 0.0) -> list[Path
 
 
 def write_config(directory: Path, workers: int = 2, repeats: int = 4, turn_s: float = 0.0, threshold: int = 25,
-                 seed: int = 5, sandbox: str = "process") -> Path:
-    bots = ", ".join(str(bot) for bot in witnesses(directory / "bots", turn_s=turn_s))
+                 seed: int = 5, sandbox: str = "process", reuse: int | None = None) -> Path:
+    bots = ", ".join(str(bot) for bot in witnesses(directory / "bots", turn_s=turn_s, persistent=reuse is not None))
     path = directory / "t.yaml"
     path.write_text(f"name: t\nbots: [{bots}]\nplayers: 3\nrepeats: {repeats}\nseed: {seed}\n"
                     f"rules: {{threshold: {threshold}}}\nlimits: {{move_ms: 5000}}\nworkers: {workers}\n"
-                    f"sandbox: {sandbox}\n")
+                    f"sandbox: {sandbox}\n" + ("" if reuse is None else f"reuse: {{matches: {reuse}}}\n"))
     return path
 
 
@@ -141,6 +145,32 @@ def overlaps(found: dict[int, tuple[int, float, float]]) -> list[tuple[int, int]
             if start_b < end_a:
                 pairs.append((a, b))
     return pairs
+
+
+Life = tuple[dict[int, int], float]
+"""A bot process's matches (deal seed -> schedule index) and the last message it read in any of them."""
+
+
+def lives(store: Store, tid: int) -> dict[float, Life]:
+    """Each bot process (by its birth time) that played a stored match, and its :data:`Life`. With reuse a process
+    plays several matches, so its life spans theirs."""
+    found: dict[float, Life] = {}
+    for match in store.matches(tid):
+        if match.result is None:
+            continue  # not played (yet)
+        for seat in match.result.players:
+            for born, seen in SPAN.findall(seat.stderr_tail):
+                deals, last = found.get(float(born), ({}, 0.0))
+                found[float(born)] = (deals | {match.seed: match.idx}, max(last, float(seen)))
+    return found
+
+
+def lives_overlapping_on_a_deal(found: dict[float, Life]) -> list[tuple[float, float]]:
+    """Pairs of processes whose lives intersect and that played one deal in different matches: the one that played
+    it first was alive, holding a seat's cards of it, while the other played it (the seats of one match share their
+    deal, and live at once, by design)."""
+    return [(a, b) for a, b in combinations(sorted(found), 2) if b < found[a][1]
+            and any(found[b][0].get(seed, index) != index for seed, index in found[a][0].items())]
 
 
 def shared_deals(found: dict[int, tuple[int, float, float]]) -> int:
@@ -247,6 +277,21 @@ def test_two_workers_never_play_two_matches_of_one_deal_at_once(sandbox: str, tm
 
 
 @pytest.mark.slow
+def test_with_reuse_no_process_that_played_a_deal_is_alive_while_another_plays_it(tmp_path: Path) -> None:
+    # 4 groups in blocks of 2: 2 blocks of 3 chains of 2 matches; a block's chains one after another, the blocks'
+    # side by side on the 2 workers.
+    config = load_config(write_config(tmp_path, reuse=2))
+    store = Store(tmp_path / "arena.db")
+    report = run_tournament(config, store)
+    assert report.played == 12 and report.failed == 0
+    found = lives(store, report.tid)
+    assert sorted(len(deals) for deals, _ in found.values()) == [2] * 18  # 6 chains x 3 bots, kept up a chain
+    assert lives_overlapping_on_a_deal(found) == []
+    # The check can fail: processes of different blocks did live at once.
+    assert any(b < found[a][1] for a, b in combinations(sorted(found), 2) if not found[a][0].keys() & found[b][0].keys())
+
+
+@pytest.mark.slow
 def test_the_overlap_check_sees_two_matches_of_one_deal_when_the_exclusion_is_off(tmp_path: Path) -> None:
     """The control: the same run with the exclusion off (as only bench/serial.py does) on a pool whose two workers
     are already up, so the first two jobs (two rotations of one deal) start together."""
@@ -272,11 +317,12 @@ def test_a_dask_cluster_never_plays_two_matches_of_one_deal_at_once(tmp_path: Pa
     assert shared_deals(found) == 12 and overlaps(found) == []
 
 
-@pytest.mark.slow
-def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
-    bots = witnesses(tmp_path / "bots")
+def league_played(tmp_path: Path, reuse: Reuse | None = None) -> tuple[Store, int]:
+    """A league of witnesses (persistent ones with ``reuse``) on 2 workers, played until 12 matches are in."""
+    bots = witnesses(tmp_path / "bots", persistent=reuse is not None)
     config = LeagueConfig(name="ladder", entries=tuple(str(bot) for bot in bots), players=3, seed=3, workers=2,
-                          groups_per_batch=2, registry=tmp_path / "registry", rules=Rules.from_dict({"threshold": 25}))
+                          groups_per_batch=2 if reuse is None else 4, registry=tmp_path / "registry",
+                          rules=Rules.from_dict({"threshold": 25}), reuse=reuse)
     league = League(config, tmp_path / "league.db")
     with league_playing(league):
         deadline = time.monotonic() + 180
@@ -285,9 +331,24 @@ def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(t
             time.sleep(0.1)
     assert league.state.error is None
     store = Store(tmp_path / "league.db")
-    found = spans(store, store.tournament("ladder")["id"])
+    return store, store.tournament("ladder")["id"]
+
+
+@pytest.mark.slow
+def test_a_league_with_two_workers_never_plays_two_matches_of_one_deal_at_once(tmp_path: Path) -> None:
+    store, tid = league_played(tmp_path)
+    found = spans(store, tid)
     assert len(found) >= 12 and shared_deals(found) == len(found)
     assert overlaps(found) == []
+
+
+@pytest.mark.slow
+def test_a_league_with_reuse_never_keeps_a_process_that_played_a_deal_alive_while_another_plays_it(
+        tmp_path: Path) -> None:
+    store, tid = league_played(tmp_path, Reuse(2))  # batches of 4 groups: 2 blocks of 3 chains of 2 matches
+    found = lives(store, tid)
+    assert len(found) >= 18 and max(len(deals) for deals, _ in found.values()) == 2
+    assert lives_overlapping_on_a_deal(found) == []
 
 
 class NameWatch:

@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,10 +17,11 @@ from click.testing import CliRunner
 from arena.cli.main import main
 from arena.game.results import MatchResult, SeatResult, SeatStats, Termination
 from arena.game.rules import Rules
+from arena.match.live import Reuse
 from arena.registry.check import check_bot
 from arena.registry.versions import Registry
 from arena.run.config import ConfigError, LeagueConfig
-from arena.run.jobs import JobResult
+from arena.run.jobs import JobResult, MatchJob
 from arena.run.league import League, LeagueError, closeness_checkpoint, public_error, tally_from_store
 from arena.run.plan import identity_hash
 from arena.server.authors import (
@@ -319,6 +320,39 @@ def test_the_throttle_charges_each_bot_its_own_think_time_at_a_full_table(tmp_pa
         0.9 * store.think_seconds(plan.tid)[league._ids["random"]][0])
     status = CliRunner().invoke(main, ["league", "status", "--db", str(store.path)])
     assert "random is throttled to 33% of its share" in status.stdout and "greedy is" not in status.stdout
+
+
+def chain_members(batch: Sequence[MatchJob]) -> set[tuple[int, ...]]:
+    """Each chain of a batch as its matches' indices (chain numbers aside: they only name a chain's lanes)."""
+    members: dict[int, list[int]] = {}
+    for job in batch:
+        assert job.chain is not None
+        members.setdefault(job.chain.chain, []).append(job.index)
+    return {tuple(indices) for indices in members.values()}
+
+
+def test_a_batchs_chains_are_the_same_after_a_restart_with_some_of_them_stored(tmp_path: Path) -> None:
+    # With reuse, what a process remembers is part of the results: a league stopped mid-batch (its chains stored
+    # whole or not at all) must play the rest in the chains they had.
+    store = Store(tmp_path / "arena.db")
+    config = dataclasses.replace(league_config(tmp_path, HOUSE), players=3, groups_per_batch=5, reuse=Reuse(2))
+    league = League(config, store.path)
+    plan = league.plan(store, False)
+    batch = next(league.batches(plan, store))
+    chains = chain_members(batch)
+    # 5 groups of 3 rotations in blocks of 2 groups: 3 blocks, 3 chains each, of 2, 2 and 1 matches.
+    assert sorted(map(len, chains)) == [1] * 3 + [2] * 6
+    seeds = {job.index: job.seed for job in batch}
+    assert all(len({seeds[index] for index in chain}) == len(chain) for chain in chains)  # one match per deal
+    stored = [chain for chain in sorted(chains) if len(chain) == 2][1:4]  # parts of two blocks
+    by_index = {job.index: job for job in batch}
+    store.record_results(plan.tid, [(index, synthetic_result(seeds[index], [bot.name for bot in by_index[index].bots],
+                                                             [0, 1, 2]), 1, "") for chain in stored for index in chain])
+    store.close()
+    restarted = Store(tmp_path / "arena.db")
+    again = League(config, restarted.path)
+    rest = next(again.batches(again.plan(restarted, False), restarted))
+    assert chain_members(rest) == chains - set(stored)
 
 
 def synthetic_result(seed: int, names: list[str], order: list[int]) -> MatchResult:

@@ -3,6 +3,7 @@ process that plays two matches of one deal (arena/run/lanes.py, docs/SECURITY.md
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,8 +13,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from arena.bots.manifest import load_bot
+from arena.cli.main import main
 from arena.game.rules import Rules
 from arena.match.live import Reuse
 from arena.match.protocol import Limits
@@ -21,11 +24,13 @@ from arena.run.config import ConfigError, load_config
 from arena.run.dispatch import ChainQueue
 from arena.run.jobs import MatchJob
 from arena.run.lanes import chains
+from arena.run.stoprule import round_of
 from arena.run.tournament import run_tournament
 from arena.sandbox import SandboxLimits
 from arena.schedule import make_schedule
 from arena.store import Store
-from tests.support.runs import counts, results, write_config
+from tests.support.runs import counts, results, write_config, write_stop_config
+from tests.support.witness import assert_never_a_deal_twice, witness, witnessed
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
@@ -172,3 +177,72 @@ def test_chains_have_one_match_per_deal_and_a_blocks_chains_never_play_at_once()
     queue.done(first)
     third = queue.take()
     assert third is not None and {job.seed for job in third} == {job.seed for job in first}  # first's block, next
+
+
+def stop_config(root: Path, reuse: object) -> Path:
+    """The stop rule's test config (3 bots heads-up: rounds of 6 matches), the witness in greedy's place."""
+    root.mkdir(parents=True, exist_ok=True)
+    bots = [str(witness(root / "bots")), str(SAMPLES / "random"), str(SAMPLES / "planner")]
+    return write_stop_config(root, bots=bots, stop={"confidence": 0.8, "max_matches": 120}, reuse=reuse)
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_a_stop_rule_with_reuse_stops_where_fresh_processes_stop_and_a_chain_stays_in_its_round(tmp_path):
+    kept = load_config(stop_config(tmp_path / "kept", {"matches": 3}))
+    report = run_tournament(kept, Store(tmp_path / "kept" / "a.db"), workers=2)
+    fresh = run_tournament(load_config(stop_config(tmp_path / "fresh", False)), Store(tmp_path / "fresh" / "a.db"),
+                           workers=1)
+    assert report.total == fresh.total < 120 and report.failed == 0  # it stopped early, after the same round
+    assert results(tmp_path / "kept" / "a.db", "s") == results(tmp_path / "fresh" / "a.db", "s")
+    processes = witnessed(tmp_path / "kept" / "a.db")
+    assert_never_a_deal_twice(processes)
+    assert max(len(played) for played in processes.values()) == 2  # 3 groups a round, the witness in 2 of them
+    for played in processes.values():  # the rule decides between rounds: no process outlives its round
+        assert len({round_of(match.group, 3, 2, kept.repeats) for match in played}) == 1, played
+
+
+def ab_test(root: Path, *options: str) -> dict:
+    root.mkdir(parents=True, exist_ok=True)
+    done = CliRunner().invoke(main, ["test", str(witness(root / "bots")), str(SAMPLES / "random"), "--max-matches",
+                                     "120", "--name", "ab", "--db", str(root / "a.db"), "--no-site", "--json",
+                                     *options], catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr + done.stdout
+    found: dict = json.loads(done.stdout)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_an_ab_test_with_reuse_reaches_the_verdict_of_fresh_processes_on_the_same_matches(tmp_path):
+    # Heads-up at the table: 2 matches a deal, so --reuse 4 makes blocks of 4 deals and 2 chains of 4 matches each.
+    kept = ab_test(tmp_path / "kept", "--reuse", "4", "--workers", "2")
+    fresh = ab_test(tmp_path / "fresh", "--workers", "1")
+    assert kept["verdict"] == fresh["verdict"] == "better"
+    assert kept["matches"] == fresh["matches"] < 120
+    assert results(tmp_path / "kept" / "a.db", "ab") == results(tmp_path / "fresh" / "a.db", "ab")
+    processes = witnessed(tmp_path / "kept" / "a.db", "witness")
+    assert_never_a_deal_twice(processes)
+    assert max(len(played) for played in processes.values()) > 1
+
+
+def test_reuse_on_a_dask_cluster_is_refused_naming_the_option(tmp_path):
+    done = CliRunner().invoke(main, ["test", str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--reuse", "4",
+                                     "--cluster", "local:1", "--db", str(tmp_path / "a.db")])
+    assert done.exit_code == 2, done.stderr
+    assert "--reuse: a Dask cluster does not keep bots up yet" in done.stderr
+
+
+def test_the_dry_run_says_how_many_chains_play_at_once_and_a_run_warns_when_workers_would_wait(tmp_path):
+    def dry_run(reuse: object) -> tuple[dict, str]:
+        done = CliRunner().invoke(main, ["run", str(configured(tmp_path / str(reuse["matches"]), reuse)),
+                                         "--dry-run", "--json", "--workers", "2"], catch_exceptions=False)
+        assert done.exit_code == 0, done.stderr
+        return json.loads(done.stdout), done.stderr
+
+    # 6 groups: blocks of 3 make 2 (a chain of each at once, one per worker); blocks of 6 make 1.
+    enough, quiet = dry_run({"matches": 3})
+    assert enough["reuse"] == {"matches": 3, "memory_fraction": 0.5, "chains_at_once": 2} and "reuse.matches" not in quiet
+    one, said = dry_run({"matches": 6})
+    assert one["reuse"]["chains_at_once"] == 1
+    assert "reuse.matches: blocks of 6 groups leave 1 chain to play at once for 2 workers" in said

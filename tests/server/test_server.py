@@ -32,7 +32,7 @@ from arena.stats.ratings import RatingConfig, rate_all
 from arena.stats.standings import final_ratings, rated_matches
 from arena.store import Store
 from tests.support.diarist import diarist, moves_of, slow_greedy
-from tests.support.server import Server, free_port, make_bot
+from tests.support.server import Server, free_port, league_results, make_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
@@ -559,20 +559,6 @@ def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
     assert {"alice-bot@1", "contested@1", "bob-bot@1", "greedy", "leaky"} <= set(server.standings())
     again = server.upload(erin, pack(make_bot(tmp_path / "again", "erin-bot", SAMPLES / "random")))
     assert again.status_code == 429  # the limit is in the store: a restart does not reset it
-
-
-def league_results(db: Path) -> dict[int, list[tuple[str, int, int, str | None]]]:
-    """Match index -> (bot, place, score, fault) per seat, of every finished match."""
-    store = Store(db)
-    try:
-        found: dict[int, list[tuple[str, int, int, str | None]]] = {}
-        for row in store.db.execute(
-                "SELECT m.idx, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
-                "JOIN bots b ON b.id = s.bot_id WHERE m.status = 'done' ORDER BY m.idx, s.seat"):
-            found.setdefault(row["idx"], []).append((row["name"], row["place"], row["score"], row["fault_kind"]))
-        return found
-    finally:
-        store.close()
 
 
 @pytest.mark.slow

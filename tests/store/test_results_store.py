@@ -34,15 +34,15 @@ def a_result(store_dir: Path) -> MatchResult:
     seats = make_schedule(3, 3, 1, 7)[0].bots
     players = (
         SeatResult(0, BOTS[seats[0]]["name"], BOTS[seats[0]]["files_hash"], 1, 12, SeatStats(5, 31, 12, 2, 1),
-                   None, "", 8123),
+                   None, "", 8123, think_ms=1877),
         SeatResult(1, BOTS[seats[1]]["name"], BOTS[seats[1]]["files_hash"], 3, 20, SeatStats(3, 14, 20, 0, 0),
                    Fault(Reason.INVALID_NOT_JSON, "not JSON (Expecting value at column 1): 'thinking'", 3,
                          line="thinking \u2665 <b>", exit_status=None, signal=None),
-                   "a debug line\n", 0),
+                   "a debug line\n", 0, think_ms=3000),
         SeatResult(2, BOTS[seats[2]]["name"], BOTS[seats[2]]["files_hash"], 2, 41, SeatStats(4, 20, 41, 0, 2),
                    Fault(Reason.LIMIT_MEMORY, "killed by the memory limit (closed its stdout)", 4, exit_status=None,
                          signal=9),
-                   "MemoryError\n", 450),
+                   "MemoryError\n", 450, think_ms=2550),
     )
     return MatchResult(seed=make_schedule(3, 3, 1, 7)[0].seed, rules=RULES, termination=Termination.FORFEITS, rounds=5,
                        turns=65, players=players, duration_s=1.25,
@@ -123,6 +123,7 @@ def test_a_store_from_before_reason_codes_is_migrated(tmp_path: Path) -> None:
     assert match.result is not None and match.result.rules == Rules(threshold=30)
     winner, crashed = match.result.players
     assert winner.fault is None and winner.stats == SeatStats(3, 11, 10, 1, 0) and winner.bank_left_ms == 0
+    assert winner.think_ms == crashed.think_ms == 0  # not kept before 0009_seat_think
     assert crashed.fault == Fault(Reason.CRASH_OTHER, "exited with status 1", 2)
     assert crashed.fault.kind.value == "crash" and crashed.stderr_tail == "boom"
     applied = [row[0] for row in store.db.execute("SELECT name FROM _migrations ORDER BY name")]

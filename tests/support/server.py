@@ -20,6 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.store import Store
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 SAMPLES = ROOT / "sample_bots"
 
@@ -195,3 +197,17 @@ class Server:
                 raise AssertionError(f"timed out waiting for {what}; league: "
                                      f"{httpx.get(f'{self.url}/api/league').text}")
             time.sleep(0.3)
+
+
+def league_results(db: Path) -> dict[int, list[tuple[str, int, int, str | None]]]:
+    """Match index -> (bot, place, score, fault) per seat, of every finished match."""
+    store = Store(db)
+    try:
+        found: dict[int, list[tuple[str, int, int, str | None]]] = {}
+        for row in store.db.execute(
+                "SELECT m.idx, b.name, s.place, s.score, s.fault_kind FROM matches m JOIN seats s ON s.match_id = m.id "
+                "JOIN bots b ON b.id = s.bot_id WHERE m.status = 'done' ORDER BY m.idx, s.seat"):
+            found.setdefault(row["idx"], []).append((row["name"], row["place"], row["score"], row["fault_kind"]))
+        return found
+    finally:
+        store.close()
