@@ -9,15 +9,14 @@ they are (the local pool or a Dask cluster), and a resumed run ends exactly wher
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from typing import Any
 
 from arena.run import loop
 from arena.run.config import TournamentConfig
-from arena.run.jobs import JobResult, MatchJob
-from arena.run.lanes import blocks, chains
+from arena.run.jobs import JobResult, MatchJob, in_chains
+from arena.run.lanes import blocks
 from arena.run.loop import FinalRatings, Progress, RunReport
 from arena.run.plan import Plan, TournamentError, load_bots, pending_jobs, plan_tournament, settings_of
 from arena.run.players import player_for
@@ -46,9 +45,7 @@ class AllPending:
         reuse = self.config.reuse
         if reuse is not None:
             # Chains from the whole schedule, so that a resumed run's chains are the first run's (arena/run/lanes.py).
-            placed = chains(plan.schedule, reuse.matches)
-            todo = [dataclasses.replace(job, chain=placed[job.index], memory_fraction=reuse.memory_fraction)
-                    for job in todo]
+            todo = in_chains(todo, plan.schedule, reuse)
         yield todo
 
     def add(self, job: MatchJob, result: JobResult) -> bool:
