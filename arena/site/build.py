@@ -43,6 +43,7 @@ from arena.site.html import (
     render_home,
     render_listing,
     render_match,
+    render_pair,
     render_standings,
     render_tournament,
     standings_index_js,
@@ -52,6 +53,7 @@ from arena.site.pages import faults as faults_data
 from arena.site.pages import home as home_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
+from arena.site.pages import pair as pair_data
 from arena.site.pages import tournament as tournament_data
 from arena.stats.standings import standings_with_confidence
 from arena.store import MatchStamp, Store
@@ -157,6 +159,8 @@ def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None 
             for n in range(2, len(tournament_data.standings_pages(snap)) + 1):
                 standings = tournament_data.standings_page(snap, n)
                 yield standings.path, standings, partial(render_standings, standings)
+        for path, inputs, make in pair_data.pair_pages(snap):
+            yield path, inputs, partial(_render_made, render_pair, make)
     for bot in snap.bots:
         if bots is not None and bot.id not in bots:
             continue
@@ -173,6 +177,11 @@ def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None 
             # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
             yield (urls.faults_href(snap.slug, bot.slug), faults_data.faults_page_inputs(snap, bot.id),
                    partial(render_faults_of, snap, bot.id))
+
+
+def _render_made(render: Callable[[Any], str], make: Callable[[], Any]) -> str:
+    """A page made only when it is rendered: a rebuild keys it on what it is made from and leaves it unmade."""
+    return render(make())
 
 
 _worker: tuple[snapshot.Snapshot, Path, bool, str, list[listings_data.Listing]] | None = None
