@@ -20,6 +20,7 @@ from arena.resources import data_dir
 from arena.site import common, replay, snapshot, svg, urls
 from arena.site.pages import bot as bot_data
 from arena.site.pages import faults as faults_data
+from arena.site.pages import highlights as highlights_data
 from arena.site.pages import home as home_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
@@ -352,6 +353,10 @@ def render_faults_of(snap: snapshot.Snapshot, bot_id: int) -> str:
     page = faults_data.faults_page(snap, bot_id)
     assert page is not None  # yielded only for a bot with faults
     return render_faults(page)
+
+
+def render_highlights(page: highlights_data.HighlightsPage) -> str:
+    return _render("highlights.html", page.path, page=page)
 
 
 def render_pair(page: pair_data.PairPage) -> str:

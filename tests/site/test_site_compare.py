@@ -1,8 +1,11 @@
-"""Two bots side by side (issue 43): a page per pair of bots that met, its numbers recomputed here from the store's
-rows (places deal by deal, above and below, mean places, think times, faults by kind, ratings and rank intervals);
-the head-to-head grid and each bot's page link it; a big field has pages for the pairs of its grid only; and in a
-real browser (Chromium, from disk) no pair page scrolls sideways at 320, 390, 768 or 1280 px, nor has a serious or
-critical axe-core violation.
+"""Comparing bots (issue 43): two bots side by side, a tournament's highlights and a big field's bands.
+
+A page per pair of bots that met, its numbers recomputed here from the store's rows (places deal by deal, above and
+below, mean places, think times, faults by kind, ratings and rank intervals); the head-to-head grid and each bot's
+page link it; a big field has pages for the pairs of its grid only. The highlights (closest finishes, comebacks,
+failed declarations) recomputed from the store's places and scores and the logs' events, each linked to its step.
+The bands of a big field against the 95% rank intervals. In a real browser (Chromium, from disk) none of these pages
+scrolls sideways at 320, 390, 768 or 1280 px, nor has a serious or critical axe-core violation.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pytest
 
 from arena.game.engine import Match
 from arena.game.results import Fault, Reason
+from arena.match.matchlog import load
 from arena.site.build import build_site
 from arena.site.common import SMALL_FIELD
 from arena.site.pages.pair import DEALS_SHOWN
@@ -182,12 +186,16 @@ def test_a_big_field_has_pages_for_the_pairs_of_its_grid_only(field: tuple[Store
 
 
 @pytest.mark.slow
-def test_pair_pages_fit_the_screen_and_pass_axe(site: tuple[Path, Path], browser: Browser) -> None:
+def test_the_new_pages_fit_the_screen_and_pass_axe(site: tuple[Path, Path], field: tuple[Store, Path],
+                                                   browser: Browser) -> None:
+    """Two pair pages (the two longest names, and faults on both sides), the highlights, and a big field's
+    tournament page with its bands and a pair page of it."""
     _, out = site
     pages = sorted((out / "t" / "pairs" / "pairs").glob("*/*.html"))
-    # The pair of the two longest names, and one with faults on both sides.
     widest = max(pages, key=lambda p: len(p.parent.name) + len(p.stem))
-    checked = [widest, out / "t" / "pairs" / "pairs" / "greedy" / "cheater.html"]
+    big = field[1] / "t" / "scale"
+    checked = [widest, out / "t" / "pairs" / "pairs" / "greedy" / "cheater.html", out / "t" / "pairs" / "highlights.html",
+               big / "index.html", next((big / "pairs").glob("*/*.html"))]
     wide: dict[str, int] = {}
     found: dict[str, list[str]] = {}
     for width in WIDTHS:
@@ -197,7 +205,7 @@ def test_pair_pages_fit_the_screen_and_pass_axe(site: tuple[Path, Path], browser
                 page.wait_for_load_state("load")
                 scroll = page.evaluate("document.scrollingElement.scrollWidth - innerWidth")
                 if scroll > 0:
-                    wide[f"{width} {path.name}"] = scroll
+                    wide[f"{width} {path.parent.name}/{path.name}"] = scroll
     assert wide == {}
     # axe reads the stylesheets by XMLHttpRequest, which a page from disk refuses with a console error: a context
     # of its own, as tests/site/test_site_a11y.py checks every other page type.
@@ -236,3 +244,54 @@ def test_a_big_fields_bands_are_runs_of_bots_the_data_do_not_order(field: tuple[
     assert any(len(bots) > 1 for bots, _, _ in shown)
     unranked = [line.bot for line in snap.shown.lines if not line.ranked]
     assert (f"Not yet ranked ({len(unranked)})" in page) == bool(unranked)
+
+
+def test_the_highlights_agree_with_the_store_and_the_logs(site: tuple[Path, Path]) -> None:
+    """Each kind's rows recomputed: the closest finishes from the store's places and scores, the comebacks and
+    failed declarations from the round ends in each match's log, each with its replay step (events counted from
+    1) and the bot whose moment it is; the failed declarations in all from the store's counts."""
+    db, out = site
+    with sqlite3.connect(db) as con:
+        names = dict(con.execute("SELECT id, name FROM bots"))
+        seats: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        for match_id, bot, place, score in con.execute(
+                "SELECT m.id, s.bot_id, s.place, s.score FROM matches m JOIN seats s ON s.match_id = m.id "
+                "WHERE m.status = 'done' ORDER BY m.id, s.seat"):
+            seats[match_id].append((bot, place, score))
+        logs = dict(con.execute("SELECT id, log_path FROM matches WHERE status = 'done'"))
+        failed_total = con.execute("SELECT sum(declares_failed) FROM seats").fetchone()[0]
+    closest, comebacks, failed = [], [], []
+    for match_id, row in seats.items():
+        events = load(Path(logs[match_id])).events
+        steps = {id(event): step for step, event in enumerate(events, 1)}
+        ends = [event for event in events if event["type"] == "round_end"]
+        winners = [seat for seat, (_, place, _) in enumerate(row) if place == 1]
+        if len(winners) == 1:
+            (winner,) = winners
+            runners = [score for _, place, score in row if place == 2]
+            if runners and min(runners) > row[winner][2]:
+                closest.append((min(runners) - row[winner][2], match_id, len(events), names[row[winner][0]]))
+            behind = [(end["scores"][winner] - min(s for seat, s in enumerate(end["scores"]) if seat != winner),
+                       steps[id(end)]) for end in ends[:-1]]
+            worst = max(behind, default=(0, 0), key=lambda b: (b[0], -b[1]))
+            if worst[0] > 0:
+                comebacks.append((-worst[0], match_id, worst[1], names[row[winner][0]]))
+        for end in ends:
+            if end["reason"] == "failed_declaration":
+                failed.append((-end["points"][end["declarer"]], match_id, steps[id(end)],
+                               names[row[end["declarer"]][0]]))
+    page = (out / "t" / "pairs" / "highlights.html").read_text(encoding="utf-8")
+
+    def shown(section: str) -> list[tuple[int, int, int, str]]:
+        body = page.split(f'<section id="{section}">', 1)[1].split("</section>", 1)[0]
+        return [(int(text(value).split()[0]), int(match), int(step), text(bot))
+                for match, step, bot, value in re.findall(
+                    r'<a href="matches/(\d+)\.html#step=(\d+)">#\d+</a></th><td><a [^>]*>(.*?)</a>.*?'
+                    r'<td class="num value">(.*?)</td>', body, re.DOTALL)]
+
+    assert shown("closest") == sorted(closest)[:5]
+    assert shown("comebacks") == [(-v, *rest) for v, *rest in sorted(comebacks)[:5]]
+    assert shown("failed") == [(-v, *rest) for v, *rest in sorted(failed)[:10]]
+    assert len(closest) > 5 and len(comebacks) > 5 and len(failed) > 10  # more than shown: the order was tested
+    assert f"{failed_total} declarations in all" in page
+    assert 'href="highlights.html"' in (out / "t" / "pairs" / "index.html").read_text(encoding="utf-8")
