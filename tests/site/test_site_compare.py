@@ -137,7 +137,7 @@ def test_each_pair_page_agrees_with_the_store(site: tuple[Path, Path]) -> None:
             kinds.update(counted)
         for bot, rank, rating in zip((a, b), cells(page, "rank"), cells(page, "rating")):
             assert rank == rows[bot].shared_rank.replace("-", "–")
-            assert rating.startswith(f"{rows[bot].conservative:.2f} μ {rows[bot].mu:.2f}")
+            assert rating.startswith(f"{rows[bot].conservative:.2f}μ {rows[bot].mu:.2f}")
     assert len(kinds) >= 2  # faults of more than one kind were counted: the by-kind split was tested
 
 
@@ -284,7 +284,7 @@ def test_the_highlights_agree_with_the_store_and_the_logs(site: tuple[Path, Path
 
     def shown(section: str) -> list[tuple[int, int, int, str]]:
         body = page.split(f'<section id="{section}">', 1)[1].split("</section>", 1)[0]
-        return [(int(text(value).split()[0]), int(match), int(step), text(bot))
+        return [(int(re.match(r"\d+", text(value))[0]), int(match), int(step), text(bot))  # type: ignore[index]
                 for match, step, bot, value in re.findall(
                     r'<a href="matches/(\d+)\.html#step=(\d+)">#\d+</a></th><td><a [^>]*>(.*?)</a>.*?'
                     r'<td class="num value">(.*?)</td>', body, re.DOTALL)]
