@@ -613,7 +613,7 @@ def write_highlights(snap: snapshot.Snapshot, manifest: output.Manifest, version
             found += [] if view is None else highlights_data.moments(view, stamp.id)
             looked.add(stamp.id)
     found = highlights_data.best(found)
-    text = json.dumps({"format": 1, "version": version, "seen": sorted(looked),
+    text = json.dumps({"format": 1, "version": version, "seen": highlights_data.runs(looked),
                        "moments": highlights_data.to_state(found)}, separators=(",", ":"))
     manifest.put((path,), output.key(text), partial(_text_file, path, text))
     page = highlights_data.highlights_page(snap, found, len(looked))
@@ -630,7 +630,7 @@ def _kept_moments(manifest: output.Manifest, path: str, version: str) -> tuple[l
         kept = json.loads((manifest.out / path).read_text(encoding="utf-8"))
         if kept.get("format") != 1 or kept.get("version") != version:
             return [], set()
-        return highlights_data.from_state(kept["moments"]), {int(match_id) for match_id in kept["seen"]}
+        return highlights_data.from_state(kept["moments"]), highlights_data.unrun(kept["seen"])
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return [], set()
 

@@ -97,6 +97,26 @@ def best(found: Iterable[Moment], count: int = KEPT) -> list[Moment]:
     return kept
 
 
+def runs(ids: Iterable[int]) -> list[list[int]]:
+    """Match ids as runs of consecutive ids, [first, last] each: the matches looked at are most of a tournament's,
+    100,000 in a big league, kept in a few runs rather than 100,000 numbers.
+
+    >>> runs([5, 1, 2, 3, 7, 8]), sorted(unrun(runs([5, 1, 2, 3, 7, 8])))
+    ([[1, 3], [5, 5], [7, 8]], [1, 2, 3, 5, 7, 8])
+    """
+    found: list[list[int]] = []
+    for match_id in sorted(ids):
+        if found and found[-1][1] == match_id - 1:
+            found[-1][1] = match_id
+        else:
+            found.append([match_id, match_id])
+    return found
+
+
+def unrun(found: Iterable[Sequence[int]]) -> set[int]:
+    return {match_id for first, last in found for match_id in range(int(first), int(last) + 1)}
+
+
 def to_state(found: Sequence[Moment]) -> list[dict[str, Any]]:
     return [asdict(m) for m in found]
 
