@@ -24,7 +24,8 @@ from arena.game.results import Fault, Reason
 from arena.match.matchlog import load
 from arena.site.build import build_site
 from arena.site.common import SMALL_FIELD
-from arena.site.pages.pair import DEALS_SHOWN
+from arena.site.html import render_pair
+from arena.site.pages.pair import DEALS_SHOWN, pair_page
 from arena.site.snapshot import snapshot
 from arena.store import Store
 from bench.scale import fill
@@ -139,6 +140,22 @@ def test_each_pair_page_agrees_with_the_store(site: tuple[Path, Path]) -> None:
             assert rank == rows[bot].shared_rank.replace("-", "–")
             assert rating.startswith(f"{rows[bot].conservative:.2f}μ {rows[bot].mu:.2f}")
     assert len(kinds) >= 2  # faults of more than one kind were counted: the by-kind split was tested
+
+
+def test_a_pair_page_lists_the_latest_deals_and_counts_them_all(site: tuple[Path, Path]) -> None:
+    """A page lists its latest deals only (:data:`DEALS_SHOWN` of them in a build; here 3) and counts every deal,
+    saying where the rest are: the deals recomputed from the store's rows."""
+    db, _ = site
+    snap = snapshot(Store(db, readonly=True), "pairs")
+    a, b = snap.bots[0].id, snap.bots[1].id
+    deals = sorted({group for group, seats in stored(db).values() if a in seats and b in seats})
+    assert len(deals) > 3
+    page = pair_page(snap, a, b, deals_shown=3)
+    assert [deal.group for deal in page.deals] == deals[::-1][:3] and page.deals_total == len(deals)
+    assert sum(page.deals_ahead) == len(deals)
+    html_text = text(render_pair(page))
+    assert f"the latest 3 of {len(deals)} deals, the rest in the list of every match they shared" in html_text
+    assert DEALS_SHOWN >= len(deals)  # the built pages list all their deals: the test above saw every one
 
 
 def test_the_grid_and_the_bot_pages_link_every_pair(site: tuple[Path, Path]) -> None:

@@ -4,7 +4,7 @@ and their faults by kind in those matches.
 
 Only the pairs of the head-to-head grid have pages (:attr:`arena.site.snapshot.Snapshot.grid`): every pair of a small
 field that met, and in a big field the pairs among its top :data:`arena.site.common.SMALL_FIELD`; 1,000 bots would
-be half a million pages. A page shows the latest :data:`DEALS_SHOWN` deals and links the list of every match the two
+be half a million pages. A page lists the latest :data:`DEALS_SHOWN` deals and links the list of every match the two
 shared (search.js filters it), so that a pair that shared a thousand matches is a page of kilobytes, not of a
 megabyte (bench/site.py: the 10,000-match site has 160 MB to spend in all)."""
 
@@ -22,8 +22,10 @@ from arena.site.rows import StandingRow
 from arena.site.snapshot import Snapshot
 from arena.site.urls import Crumb, match_href, pair_href
 
-DEALS_SHOWN = 40
-"""The latest deals a pair's page lists one by one (the totals count them all)."""
+DEALS_SHOWN = 20
+"""The latest deals a pair's page lists one by one (the totals count them all): 60 matches at 3 seats, about 17 KB
+of page (bench/site.py's ``pair_page_kb_mean``: 40 deals made pages of 33 KB, 0.9 MB of the 10,000-match site's
+160)."""
 
 
 @dataclass(frozen=True)
@@ -166,8 +168,9 @@ def _side(snap: Snapshot, bot: int, seats: list[PairSeat]) -> PairSide:
                     dict(sorted(faults.items())))
 
 
-def pair_page(snap: Snapshot, a: int, b: int) -> PairPage:
-    """The page of bots ``a`` and ``b`` side by side (the lower id first)."""
+def pair_page(snap: Snapshot, a: int, b: int, deals_shown: int = DEALS_SHOWN) -> PairPage:
+    """The page of bots ``a`` and ``b`` side by side (the lower id first), listing the latest ``deals_shown``
+    deals."""
     first, second = ordered(a, b)
     path = pair_of(snap, first, second)
     if path is None:
@@ -193,7 +196,7 @@ def pair_page(snap: Snapshot, a: int, b: int) -> PairPage:
                     tournament_crumbs(snap, Crumb(f"{one_name} and {other_name}", None)),
                     _side(snap, first, [m.first for _, m in matches]),
                     _side(snap, second, [m.second for _, m in matches]), above, below, len(matches), len(deals),
-                    (verdicts[1], verdicts[0], verdicts[-1]), tuple(reversed(deals[-DEALS_SHOWN:])),
+                    (verdicts[1], verdicts[0], verdicts[-1]), tuple(reversed(deals[-deals_shown:])),
                     filtered_href(snap, one_name, other_name))
 
 
