@@ -23,8 +23,8 @@ from arena.site.snapshot import Snapshot
 from arena.site.urls import Crumb, match_href, pair_href
 
 DEALS_SHOWN = 20
-"""The latest deals a pair's page lists one by one (the totals count them all): 60 matches at 3 seats, about 17 KB
-of page (bench/site.py's ``pair_page_kb_mean``: 40 deals made pages of 33 KB, 0.9 MB of the 10,000-match site's
+"""The latest deals a pair's page lists one by one (the totals count them all): 60 matches at 3 seats, a page of
+18.6 KB (bench/site.py's ``pair_page_kb_mean``; 40 deals made pages of 33.2 KB, 0.93 MB of the 10,000-match site's
 160)."""
 
 
