@@ -24,7 +24,9 @@ Each build runs in a process of its own (spawned), so that its peak resident mem
 build renders match pages in ``--workers`` of them).
 
 Page weight: ``match_page_kb_mean`` is a match page's own HTML, ``replay_assets_kb`` the replay's style and scripts
-that every match page loads once for the whole site (the card table's among them), ``site_mb_without_logs`` all of it.
+that every match page loads once for the whole site (the card table's among them), ``site_mb_without_logs`` all of it;
+``pair_pages_kb`` the pages of two bots side by side, ``highlights_kb`` and ``moments_kb`` the highlights' page and
+what a rebuild keeps of them.
 
 This is a measurement, not a test: numbers depend on the machine, so nothing here asserts on them.
 """
@@ -269,6 +271,11 @@ def main() -> None:
         pages_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench" / "matches").glob("[0-9]*.html")]
         replay_assets_kb = sum(path.stat().st_size for name in ("style.css", "replay.js", "cardtable.js")
                                if (path := site / "assets" / name).exists()) / 1024
+        # The pages of two bots side by side (every pair of the field that met), and the highlights page with the
+        # moments a rebuild keeps (issue 43): what they add to the site.
+        pairs_kb = [path.stat().st_size / 1024 for path in (site / "t" / "bench").glob("pairs/*/*.html")]
+        extra_kb = {name: (site / "t" / "bench" / name).stat().st_size / 1024
+                    for name in ("highlights.html", "moments.json") if (site / "t" / "bench" / name).exists()}
     print(json.dumps({
         "matches": args.matches, "bots": args.bots, "players": args.players, "real_logs": args.logs,
         "views": bool(logs) and not args.no_views, "view_cpu_ms_per_log": view_ms,
@@ -280,6 +287,9 @@ def main() -> None:
         "match_files_kb_mean": round(sum(match_kb) / max(1, len(match_kb)), 1), "index_kb": round(index_kb, 1),
         "match_page_kb_mean": round(sum(pages_kb) / max(1, len(pages_kb)), 2),
         "replay_assets_kb": round(replay_assets_kb, 1),
+        "pair_pages": len(pairs_kb), "pair_page_kb_mean": round(sum(pairs_kb) / max(1, len(pairs_kb)), 2),
+        "pair_pages_kb": round(sum(pairs_kb), 1), "highlights_kb": round(extra_kb.get("highlights.html", 0), 1),
+        "moments_kb": round(extra_kb.get("moments.json", 0), 1),
         "added": args.add, "rebuild_seconds": again["seconds"], "rebuild_cpu_seconds": again["cpu_seconds"],
         "rebuild_peak_rss_mb": again["peak_rss_mb"],
         "rebuild_written": again["written"], "rebuild_removed": again["removed"],

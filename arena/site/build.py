@@ -40,18 +40,22 @@ from arena.site.html import (
     match_index_js,
     render_bot_with,
     render_faults_of,
+    render_highlights,
     render_home,
     render_listing,
     render_match,
+    render_pair,
     render_standings,
     render_tournament,
     standings_index_js,
 )
 from arena.site.pages import bot as bot_data
 from arena.site.pages import faults as faults_data
+from arena.site.pages import highlights as highlights_data
 from arena.site.pages import home as home_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
+from arena.site.pages import pair as pair_data
 from arena.site.pages import tournament as tournament_data
 from arena.stats.standings import standings_with_confidence
 from arena.store import MatchStamp, Store
@@ -90,10 +94,13 @@ def match_outputs(snap: snapshot.Snapshot, position: int, version: str) -> dict[
 
 
 def match_files(snap: snapshot.Snapshot, position: int, corrupt: list[str] | None = None,
-                think: list[tuple[int, Tally]] | None = None) -> list[tuple[str, output.Content]]:
+                think: list[tuple[int, Tally]] | None = None,
+                moments: list[tuple[int, list[highlights_data.Moment]]] | None = None
+                ) -> list[tuple[str, output.Content]]:
     """The files of the match at ``position`` in ``snap.matches`` (its page, and its replay's data file and its
     event log when its log is there and readable); the path of a log that is there but unreadable is added to
-    ``corrupt``, and each seat's think times of a finished match (bot id, times) to ``think``."""
+    ``corrupt``, each seat's think times of a finished match (bot id, times) to ``think``, and its highlights'
+    moments (match id, moments: arena/site/pages/highlights.py) to ``moments``."""
     try:
         match = snap.matches[position]
     except snapshot.MatchGone:
@@ -112,6 +119,8 @@ def match_files(snap: snapshot.Snapshot, position: int, corrupt: list[str] | Non
     if think is not None and match.status == "done" and not match.sealed:
         think += [(bot_id, page.think[seat] if page.think else Tally(matches={match.id}))
                   for seat, bot_id in enumerate(match.bot_ids)]
+    if moments is not None and match.status == "done" and not match.sealed:
+        moments.append((match.id, [] if view is None else highlights_data.moments(view, match.id)))
     return files
 
 
@@ -157,6 +166,8 @@ def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None 
             for n in range(2, len(tournament_data.standings_pages(snap)) + 1):
                 standings = tournament_data.standings_page(snap, n)
                 yield standings.path, standings, partial(render_standings, standings)
+        for path, inputs, make in pair_data.pair_pages(snap):
+            yield path, inputs, partial(_render_made, render_pair, make)
     for bot in snap.bots:
         if bots is not None and bot.id not in bots:
             continue
@@ -173,6 +184,11 @@ def tournament_pages(snap: snapshot.Snapshot, think: Mapping[int, Tally] | None 
             # Made only when its faults changed: it reads the log of each, for the replay step of the forfeit.
             yield (urls.faults_href(snap.slug, bot.slug), faults_data.faults_page_inputs(snap, bot.id),
                    partial(render_faults_of, snap, bot.id))
+
+
+def _render_made(render: Callable[[Any], str], make: Callable[[], Any]) -> str:
+    """A page made only when it is rendered: a rebuild keys it on what it is made from and leaves it unmade."""
+    return render(make())
 
 
 _worker: tuple[snapshot.Snapshot, Path, bool, str, list[listings_data.Listing]] | None = None
@@ -208,6 +224,8 @@ class WorkDone:
     """Logs found unreadable."""
     think: list[tuple[int, Tally]] = field(default_factory=list)
     """Each seat's think times of the finished matches made (bot id, its seat's times)."""
+    moments: list[tuple[int, list[highlights_data.Moment]]] = field(default_factory=list)
+    """The highlights' moments of the finished matches made, by match id."""
     rows: dict[int, snapshot.BotRow] = field(default_factory=dict)
     """The matches made as rows of their bots' listings (:attr:`arena.site.snapshot.BuildCache.row_html`)."""
     pages: int = 0
@@ -220,7 +238,7 @@ def make_work(snap: snapshot.Snapshot, work: Sequence[Work], listings: Sequence[
     for kind, number, stale in work:
         if kind == MATCH:
             stale = match_outputs(snap, number, version) if stale is None else stale
-            files = match_files(snap, number, made.corrupt, made.think)
+            files = match_files(snap, number, made.corrupt, made.think, made.moments)
             row = bot_row_html(snap, number)
             if row is not None:
                 made.rows[number] = row
@@ -325,7 +343,8 @@ def _workers(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, c
 def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: str, workers: int,
                   parallel_from: int, meanwhile: Callable[[], None] | None = None,
                   progress: Progress | None = None, think: dict[int, Tally] | None = None,
-                  arrived: Callable[[int], None] | None = None) -> list[str]:
+                  arrived: Callable[[int], None] | None = None,
+                  moments: dict[int, list[highlights_data.Moment]] | None = None) -> list[str]:
     """Write the match pages whose key changed (or whose files are not the manifest's), and the pages of the list
     of all matches likewise, each page of it with its matches (:func:`stale_work`): with a process pool when there
     are ``parallel_from`` or more match pages (a full build: a log to read and a replay to render each), each
@@ -334,7 +353,8 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
     staged build, where the order of writing does not matter), else after the match pages; ``progress`` is told
     how many match pages are made; ``think`` gets the think times of the finished matches made, summed by bot
     id; ``arrived``, with a pool, is told after ``meanwhile`` as the pages are made that every match
-    before a position is (:meth:`LaterListings.arrived`). Returns the paths of logs found unreadable."""
+    before a position is (:meth:`LaterListings.arrived`); ``moments`` gets the highlights' moments of the finished
+    matches made, by match id. Returns the paths of logs found unreadable."""
     listings = listings_data.match_listings(snap)
     spans = stale_work(snap, manifest, version, listings)
     pages = match_pages(spans)
@@ -344,7 +364,7 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
         if pool is None:
             for work in spans:
                 make_work(snap, work, listings, manifest.out, manifest.staged, version, made)
-                _take(snap, manifest, made, think)
+                _take(snap, manifest, made, think, moments)
                 if progress is not None:
                     progress(snap.name, made.pages, pages)
             if meanwhile is not None:
@@ -356,7 +376,7 @@ def write_matches(snap: snapshot.Snapshot, manifest: output.Manifest, version: s
         if meanwhile is not None:
             meanwhile()
         for chunk, upto in zip(results, _made_upto(chunks, len(snap.stamps)), strict=True):
-            _take(snap, manifest, chunk, think)
+            _take(snap, manifest, chunk, think, moments)
             made.pages += chunk.pages
             made.corrupt += chunk.corrupt
             if progress is not None:
@@ -377,9 +397,10 @@ def _made_upto(chunks: Sequence[Sequence[Work]], matches: int) -> list[int]:
     return upto[::-1]
 
 
-def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: WorkDone, think: dict[int, Tally] | None) -> None:
-    """Record what ``made`` wrote in the manifest, keep its rows and add its think times to ``think`` (by bot id);
-    cleared for more."""
+def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: WorkDone, think: dict[int, Tally] | None,
+          moments: dict[int, list[highlights_data.Moment]] | None = None) -> None:
+    """Record what ``made`` wrote in the manifest, keep its rows, add its think times to ``think`` (by bot id) and
+    its moments to ``moments`` (by match id); cleared for more."""
     for wanted, path, size, mtime_ns in made.written:
         manifest.record(wanted, path, size, mtime_ns)
     snap.cache.row_html.update(made.rows)
@@ -389,7 +410,9 @@ def _take(snap: snapshot.Snapshot, manifest: output.Manifest, made: WorkDone, th
             if (total := think.get(bot_id)) is None:
                 think[bot_id] = total = Tally()
             total.merge(tally)
-    made.written, made.rows, made.think = [], {}, []
+    if moments is not None:
+        moments.update(made.moments)
+    made.written, made.rows, made.think, made.moments = [], {}, [], []
 
 
 def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
@@ -429,11 +452,13 @@ def write_site(out: Path, snaps: Sequence[snapshot.Snapshot],
             thought: dict[int, Tally] = {}  # the think times of the matches this build makes, by bot
             later = LaterListings(snap, manifest, version)
             restore_forfeit_steps(snap, manifest, version)
+            found: dict[int, list[highlights_data.Moment]] = {}  # the moments of the matches this build makes
             unreadable = write_matches(snap, manifest, version, workers, parallel_from,
                                        partial(_meanwhile, snap, manifest, version, full, rest),
-                                       progress, thought, later.arrived)
+                                       progress, thought, later.arrived, found)
             corrupt += unreadable
             think = bots_think(snap, manifest, version, thought)
+            write_highlights(snap, manifest, version, found)
             # a full build's last step: a bot's own page shows the think times of all its matches
             write_pages(snap, manifest, version, think, True if full else None, later.made)
             save_forfeit_steps(snap, manifest, version)
@@ -577,6 +602,47 @@ def _kept_think(manifest: output.Manifest, path: str, version: str) -> dict[int,
         return {int(bot_id): Tally.from_state(state) for bot_id, state in kept["bots"].items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return {}
+
+
+def write_highlights(snap: snapshot.Snapshot, manifest: output.Manifest, version: str,
+                     made: Mapping[int, list[highlights_data.Moment]]) -> None:
+    """The tournament's highlights page, from the moments of the matches this build made (``made``, by match id),
+    those the last build kept (:data:`arena.site.pages.highlights.MOMENTS_FILE`) of matches still there, and the
+    logs of any finished match looked at by neither (read here); the best are kept for the next build."""
+    path = f"t/{snap.slug}/{highlights_data.MOMENTS_FILE}"
+    done = {stamp.id for stamp in snap.stamps if stamp.status == "done" and not stamp.sealed}
+    kept, seen = _kept_moments(manifest, path, version)
+    # A kept moment of a match made again is replaced by what this build found in it.
+    found = [m for m in kept if m.match_id in done and m.match_id not in made]
+    looked = (seen & done) | (set(made) & done)
+    for moments in made.values():
+        found += moments
+    for stamp in snap.stamps:
+        if stamp.id in done and stamp.id not in looked:
+            view = common.match_view(snap, stamp)[0]
+            found += [] if view is None else highlights_data.moments(view, stamp.id)
+            looked.add(stamp.id)
+    found = highlights_data.best(found)
+    text = json.dumps({"format": 1, "version": version, "seen": highlights_data.runs(looked),
+                       "moments": highlights_data.to_state(found)}, separators=(",", ":"))
+    manifest.put((path,), output.key(text), partial(_text_file, path, text))
+    page = highlights_data.highlights_page(snap, found, len(looked))
+    _put_page(manifest, version, page.path, page, partial(render_highlights, page))
+
+
+def _kept_moments(manifest: output.Manifest, path: str, version: str) -> tuple[list[highlights_data.Moment], set[int]]:
+    """The moments the last build kept and the matches it looked at, if that build was of this code and the file
+    is what it wrote."""
+    entry = manifest.old.get(path)
+    if entry is None or not manifest.fresh(path, entry.key):
+        return [], set()
+    try:
+        kept = json.loads((manifest.out / path).read_text(encoding="utf-8"))
+        if kept.get("format") != 1 or kept.get("version") != version:
+            return [], set()
+        return highlights_data.from_state(kept["moments"]), highlights_data.unrun(kept["seen"])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return [], set()
 
 
 STEPS_FILE = "steps.json"

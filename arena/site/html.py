@@ -20,9 +20,11 @@ from arena.resources import data_dir
 from arena.site import common, replay, snapshot, svg, urls
 from arena.site.pages import bot as bot_data
 from arena.site.pages import faults as faults_data
+from arena.site.pages import highlights as highlights_data
 from arena.site.pages import home as home_data
 from arena.site.pages import listings as listings_data
 from arena.site.pages import match as match_data
+from arena.site.pages import pair as pair_data
 from arena.site.pages import tournament as tournament_data
 from arena.site.rows import MatchListRow
 
@@ -243,6 +245,8 @@ def opponent_rows(opponents: Sequence[bot_data.Opponent], root: str) -> Markup:
             shared = (f'<a href="{escape(root + o.matches_href)}" aria-label="the {o.shared} matches against '
                       f'{name}">{o.shared}</a>')
             score = f"{round(100 * (o.above + tied / 2) / o.shared)}%"
+            if o.pair_href is not None:
+                score = f'<a href="{escape(root + o.pair_href)}" aria-label="{score}: side by side with {name}">{score}</a>'
         else:
             shared, score = "0", "–"
         rows.append(f'<tr><th scope="row"><a href="{escape(root + o.href)}">{name}</a></th><td class="num">{o.above}'
@@ -349,6 +353,14 @@ def render_faults_of(snap: snapshot.Snapshot, bot_id: int) -> str:
     page = faults_data.faults_page(snap, bot_id)
     assert page is not None  # yielded only for a bot with faults
     return render_faults(page)
+
+
+def render_highlights(page: highlights_data.HighlightsPage) -> str:
+    return _render("highlights.html", page.path, page=page)
+
+
+def render_pair(page: pair_data.PairPage) -> str:
+    return _render("pair.html", page.path, page=page)
 
 
 def render_match(page: match_data.MatchPage, slug: str) -> str:

@@ -115,6 +115,12 @@ class Matches(Sequence[StoredMatch]):
         """Every seat of every finished match, as :meth:`arena.store.Store.index_seats` reads them."""
         return self._open().index_seats(self.tournament_id)
 
+    def pair_seats(self, bot_ids: Sequence[int] | None = None) -> list[tuple[int, int, int, int | None, int | None,
+                                                                             str | None]]:
+        """Every seat of every finished match (of ``bot_ids`` only, if given), as
+        :meth:`arena.store.Store.pair_seats` reads them."""
+        return self._open().pair_seats(self.tournament_id, bot_ids)
+
     def forget(self) -> None:
         """Let go of the matches read so far (they are read again if asked for)."""
         self._loaded.clear()
@@ -294,6 +300,30 @@ class Snapshot:
         return dict(met)
 
     @cached_property
+    def grid(self) -> tuple[int, ...]:
+        """The bots of the tournament page's head-to-head grid, in the standings' order: every bot of a small field,
+        the top :data:`arena.site.common.SMALL_FIELD` of a big one. The pairs of them that met have pages of their
+        own (arena/site/pages/pair.py): all pairs of a big field would be half a million pages."""
+        from arena.site.common import SMALL_FIELD  # that module reads snapshots: imported here, not at the top
+
+        return tuple(line.bot_id for line in self.standings[:SMALL_FIELD])
+
+    @cached_property
+    def grid_set(self) -> frozenset[int]:
+        return frozenset(self.grid)
+
+    @cached_property
+    def pair_seats(self) -> dict[int, tuple[tuple[int, int, int | None, int | None, str | None], ...]]:
+        """By match id, each seat of the finished matches of the :attr:`grid`'s bots as (seat, bot, place, think
+        time in ms, fault kind): what the pages of two bots side by side show (read when first asked for, in one
+        query, and only the grid's bots of a big field)."""
+        among = None if len(self.grid) == len(self.bots) else self.grid
+        seats: dict[int, list[tuple[int, int, int | None, int | None, str | None]]] = defaultdict(list)
+        for match_id, seat, bot, place, think_ms, fault in self.matches.pair_seats(among):
+            seats[match_id].append((seat, bot, place, think_ms, fault))
+        return {match_id: tuple(row) for match_id, row in seats.items()}
+
+    @cached_property
     def seats(self) -> int:
         """The most seats a match of the tournament has (every bot's page has a row per seat)."""
         return max((len(m.bot_ids) for m in self.stamps), default=0)
@@ -307,7 +337,7 @@ class Snapshot:
 
     def forget_standings(self) -> None:
         """Drop what was made from :attr:`standings`, to be made again from new ones."""
-        for made in ("shown", "standing_rows", "standing_index"):
+        for made in ("shown", "standing_rows", "standing_index", "grid", "grid_set", "pair_seats"):
             self.__dict__.pop(made, None)
 
 

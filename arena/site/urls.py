@@ -81,6 +81,17 @@ def faults_href(tslug: str, bslug: str) -> str:
     return f"t/{tslug}/bots/{bslug}/faults.html"
 
 
+def highlights_href(tslug: str) -> str:
+    """A tournament's highlights: closest finishes, comebacks, failed declarations (arena/site/pages/highlights.py)."""
+    return f"t/{tslug}/highlights.html"
+
+
+def pair_href(tslug: str, first: str, second: str) -> str:
+    """The page of two bots side by side (arena/site/pages/pair.py), by their slugs, the bot of the lower row id
+    first: one page a pair, whichever bot's page links it. A directory per first bot, as slugs may hold ``-``."""
+    return f"t/{tslug}/pairs/{first}/{second}.html"
+
+
 def step_href(href: str, step: int | None) -> str:
     """``href`` (a match's page) opened at replay step ``step`` (1-based, as the replay's counter and its
     ``#step=N`` address count), or at its default step when not known."""

@@ -641,6 +641,17 @@ class Store:
             "FROM matches m JOIN seats s ON s.match_id = m.id "
             "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))]
 
+    def pair_seats(self, tid: int, bot_ids: Sequence[int] | None = None) -> list[tuple[int, int, int, int | None,
+                                                                                      int | None, str | None]]:
+        """Every seat of every finished match (of the bots ``bot_ids`` only, if given) as (match, seat, bot,
+        place, think time in ms or None, fault kind or None), in schedule and seat order: what the pages of two bots
+        side by side show of their shared matches (one query, no stats or stderr)."""
+        among = "" if bot_ids is None else f" AND s.bot_id IN ({','.join('?' * len(bot_ids))})"
+        return self._tuples(
+            "SELECT m.id, s.seat, s.bot_id, s.place, s.think_ms, s.fault_kind FROM matches m "
+            f"JOIN seats s ON s.match_id = m.id WHERE m.tournament_id = ? AND m.status = 'done'{among} "
+            "ORDER BY m.idx, s.seat", (tid, *(bot_ids or ())))
+
     # -- what the server reads ---------------------------------------------------------------------------------
 
     def recent_seats(self, tid: int, bot_ids: Sequence[int], limit: int) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 // The card table of a match's replay: the seats around a felt with their hands face up (a spectator's view; the
-// page is public only once every card in it may be shown, docs/SECURITY.md), the floor, the deck face down with its
+// page is public only once every card in it may be shown, docs/SECURITY.md), or only one seat's (the bot's-eye
+// view: what that bot saw, the others face down with their counts), the floor, the deck face down with its
 // count, the last throw and take moved between steps, and each seat's score per round as a small chart. replay.js
 // makes every step from the match's data file and calls show() with it: this draws, nothing more, so the table
 // shows what the table of hands says at every step (tests/test_site_cardtable.py checks it against the event log).
@@ -118,7 +119,19 @@
                     { transform: "none" }], { duration: 320, easing: "ease-out" });
     }
 
+    // The bot's-eye view: with a seat chosen, the other seats' hands are face down with their counts until a
+    // round's end shows them (a declaration reveals every hand, RULES.md clause 5); null, a spectator's, all up.
+    var eye = null, shown = null, event = null;
+    function see(seat) {
+      eye = seat;
+      box.classList.toggle("eyeview", seat !== null);
+      if (shown) show(shown, event, false);
+    }
+
     function show(s, e, forward) {
+      shown = s;
+      event = e;
+      var ended = !!s.points || !!e && (e.type === "round_end" || e.type === "match_end");
       var before = forward && e && e.type === "play" ? {
         seat: seats[e.seat].hand.getBoundingClientRect(), floor: floorCards.getBoundingClientRect(),
         deck: deckBack.getBoundingClientRect() } : null;
@@ -133,11 +146,15 @@
         seat.node.classList.toggle("failed", i === s.declarer && !!s.failed);
         seat.node.classList.toggle("gone", !hand.length);
         seat.score.textContent = String(s.scores[i]);
-        seat.hand.replaceChildren.apply(seat.hand, hand.map(function (c) {
+        var hidden = eye !== null && i !== eye && !ended && hand.length > 0;
+        seat.node.classList.toggle("hidden", hidden);
+        if (hidden) seat.hand.replaceChildren(el("span", "card back", String(hand.length)));
+        else seat.hand.replaceChildren.apply(seat.hand, hand.map(function (c) {
           return card(c, c === s.took && i === s.actor);
         }));
+        // A hand face down (the bot's-eye view), or one the caller cannot total (the live page's backs), is counted.
         var note = !hand.length ? s.status[i] || "\u2013"
-          : total ? "total " + total(hand) : hand.length + (hand.length === 1 ? " card" : " cards");
+          : hidden || !total ? hand.length + (hand.length === 1 ? " card" : " cards") : "total " + total(hand);
         if (hand.length && s.points) note += " \u00b7 +" + s.points[i];
         if (hand.length && s.status[i]) note += " \u00b7 " + s.status[i];
         if (i === s.declarer) note += s.failed ? " \u00b7 \u2605 failed" : " \u00b7 \u2605 declared";
@@ -181,6 +198,6 @@
       chart.appendChild(el("span", "charttitle", "score after each round"));
       chart.appendChild(picture);
     }
-    return { show: show };
+    return { show: show, see: see };
   };
 })();

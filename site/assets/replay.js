@@ -715,6 +715,19 @@
     viewButton.addEventListener("click", function () { chosen(!felt.classList.contains("astable")); });
     chosen(false);
     table = window.arenaCardTable(felt, names, cardNode, total, Number(root.getAttribute("data-threshold")) || null);
+    // Whose eyes the table shows: everyone's hand (a spectator), or one seat's, the others face down.
+    var eye = document.createElement("label");
+    eye.className = "eye";
+    eye.appendChild(document.createTextNode("Hands seen by "));
+    var eyes = eye.appendChild(document.createElement("select"));
+    eyes.setAttribute("data-eye", "");
+    [["", "a spectator: all"]].concat(names.map(function (name, seat) {
+      return [String(seat), "seat " + seat + ": " + name];
+    })).forEach(function (option) {
+      eyes.appendChild(new Option(option[1], option[0]));
+    });
+    eyes.addEventListener("change", function () { table.see(eyes.value === "" ? null : Number(eyes.value)); });
+    felt.insertBefore(eye, felt.firstChild);
   } else viewButton.hidden = true;
   root.hidden = false;
   var asked = stepFromHash();

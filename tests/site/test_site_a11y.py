@@ -57,7 +57,8 @@ def page_types(store: Store) -> list[tuple[str, str]]:
     return [("home", "index.html"), ("tournament", "t/league/index.html"), ("matches", "t/league/matches/index.html"),
             ("search", "t/league/matches/index.html?bot=flaky&vs=planner"), ("match", match),
             ("match, last step", match + "#step=99999"), ("bot", "t/league/bots/flaky/index.html"),
-            ("bot faults", "t/league/bots/flaky/faults.html")]
+            ("bot faults", "t/league/bots/flaky/faults.html"), ("two bots side by side", "t/league/pairs/planner/flaky.html"),
+            ("highlights", "t/league/highlights.html")]
 
 
 @pytest.fixture(params=["light", "dark"])
@@ -79,6 +80,7 @@ def opened(browser: Browser, width: int, scheme: str) -> Iterator[Page]:
 
 def goto(page: Page, root: Path, address: str) -> None:
     path = re.split(r"[?#]", address, maxsplit=1)[0]
+    assert (root / path).is_file(), path  # a page not built would be the browser's error page under axe
     page.goto(url(root / path) + address[len(path):])
     if "#step=" in address:
         expect(page.locator("[data-final]")).to_be_visible()

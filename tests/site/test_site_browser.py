@@ -965,10 +965,14 @@ def test_head_to_head_links_land_on_the_filtered_list(seven: tuple[Store, Path],
     store, out = seven
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(url(out / "t" / "seven" / "index.html"))
-    cell = page.locator("table.h2h a.h2hlink[href$='?bot=flaky&vs=planner']")
+    # A cell opens the two bots side by side (the lower row id first: planner, then flaky), whose page links the
+    # list of every match they shared.
+    cell = page.get_by_role("row", name=re.compile(r"^flaky")).locator("a.h2hlink[href$='pairs/planner/flaky.html']")
     expect(cell).to_have_count(1)
     cell.click()
-    page.wait_for_url("**/matches/index.html?bot=flaky&vs=planner")
+    page.wait_for_url("**/pairs/planner/flaky.html")
+    page.get_by_role("link", name="every match they shared").first.click()
+    page.wait_for_url("**/matches/index.html?bot=planner&vs=flaky")
     expect(page.locator("[data-filter-count]")).to_have_text("45 of 315 matches")
     assert _found_ids(page) == _shared(store, "flaky", "planner")
     # A bot's own head-to-head: the count of shared matches links to the same list.

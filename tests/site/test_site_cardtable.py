@@ -181,3 +181,46 @@ def test_moves_animate_unless_reduced_motion_and_axe_finds_nothing(built: tuple[
         expect(page.locator("table.hands")).to_be_visible()
         assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
         context.close()
+
+
+def test_the_bots_eye_view_shows_one_seats_hand_at_every_step(built: tuple[Store, Path], browser: Browser) -> None:
+    """Watching as one seat: its hand face up, every other hand face down as one card back with its count (and the
+    note says how many cards, not their total), until a round's end reveals them all; at the same step addresses.
+    Then back to the spectator's view, every hand up. No width from 320 to 1280 px scrolls sideways with it."""
+    store, site = built
+    match = max((m for m in store.matches(store.tournament("table")["id"]) if m.result),
+                key=lambda m: m.result.turns if m.result else 0)
+    log = matchlog.load(Path(str(match.log_path)))
+    expected = expected_steps(log)
+    address = url(site / urls.match_href("table", match.id))
+    with opened(browser, 1280) as page:
+        page.goto(address)
+        eye = page.get_by_label("Hands seen by")
+        for seat in range(len(log.header["bots"])):
+            eye.select_option(str(seat))
+            seen = page.evaluate(WALK)
+            assert len(seen) == len(expected)
+            hidden = 0
+            for index, (shown, wanted) in enumerate(zip(seen, expected, strict=True)):
+                assert shown["step"] == f"#step={index + 1}"
+                revealed = log.events[index]["type"] in ("round_end", "match_end")
+                for other, hand in enumerate(wanted["hands"]):
+                    if other == seat or revealed or not hand:
+                        assert shown["hands"][other] == hand, (index + 1, other)
+                    else:
+                        assert shown["hands"][other] == [str(len(hand))], (index + 1, other)
+                        assert shown["notes"][other].startswith(f"{len(hand)} card"), shown["notes"][other]
+                        hidden += 1
+            assert hidden > 50
+        eye.select_option("")
+        assert page.evaluate(WALK) == page.evaluate(WALK) and all(
+            shown["hands"] == wanted["hands"] for shown, wanted in zip(page.evaluate(WALK), expected, strict=True))
+    for width in (320, 390, 768, 1280):
+        with opened(browser, width) as page:
+            page.goto(address + "#step=5")
+            page.get_by_label("Hands seen by").select_option("1")
+            expect(page.locator(".cardtable .tableseat.hidden")).not_to_have_count(0)
+            assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth"), width
+            # the chooser does not sit on the view button
+            boxes = [page.locator(selector).bounding_box() for selector in (".felt .eye", ".felt .view")]
+            assert boxes[0] and boxes[1] and boxes[0]["x"] + boxes[0]["width"] <= boxes[1]["x"], (width, boxes)

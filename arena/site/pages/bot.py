@@ -20,6 +20,7 @@ from arena.site.common import (
 )
 from arena.site.pages.faults import faulted_by
 from arena.site.pages.listings import Listing, MatchListPage, filter_names, filtered_href
+from arena.site.pages.pair import pair_of
 from arena.site.rows import FaultRow, MatchListRow, Series, StandingRow
 from arena.site.snapshot import Live, Snapshot
 from arena.site.urls import (
@@ -56,6 +57,8 @@ class Opponent:
     shared: int
     matches_href: str = ""
     """The list of all matches filtered to those the two shared (``?bot=...&vs=...``, read by search.js)."""
+    pair_href: str | None = None
+    """The page of the two side by side (arena/site/pages/pair.py), when they have one."""
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,8 @@ def bot_page(snap: Snapshot, bot_id: int, matches: MatchListPage | None, think: 
     for other_id, above, shared in pairs:
         below, _ = snap.head_to_head.get((other_id, bot_id), (0, 0))
         name, href = snap.bot_link(other_id)
-        opponents.append(Opponent(name, href, above, below, shared, filtered_href(snap, bot.name, name)))
+        opponents.append(Opponent(name, href, above, below, shared, filtered_href(snap, bot.name, name),
+                                  pair_of(snap, bot_id, other_id)))
     faults = fault_rows(snap, bot_id, steps=True)
     fault_count = sum(fault_counts(snap, bot_id).values())
     return BotPage(bot.name, bot.slug, 0 if big else standing.rank, own_standing(standing) if big else standing,

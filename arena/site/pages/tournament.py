@@ -21,6 +21,7 @@ from arena.site.common import (
     without_local_paths,
 )
 from arena.site.downloads import DOWNLOADS
+from arena.site.pages.pair import pair_of
 from arena.site.rows import FaultRow, Series, StandingRow
 from arena.site.snapshot import Live, Snapshot
 from arena.site.urls import (
@@ -59,6 +60,8 @@ class HeadToHead:
 
     bots: list[tuple[str, str]]
     cells: list[list[Duel | None]]
+    pairs: list[list[str | None]] | None = None
+    """pairs[i][j]: the page of bots i and j side by side (arena/site/pages/pair.py), None if they have none."""
 
 
 def duel(snap: Snapshot, a: int, b: int) -> Duel | None:
@@ -66,6 +69,40 @@ def duel(snap: Snapshot, a: int, b: int) -> Duel | None:
     above, shared = snap.head_to_head.get((a, b), (0, 0))
     below, _ = snap.head_to_head.get((b, a), (0, 0))
     return Duel(above, below, shared) if shared else None
+
+
+@dataclass(frozen=True)
+class Band:
+    """Bots the data cannot order: a run of the standings whose 95% rank intervals (arena/stats/display.py's) all
+    hold ranks ``low`` to ``high``, so that each of them could be at any of those ranks and none is shown apart
+    from another of the band."""
+
+    low: int
+    high: int
+    bots: tuple[tuple[str, str], ...]
+    """(name, href) in the standings' order."""
+
+
+def bands(snap: Snapshot) -> tuple[tuple[Band, ...], tuple[tuple[str, str], ...]]:
+    """The ranked bots cut, in the standings' order, into :class:`Band` s: a band takes the next bot while its
+    interval meets the ranks every bot of the band could hold, else the bot starts the next band. Not bands of
+    intervals that meet one another in a chain: with few deals a chain runs through the whole field (60 bots of
+    12 deals each made one band of 60), which says nothing. Also the bots not yet ranked (an interval of the whole
+    field), in the standings' order."""
+    found: list[Band] = []
+    unranked: list[tuple[str, str]] = []
+    for line in snap.shown.lines:
+        if not line.ranked or line.interval is None:
+            if line.bot in snap.bot_by_id:
+                unranked.append(snap.bot_link(line.bot))
+            continue
+        low, high = line.interval
+        if found and max(found[-1].low, low) <= min(found[-1].high, high):
+            last = found[-1]
+            found[-1] = Band(max(last.low, low), min(last.high, high), (*last.bots, snap.bot_link(line.bot)))
+        else:
+            found.append(Band(low, high, (snap.bot_link(line.bot),)))
+    return tuple(found), tuple(unranked)
 
 
 @dataclass(frozen=True)
@@ -109,6 +146,10 @@ class TournamentPage:
     """A field bigger than :data:`SMALL_FIELD`: the head-to-head and the rating chart show only its top ``top``."""
     note: str | None = None
     """Why bots are not ranked yet ("3 deals: too few to rank ..."), if some are not (arena/stats/display.py)."""
+    bands: tuple[Band, ...] | None = None
+    """A field bigger than :data:`SMALL_FIELD`: its bots in bands the data cannot order (:func:`bands`)."""
+    unranked: tuple[tuple[str, str], ...] = ()
+    """With ``bands``: the bots not yet ranked."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +182,7 @@ def rating_scale(rows: Sequence[StandingRow]) -> tuple[float, float]:
 def head_to_head(snap: Snapshot, order: Sequence[int]) -> HeadToHead:
     bots = [snap.bot_link(bot_id) for bot_id in order]
     cells = [[None if a == b else duel(snap, a, b) for b in order] for a in order]
-    return HeadToHead(bots, cells)
+    return HeadToHead(bots, cells, [[pair_of(snap, a, b) for b in order] for a in order])
 
 
 def standings_pages(snap: Snapshot) -> list[list[StandingRow]]:
@@ -192,6 +233,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
                 if key not in ("rules", "limits", "sandbox_limits", "bots", "name")}
     faults = fault_rows(snap, steps=True)
     counts = fault_counts(snap)
+    banded, unranked = bands(snap) if big else (None, ())
     statuses = Counter(m.status for m in snap.stamps)
     return TournamentPage(
         name=snap.name, slug=snap.slug, created_at=snap.created_at, finished_at=snap.finished_at,
@@ -206,7 +248,7 @@ def tournament_page(snap: Snapshot) -> TournamentPage:
         downloads=tuple((kind, results_href(snap.slug, kind)) for kind in DOWNLOADS), field_size=len(rows),
         standings_pager=standings_pager(snap, 1) if big else None,
         standings_index=standings_index_href(snap.slug) if big else None, top=len(top) if big else None,
-        note=snap.shown.note)
+        note=snap.shown.note, bands=banded, unranked=unranked)
 
 
 def fault_pages(snap: Snapshot, order: Sequence[int]) -> tuple[tuple[str, str, int], ...]:
