@@ -97,7 +97,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
          f"{config.league.registry}, matches on {where})")
     try:
         guard.run(app, sock, config.connections, config.trusted_proxies, own_logs=json_logs,
-                  count_connections=app.state.metrics.count_connections)
+                  count_connections=app.state.metrics.count_connections, on_stop=app.state.server.intake.stop)
     except guard.GuardMismatch as error:
         fail(str(error), ExitCode.FAILED)
 

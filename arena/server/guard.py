@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LOGGER = logging.getLogger(__name__)
@@ -501,16 +502,17 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tuple[str, ...] = (),
-        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> None:
+        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None,
+        on_stop: Callable[[], object] | None = None) -> None:
     """Serve ``app`` on the listening ``sock`` with uvicorn under ``limits``, its logs rate-limited, until SIGINT
     or SIGTERM. ``X-Forwarded-For`` and ``-Proto`` are believed only from the addresses in ``proxies``.
     ``own_logs``: uvicorn's records go to the root logger's handlers (as :mod:`arena.server.logs` set them) instead
-    of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``).
+    of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``); ``on_stop`` is
+    called as the stop begins, before uvicorn waits for the requests in flight to be answered (an upload's check
+    would otherwise hold the stop for up to its build's time limit: 59 s measured, with the default 60 s limit).
 
     The connection cap stays below the descriptor limit (with room for the store, the league's pipes and the
     sandboxes): past the limit, accept() fails and the loop cannot even refuse politely."""
-    import uvicorn
-
     soft = raise_descriptor_limit()
     cap = min(limits.max_connections, max(8, (soft - DESCRIPTOR_ROOM) // DESCRIPTORS_PER_CONNECTION))
     if cap < limits.max_connections:
@@ -522,10 +524,23 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
         proxy_headers=bool(proxies), forwarded_allow_ips=list(proxies) or None,
         log_config=None if own_logs else uvicorn.config.LOGGING_CONFIG)
     rate_limit_logs()
-    server = uvicorn.Server(config)
+    server = StoppingServer(config, on_stop)
     if count_connections is not None:
         count_connections(lambda: len(server.server_state.connections))
     server.run(sockets=[sock])
+
+
+class StoppingServer(uvicorn.Server):
+    """uvicorn's server, which says when its stop begins (see :func:`run`)."""
+
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], object] | None) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.on_stop is not None:
+            self.on_stop()
+        await super().shutdown(sockets)
 
 
 class GuardMismatch(RuntimeError):
@@ -540,7 +555,6 @@ def self_test(protocol: type[H11Protocol]) -> None:
     import asyncio
     import socket
 
-    import uvicorn
     from uvicorn.server import ServerState
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
