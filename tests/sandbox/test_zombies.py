@@ -1,6 +1,7 @@
 """No zombie is left by any path that starts processes (issue 44): the bwrap probe, a failing check, a failing build,
-a match with a crashing bot in this process, a plain bot's daemon grandchild, and a real ``arena serve`` that rejects uploads and plays its league
-through a worker killed with -9. Zombies are counted from /proc (state Z, by parent pid) before and after.
+a match with a crashing bot in this process, a plain bot's daemon grandchild, and a real ``arena serve`` that
+rejects uploads and plays its league through a worker killed with -9. Zombies are counted from /proc (state Z, by
+parent pid) before and after.
 """
 
 from __future__ import annotations
