@@ -56,7 +56,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
     continuously, serve the live standings and the results site. Ctrl-C (or SIGTERM) stops it (exit 0); run it
     again to resume."""
     require_extra("server", "arena serve")
-    from arena.server import guard, logs
+    from arena.server import guard, heap, logs
     from arena.server.app import ServerSettings, create_app
     from arena.server.config import load_serve_config
 
@@ -69,6 +69,7 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
             click.echo(message, err=True)
 
     logs.configure(json_lines=json_logs)
+    heap.limit_arenas()  # before any thread of the server starts
     config = load_serve_config(config_file, default_registry(db_path))
     warning = seed_warning(config.league)
     if warning is not None:
@@ -98,7 +99,8 @@ def serve(config_file: Path, host: str, port: int, db_path: Path, site_dir: Path
              f"{config.league.registry}, matches on {where})")
         try:
             stopped_by = guard.run(app, sock, config.connections, config.trusted_proxies, own_logs=json_logs,
-                                   count_connections=app.state.metrics.count_connections)
+                                   count_connections=app.state.metrics.count_connections,
+                                   on_stop=app.state.server.intake.stop)
         except guard.GuardMismatch as error:
             league.release()
             fail(str(error), ExitCode.FAILED)

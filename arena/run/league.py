@@ -417,9 +417,11 @@ class League:
         """Publish the site if it is due; returns the seconds spent. Publishing re-renders the league's standings,
         bot and list pages, which grow with the league, so it runs at most once every :data:`PUBLISH_EVERY_S`
         and never takes more than a fifth of the loop's time (the live standings at ``/`` are always current)."""
+        if self.publish is None:
+            return 0.0  # nothing to publish to: keeping the ids would grow the list by one a match
         self._unpublished.extend(new)
         now = time.monotonic()
-        if self.publish is None or not force and now - self._published_at < max(PUBLISH_EVERY_S,
+        if not force and now - self._published_at < max(PUBLISH_EVERY_S,
                                                                                   4 * self._publish_cost):
             return 0.0
         self.publish(store, tuple(self._unpublished))

@@ -96,8 +96,11 @@ class Progress:
     matches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     cluster: ClusterStats | None = None
     """Workers and matches per worker of a run on a Dask cluster (arena/run/cluster.py)."""
+    watched: bool = True
+    """Whether someone follows the progress (a runner's display): only then are :attr:`seats` kept."""
     seats: list[GroupPlace] = field(default_factory=list)
-    """Every seat played now, grouped by deal (a duplicate group shares its deal seed), for the leader's confidence."""
+    """Every seat played now, grouped by deal (a duplicate group shares its deal seed), for the leader's confidence;
+    empty in a run nobody watches, such as a league, where it grew by a seat a match for as long as the server ran."""
     ids: dict[str, int] = field(default_factory=dict)
     _sure: tuple[float, int, float | None, str | None] = (0.0, -1, None, None)
     """When the leader's confidence was last computed, on how many seats, P(leader above the next bot), and the
@@ -111,8 +114,9 @@ class Progress:
         for bot, seat in zip(job.bots, result.result.players):
             self.place_sum[bot.name] += seat.place
             self.matches[bot.name] += 1
-            self.seats.append(GroupPlace(job.seed, self.ids.setdefault(bot.name, len(self.ids)), seat.place,
-                                         job.index))
+            if self.watched:
+                self.seats.append(GroupPlace(job.seed, self.ids.setdefault(bot.name, len(self.ids)), seat.place,
+                                             job.index))
 
     def leader_settled(self, every_s: float = 2.0) -> float | None:
         """P(the leader is truly above the next bot), from the standings' fit and its resampling of whole deals;
@@ -213,17 +217,17 @@ class RunningRatings:
             # A server start: the stored ratings, and only the matches finished since they were stored.
             self._ratings, matches = rate_since_stored(store, tid, self.config)
         else:
-            matches = rated_matches(store, tid)
+            # Only the matches since: reading every match each batch cost time and memory that grew with the league.
+            matches = rated_matches(store, tid, after=self._rated_upto)
             rater = Rater(self.config)
             ratings = self._ratings
             history = []
             for match in matches:
-                if match.index > self._rated_upto:
-                    ratings = rater.update({**{bot: rater.initial for bot in match.bots}, **ratings}, match)
-                    history.append((match.index, {bot: ratings[bot] for bot in match.bots}))
+                ratings = rater.update({**{bot: rater.initial for bot in match.bots}, **ratings}, match)
+                history.append((match.index, {bot: ratings[bot] for bot in match.bots}))
             self._ratings = ratings
             store.append_ratings(tid, history)
-        self._rated_upto = max((match.index for match in matches), default=-1)
+        self._rated_upto = max((match.index for match in matches), default=self._rated_upto)
         # It never finishes: finish() marks a run finished when nothing is pending, true only between batches.
         store.reopen(tid)
         self.seconds = time.monotonic() - started
@@ -291,7 +295,7 @@ def release(store: Store, lease: Lease) -> None:
 def _run(store: Store, policy: Policy, player: Player, fresh: bool, on_result: Callable[[Progress], None] | None,
          tick: _Heartbeat, started: float, on_start: Callable[[Progress], None] | None = None) -> RunReport:
     plan = policy.plan(store, fresh)
-    progress = Progress(total=len(plan.schedule), done=plan.done, cluster=player.stats)
+    progress = Progress(total=len(plan.schedule), done=plan.done, cluster=player.stats, watched=on_result is not None)
     if on_start is not None:
         on_start(progress)
     interrupted = False

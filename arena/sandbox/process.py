@@ -125,6 +125,9 @@ class ProcessBot(BotProcess):
         # In the plain variant a bot's orphans are told from our other children (a multiprocessing helper,
         # say) by the environment they inherit: HOME is the bot's own scratch directory, unique per launch.
         self.marker = None if scratch is None else f"HOME={scratch}".encode() + b"\0"
+        started = None if isolated else procfs.stat(popen.pid)
+        self._born = None if started is None else started.start_time
+        """When a plain bot started: its orphans that die unwaited start after it (:func:`reaper.dead_orphans`)."""
 
     def read_fds(self) -> list[int]:
         return list(self._streams)
@@ -234,6 +237,8 @@ class ProcessBot(BotProcess):
                 reaper.kill_tree(self._group, self.marker)  # no cgroup names a plain bot's escaped daemons
             self.popen.wait()
             reaper.LAUNCHED.discard(self.pid)
+            if not self.isolated and self._born is not None:
+                ORPHANS.adopt(*reaper.dead_orphans(self._born))  # its children are ours now, zombies or not
             self._exit = exit_before or self._describe(self.popen.returncode)
             if self.isolated and self.launch.ns_init is None:
                 self._kill_unreported_init()

@@ -107,6 +107,19 @@ def reap_adopted() -> int:
     return sum(pid not in ORPHANS.pids for pid in found)
 
 
+def dead_orphans(born_after: int) -> list[int]:
+    """Our zombie children that are session leaders we did not launch and that started no earlier than
+    ``born_after`` (clock ticks after boot, as :attr:`procfs.Stat.start_time`): what a plain bot's daemon leaves
+    when its middle process exits unwaited in a session of its own and the bot dies (they are ours then, a
+    subreaper). Nothing else names such a zombie (its group and session are its own, it has left every cgroup and a
+    zombie shows no environment), and nothing else of ours is a session leader: every launch's is in
+    :data:`LAUNCHED` until its owner reaps it. Read from our own children, never a walk over /proc."""
+    me = os.getpid()
+    return [pid for pid in procfs.children(me) if pid not in LAUNCHED
+            and (info := procfs.stat(pid)) is not None and info.state == "Z" and info.ppid == me
+            and info.session == pid and info.start_time >= born_after]
+
+
 def kill(pid: int) -> None:
     """SIGKILL ``pid`` if it is there and ours to kill."""
     try:

@@ -47,7 +47,7 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.check import check_bot
 from arena.registry.versions import REGISTRY_PREFIX, Registry, RegistryError
 from arena.run.league import League
-from arena.server import authorpage, debugpage, metrics, play, watch
+from arena.server import authorpage, debugpage, heap, metrics, play, watch
 from arena.server.admission import Admission
 from arena.server.authorpage import author_data
 from arena.server.authors import Author, all_owners
@@ -124,7 +124,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     app.state.tables = play.Tables()
     app.state.server = Shared(
         name=name,
-        league=League(config.league, settings.db, publish=lambda store, ids: publish(store, name, settings.site_dir)),
+        league=League(config.league, settings.db, publish=lambda store, ids: published(store, name, settings.site_dir)),
         intake=Intake(intake_settings, checker, live=lambda author: views.author(author.id) is not None),
         admission=Admission(dataclasses.replace(config.admission, slots=intake_settings.check_slots)),
         registry=registry, views=views, sessions=Sessions(), logins=LoginGate(config.logins),
@@ -134,6 +134,13 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
     app.state.league_thread = None
     meters.watch(app.state.server, lambda: app.state.league_thread)
     return app
+
+
+def published(store: Store, name: str, site_dir: Path) -> None:
+    """Publish the league's site, then give the heap's free pages back: a publish, and the standings the web
+    threads worked out since the last one, peak with the league's size (:mod:`arena.server.heap`)."""
+    publish(store, name, site_dir)
+    heap.give_back()
 
 
 def api_routes(prefix: str) -> list[Route]:

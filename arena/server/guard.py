@@ -511,13 +511,16 @@ def listen(host: str, port: int, backlog: int = ConnectionLimits.listen_backlog)
 
 
 def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tuple[str, ...] = (),
-        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None) -> int | None:
+        own_logs: bool = False, count_connections: Callable[[Callable[[], int]], None] | None = None,
+        on_stop: Callable[[], object] | None = None) -> int | None:
     """Serve ``app`` on the listening ``sock`` with uvicorn under ``limits``, its logs rate-limited, until SIGINT
     or SIGTERM; return the signal that stopped it (None if uvicorn stopped by itself), the application shut down
     (the league's matches stopped, its lease released). ``X-Forwarded-For`` and ``-Proto`` are believed only from
     the addresses in ``proxies``.
     ``own_logs``: uvicorn's records go to the root logger's handlers (as :mod:`arena.server.logs` set them) instead
-    of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``).
+    of its own; ``count_connections`` is given how to count the open connections (for ``/metrics``); ``on_stop`` is
+    called as the stop begins, before uvicorn waits for the requests in flight to be answered (an upload's check
+    would otherwise hold the stop for up to its build's time limit: 59 s measured, with the default 60 s limit).
 
     The connection cap stays below the descriptor limit (with room for the store, the league's pipes and the
     sandboxes): past the limit, accept() fails and the loop cannot even refuse politely."""
@@ -533,7 +536,7 @@ def run(app: ASGIApp, sock: socket.socket, limits: ConnectionLimits, proxies: tu
         proxy_headers=bool(proxies), forwarded_allow_ips=list(proxies) or None,
         log_config=None if own_logs else uvicorn.config.LOGGING_CONFIG)
     rate_limit_logs()
-    server = _Server(config, limits.listen_backlog)
+    server = _Server(config, limits.listen_backlog, on_stop)
     if count_connections is not None:
         count_connections(lambda: len(server.server_state.connections))
     stopped_by: list[int] = []
@@ -561,16 +564,22 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 class _Server(uvicorn.Server):
     """uvicorn's server with the kernel's queue at ``listen_backlog`` though the loop accepts :data:`ACCEPT_BATCH`
     at a time: asyncio sets both from one ``backlog`` (it calls ``listen()`` again when it starts serving), so the
-    queue is set again once it has."""
+    queue is set again once it has; and which says when its stop begins (``on_stop``, see :func:`run`)."""
 
-    def __init__(self, config: uvicorn.Config, listen_backlog: int) -> None:
+    def __init__(self, config: uvicorn.Config, listen_backlog: int, on_stop: Callable[[], object] | None) -> None:
         super().__init__(config)
         self.listen_backlog = listen_backlog
+        self.on_stop = on_stop
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         for sock in sockets or ():
             sock.listen(self.listen_backlog)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.on_stop is not None:
+            self.on_stop()
+        await super().shutdown(sockets)
 
 
 class GuardMismatch(RuntimeError):

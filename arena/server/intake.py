@@ -39,6 +39,7 @@ from arena.bots.manifest import ManifestError, load_bot
 from arena.registry.build import DEFAULT_BUILD_LIMITS, BuildLimits
 from arena.registry.check import CheckReport, check_bot
 from arena.registry.versions import Registry, RegistryError
+from arena.sandbox import reaper
 from arena.server.authors import (
     Author,
     NameTaken,
@@ -95,6 +96,11 @@ def refusal(status: int, error: str, **more: Any) -> Reply:
     return Reply(status, {"status": "rejected", "error": error, **more})
 
 
+STOPPING = Reply(503, {"status": "rejected", "error": "the server is stopping: nothing was stored; send the upload "
+                                                       "again once it is back"}, {"Retry-After": "30"})
+"""The answer to an upload that came, or was being checked, as the server stopped (:meth:`Intake.stop`)."""
+
+
 class _Locks:
     """One lock per key, made on first use."""
 
@@ -125,6 +131,7 @@ class Intake:
         self._author_locks = _Locks()
         self._name_locks = _Locks()
         self._check_slots = threading.BoundedSemaphore(settings.check_slots)
+        self._stopping = threading.Event()
         settings.scratch.mkdir(parents=True, exist_ok=True)
         self.recovered = self.recover()
 
@@ -158,7 +165,19 @@ class Intake:
             store.close()
         return recovered
 
+    def stop(self) -> int:
+        """The server stops: take no more uploads and cut the checks and builds in flight short (SIGKILL to each
+        sandbox this process launched and has not reaped; the league's bots are its workers', not ours), so that a
+        stop waits for no build's time limit; their uploads are answered :data:`STOPPING`. The sandboxes killed."""
+        self._stopping.set()
+        launched = list(reaper.LAUNCHED)
+        for pid in launched:
+            reaper.kill_group(pid)  # each check's own kill then reaps it, as for a bot that died
+        return len(launched)
+
     def submit(self, author: Author, archive: Path) -> Reply:
+        if self._stopping.is_set():
+            return STOPPING
         scratch = Path(tempfile.mkdtemp(prefix=f"{author.name}-", dir=self.settings.scratch))
         try:
             return self._submit(author, archive, scratch)
@@ -196,6 +215,8 @@ class Intake:
                 except (RegistryError, OSError) as error:
                     return refusal(500, f"the server could not store the bot: {error}")
                 report = None if result.report is None else result.report.to_dict()
+                if result.status == "rejected" and self._stopping.is_set():
+                    return STOPPING  # its check was cut short by the stop, not failed by the bot
                 if result.status == "rejected":
                     return refusal(422, f"{result.reason} (the admission check: arena check shows it locally)",
                                    name=name, check=report)

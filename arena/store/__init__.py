@@ -507,12 +507,12 @@ class Store:
         return dict(self.db.execute("SELECT status, count(*) FROM matches WHERE tournament_id = ? GROUP BY status",
                                     (tid,)).fetchall())
 
-    def ordered_places(self, tid: int) -> list[tuple[Any, ...]]:
-        """(schedule index, bot, place) of every seat of every finished match, in schedule and seat order: what
-        the rater reads (arena/stats/standings.py's rated_matches)."""
+    def ordered_places(self, tid: int, after: int = -1) -> list[tuple[Any, ...]]:
+        """(schedule index, bot, place) of every seat of every finished match after schedule index ``after``, in
+        schedule and seat order: what the rater reads (arena/stats/standings.py's rated_matches)."""
         return self._tuples(
             "SELECT m.idx, s.bot_id, s.place FROM matches m JOIN seats s ON s.match_id = m.id "
-            "WHERE m.tournament_id = ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid,))
+            "WHERE m.tournament_id = ? AND m.idx > ? AND m.status = 'done' ORDER BY m.idx, s.seat", (tid, after))
 
     def latest_ratings(self, tid: int) -> dict[int, tuple[float, float]]:
         """Per bot, its latest stored rating as (mu, sigma)."""

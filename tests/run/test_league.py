@@ -4,16 +4,19 @@ real SQLite store (the server itself is tested in test_server.py)."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import shutil
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import arena.run
 from arena.cli.main import main
 from arena.game.results import MatchResult, SeatResult, SeatStats, Termination
 from arena.game.rules import Rules
@@ -23,6 +26,7 @@ from arena.registry.versions import Registry
 from arena.run.config import ConfigError, LeagueConfig
 from arena.run.jobs import JobResult, MatchJob
 from arena.run.league import League, LeagueError, closeness_checkpoint, public_error, tally_from_store
+from arena.run.loop import RunningRatings
 from arena.run.plan import identity_hash
 from arena.server.authors import (
     AuthorError,
@@ -482,3 +486,49 @@ def test_the_league_tries_again_after_an_error_and_says_why(tmp_path: Path) -> N
         store.release(lease)  # the other runner is gone: the league goes on by itself
         wait_until("the league to play", lambda: league.state.matches_played >= 2, league)
         assert league.state.error is None and thread.is_alive()
+
+
+class HeldByTheLoop(RunningRatings):
+    """The league's own running ratings which, after a batch is rated (between batches, in the league's thread),
+    also note how many bytes the run's code holds: the live allocations whose frame is in ``arena/run/``, by
+    tracemalloc. Measured at the same point of every batch, so what is in flight does not blur it."""
+
+    def __init__(self, league: League, every: int) -> None:
+        super().__init__(league.config.rating)
+        self.every = every
+        self.held: list[tuple[int, int]] = []
+
+    def after_batch(self, store: Store, tid: int) -> None:
+        super().after_batch(store, tid)
+        done = store.status_counts(tid).get("done", 0)
+        if done >= self.every * (len(self.held) + 1):
+            gc.collect()
+            run_code = tracemalloc.Filter(True, str(Path(arena.run.__file__).parent / "*"))
+            snapshot = tracemalloc.take_snapshot().filter_traces([run_code])
+            self.held.append((done, sum(stat.size for stat in snapshot.statistics("filename"))))
+
+
+@pytest.mark.slow  # 120 real matches
+def test_what_a_league_holds_does_not_grow_with_its_matches(tmp_path: Path) -> None:
+    """Issue 44: a league server's memory grew with the matches played. What the league's code keeps between
+    batches (its ratings, tallies, timings, the loop's progress) is bounded per bot, not per match: after 40
+    matches and after 120 it holds the same, within a few bytes a match (the loop's progress kept three seats a
+    match, over 100 bytes each, for the leader's confidence that only a runner's display reads)."""
+    config = dataclasses.replace(league_config(tmp_path, HOUSE[:2]), rules=Rules(threshold=25), workers=2,
+                                 groups_per_batch=4)
+    league = League(config, tmp_path / "arena.db")
+    held = league.ratings = HeldByTheLoop(league, every=40)
+    store = Store(league.db)
+    league.claim(store)
+    store.close()
+    tracemalloc.start()
+    try:
+        with league_playing(league):
+            deadline = time.monotonic() + 600  # a hang guard: 120 matches take a minute or two
+            while len(held.held) < 3 and time.monotonic() < deadline:
+                time.sleep(0.2)
+    finally:
+        tracemalloc.stop()
+    assert len(held.held) == 3, held.held
+    (first, first_bytes), _, (last, last_bytes) = held.held
+    assert (last_bytes - first_bytes) / (last - first) < 16, held.held

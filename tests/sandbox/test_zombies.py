@@ -1,12 +1,16 @@
 """No zombie is left by any path that starts processes (issue 44): the bwrap probe, a failing check, a failing build,
-a match with a crashing bot in this process, and a real ``arena serve`` that rejects uploads and plays its league
-through a worker killed with -9. Zombies are counted from /proc (state Z, by parent pid) before and after.
+a match with a crashing bot in this process, a plain bot's daemon grandchild, and a real ``arena serve`` that
+rejects uploads and plays its league through a worker killed with -9. Zombies are counted from /proc (state Z, by
+parent pid) before and after.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -21,10 +25,11 @@ from arena.registry.check import check_bot
 from arena.registry.client import pack
 from arena.sandbox.bwrap import bwrap_status
 from arena.sandbox.process import ProcessSandbox
-from tests.support.server import SAMPLES, Server, free_port, make_bot
+from tests import hostile
+from tests.support.server import ROOT, SAMPLES, Server, free_port, make_bot
 from tests.support.zombies import settled, zombies, zombies_under
 
-pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
+needs_bwrap = pytest.mark.skipif(not bwrap_status()[0], reason="needs bubblewrap")
 
 CRASH_AT_HELLO = "import sys\nsys.exit(3)\n"
 CRASH_AT_TURN = """\
@@ -43,6 +48,7 @@ def failing_build(where: Path, name: str) -> Path:
     return bot
 
 
+@needs_bwrap
 def test_the_bwrap_probe_reaps_its_namespace_init() -> None:
     ProcessSandbox()  # a subreaper, as every runner of bots is: the probe's init comes back to it
     before = zombies()
@@ -50,6 +56,7 @@ def test_the_bwrap_probe_reaps_its_namespace_init() -> None:
     assert zombies() == before
 
 
+@needs_bwrap
 def test_a_failing_check_a_failing_build_and_a_crash_in_a_match_leave_no_zombie(tmp_path: Path) -> None:
     sandbox = ProcessSandbox(isolate=True)
     before = zombies()
@@ -75,6 +82,7 @@ def done(server: Server) -> int:
     return int(httpx.get(f"{server.url}/api/league", timeout=30).json()["matches"].get("done", 0))
 
 
+@needs_bwrap
 @pytest.mark.slow
 def test_a_server_that_rejects_uploads_and_loses_a_worker_leaves_no_zombie(tmp_path: Path) -> None:
     config = tmp_path / "league.yaml"
@@ -103,3 +111,35 @@ def test_a_server_that_rejects_uploads_and_loses_a_worker_leaves_no_zombie(tmp_p
         assert settled(pid) == []
         left = [(z, info) for z, info in seen if info is not None and procfs.stat(z) == info]
         assert left == []
+
+
+
+PLAIN_MATCH = """\
+import json, sys
+from pathlib import Path
+from arena.bots.manifest import load_bot
+from arena.game.rules import Rules
+from arena.match.protocol import Limits
+from arena.match.referee import play_match
+from arena.sandbox.process import ProcessSandbox
+from tests.support.zombies import zombies
+
+greedy, hostile, cgroups = sys.argv[1], sys.argv[2], sys.argv[3] == "cgroups"
+sandbox = ProcessSandbox(isolate=False, use_cgroups=cgroups)
+result = play_match([load_bot(Path(greedy)), load_bot(Path(hostile))], 1, sandbox, Rules(threshold=30),
+                    Limits(hello_ms=60_000, move_ms=60_000, bank_ms=0))
+print(json.dumps({"faults": [seat.fault is not None for seat in result.players], "zombies": zombies()}))
+"""
+
+
+@pytest.mark.parametrize("cgroups", ["cgroups", "no-cgroups"])
+def test_a_plain_bots_daemon_grandchild_leaves_no_zombie(tmp_path: Path, cgroups: str) -> None:
+    """A plain (no bwrap) bot that double-forks a daemon in a session of its own: the middle process exits
+    unwaited, a zombie of the bot, and is ours (a subreaper) once the bot is gone; the sandbox's kill must reap it,
+    not leave it to whoever reaps the runner's orphans (the test harness did). The match runs in a process of its
+    own, so that nothing another test left to this one is counted."""
+    daemon = hostile.make_bot(tmp_path, "daemon_grandchild")
+    done = subprocess.run([sys.executable, "-c", PLAIN_MATCH, str(SAMPLES / "greedy"), str(daemon), cgroups],
+                          check=False, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {"faults": [False, False], "zombies": []}

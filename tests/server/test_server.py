@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import threading
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena import procfs
 from arena.bots.scaffold import scaffold
 from arena.match.matchlog import load
 from arena.match.spectator import public_event
@@ -608,3 +610,29 @@ def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_pa
     both = sorted(set(played["dask"]) & set(played["pool"]))
     assert len(both) >= 8
     assert [played["dask"][idx] for idx in both] == [played["pool"][idx] for idx in both]
+
+
+def test_a_stop_cuts_an_uploads_build_short_and_answers_503(tmp_path: Path) -> None:
+    """SIGTERM while an upload's build runs: the server stops without waiting for the build's time limit (an hour
+    here; uvicorn waited for the request in flight, and so the stop for the whole build: 59 s with the default 60 s
+    limit, and a test's stop() timed out at load 24), and the upload is answered 503, nothing stored."""
+    config = tmp_path / "league.yaml"
+    config.write_text(f"league: {{name: z, bots: ['registry:*', {SAMPLES / 'greedy'}], players: 2, seed: 3}}\n"
+                      "server: {build_seconds: 3600}\n")
+    server = Server(tmp_path, config, tmp_path / "results" / "arena.db", free_port())
+    with server.running():
+        assert server.process is not None
+        token = server.add_author("ann")
+        bot = make_bot(tmp_path / "up", "builder", code="print(1)\n")
+        (bot / "bot.yaml").write_text("name: builder\ncommand: python3 bot.py\nbuild: sleep 3600\n")
+        answers: list[httpx.Response] = []
+        uploading = threading.Thread(target=lambda: answers.append(server.upload(token, pack(bot))))
+        uploading.start()
+        pid = server.process.pid
+        server.wait_for("the build to start", lambda: any(
+            procfs.command_line(child).startswith(b"sleep\0") for child in procfs.descendants(pid)), 120)
+        server.stop()  # waits up to 60 s: without the cut it would wait for the hour
+        uploading.join(60)
+    assert [answer.status_code for answer in answers] == [503], [answer.text for answer in answers]
+    assert "stopping" in answers[0].json()["error"]
+    assert not (tmp_path / "results" / "bots" / "builder").exists()
