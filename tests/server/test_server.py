@@ -53,7 +53,7 @@ for line in sys.stdin:
 CONFIG = """\
 league:
   name: ladder
-  bots: ["registry:*", {greedy}, {leaky}]
+  bots: ["registry:*", {house}]
   players: 2
   seed: 5
   rules: {{threshold: 30}}
@@ -74,10 +74,10 @@ def arena(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 def serving(root: Path, playing: bool) -> Iterator[Server]:
     """A server on this module's config; ``playing``: its league has two house bots and plays from the start, else
-    one (greedy, the leaky bot's directory being greedy's too), so it plays nothing until an author's bot enters."""
-    leaky = make_bot(root / "house", "leaky", code=LEAKY) if playing else SAMPLES / "greedy"
+    one (greedy), so it plays nothing until an author's bot enters."""
+    house = [SAMPLES / "greedy", *([make_bot(root / "house", "leaky", code=LEAKY)] if playing else [])]
     config = root / "league.yaml"
-    config.write_text(CONFIG.format(greedy=SAMPLES / "greedy", leaky=leaky))
+    config.write_text(CONFIG.format(house=", ".join(map(str, house))))
     with Server(root, config, root / "results" / "arena.db", free_port()).running() as running:
         yield running
 
