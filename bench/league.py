@@ -82,15 +82,33 @@ def bot_class(directory: Path) -> type[arena_bot.Bot]:
     raise SystemExit(f"{directory}/bot.py defines no arena_bot.Bot")
 
 
+class Timed:
+    """A bot whose replies are timed: its own think time, which the referee counts per seat and the league's
+    throttle reads (without it every seat read 0 and the throttle never engaged here)."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.seconds = 0.0
+
+    def reply(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        started = time.monotonic()
+        try:
+            return self.bot.reply(message)  # type: ignore[no-any-return]
+        finally:
+            self.seconds += time.monotonic() - started
+
+
 def play(bots: Sequence[BotSpec], seed: int, rules: Rules) -> MatchResult:
     """One scheduled match on the bots' own code, in-process."""
     started = time.monotonic()
-    match = play_local([bot_class(Path(bot.directory))() for bot in bots], seed, rules, [bot.name for bot in bots])
+    seated = [Timed(bot_class(Path(bot.directory))()) for bot in bots]
+    match = play_local(seated, seed, rules, [bot.name for bot in bots])
     assert match.outcome is not None
     stats = match.seat_stats()
     players = tuple(SeatResult(seat=seat, name=bot.name, files_hash=bot.files_hash, place=match.outcome.places[seat],
                                score=match.outcome.scores[seat], stats=stats[seat], fault=None, stderr_tail="",
-                               bank_left_ms=0) for seat, bot in enumerate(bots))
+                               bank_left_ms=0, think_ms=round(seated[seat].seconds * 1000))
+                    for seat, bot in enumerate(bots))
     return MatchResult(seed=seed, rules=rules, termination=match.outcome.termination, rounds=match.round,
                        turns=sum(seat.turns for seat in stats), players=players,
                        duration_s=time.monotonic() - started, log_path=None)

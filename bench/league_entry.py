@@ -18,7 +18,9 @@ Reported per seed and over the seeds: pair meetings over the meetings an even sc
 active (the unthrottled pairs of the final field, judged once due 3 meetings), fewest and most, and their factor
 (goal: within 2); the last window with all 8 active: the share of ``v3``'s groups with ``x6`` (even: 3/7 = 43%;
 the audit measured 78% before this rule); each bot's weight (only ``slow`` below 1) and matches against its fair
-share; ``slow``'s worker time against the median bot's. Prints ONE JSON object; a measurement, not a test.
+share; ``slow``'s worker time against the median bot's; the head start: per late entrant, the league's matches
+from its entry until it has sat with every bot of the field (a group is 4 matches; at least 2 groups, 8 matches,
+for 6 others at 3 a group). Prints ONE JSON object; a measurement, not a test.
 
     python bench/league_entry.py             # 20 seeds
     python bench/league_entry.py --seeds 3   # a smoke run
@@ -66,9 +68,15 @@ def one_league(seed: int) -> dict[str, Any]:
     weights: dict[int, float] = {}
     innocent = 1.0
     window: list[tuple[int, ...]] = []
+    placed: dict[int, int] = {}
     match = 0
     while match < MATCHES:
         active = active_at(match)
+        for bot in active:
+            if NAMES[bot] in SPANS and bot not in placed and all(
+                    tally.meetings.get((min(bot, other), max(bot, other))) for other in active
+                    if other != bot and weights.get(other, 1.0) >= 1.0):
+                placed[bot] = match - SPANS[NAMES[bot]][0]
         weights = throttle_weights({bot: own[bot] for bot in active if bot in own})
         innocent = min([innocent, *(w for bot, w in weights.items() if bot != slow)])
         for group in choose_groups(tally, active, 1, rng, None, weights):
@@ -94,6 +102,7 @@ def one_league(seed: int) -> dict[str, Any]:
         "factor": None if not measured.balance else 1 / measured.balance,
         "v3_groups_in_window": len(with_v3),
         "v3_with_x6_share": sum(x6 in group for group in with_v3) / len(with_v3),
+        "matches_to_meet_field": [placed.get(bot, MATCHES) for bot in range(len(NAMES)) if NAMES[bot] in SPANS],
         "slow_weight": weights.get(slow, 1.0), "least_other_weight": innocent,
         "slow_weight_by_match_time": old.get(slow, 1.0),
         "slow_worker_time_over_median": seconds[slow] / ordinary,
@@ -117,6 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     for key in ("least_over_expected", "most_over_expected", "factor", "v3_with_x6_share", "slow_weight",
                 "least_other_weight", "slow_weight_by_match_time", "slow_worker_time_over_median"):
         report[key] = summary([run[key] for run in runs])
+    report["matches_to_meet_field"] = summary([one for run in runs for one in run["matches_to_meet_field"]])
     report["judged_pairs"] = summary([run["judged_pairs"] for run in runs])
     report["v3_groups_in_window"] = summary([run["v3_groups_in_window"] for run in runs])
     report["share_of_fair"] = summary([share for run in runs for share in run["shares"].values()

@@ -108,6 +108,38 @@ def cell(name: str, model: str, tournaments: int, seed: int) -> dict[str, Any]:
             "tournaments": tournaments, "sizes": sizes}
 
 
+def exact_heads_up(sizes: range, arrangements: int, seed: int) -> list[dict[str, Any]]:
+    """The heads-up, whole-deal cell without the tournaments' sampling noise: there a look at ``n`` deals is fixed by
+    how many of them one bot won (``k``, binomial under equal bots) and, through the bootstrap, by which ones. So
+    the rate of the pair shown apart is the sum over ``k`` of P(k) (exact) times the share of ``arrangements``
+    random orders of the ``k`` wins that show them apart: what 60 tournaments a cell estimate to +-3 points.
+    ``apart`` with the bootstrap's seed as ``arena standings`` has it (the default: the same for every
+    tournament, so what a reader sees), ``apart_any_seed`` with a seed of its own for each order."""
+    found = []
+    for size in sizes:
+        rates = {"apart": 0.0, "apart_any_seed": 0.0}
+        shown_apart: set[int] = set()
+        for wins in range(size + 1):
+            rng = random.Random(f"{seed}/{size}/{wins}")
+            counts = {"apart": 0, "apart_any_seed": 0}
+            for draw in range(arrangements):
+                winners = [0] * wins + [1] * (size - wins)
+                rng.shuffle(winners)
+                results = [GroupPlace(group, bot, 1 if bot == winner else 2, 2 * group + rotation)
+                           for group, winner in enumerate(winners) for rotation in range(2) for bot in (0, 1)]
+                for key, sure in (("apart", confidence(results, [0, 1])),
+                                  ("apart_any_seed", confidence(results, [0, 1], seed=draw + 1))):
+                    view = shown(sure, min_groups=0).by_bot()
+                    counts[key] += view[0].apart(view[1])
+            for key, count in counts.items():
+                rates[key] += math.comb(size, wins) / 2 ** size * count / arrangements
+            if counts["apart"]:
+                shown_apart.add(wins)
+        found.append({"groups_per_bot": size, **{key: round(rate, 4) for key, rate in rates.items()},
+                      "wins_shown_apart": sorted(shown_apart)})
+    return found
+
+
 def last_over(cells: list[dict[str, Any]], bound: float = 0.05) -> int:
     """The most groups per bot at which a cell's *apart* or *one position* rate exceeded ``bound`` (0: none)."""
     return max((size["groups_per_bot"] for found in cells for size in found["sizes"]
@@ -120,8 +152,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS), metavar="CELL")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--exact-heads-up", type=int, metavar="ARRANGEMENTS", default=0,
+                        help="instead, the heads-up whole-deal cell by its binomial (exact_heads_up), this many "
+                             "orders of each count of wins")
     args = parser.parse_args(argv)
     started = time.process_time()
+    if args.exact_heads_up:
+        sizes = exact_heads_up(range(1, CELLS["heads-up, 2 equal"][2] + 1), args.exact_heads_up, args.seed)
+        print(json.dumps({"benchmark": "settle", "cell": "heads-up, 2 equal", "model": "whole", "exact": True,
+                          "arrangements": args.exact_heads_up, "sizes": sizes, "min_groups": MIN_GROUPS,
+                          "with_the_floor_worst_apart": max(size["apart"] for size in sizes
+                                                            if size["groups_per_bot"] >= MIN_GROUPS),
+                          "with_the_floor_worst_apart_any_seed": max(size["apart_any_seed"] for size in sizes
+                                                                     if size["groups_per_bot"] >= MIN_GROUPS),
+                          "cpu_seconds": round(time.process_time() - started, 1)}))
+        return
     found = [cell(name, model, args.tournaments, args.seed) for name in args.cells for model in args.models]
     print(json.dumps({
         "benchmark": "settle", "cells": found,

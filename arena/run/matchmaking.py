@@ -15,14 +15,20 @@ each batch's groups. The rule, in the order of what it guarantees:
    meetings would not do: a late entrant has met everyone less, so two late entrants, each the other's least-met
    bot, were seated together (78% of a new version's groups with the other newest bot in the audit's league, where
    an even schedule gives 43%). :func:`spread` shows the measure: meetings over expected, fewest to most;
-3. **the rest where the order is uncertain**: ``closeness`` is ``1 - |2 P(a above b) - 1|`` from the standings'
-   confidence (1 for a toss-up, 0 for a settled pair; a bot with no results yet is a toss-up with everyone, so a
-   new version plays its pairs up quickly), so those pairs meet up to ``1 + CLOSE_WEIGHT`` times as often;
-4. **randomised**: remaining ties are broken by a :class:`random.Random` the caller seeds (the league: from its
+3. **a new version placed first** (the head start): each seat goes first to the bot that has never sat with the
+   most of the seats already chosen (then by rule 2) and, in a field of at most ``POOL + 1`` bots, a bot with a pair
+   it has never sat with is anchored before one without; so a new version sits, in the field's next groups, with
+   every bot it has not met, within its cap of rule 1 (4 seats in 8 bots: in its first 2 groups, with the balance of
+   rule 2 unchanged at 1.02-1.06, bench/league_entry.py). In a larger field every bot has unmet pairs for long, so
+   the anchors follow rule 1 alone (and checking them would cost a pass over every pair);
+4. **the rest where the order is uncertain**: ``closeness`` is ``1 - |2 P(a above b) - 1|`` from the standings'
+   confidence (1 for a toss-up, 0 for a settled pair; a bot with no results yet is a toss-up with everyone), so
+   those pairs meet up to ``1 + CLOSE_WEIGHT`` times as often;
+5. **randomised**: remaining ties are broken by a :class:`random.Random` the caller seeds (the league: from its
    secret and the batch's first group number, so the schedule is a function of the store; deal seeds never come
    from it) and, over a large field, the other seats are drawn from a random sample of ``POOL`` bots,
    so the groups never settle into fixed tables;
-5. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose own
+6. **a slow bot at its share of worker time**: ``weights`` scale a bot's share (the league gives a bot whose own
    think time per match is ``r`` times the median bot's ``1/r``), so a bot that spends its whole clock costs the
    league about its share of worker time, not every worker's time. Its own time, not its matches' length: a
    match's length includes its table's, so at 4 seats a 3x-slow bot read as 1.6x and a fast bot that sat with it
@@ -245,15 +251,32 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
         met = tally.meetings.get(key, 0) / (1.0 + CLOSE_WEIGHT * closeness.get(key, 0.0))
         return (met - expected) / max(1.0, expected)
 
+    def unmet(bot: int, group: Sequence[int]) -> int:
+        """How many of the seats already chosen the bot has never sat with: the head start's count."""
+        return sum(not tally.meetings.get(pair(bot, other)) for other in group)
+
     def capped(bot: int) -> bool:
         return tally.played[bot] >= SHARE_CAP * target(bot) + players
+
+    def placed(bot: int) -> bool:
+        """Whether the bot has sat with every other bot of the field."""
+        if bot not in known_placed and all(tally.meetings.get(pair(bot, other)) for other in bots if other != bot):
+            known_placed.add(bot)  # meetings only grow: once a batch is enough
+        return bot in known_placed
+
+    known_placed: set[int] = set()
+    # In a larger field no bot meets the whole field early, and the check would cost a pass over every pair.
+    small = len(bots) <= POOL + 1
 
     jitter = {bot: rng.random() for bot in bots}
     anchors = sorted(bots, key=lambda bot: (behind(bot), jitter[bot]))
     chosen = []
-    for number in range(groups):
-        anchor = anchors[number] if number < len(anchors) else anchors[0]
-        if number >= len(anchors) or capped(anchor):  # a batch longer than the field: the furthest behind now
+    for _ in range(groups):
+        # The head start: a bot with an unmet pair in the field is anchored before one without (in the order above),
+        # so a new version's groups come first and every bot it has not met is seated with it early.
+        first = min(range(len(anchors)), key=lambda at: placed(anchors[at])) if small and anchors else 0
+        anchor = anchors.pop(first) if anchors else -1
+        if anchor < 0 or capped(anchor):  # a batch longer than the field: the furthest behind now
             anchor = min(bots, key=lambda bot: (behind(bot), jitter[bot]))
         if len(bots) > POOL + 1:
             pool = [bot for bot in rng.sample(bots, POOL) if bot != anchor]
@@ -265,8 +288,9 @@ def choose_groups(tally: Tally, active: Sequence[int], groups: int, rng: random.
         group = [anchor]
         while len(group) < players:
             best = min((bot for bot in pool if bot not in group),
-                       key=lambda bot: sum(ahead(bot, other) for other in group) + BEHIND_WEIGHT * behind(bot)
-                       + 0.01 * rng.random())
+                       key=lambda bot: (-unmet(bot, group),
+                                        sum(ahead(bot, other) for other in group) + BEHIND_WEIGHT * behind(bot)
+                                        + 0.01 * rng.random()))
             group.append(best)
         rng.shuffle(group)  # who sits first is the rotations' business, not the rule's
         tally.add_group(group, len(bots))

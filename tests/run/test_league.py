@@ -200,9 +200,6 @@ def submit_copy(tmp_path: Path, name: str, marker: str = "") -> None:
 
 
 @pytest.mark.slow  # two admission checks in the sandbox
-@pytest.mark.xfail(strict=True, reason="issue 38: the matchmaker now pairs by meetings against an even schedule while "
-                   "both bots are active, which gives a new version's pairs no head start; whether it should meet "
-                   "its pairs first again is open")
 def test_a_new_version_plays_its_pairs_up_and_the_old_one_leaves_the_field(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
     config = league_config(tmp_path, HOUSE[:3] + ("registry:*",))

@@ -154,3 +154,26 @@ def test_late_entrants_are_spread_over_the_field_not_seated_with_each_other() ->
     found = spread(tally, list(range(8)))
     assert found.judged == 28 and found.balance is not None and found.balance >= 0.8, found  # all-time: 0.67
     assert found.ratio is not None and found.ratio < found.balance  # all-time counts blame the late entry
+
+
+@pytest.mark.parametrize("toss_ups", [False, True])
+@pytest.mark.parametrize("players, bots", [(2, 4), (3, 6), (4, 8)])
+def test_a_new_version_meets_every_bot_of_the_field_first(players: int, bots: int, toss_ups: bool) -> None:
+    # The head start: a field that has met evenly, then a new version, and the league's next batch seats it in
+    # every group with bots it has never met, until it has met them all (where its cap allows: here, the fewest
+    # groups that can). Without it, an old pair and a new one on schedule tie and a coin decides; with every pair a
+    # toss-up (as before any result), the old pairs' meetings count half and they win every time.
+    newest, old = bots - 1, list(range(bots - 1))
+    needed = -(-(bots - 1) // (players - 1))  # groups it needs to have met all of the field once
+    closeness = {pair(a, b): 1.0 for a in range(bots) for b in range(a + 1, bots)} if toss_ups else None
+    for seed in range(10):
+        tally = Tally(players)
+        choose_groups(tally, old, 60, random.Random(f"{seed}/old"), closeness)
+        first = choose_groups(tally, [*old, newest], needed, random.Random(f"{seed}/new"), closeness)
+        assert all(newest in group for group in first), (seed, first)
+        assert {bot for group in first for bot in group} == {*old, newest}, (seed, first)
+        for batch in range(20):
+            choose_groups(tally, [*old, newest], needed, random.Random(f"{seed}/{batch}"), closeness)
+        found = spread(tally, [*old, newest])
+        assert all(share.share is None or share.share <= 1.25 for share in found.bots), found
+        assert found.balance is not None and found.balance >= 0.5, found

@@ -56,6 +56,52 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return index.parent
 
 
+@pytest.fixture(scope="module")
+def ranked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A real tournament with enough deals to rank (8 a bot: 3 sample bots at 3 seats, 8 deals, 24 matches), played
+    and built by ``arena run``, and what ``arena standings --json`` says of it."""
+    directory = tmp_path_factory.mktemp("ranked")
+    config = {"name": "ranked", "bots": [str(ROOT / "sample_bots" / b) for b in ("planner", "greedy", "random")],
+              "players": 3, "repeats": 8, "seed": 3, "rules": {"threshold": 25}, "limits": {"move_ms": 2000},
+              "workers": 2}
+    path = directory / "ranked.yaml"
+    path.write_text(yaml.safe_dump(config))
+    db = directory / "results" / "arena.db"
+    result = CliRunner().invoke(main, ["run", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    standings = CliRunner().invoke(main, ["standings", "--db", str(db), "--json"])
+    assert standings.exit_code == 0, standings.output
+    return directory / "results" / "site", json.loads(standings.stdout)
+
+
+def test_a_ranked_interval_and_p_above_are_shown_as_arena_standings_gives_them(
+        ranked: tuple[Path, dict[str, Any]], page: Page) -> None:
+    # With 8 deals a bot the standings rank: each bot's rank is its own 95% interval ("1–2": first or second), P(above
+    # next) is shown and is never a certainty; the page says what arena standings --json says, line by line.
+    site, printed = ranked
+    lines = printed["standings"]
+    assert printed["note"] is None and all(line["shared_rank"] != "-" for line in lines)
+    page.goto(url(site / "t" / "ranked" / "index.html"))
+    expect(page.locator("p.standings-note")).to_have_count(0)
+    rows = page.locator("table.standings tbody tr")
+    expect(rows).to_have_count(3)
+    for i, line in enumerate(lines):
+        row = rows.nth(i)
+        expect(row.locator("th a")).to_have_text(line["bot"])
+        low, high = line["rank_interval_95"]
+        expect(row.locator("td.rank")).to_have_text(str(low) if low == high else f"{low}–{high}")
+        if low < high:
+            expect(row.locator("td.rank")).to_have_attribute(
+                "title", f"it could truly be anywhere from {low} to {high} (95%)")
+        expect(row.locator("td.pnext")).to_have_text(line["p_above_next_text"])
+    texts = [line["p_above_next_text"] for line in lines]
+    assert texts[-1] == "-" and all(text != "-" and "1.00" not in text for text in texts[:-1]), texts
+    assert any(line["p_above_next"] is not None for line in lines)
+    # random, last in nearly every match, is ranked last: its range ends at third.
+    assert lines[-1]["bot"] == "random" and lines[-1]["rank_interval_95"][1] == 3
+    shoot(page, "standings-ranked")
+
+
 def to_path(link: str) -> Path:
     return Path(unquote(urlsplit(link).path))
 

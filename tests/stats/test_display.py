@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from arena.stats.standings import standings_and_confidence
 from arena.store import Store
 from tests.hostile import make_bot
 from tests.support.runs import SAMPLES, arena, write_config
+
+CLI_DOC = Path(__file__).parents[2] / "docs" / "CLI.md"
 
 
 def test_p_above_never_prints_as_a_certainty() -> None:
@@ -60,6 +63,13 @@ def test_one_deal_settles_nothing(tmp_path: Path) -> None:
         ("-", [1, 3], None)] * 3
     text = arena("standings", "--db", db)
     assert text.returncode == 0 and "not enough data: 1 deal: too few to rank" in text.stdout
+    # The shape docs/CLI.md shows script authors ("JSON for scripts") is the shape printed, key for key.
+    printed = json.loads(arena("standings", "--db", db, "--json").stdout)
+    block = re.search(r"## JSON for scripts.*?```json\n(.*?)```", CLI_DOC.read_text(), re.DOTALL)
+    assert block is not None, "docs/CLI.md has no JSON example under 'JSON for scripts'"
+    documented = json.loads(block.group(1))
+    assert list(printed) == list(documented)
+    assert all(list(line) == list(documented["standings"][0]) for line in printed["standings"])
     rows = [row.split() for row in text.stdout.splitlines()[3:]]
     assert [(row[0], row[-2]) for row in rows] == [("-", "-")] * 3  # rank, P>next
 
