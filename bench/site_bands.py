@@ -19,9 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from arena.site.common import SMALL_FIELD
 from arena.site.pages.tournament import bands
-from arena.site.snapshot import snapshot
+from arena.site.snapshot import SMALL_FIELD, snapshot
 
 
 def measure(directory: Path, bots: int, per_bot: int, seed: int) -> dict[str, Any]:

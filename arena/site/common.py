@@ -14,18 +14,13 @@ from typing import Any
 from arena.match.matchlog import LoadedLog, LogError, find_log, load, locate_log
 from arena.match.matchview import MatchView, derive, plain_names, source_view
 from arena.site.rows import FaultRow, MatchListRow, PlayerCell
-from arena.site.snapshot import Snapshot, out_round, seated
+from arena.site.snapshot import SMALL_FIELD, Snapshot, out_round, seated
 from arena.site.urls import Crumb, match_href, tournament_href
 from arena.store import MatchStamp, StoredMatch
 
 FAULTS_SHOWN = 50
 CHART_POINTS = 300
 """At most this many points per line of a rating chart: enough to see the shape, small enough to load fast."""
-SMALL_FIELD = 30
-"""A field of at most this many bots is shown whole on the tournament page (every standing, the head-to-head of
-every pair, every bot's rating line); a bigger one shows the top this many there, the rest of the standings on
-pages of :data:`STANDINGS_PER_PAGE`, and each bot's results against every opponent on the bot's own page, so that
-no page grows with the square of the field (at a thousand bots the whole matrix was 42 MB)."""
 STANDINGS_PER_PAGE = 100
 TOP_CHART_POINTS = 60
 """A big field's rating chart on the tournament page: at most this many points per line of its top's, so that the

@@ -26,6 +26,12 @@ from arena.stats.standings import Standing, rating_history, shown_standings, sta
 from arena.stats.standings import head_to_head as read_head_to_head
 from arena.store import MatchStamp, Store, StoredMatch
 
+SMALL_FIELD = 30
+"""A field of at most this many bots is shown whole on the tournament page (every standing, the head-to-head of
+every pair, every bot's rating line); a bigger one shows the top this many there, the rest of the standings on
+pages of :data:`arena.site.common.STANDINGS_PER_PAGE`, and each bot's results against every opponent on the bot's
+own page, so that no page grows with the square of the field (at a thousand bots the whole matrix was 42 MB)."""
+
 
 @dataclass(frozen=True)
 class BotInfo:
@@ -302,10 +308,8 @@ class Snapshot:
     @cached_property
     def grid(self) -> tuple[int, ...]:
         """The bots of the tournament page's head-to-head grid, in the standings' order: every bot of a small field,
-        the top :data:`arena.site.common.SMALL_FIELD` of a big one. The pairs of them that met have pages of their
+        the top :data:`SMALL_FIELD` of a big one. The pairs of them that met have pages of their
         own (arena/site/pages/pair.py): all pairs of a big field would be half a million pages."""
-        from arena.site.common import SMALL_FIELD  # that module reads snapshots: imported here, not at the top
-
         return tuple(line.bot_id for line in self.standings[:SMALL_FIELD])
 
     @cached_property

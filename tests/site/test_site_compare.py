@@ -23,10 +23,9 @@ from arena.game.engine import Match
 from arena.game.results import Fault, Reason
 from arena.match.matchlog import load
 from arena.site.build import build_site
-from arena.site.common import SMALL_FIELD
 from arena.site.html import render_pair
 from arena.site.pages.pair import DEALS_SHOWN, pair_page
-from arena.site.snapshot import snapshot
+from arena.site.snapshot import SMALL_FIELD, snapshot
 from arena.store import Store
 from bench.scale import fill
 from tests.sitestore import CRASH, broken_links, fill_store

@@ -469,7 +469,7 @@ def test_faults_pages_forfeits_and_the_wording_of_the_standings(
     # The standings: P(above next) as the CLI prints it, the rank as the CLI's (the 95% interval, or "-" with the
     # reason when there are too few deals), head to head in places.
     assert "placed above – tied – below" in tournament and "wins – ties – losses" not in tournament
-    cells = re.findall(r'<td class="num opt pnext">([^<]*)</td>', tournament)
+    cells = re.findall(r'<td class="num opt pnext[^"]*">([^<]*)</td>', tournament)
     assert cells == [html_escape(r.p_text) for r in snap.standing_rows]
     ranks = re.findall(r'<td class="num rank"[^>]*>([^<]*)</td>', tournament)
     assert ranks == [r.shared_rank if r.shared_rank == "-" else r.shared_rank.replace("-", "–")

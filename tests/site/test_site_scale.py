@@ -1,4 +1,4 @@
-"""The results site of a big field (arena/site: :data:`arena.site.common.SMALL_FIELD` and over): no page grows with
+"""The results site of a big field (arena/site: :data:`arena.site.snapshot.SMALL_FIELD` and over): no page grows with
 the square of the field. A synthetic store of 120 bots (places drawn from a skill model by bench/scale.py, no
 match played, no logs) is built once; the pages are read back as HTML."""
 
@@ -98,13 +98,13 @@ def test_the_tournament_page_shows_a_bounded_head_to_head_of_the_top(
     _, snap, out = big
     page = out / urls.tournament_href(snap.slug)
     parsed = tables(page)
-    top = [line.name for line in snap.standings[:common.SMALL_FIELD]]
+    top = [line.name for line in snap.standings[:snapshot.SMALL_FIELD]]
     assert parsed.rows["h2h"] == top
-    assert parsed.cells["h2h"] == [common.SMALL_FIELD] * common.SMALL_FIELD
+    assert parsed.cells["h2h"] == [snapshot.SMALL_FIELD] * snapshot.SMALL_FIELD
     text = page.read_text(encoding="utf-8")
-    assert f"The top {common.SMALL_FIELD} of the standings against each other" in text
+    assert f"The top {snapshot.SMALL_FIELD} of the standings against each other" in text
     assert "Every bot's page has its results against each opponent it met" in text
-    assert text.count('<li><span class="swatch') == common.SMALL_FIELD  # the rating chart's legend: the top only
+    assert text.count('<li><span class="swatch') == snapshot.SMALL_FIELD  # the rating chart's legend: the top only
 
 
 @pytest.mark.slow  # a field of 120 bots built whole: seconds of CPU
@@ -225,14 +225,14 @@ def test_no_page_grows_with_the_square_of_the_field(big: tuple[Store, snapshot.S
 
 
 def test_a_small_field_is_shown_whole_as_before(tmp_path: Path) -> None:
-    store, _, _, _ = fill(tmp_path / "arena.db", common.SMALL_FIELD, 8, seed=4)
+    store, _, _, _ = fill(tmp_path / "arena.db", snapshot.SMALL_FIELD, 8, seed=4)
     snap = snapshot.snapshot(store, "scale")
     page = tournament_data.tournament_page(snap)
-    assert len(page.standings) == common.SMALL_FIELD and page.standings_pager is None and page.top is None
-    assert len(page.head_to_head.cells) == common.SMALL_FIELD and len(page.history) == common.SMALL_FIELD
+    assert len(page.standings) == snapshot.SMALL_FIELD and page.standings_pager is None and page.top is None
+    assert len(page.head_to_head.cells) == snapshot.SMALL_FIELD and len(page.history) == snapshot.SMALL_FIELD
     bot = snap.bots[0]
     mine = bot_data.bot_page(snap, bot.id, bot_data.bot_listings(snap, bot.id)[0].make())
-    assert len(mine.opponents) == common.SMALL_FIELD - 1 and not mine.opponents_met  # the unmet ones too
+    assert len(mine.opponents) == snapshot.SMALL_FIELD - 1 and not mine.opponents_met  # the unmet ones too
     assert listings_data.filter_names(snap) == tuple(b.name for b in snap.bots)
     html = site_html.render_tournament(page)
     assert "standings-table" in html and "data-rows=" not in html and "assets/filter.js" not in html

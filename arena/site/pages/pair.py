@@ -3,7 +3,7 @@ by deal in the matches they shared (a duplicate deal played from each seat rotat
 and their faults by kind in those matches.
 
 Only the pairs of the head-to-head grid have pages (:attr:`arena.site.snapshot.Snapshot.grid`): every pair of a small
-field that met, and in a big field the pairs among its top :data:`arena.site.common.SMALL_FIELD`; 1,000 bots would
+field that met, and in a big field the pairs among its top :data:`arena.site.snapshot.SMALL_FIELD`; 1,000 bots would
 be half a million pages. A page lists the latest :data:`DEALS_SHOWN` deals and links the list of every match the two
 shared (search.js filters it), so that a pair that shared a thousand matches is a page of kilobytes, not of a
 megabyte (bench/site.py: the 10,000-match site has 160 MB to spend in all)."""

@@ -10,7 +10,6 @@ from typing import Any
 
 from arena.site.common import (
     CHART_POINTS,
-    SMALL_FIELD,
     STANDINGS_PER_PAGE,
     TOP_CHART_POINTS,
     big_field,
@@ -23,7 +22,7 @@ from arena.site.common import (
 from arena.site.downloads import DOWNLOADS
 from arena.site.pages.pair import pair_of
 from arena.site.rows import FaultRow, Series, StandingRow
-from arena.site.snapshot import Live, Snapshot
+from arena.site.snapshot import SMALL_FIELD, Live, Snapshot
 from arena.site.urls import (
     Crumb,
     Pager,
@@ -139,15 +138,15 @@ class TournamentPage:
     field_size: int = 0
     """How many bots the standings hold (``standings`` holds the first page of them)."""
     standings_pager: Pager | None = None
-    """A field bigger than :data:`SMALL_FIELD`: the pages of its standings, this page the first."""
+    """A field bigger than :data:`~arena.site.snapshot.SMALL_FIELD`: the pages of its standings, this page the first."""
     standings_index: str | None = None
-    """A field bigger than :data:`SMALL_FIELD`: what its standings' filter searches (:func:`standings_index`)."""
+    """A field bigger than :data:`~arena.site.snapshot.SMALL_FIELD`: what its standings' filter searches (:func:`standings_index`)."""
     top: int | None = None
-    """A field bigger than :data:`SMALL_FIELD`: the head-to-head and the rating chart show only its top ``top``."""
+    """A field bigger than :data:`~arena.site.snapshot.SMALL_FIELD`: the head-to-head and the rating chart show only its top ``top``."""
     note: str | None = None
     """Why bots are not ranked yet ("3 deals: too few to rank ..."), if some are not (arena/stats/display.py)."""
     bands: tuple[Band, ...] | None = None
-    """A field bigger than :data:`SMALL_FIELD`: its bots in bands the data cannot order (:func:`bands`)."""
+    """A field bigger than :data:`~arena.site.snapshot.SMALL_FIELD`: its bots in bands the data cannot order (:func:`bands`)."""
     unranked: tuple[tuple[str, str], ...] = ()
     """With ``bands``: the bots not yet ranked."""
 
