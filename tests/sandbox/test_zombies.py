@@ -132,6 +132,7 @@ print(json.dumps({"faults": [seat.fault is not None for seat in result.players],
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cgroups", ["cgroups", "no-cgroups"])
 def test_a_plain_bots_daemon_grandchild_leaves_no_zombie(tmp_path: Path, cgroups: str) -> None:
     """A plain (no bwrap) bot that double-forks a daemon in a session of its own: the middle process exits

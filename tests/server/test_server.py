@@ -612,6 +612,7 @@ def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_pa
     assert [played["dask"][idx] for idx in both] == [played["pool"][idx] for idx in both]
 
 
+@pytest.mark.slow
 def test_a_stop_cuts_an_uploads_build_short_and_answers_503(tmp_path: Path) -> None:
     """SIGTERM while an upload's build runs: the server stops without waiting for the build's time limit (an hour
     here; uvicorn waited for the request in flight, and so the stop for the whole build: 59 s with the default 60 s

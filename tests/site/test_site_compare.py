@@ -181,6 +181,7 @@ def field(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, Path]:
     return store, directory / "site"
 
 
+@pytest.mark.slow
 def test_a_big_field_has_pages_for_the_pairs_of_its_grid_only(field: tuple[Store, Path]) -> None:
     store, site = field
     tmp_path = site.parent
