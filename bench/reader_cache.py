@@ -39,7 +39,8 @@ def measure(db: Path, readers: int) -> dict[str, Any]:
     measured = threading.Event()
 
     def read() -> None:
-        store = Store(db, readonly=True)  # closed by its own thread: SQLite's rule
+        # as the server's web threads open theirs (arena/server/views.py); closed by its own thread: SQLite's rule
+        store = Store(db, readonly=True, cache_kib=arena.store.READER_CACHE_KIB)
         tid = store.tournament(startup_memory.NAME)["id"]
         standings(store, tid)
         store.match_list(tid)

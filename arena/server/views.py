@@ -31,7 +31,7 @@ from typing import TypeVar
 from arena.bots.files import VERSIONS_FILE
 from arena.registry.versions import Registry
 from arena.server.authors import Author, live_authors, match_token
-from arena.store import Store
+from arena.store import READER_CACHE_KIB, Store
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ class Views:
         """This thread's read-only store, opened on its first call."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = Store(self.db, readonly=True)
+            store = self._local.store = Store(self.db, readonly=True, cache_kib=READER_CACHE_KIB)
         return store
 
     def refresh(self) -> int:

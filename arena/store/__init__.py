@@ -56,10 +56,11 @@ TOURNAMENT_COLUMNS = "id, name, json_remove(config, '$.seed') AS config, config_
 by a read-only command)."""
 
 READER_CACHE_KIB = 256
-"""The page cache of a read-only connection, in KiB (SQLite's default is 2,000). A server opens one a web thread
-(up to anyio's 40) and each filled its cache with as much of the store as it read, the whole file up to the cap at
-once by the opening quick_check: memory that grew with the league times the threads (issue 44). Its pages are
-read again from the system's file cache: /api/standings' work on a 3,000-match store took the same CPU with 256."""
+"""The page cache of the league server's readers, in KiB (SQLite's default is 2,000): it opens one read-only
+connection a web thread (up to anyio's 40), and each filled its cache with as much of the store as it read, the
+whole file up to the cap at once by the opening quick_check: memory that grew with the league times the threads
+(issue 44). Its pages are read again from the system's file cache: /api/standings' work on a 3,000-match store
+took the same CPU with 256. Other readers (one site build, one command) keep SQLite's default."""
 LEASE_SECONDS = 60.0
 """How long a lease lasts without a heartbeat: a holder on another host cannot be checked any other way."""
 
@@ -69,9 +70,9 @@ def _now() -> str:
 
 
 class Store:
-    def __init__(self, path: str | Path, readonly: bool = False) -> None:
+    def __init__(self, path: str | Path, readonly: bool = False, cache_kib: int | None = None) -> None:
         """Open the store at ``path``: read-only, or for writing (``arena run``), which alone creates a store, and
-        only where there is no file yet."""
+        only where there is no file yet; ``cache_kib``: the connection's page cache (SQLite's default if None)."""
         self.path = Path(path)
         self.readonly = readonly
         new = not self.path.exists()
@@ -100,9 +101,9 @@ class Store:
             raise StoreError(f"{self.path}: not a usable arena store ({error})") from None
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
-        if readonly:
-            self.db.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
-        else:
+        if cache_kib is not None:
+            self.db.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
+        if not readonly:
             self.db.execute("PRAGMA journal_mode = WAL")  # the site build reads while a runner writes
             self.db.execute("PRAGMA synchronous = NORMAL")
         self._migrate(new)
