@@ -13,8 +13,8 @@ planner as house bots plus authors' uploads through the HTTP API) and drives it 
   played may be lost.
 
 Every ``--sample-every`` matches it samples: the server's RSS, open descriptors and threads; the processes under the
-server and the zombies among them that outlived the previous sample (a bot that just exited is a zombie until its
-match reaps it); the store's, the match logs' and the site's bytes; the uid leases and cgroups held by the server's
+server and the zombies among them that outlived the previous sample and 10 s (a bot that just exited is a zombie
+until its match reaps it, a worker killed -9 until the pool replaces it); the store's, the match logs' and the site's bytes; the uid leases and cgroups held by the server's
 processes; the p95 of ``/`` and ``/api/standings`` over the window; matches per minute. It prints ONE JSON object
 with the series and, per server life (a restart starts a new one), each series' least-squares slope after a warm-up
 (``--warmup``, the fraction of each life's samples left out) and whether it is flat: its fitted change over the life
@@ -81,6 +81,8 @@ the larger of the two. A leak of one descriptor, thread, process, lease or cgrou
 within a few dozen matches; RSS may wander by allocator noise, and the latencies with the machine's load (flat
 for them means not doubling)."""
 GROWING = ("store_bytes", "log_bytes", "site_bytes")
+ZOMBIE_GRACE_S = 10.0
+"""A zombie is counted as left behind once it has outlived a window of matches and this long (see Sampler.sample)."""
 """Series that grow by design: their slope is the bytes per match (the store trims old stderr: keep_stderr)."""
 
 CONFIG = """\
@@ -205,7 +207,8 @@ def cgroups_held(pids: set[int]) -> int:
 @dataclass
 class Sampler:
     server: Server
-    seen_zombies: set[tuple[int, int]] = field(default_factory=set)
+    seen_zombies: dict[tuple[int, int], float] = field(default_factory=dict)
+    """Each zombie under the server (pid, start time) and when a sample first saw it."""
     last_at: float = field(default_factory=time.monotonic)
     last_done: int = 0
 
@@ -225,9 +228,12 @@ class Sampler:
         host = [pid, *(c for c in procfs.children(pid) if getattr(stats.get(c), "name", "").startswith("python"))]
         leases, held = uid_leases(set(pids)), cgroups_held(set(pids))
         zombies = {(z, info.start_time) for z in pids if (info := procfs.stat(z)) is not None and info.state == "Z"}
-        persistent = zombies & self.seen_zombies  # outlived a whole window of matches: left behind
-        self.seen_zombies = zombies
         now = time.monotonic()
+        # Left behind: a zombie that outlived a whole window of matches and ZOMBIE_GRACE_S. A worker killed -9 is
+        # one until the pool notices the lost batch and replaces it, which on a loaded machine can take longer than
+        # a window of two matches; a zombie nobody reaps stays in every later sample.
+        self.seen_zombies = {z: self.seen_zombies.get(z, now) for z in zombies}
+        persistent = [z for z, first in self.seen_zombies.items() if first < self.last_at and now - first >= ZOMBIE_GRACE_S]
         rate = (done - self.last_done) / max(now - self.last_at, 1e-9) * 60
         self.last_at, self.last_done = now, done
         data = self.server.db.parent
@@ -520,7 +526,7 @@ def main() -> None:
                 events.append({"event": "restart", "matches": played, "done_before": done_before,
                                "done_after": done_after, "lost_matches": max(0, done_before - done_after),
                                "lost_versions": sorted(k for k, v in bots_before.items() if bots_after.get(k, 0) < v)})
-                sampler.seen_zombies = set()
+                sampler.seen_zombies = {}
             time.sleep(0.5)
     finally:
         reader.stopping.set()
