@@ -157,6 +157,7 @@ def test_a_pair_page_lists_the_latest_deals_and_counts_them_all(site: tuple[Path
     assert DEALS_SHOWN >= len(deals)  # the built pages list all their deals: the test above saw every one
 
 
+@pytest.mark.slow
 def test_the_grid_and_the_bot_pages_link_every_pair(site: tuple[Path, Path]) -> None:
     _, out = site
     tdir = out / "t" / "pairs"
@@ -236,6 +237,7 @@ def test_the_new_pages_fit_the_screen_and_pass_axe(site: tuple[Path, Path], fiel
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
+@pytest.mark.slow
 def test_a_big_fields_bands_are_runs_of_bots_the_data_do_not_order(field: tuple[Store, Path]) -> None:
     """The bands on the page against the standings' 95% rank intervals (arena/stats/display.py's): every ranked
     bot in one band, in the standings' order; within a band every two bots' intervals meet, and the ranks shown are
