@@ -320,11 +320,13 @@ class Snapshot:
     def pair_seats(self) -> dict[int, tuple[tuple[int, int, int | None, int | None, str | None], ...]]:
         """By match id, each seat of the finished matches of the :attr:`grid`'s bots as (seat, bot, place, think
         time in ms, fault kind): what the pages of two bots side by side show (read when first asked for, in one
-        query, and only the grid's bots of a big field)."""
+        query, and only the grid's bots of a big field). A sealed match's think times are left out until its group
+        is over, as from every sum of think times (docs/SECURITY.md, "What is published when")."""
         among = None if len(self.grid) == len(self.bots) else self.grid
+        sealed = {stamp.id for stamp in self.stamps if stamp.sealed}
         seats: dict[int, list[tuple[int, int, int | None, int | None, str | None]]] = defaultdict(list)
         for match_id, seat, bot, place, think_ms, fault in self.matches.pair_seats(among):
-            seats[match_id].append((seat, bot, place, think_ms, fault))
+            seats[match_id].append((seat, bot, place, None if match_id in sealed else think_ms, fault))
         return {match_id: tuple(row) for match_id, row in seats.items()}
 
     @cached_property

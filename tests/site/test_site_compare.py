@@ -314,3 +314,22 @@ def test_the_highlights_agree_with_the_store_and_the_logs(site: tuple[Path, Path
     assert len(closest) > 5 and len(comebacks) > 5 and len(failed) > 10  # more than shown: the order was tested
     assert f"{failed_total} declarations in all" in page
     assert 'href="highlights.html"' in (out / "t" / "pairs" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_sealed_matchs_think_times_wait_for_its_group(tmp_path: Path) -> None:
+    """Think times are published with the rest of a match once its deal group is over (docs/SECURITY.md, "What is
+    published when"): a pair's page leaves out those of a group still being played."""
+    store = Store(tmp_path / "arena.db")
+    fill_store(store, name="pairs", bots=BOTS[:3], players=3, repeats=2, think=True)
+    with store.atomic() as db:
+        db.execute("UPDATE seats SET think_ms = 40")
+        first_group = db.execute("SELECT grp FROM matches ORDER BY idx LIMIT 1").fetchone()[0]
+        db.execute("UPDATE matches SET status = 'pending' WHERE id = (SELECT max(id) FROM matches WHERE grp = ?)",
+                   (first_group,))
+    store.close()
+    snap = snapshot(Store(tmp_path / "arena.db", readonly=True), "pairs")
+    group_of = {stamp.id: stamp.group for stamp in snap.stamps}
+    seen = {match_id: {think for _, _, _, think, _ in seats} for match_id, seats in snap.pair_seats.items()}
+    assert {match_id for match_id, thinks in seen.items() if thinks == {None}} == {
+        match_id for match_id in seen if group_of[match_id] == first_group}
+    assert all(thinks == {40} for match_id, thinks in seen.items() if group_of[match_id] != first_group)
