@@ -259,16 +259,21 @@ def form_hold(port: int, connections: int = 20, archive_kb: int = 5120) -> list[
     return results
 
 
-def scratch_bytes(server: Server) -> int:
-    """Bytes under the server's registry's .incoming/ (upload scratch and build copies)."""
+def bytes_under(path: Path) -> int:
+    """The bytes of the files under ``path`` (a file that goes while it is counted counts 0)."""
     total = 0
-    for current, _, names in os.walk(server.root / "results" / "bots" / ".incoming"):
+    for current, _, names in os.walk(path):
         for name in names:
             try:
                 total += os.lstat(os.path.join(current, name)).st_size
             except OSError:
                 pass
     return total
+
+
+def scratch_bytes(server: Server) -> int:
+    """Bytes under the server's registry's .incoming/ (upload scratch and build copies)."""
+    return bytes_under(server.root / "results" / "bots" / ".incoming")
 
 
 def main() -> None:

@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server import arena, free_port  # bench/server.py: this directory is first on sys.path
+from server_dos import bytes_under
 
 from arena import procfs
 from arena.registry.client import pack
@@ -164,17 +165,6 @@ def status_field(pid: int, name: str) -> int:
     except (OSError, ValueError):
         pass
     return 0
-
-
-def bytes_under(path: Path) -> int:
-    total = 0
-    for directory, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(directory, name)).st_size
-            except OSError:
-                pass
-    return total
 
 
 def uid_leases(pids: set[int]) -> int:
