@@ -57,7 +57,7 @@ from arena.server.intake import Checker, Intake, IntakeSettings, Reply
 from arena.server.metrics import Metrics, RequestMetrics
 from arena.server.openapi import API, API_V1, get_openapi
 from arena.server.pages import environment, form_page, render
-from arena.server.public import league_href, publish
+from arena.server.public import league_href, publish_apart
 from arena.server.sessions import CSRF_COOKIE, LoginGate, Sessions, csrf_ok
 from arena.server.state import Shared, shared
 from arena.server.uploadform import FormRefused, read_form
@@ -129,7 +129,7 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
         admission=Admission(dataclasses.replace(config.admission, slots=intake_settings.check_slots)),
         registry=registry, views=views, sessions=Sessions(), logins=LoginGate(config.logins),
         templates=environment(),
-        scratch=settings.scratch, cap=config.max_upload_bytes, run_league=settings.run_league)
+        scratch=settings.scratch, site=settings.site_dir, cap=config.max_upload_bytes, run_league=settings.run_league)
     app.state.metrics = meters
     app.state.league_thread = None
     meters.watch(app.state.server, lambda: app.state.league_thread)
@@ -137,9 +137,10 @@ def create_app(settings: ServerSettings, checker: Checker = check_bot) -> Starle
 
 
 def published(store: Store, name: str, site_dir: Path) -> None:
-    """Publish the league's site, then give the heap's free pages back: a publish, and the standings the web
-    threads worked out since the last one, peak with the league's size (:mod:`arena.server.heap`)."""
-    publish(store, name, site_dir)
+    """Publish the league's site, in a process of its own (:func:`arena.server.public.publish_apart`), then give
+    the heap's free pages back: the standings the web threads worked out since the last publish peak with the
+    league's size too (:mod:`arena.server.heap`)."""
+    publish_apart(store.path, name, site_dir)
     heap.give_back()
 
 

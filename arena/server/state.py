@@ -42,6 +42,8 @@ class Shared:
     templates: Environment
     scratch: Path
     """Where uploads are written while they are read."""
+    site: Path
+    """Where the league's site is published (served under :data:`arena.server.pages.SITE_ROOT`)."""
     cap: int
     """The largest upload accepted, in bytes."""
     run_league: bool

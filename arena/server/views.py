@@ -60,7 +60,8 @@ class Views:
         """This thread's read-only store, opened on its first call."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = Store(self.db, readonly=True, cache_kib=READER_CACHE_KIB)
+            # Unchecked: the server checked the file when it opened it, and a check per thread read all of it.
+            store = self._local.store = Store(self.db, readonly=True, cache_kib=READER_CACHE_KIB, check=False)
         return store
 
     def refresh(self) -> int:

@@ -116,9 +116,13 @@ def replay_of(server: Shared, index: int) -> Response:
     except (KeyError, OverflowError):  # not in the schedule (yet), or beyond what SQLite can number
         match = None
     if row is not None and match is not None and match.status == "done" and not match.sealed:
-        return RedirectResponse(SITE_ROOT + urls.match_href(urls.slug(server.name, row["id"], "t"), match.id), 303,
-                                headers=NO_STORE)
-    if match is not None and match.status == "done":
+        tslug = urls.slug(server.name, row["id"], "t")
+        # The store says the replay is public before the next publish (every 5 s at most) has written it: its page
+        # may not be there yet, or still be the sealed one, which has no replay data beside it.
+        if (server.site / urls.match_data_href(tslug, match.id)).is_file():
+            return RedirectResponse(SITE_ROOT + urls.match_href(tslug, match.id), 303, headers=NO_STORE)
+        why = "it is being published now: come back to this address in a moment."
+    elif match is not None and match.status == "done":
         why = ("its replay is published once every rotation of its deal has been played (each hand stays secret "
                "until then): come back to this address later.")
     else:

@@ -70,9 +70,12 @@ def _now() -> str:
 
 
 class Store:
-    def __init__(self, path: str | Path, readonly: bool = False, cache_kib: int | None = None) -> None:
+    def __init__(self, path: str | Path, readonly: bool = False, cache_kib: int | None = None,
+                 check: bool = True) -> None:
         """Open the store at ``path``: read-only, or for writing (``arena run``), which alone creates a store, and
-        only where there is no file yet; ``cache_kib``: the connection's page cache (SQLite's default if None)."""
+        only where there is no file yet; ``cache_kib``: the connection's page cache (SQLite's default if None).
+        Not ``check``: without reading the whole file for damage first, for another connection of a process (or
+        its helper's) that opened the file checked already: the server's web threads, its publishes."""
         self.path = Path(path)
         self.readonly = readonly
         new = not self.path.exists()
@@ -110,7 +113,7 @@ class Store:
         self._indexed = self.db.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'matches_not_done'").fetchone() is not None
         """Whether the store has the index :data:`SEALED` looks up (a read-only command may read an older store)."""
-        if not new:
+        if check and not new:
             # A damaged page may lie where one command reads and another does not: every command checks the
             # whole file first, so each says the same thing (a linear read: well under a second for a large store).
             problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]

@@ -46,10 +46,16 @@ def value(found: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str
     return found.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
+def waiting(server: Server) -> bool:
+    """Whether the league waits for bots (it is ready before, while it publishes its first site: "running")."""
+    answer = httpx.get(f"{server.url}/readyz", timeout=10)
+    return answer.status_code == 200 and answer.json()["phase"] == "waiting"
+
+
 def test_health_and_readiness_answer(quiet: Server) -> None:
     health = httpx.get(f"{quiet.url}/healthz", timeout=10)
     assert (health.status_code, health.text) == (200, "ok\n")
-    quiet.wait_for("the league to wait for bots", lambda: httpx.get(f"{quiet.url}/readyz").status_code == 200)
+    quiet.wait_for("the league to wait for bots", lambda: waiting(quiet))
     ready = httpx.get(f"{quiet.url}/readyz", timeout=10).json()
     assert ready["ready"] is True and ready["phase"] == "waiting" and ready["state"] == "waiting for bots"
 
@@ -72,7 +78,7 @@ def test_request_counts_and_latencies_are_labelled_by_route_template(quiet: Serv
 
 
 def test_the_league_upload_queue_and_connections_are_reported(quiet: Server) -> None:
-    quiet.wait_for("the league to wait for bots", lambda: httpx.get(f"{quiet.url}/readyz").status_code == 200)
+    quiet.wait_for("the league to wait for bots", lambda: waiting(quiet))
     found = samples(quiet)
     assert value(found, "arena_league_phase", arena_league_phase="waiting") == 1
     assert sum(value(found, "arena_league_phase", arena_league_phase=name) for name in PHASES) == 1
