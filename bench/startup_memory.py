@@ -9,9 +9,10 @@ once (a restarted server finds its site there), then starts the league again in 
 league thread does (glibc's arenas capped, :meth:`League.claim`, the run loop up to the end of the first publish,
 which gives the heap back) and reads what that left: the process's RSS, pymalloc's arenas and the bytes in its live
 blocks (``sys._debugmallocstats``), SQLite's own heap (``sqlite3_memory_used``). A second fresh process does the same
-under ``tracemalloc`` (25 frames): the peak while the first publish's snapshot of the league is alive, what the
-snapshot holds by the line that allocated it, and what is still traced after start-up, all of it and the part
-allocated from ``arena/``. The slopes are per 1,000 matches between the smallest and the largest store. What is not
+under ``tracemalloc`` (25 frames): the server's traced peak over its start-up (its publishes are forked:
+arena/server/public.py), what is still traced after it, all of it and the part allocated from ``arena/``; then, in
+the same process, a publish of the whole site as the publishing process makes it: its peak, and what the league's
+snapshot holds by the line that allocated it. The slopes are per 1,000 matches between the smallest and the largest store. What is not
 here: the web threads and the match workers' pool (``arena serve``'s), whose reads come after start-up. A
 measurement, not a test.
 """
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import threading
 import tracemalloc
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ import league as league_bench  # bench/league.py: the league and its in-process 
 from arena.run import loop
 from arena.run.config import LeagueConfig
 from arena.run.league import League
-from arena.server import heap
+from arena.server import heap, public
 from arena.server.app import published
 from arena.site import snapshot as site_snapshot
 from arena.store import Store
@@ -132,27 +134,33 @@ def measure(root: Path) -> dict[str, Any]:
 
 def trace(root: Path) -> dict[str, Any]:
     found: dict[str, Any] = {}
-    whole = site_snapshot.snapshot
-
-    def snapshot(*args: Any, **kwargs: Any) -> site_snapshot.Snapshot:
-        gc.collect()
-        begin = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        snap = whole(*args, **kwargs)
-        held = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, f"{BENCH.parent}/arena/*")])
-        found["snapshot_peak_bytes"] = tracemalloc.get_traced_memory()[1] - begin
-        found["snapshot_holds"] = {str(stat.traceback[0]).replace(f"{BENCH.parent}/", ""): stat.size
-                                   for stat in held.statistics("lineno")[:8]}
-        return snap
-
-    site_snapshot.snapshot = snapshot  # type: ignore[assignment]
     tracemalloc.start(25)
-    start(root)
+    begin = tracemalloc.get_traced_memory()[0]
+    start(root)  # the server's side: its publishes are forked (arena/server/public.py's publish_apart)
+    found["server_peak_bytes"] = tracemalloc.get_traced_memory()[1] - begin
     gc.collect()
     after = tracemalloc.take_snapshot()
     mine = after.filter_traces([tracemalloc.Filter(True, f"{BENCH.parent}/arena/*", all_frames=True)])
     found["traced_after_bytes"] = sum(stat.size for stat in after.statistics("filename"))
     found["traced_after_by_arena_bytes"] = sum(stat.size for stat in mine.statistics("filename"))
+    # What the publishing process peaks at (a publish of the whole site, as a restarted server's first is), and
+    # what the league's snapshot holds then: transient, in a process that ends with the publish.
+    whole = site_snapshot.snapshot
+
+    def snapshot(*args: Any, **kwargs: Any) -> site_snapshot.Snapshot:
+        snap = whole(*args, **kwargs)
+        held = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, f"{BENCH.parent}/arena/*")])
+        found["snapshot_holds"] = {str(stat.traceback[0]).replace(f"{BENCH.parent}/", ""): stat.size
+                                   for stat in held.statistics("lineno")[:8]}
+        return snap
+
+    site_snapshot.snapshot = snapshot  # type: ignore[assignment]
+    gc.collect()
+    begin = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    with closing(Store(root / "arena.db", readonly=True)) as store, tempfile.TemporaryDirectory() as out:
+        public.publish(store, NAME, Path(out))
+    found["publish_peak_bytes"] = tracemalloc.get_traced_memory()[1] - begin
     return found
 
 
@@ -192,7 +200,8 @@ def main(argv: list[str] | None = None) -> None:
         "pymalloc_arenas": per_1000(rows, lambda row: row["after"]["arenas"]),
         "pymalloc_block_bytes": per_1000(rows, lambda row: row["after"]["block_bytes"]),
         "sqlite_bytes": per_1000(rows, lambda row: row["after"]["sqlite_bytes"]),
-        "snapshot_peak_bytes": per_1000(rows, lambda row: row["snapshot_peak_bytes"]),
+        "server_peak_bytes": per_1000(rows, lambda row: row["server_peak_bytes"]),
+        "publish_peak_bytes": per_1000(rows, lambda row: row["publish_peak_bytes"]),
         "traced_after_bytes": per_1000(rows, lambda row: row["traced_after_bytes"]),
         "traced_after_by_arena_bytes": per_1000(rows, lambda row: row["traced_after_by_arena_bytes"])}
     print(json.dumps({"bench": "startup-memory", "runs": rows, "per_1000_matches": slopes}, indent=2))
