@@ -90,6 +90,12 @@ class _Cursor(sqlite3.Cursor):
         except sqlite3.Error as error:
             raise _translate(self._path(), error) from None
 
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size)
+        except sqlite3.Error as error:
+            raise _translate(self._path(), error) from None
+
     def fetchall(self) -> list[Any]:
         try:
             return super().fetchall()
