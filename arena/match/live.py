@@ -76,7 +76,11 @@ class LiveBots:
         """Start the first process of each of ``lanes`` (lane: its bot) at once, for the lane's first match to
         take. Raises :class:`SandboxError` as a launch does, having started none."""
         names = [lane for lane in lanes if lane not in self._lanes and lane not in self._started]
-        processes = sandbox.launch_all([lanes[lane] for lane in names], limits)
+        bots = [lanes[lane] for lane in names]
+        # Other chains of the same bots usually follow on this worker: where the backend starts bots ahead (docker's
+        # warm pool), their first lanes can then take started ones too.
+        sandbox.expect(bots, limits)
+        processes = sandbox.launch_all(bots, limits)
         for lane, process in zip(names, processes):
             self._started[lane] = self.fresh(lane, lanes[lane], limits, process)
 

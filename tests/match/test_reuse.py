@@ -8,6 +8,7 @@ changes any match's result.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,18 @@ def persistent_bot(root: Path, mode: str, persistent: bool = True) -> Path:
 @pytest.fixture(scope="module")
 def sandbox() -> ProcessSandbox:
     return ProcessSandbox()
+
+
+@pytest.fixture
+def docker() -> Iterator[Sandbox]:
+    require_docker()
+    from arena.sandbox.docker import DockerSandbox
+
+    sandbox = DockerSandbox()
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
 
 
 def series(sandbox: Sandbox, bots: list[Path], seeds: list[int], tmp_path: Path,
@@ -167,49 +180,35 @@ def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match
 
 @pytest.mark.slow
 @pytest.mark.long
-def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(tmp_path):
-    require_docker()
-    from arena.sandbox.docker import DockerSandbox
-
-    docker = DockerSandbox()
+def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(docker, tmp_path):
     bots = [SAMPLES / "greedy", SAMPLES / "random"]
-    try:
-        live = LiveBots()
-        reused = series(docker, bots, [21, 22], tmp_path, live)
-        kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
-        reused += series(docker, bots, [23], tmp_path, live)
-        assert [live._lanes[f"lane-{seat}"].process for seat in range(2)] == kept  # the same containers
-        live.close()
-        fresh = series(docker, bots, [21, 22, 23], tmp_path, None)
-        assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
-        assert live.retired == [] and all(p.fault is None for r in reused for p in r.players)
-        assert leftovers(docker, bots[0]) == []
-    finally:
-        docker.close()
+    live = LiveBots()
+    reused = series(docker, bots, [21, 22], tmp_path, live)
+    kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
+    reused += series(docker, bots, [23], tmp_path, live)
+    assert [live._lanes[f"lane-{seat}"].process for seat in range(2)] == kept  # the same containers
+    live.close()
+    fresh = series(docker, bots, [21, 22, 23], tmp_path, None)
+    assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+    assert live.retired == [] and all(p.fault is None for r in reused for p in r.players)
+    assert leftovers(docker, bots[0]) == []
 
 
 
 
 @pytest.mark.slow
-def test_on_docker_a_chains_end_sees_its_containers_exit_rather_than_waiting_out_the_grace(tmp_path):
-    require_docker()
-    from arena.sandbox.docker import DockerSandbox
-
-    docker = DockerSandbox()
+def test_on_docker_a_chains_end_sees_its_containers_exit_rather_than_waiting_out_the_grace(docker, tmp_path):
     bots = [SAMPLES / "greedy", SAMPLES / "random"]
-    try:
-        live = LiveBots()
-        series(docker, bots, [31], tmp_path, live)
-        kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
-        began = time.monotonic()
-        live.close(grace_s=120)
-        # A container's exit shows only as the end of its attach stream: a close that did not read it would poll
-        # for the whole grace (120 s) before killing bots that had long exited; they exit at once on end of stdin.
-        assert time.monotonic() - began < 60
-        assert [process.kill() for process in kept] == [Exit(0), Exit(0)]  # exited by themselves, not killed
-        assert leftovers(docker, bots[0]) == []
-    finally:
-        docker.close()
+    live = LiveBots()
+    series(docker, bots, [31], tmp_path, live)
+    kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
+    began = time.monotonic()
+    live.close(grace_s=120)
+    # A container's exit shows only as the end of its attach stream: a close that did not read it would poll for
+    # the whole grace (120 s) before killing bots that had long exited; they exit at once on the end of stdin.
+    assert time.monotonic() - began < 60
+    assert [process.kill() for process in kept] == [Exit(0), Exit(0)]  # exited by themselves, not killed
+    assert leftovers(docker, bots[0]) == []
 
 
 @pytest.mark.slow
