@@ -13,6 +13,13 @@ games per second and per CPU second of each, and their ratios (the goal of issue
 games per second).
 
     python bench/psyleague.py [--games 24] [--workers 2] [--runs 2] [--bots random,greedy,planner,js-greedy]
+                              [--reuse 16]
+
+``--reuse N`` also plays arena's side with ``reuse: {matches: N}`` (the sample bots are persistent: each stays up
+along a chain of the schedule's lanes, docs/TOURNAMENTS.md), interleaved with the other two, and prints
+``arena_reuse`` and its ratios beside the others. Reuse cuts the groups into blocks of N whose chains play one after
+another, so keep at least ``--workers`` blocks: ``--games`` at least 3 x N x workers (the JSON's ``reuse_blocks``;
+fewer leave a worker idle, and the bench says so on stderr).
 
 ``--bots`` plays other sample bots (at least three): the planner thinks for about 0.3 CPU s a game, which both
 runners pay alike, so with it in the field the ratio says more about the planner than about the runners; the
@@ -100,14 +107,21 @@ def psyleague_run(work: Path, games: int, workers: int, bots: tuple[str, ...]) -
     return wall, cpu, played
 
 
-def arena_run(work: Path, games: int, workers: int, field: tuple[str, ...]) -> tuple[float, float, int]:
-    """``arena run`` of ``field`` at 3 seats, enough deals for ``games`` matches: wall, CPU, matches."""
-    # A round-robin at 3 seats: every group of 3, 3 seat rotations of each deal (4 bots: 12 matches a repeat).
-    repeats = max(1, round(games / (3 * math.comb(len(field), 3))))
+def repeats_for(games: int, field: tuple[str, ...]) -> int:
+    """Deals per group of a round-robin at 3 seats that come nearest ``games`` matches: every group of 3, 3 seat
+    rotations of each deal (4 bots: 12 matches a repeat)."""
+    return max(1, round(games / (3 * math.comb(len(field), 3))))
+
+
+def arena_run(work: Path, games: int, workers: int, field: tuple[str, ...],
+              reuse: int = 0) -> tuple[float, float, int]:
+    """``arena run`` of ``field`` at 3 seats, enough deals for ``games`` matches, with ``reuse: {matches: reuse}``
+    if ``reuse``: wall, CPU, matches."""
     bots = ", ".join(f"sample:{bot}" for bot in field)
     config = work / "arena.yaml"
     config.write_text(f"name: versus-psyleague\nbots: [{bots}]\nplayers: 3\nformat: round-robin\n"
-                      f"repeats: {repeats}\nseed: 7\nrules: {{threshold: {THRESHOLD}}}\nsandbox: process\n")
+                      f"repeats: {repeats_for(games, field)}\nseed: 7\nrules: {{threshold: {THRESHOLD}}}\n"
+                      "sandbox: process\n" + (f"reuse: {{matches: {reuse}}}\n" if reuse else ""))
     db = work / "arena.db"
     db.unlink(missing_ok=True)
     wall, cpu, out = timed([sys.executable, "-m", "arena", "run", str(config), "--db", str(db), "--no-site",
@@ -122,21 +136,34 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--bots", default=",".join(BOTS), help="Sample bots, comma-separated (at least 3).")
+    parser.add_argument("--reuse", type=int, default=0,
+                        help="Also play arena's side with reuse: {matches: N} (0: not), interleaved.")
     args = parser.parse_args()
     bots = tuple(bot.strip() for bot in args.bots.split(",") if bot.strip())
     if len(bots) < 3:
         parser.error("--bots: at least 3 sample bots, comma-separated")
+    if args.reuse < 0:
+        parser.error("--reuse: a number of matches per process, 0 for none")
+    # One deal per group, cut into blocks of --reuse groups: a block's chains play one after another.
+    blocks = -(-math.comb(len(bots), 3) * repeats_for(args.games, bots) // args.reuse) if args.reuse else 0
+    if args.reuse and blocks < args.workers:
+        print(f"--reuse {args.reuse}: {blocks} block(s) of deals for {args.workers} workers, so a worker waits; "
+              f"raise --games to at least {3 * args.reuse * args.workers}", file=sys.stderr)
     try:
         import psyleague  # noqa: F401
     except ImportError:
         raise SystemExit("psyleague is not installed: pip install psyleague==0.4.1") from None
     samples: dict[str, list[tuple[float, float, int]]] = {"arena": [], "psyleague": []}
+    if args.reuse:
+        samples["arena_reuse"] = []
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="arena-vs-psyleague-") as tmp:
         work = Path(tmp)
         for _ in range(args.runs):
             samples["psyleague"].append(psyleague_run(work, args.games, args.workers, bots))
             samples["arena"].append(arena_run(work, args.games, args.workers, bots))
+            if args.reuse:
+                samples["arena_reuse"].append(arena_run(work, args.games, args.workers, bots, args.reuse))
             load.append(os.getloadavg()[0])
 
     def rates(runs: list[tuple[float, float, int]]) -> dict[str, float]:
@@ -145,11 +172,19 @@ def main() -> None:
                 "games_per_cpu_s": round(statistics.median(g / c for _, c, g in runs), 3)}
 
     arena, psy = rates(samples["arena"]), rates(samples["psyleague"])
-    print(json.dumps({"python": platform.python_version(), "bots": list(bots), "workers": args.workers, "runs": args.runs,
-                      "load": [round(x, 1) for x in load], "arena": arena, "psyleague": psy,
-                      "ratio_games_per_s": round(arena["games_per_s"] / psy["games_per_s"], 2),
-                      "ratio_games_per_cpu_s": round(arena["games_per_cpu_s"] / psy["games_per_cpu_s"], 2),
-                      "goal_ratio_games_per_s": 3.0}))
+    report: dict[str, object] = {
+        "python": platform.python_version(), "bots": list(bots), "workers": args.workers, "runs": args.runs,
+        "load": [round(x, 1) for x in load], "arena": arena, "psyleague": psy,
+        "ratio_games_per_s": round(arena["games_per_s"] / psy["games_per_s"], 2),
+        "ratio_games_per_cpu_s": round(arena["games_per_cpu_s"] / psy["games_per_cpu_s"], 2),
+        "goal_ratio_games_per_s": 3.0}
+    if args.reuse:
+        reused = rates(samples["arena_reuse"])
+        report |= {"reuse": args.reuse, "reuse_blocks": blocks, "arena_reuse": reused,
+                   "reuse_ratio_games_per_s": round(reused["games_per_s"] / psy["games_per_s"], 2),
+                   "reuse_ratio_games_per_cpu_s": round(reused["games_per_cpu_s"] / psy["games_per_cpu_s"], 2),
+                   "goal_reuse_ratio_games_per_s": 5.0}
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

@@ -8,16 +8,23 @@ same limits, and retires it (the next match of the lane starts a fresh one) when
 :attr:`Reuse.matches` matches, holds more than :attr:`Reuse.memory_fraction` of its memory cap, runs a process
 besides its own, or did not end its match cleanly (the referee's business: it says why in a :class:`Retired`).
 It knows processes and limits, not the rules: the referee decides what a clean end is.
+
+A worker that knows a chain's lanes ahead may start each lane's first process before the chain's first match
+(:meth:`LiveBots.start`): all at once, so that a backend whose start-up is slow (containers) pays one start per
+chain rather than one for each match that brings in a bot not yet seen. Such a process has played nothing; the
+lane's first match takes it as it would take a process launched for it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, SandboxError, SandboxLimits
+from arena.sandbox import BotProcess, Sandbox, SandboxError, SandboxLimits
 
 LOGGER = logging.getLogger(__name__)
 
@@ -62,11 +69,32 @@ class LiveBots:
     retired: list[Retired] = field(default_factory=list)
     """Every retirement, in order (for the log and the tests)."""
     _lanes: dict[str, Live] = field(default_factory=dict)
+    _started: dict[str, Live] = field(default_factory=dict)
+    """Processes started ahead of their lane's first match (:meth:`start`), which have played nothing yet."""
+
+    def start(self, sandbox: Sandbox, lanes: Mapping[str, BotSpec], limits: SandboxLimits) -> None:
+        """Start the first process of each of ``lanes`` (lane: its bot) at once, for the lane's first match to
+        take. Raises :class:`SandboxError` as a launch does, having started none."""
+        names = [lane for lane in lanes if lane not in self._lanes and lane not in self._started]
+        bots = [lanes[lane] for lane in names]
+        # Other chains of the same bots usually follow on this worker: where the backend starts bots ahead (docker's
+        # warm pool), their first lanes can then take started ones too.
+        sandbox.expect(bots, limits)
+        processes = sandbox.launch_all(bots, limits)
+        for lane, process in zip(names, processes):
+            self._started[lane] = self.fresh(lane, lanes[lane], limits, process)
 
     def take(self, lane: str, bot: BotSpec, limits: SandboxLimits) -> Live | None:
         """The lane's live process for ``bot`` under ``limits``, taken out of the pool (None: start a fresh one).
         A process left for another bot version or other limits, dead, or with bytes on its stdout that nobody
-        asked for, is retired first."""
+        asked for, is retired first. A process started for the lane (:meth:`start`) has played no match: it is
+        the lane's first match's as it stands, whatever it did since its start, as a process launched for the
+        match would be."""
+        started = self._started.pop(lane, None)
+        if started is not None:
+            if started.key == _key(bot, limits):
+                return started
+            self._retire(started, "recycle.version", "started for another bot version or other limits")
         live = self._lanes.pop(lane, None)
         if live is None:
             return None
@@ -122,22 +150,38 @@ class LiveBots:
             LOGGER.warning("lane %s: %s", live.lane, error)
 
     def close(self, grace_s: float = 1.0) -> None:
-        """End every live process (the end of its lanes): stdin closed, as after a one-match life, and
-        ``grace_s`` to exit by itself before its tree is killed."""
-        lanes, self._lanes = list(self._lanes.values()), {}
-        for live in lanes:
-            live.process.close_stdin()
+        """End every live process (the end of its lanes) and every one started for a lane that never played:
+        stdin closed, as after a one-match life, and ``grace_s`` to exit by itself before its tree is killed. The
+        lanes end side by side: a container's end is a few calls to its engine, which one lane after another
+        would add up at every chain's end. Returns once every one has ended."""
+        lanes = [*self._lanes.values(), *self._started.values()]
+        self._lanes, self._started = {}, {}
+        if not lanes:
+            return
         deadline = time.monotonic() + grace_s
-        while any(live.process.poll() is None for live in lanes) and time.monotonic() < deadline:
-            time.sleep(0.002)
-        for live in lanes:
-            try:
-                live.process.kill()
-            except SandboxError as error:
-                LOGGER.warning("lane %s: %s", live.lane, error)
+        with ThreadPoolExecutor(max_workers=len(lanes), thread_name_prefix="arena-lane-end") as pool:
+            ends = [pool.submit(_end, live, deadline) for live in lanes]
+        for end in ends:
+            end.result()  # every lane has ended by now: an error from one is raised only after that
 
     def __len__(self) -> int:
         return len(self._lanes)
+
+
+def _end(live: Live, deadline: float) -> None:
+    """Close ``live``'s stdin, give it until ``deadline`` to exit, then kill what is left of it."""
+    process = live.process
+    process.close_stdin()
+    while process.poll() is None and time.monotonic() < deadline:
+        # What it still writes is nobody's now, but read it: a container's exit shows as the end of its attach
+        # stream, and only a read sees that (unread, its poll would wait out the whole grace).
+        for fd in process.read_fds():
+            process.read(fd)
+        time.sleep(0.002)
+    try:
+        process.kill()
+    except SandboxError as error:
+        LOGGER.warning("lane %s: %s", live.lane, error)
 
 
 def _key(bot: BotSpec, limits: SandboxLimits) -> tuple[str, tuple[str, ...], SandboxLimits]:

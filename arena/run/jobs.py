@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import logging
 import os
 import signal
 import sys
@@ -30,6 +31,8 @@ from arena.match.referee import InfrastructureError, play_match
 from arena.run.lanes import Chain, chains
 from arena.sandbox import Sandbox, SandboxError, SandboxLimits, get_sandbox
 from arena.schedule import ScheduledMatch
+
+LOGGER = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -102,6 +105,7 @@ def run_jobs(jobs: tuple[MatchJob, ...]) -> list[JobResult]:
     try:
         live = LiveBots(Reuse(len(jobs) + 1, jobs[0].memory_fraction))  # the chain's length bounds a lane
         try:
+            _start_lanes(jobs, live)
             results = [_play(job, live) for job in jobs]
         finally:
             live.close()
@@ -112,15 +116,46 @@ def run_jobs(jobs: tuple[MatchJob, ...]) -> list[JobResult]:
         raise
 
 
+def _start_lanes(jobs: Sequence[MatchJob], live: LiveBots) -> None:
+    """Start every lane of a chain before its first match, all at once (:meth:`LiveBots.start`). Best effort: on a
+    failure of the backend none is started, and each match launches its own as without this, retries included."""
+    lanes: dict[str, BotSpec] = {}
+    for job in jobs:
+        assert job.chain is not None
+        for bot, lane in zip(job.bots, job.chain.lanes):
+            lanes.setdefault(lane, bot)
+    try:
+        with _match_in_flight():
+            live.start(_sandbox(jobs[0].sandbox), lanes, jobs[0].sandbox_limits)
+    except SandboxError as failure:
+        _drop_sandbox(jobs[0].sandbox)
+        LOGGER.warning("could not start a chain's bots ahead of its matches: %s", failure)
+
+
+def _sandbox(name: str) -> Sandbox:
+    """This worker's sandbox of backend ``name``, made on first use."""
+    if name not in _SANDBOXES:
+        _SANDBOXES[name] = get_sandbox(name)
+    return _SANDBOXES[name]
+
+
+def _drop_sandbox(name: str) -> None:
+    """Close and forget this worker's sandbox of backend ``name``: a broken backend is made anew on next use."""
+    broken = _SANDBOXES.pop(name, None)
+    if broken is not None:
+        try:
+            broken.close()
+        except SandboxError:
+            pass  # it is broken: that is why it goes
+
+
 def _play(job: MatchJob, live: LiveBots | None = None) -> JobResult:
     error = ""
     lanes = None if job.chain is None else job.chain.lanes
     for attempt in range(1, job.retries + 2):
         try:
-            if job.sandbox not in _SANDBOXES:
-                _SANDBOXES[job.sandbox] = get_sandbox(job.sandbox)
             with _match_in_flight():
-                result = play_match(job.bots, job.seed, _SANDBOXES[job.sandbox], job.rules, job.limits,
+                result = play_match(job.bots, job.seed, _sandbox(job.sandbox), job.rules, job.limits,
                                     job.sandbox_limits, Path(job.log_path), live=live, lanes=lanes,
                                     watched=job.watched)
             # The site's view of the log, made here, where the match was played (spread over the workers that
@@ -129,12 +164,7 @@ def _play(job: MatchJob, live: LiveBots | None = None) -> JobResult:
             return JobResult(job.index, attempt, dataclasses.replace(result, events=()))
         except (InfrastructureError, SandboxError) as failure:
             error = f"attempt {attempt}: {failure}"
-            broken = _SANDBOXES.pop(job.sandbox, None)  # a broken backend is rebuilt for the next attempt
-            if broken is not None:
-                try:
-                    broken.close()
-                except SandboxError:
-                    pass  # it is broken: that is why it goes
+            _drop_sandbox(job.sandbox)
             if attempt <= job.retries:  # a pause lets a passing outage pass; none after the last attempt
                 time.sleep(min(0.2 * attempt, 1.0))
     return JobResult(job.index, job.retries + 1, None, error)

@@ -145,6 +145,11 @@ class Sandbox(abc.ABC):
         concurrently. On a :class:`SandboxError` the bots already started are killed before it propagates."""
         return launch_in_order([partial(self.launch, bot, limits) for bot in bots])
 
+    def expect(self, bots: Sequence[BotSpec], limits: SandboxLimits) -> None:
+        """``bots`` will be launched again under ``limits`` (the lanes of a chain, with more chains of the same
+        bots to come): a backend that starts bots ahead of their launch (docker's warm pool) may do so from their
+        next launch on, not only from their second."""
+
     def close(self) -> None:
         """Release what the backend holds across matches."""
 

@@ -41,7 +41,7 @@ import signal
 import socket
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -476,6 +476,12 @@ class DockerSandbox(Sandbox):
         if isinstance(process, DockerBot) and image == self.runtime_image:  # other images may have no shell
             self.pool.refill(key, lambda: self._warm(bot, limits, image))
         return process
+
+    def expect(self, bots: Sequence[BotSpec], limits: SandboxLimits) -> None:
+        for bot in bots:
+            image = self.image_for(bot)
+            if image == self.runtime_image:  # as launch: other images may have no shell to wait in
+                self.pool.expect(WarmPool.key(bot, limits, image))
 
     def _warm(self, bot: BotSpec, limits: SandboxLimits, image: str) -> DockerBot | None:
         """A container of ``bot`` that waits for its launch (:class:`~arena.sandbox.warmpool.WarmPool`), or None

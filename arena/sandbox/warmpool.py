@@ -82,18 +82,29 @@ class WarmPool(Generic[P]):
                 return process
             process.kill()  # it died while it waited: take the next
 
+    def expect(self, key: Hashable) -> None:
+        """Count ``key`` as launched once already: more launches of it are known to come, so its next launch
+        leaves one waiting."""
+        with self._lock:
+            self._see(key)
+
+    def _see(self, key: Hashable) -> bool:
+        """Mark ``key`` as launched; whether it had been before."""
+        seen = key in self._seen
+        self._seen[key] = None
+        self._seen.move_to_end(key)
+        while len(self._seen) > SEEN_KEYS:
+            self._seen.popitem(last=False)
+        return seen
+
     def refill(self, key: Hashable, start: Callable[[], P | None]) -> None:
         """Start one more waiting container of ``key`` in the background (``start`` makes it, or None when its bot
         could not start: then none waits)."""
         if self._warming is None or self._closed:
             return
         with self._lock:
-            if key not in self._seen:
-                self._seen[key] = None
-                while len(self._seen) > SEEN_KEYS:
-                    self._seen.popitem(last=False)
+            if not self._see(key):
                 return
-            self._seen.move_to_end(key)
             self._idle.setdefault(key, [])
             self._idle.move_to_end(key)
         try:

@@ -7,6 +7,8 @@ changes any match's result.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from arena.match.live import LiveBots, Reuse
 from arena.match.matchlog import read_records
 from arena.match.protocol import Limits
 from arena.match.referee import MatchResult, play_match
-from arena.sandbox import Sandbox, SandboxLimits
+from arena.sandbox import Exit, Sandbox, SandboxLimits
 from arena.sandbox.process import ProcessSandbox
 from tests.hostile import FAULTS, leftovers, make_bot
 from tests.support.docker import require_docker
@@ -78,6 +80,18 @@ def sandbox() -> ProcessSandbox:
     return ProcessSandbox()
 
 
+@pytest.fixture
+def docker() -> Iterator[Sandbox]:
+    require_docker()
+    from arena.sandbox.docker import DockerSandbox
+
+    sandbox = DockerSandbox()
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+
+
 def series(sandbox: Sandbox, bots: list[Path], seeds: list[int], tmp_path: Path,
            live: LiveBots | None) -> list[MatchResult]:
     """The matches of ``seeds`` in order, each seat in lane ``seat`` when ``live`` is given."""
@@ -122,6 +136,24 @@ def test_a_v1_bot_in_a_lane_plays_each_match_in_a_fresh_process(sandbox, tmp_pat
     live.close()
 
 
+def test_lanes_started_ahead_play_their_first_match_as_launched_ones_and_end_with_the_rest(sandbox, tmp_path):
+    bots = [SAMPLES / "greedy", SAMPLES / "random"]
+    unused = persistent_bot(tmp_path, "plain")
+    live = LiveBots()
+    live.start(sandbox, {"lane-0": load_bot(bots[0]), "lane-1": load_bot(bots[1]), "lane-9": load_bot(unused)},
+               LIMITS)
+    started = {lane: live._started[lane].process.pid for lane in ("lane-0", "lane-1", "lane-9")}
+    reused = series(sandbox, bots, [3, 4], tmp_path, live)
+    # The first match took the processes started for its lanes; the second kept them.
+    assert {lane: live._lanes[lane].process.pid for lane in ("lane-0", "lane-1")} == {
+        lane: started[lane] for lane in ("lane-0", "lane-1")}
+    assert live._started["lane-9"].process.pid == started["lane-9"]  # its lane never played: it waits, untouched
+    assert [outcome(r) for r in reused] == [outcome(r) for r in series(sandbox, bots, [3, 4], tmp_path, None)]
+    assert live.retired == []
+    live.close()
+    assert [leftovers(sandbox, bot) for bot in (*bots, unused)] == [[], [], []]
+
+
 HOSTILE = {
     "leak": "recycle.memory",
     "fork": "recycle.processes",
@@ -148,27 +180,35 @@ def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match
 
 @pytest.mark.slow
 @pytest.mark.long
-def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(tmp_path):
-    require_docker()
-    from arena.sandbox.docker import DockerSandbox
-
-    docker = DockerSandbox()
+def test_on_docker_a_container_stays_up_across_matches_with_the_results_of_fresh_ones(docker, tmp_path):
     bots = [SAMPLES / "greedy", SAMPLES / "random"]
-    try:
-        live = LiveBots()
-        reused = series(docker, bots, [21, 22], tmp_path, live)
-        kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
-        reused += series(docker, bots, [23], tmp_path, live)
-        assert [live._lanes[f"lane-{seat}"].process for seat in range(2)] == kept  # the same containers
-        live.close()
-        fresh = series(docker, bots, [21, 22, 23], tmp_path, None)
-        assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
-        assert live.retired == [] and all(p.fault is None for r in reused for p in r.players)
-        assert leftovers(docker, bots[0]) == []
-    finally:
-        docker.close()
+    live = LiveBots()
+    reused = series(docker, bots, [21, 22], tmp_path, live)
+    kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
+    reused += series(docker, bots, [23], tmp_path, live)
+    assert [live._lanes[f"lane-{seat}"].process for seat in range(2)] == kept  # the same containers
+    live.close()
+    fresh = series(docker, bots, [21, 22, 23], tmp_path, None)
+    assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
+    assert live.retired == [] and all(p.fault is None for r in reused for p in r.players)
+    assert leftovers(docker, bots[0]) == []
 
 
+
+
+@pytest.mark.slow
+def test_on_docker_a_chains_end_sees_its_containers_exit_rather_than_waiting_out_the_grace(docker, tmp_path):
+    bots = [SAMPLES / "greedy", SAMPLES / "random"]
+    live = LiveBots()
+    series(docker, bots, [31], tmp_path, live)
+    kept = [live._lanes[f"lane-{seat}"].process for seat in range(2)]
+    began = time.monotonic()
+    live.close(grace_s=120)
+    # A container's exit shows only as the end of its attach stream: a close that did not read it would poll for
+    # the whole grace (120 s) before killing bots that had long exited; they exit at once on the end of stdin.
+    assert time.monotonic() - began < 60
+    assert [process.kill() for process in kept] == [Exit(0), Exit(0)]  # exited by themselves, not killed
+    assert leftovers(docker, bots[0]) == []
 
 
 @pytest.mark.slow

@@ -373,6 +373,24 @@ def test_the_pool_keeps_the_bots_launched_last(tmp_path):
         pool.close()
 
 
+def test_bots_expected_again_leave_one_waiting_from_their_first_launch(tmp_path):
+    bots = [load_bot(make_bot(tmp_path, "polite", name)) for name in ("a", "b")]
+    pool = DockerSandbox(warm=2)
+    try:
+        pool.expect(bots[:1], SMALL)  # a chain's lanes: more chains of the bot come
+        for bot in bots:
+            pool.launch(bot, SMALL).kill()
+        pool.pool.settle()
+        assert pool.pool.waiting() == 1  # the expected bot's, none for the other one's first launch
+        again = pool.launch(bots[0], SMALL)
+        try:
+            assert again.container.labels[WARM_LABEL] == "1"
+        finally:
+            again.kill()
+    finally:
+        pool.close()
+
+
 WARM_RUNNER = """
 import sys
 from pathlib import Path
