@@ -59,13 +59,13 @@ def publish(store: Store, name: str, out: Path) -> BuildReport:
     return write_site(out, [snap], home, workers=1)
 
 
-def publish_apart(db: Path, name: str, out: Path) -> BuildReport:
+def publish_apart(db: Path, name: str, out: Path) -> None:
     """:func:`publish` in a process of its own that ends with it: a publish reads the whole league, and its peak
     (about 3.6 MB a 1,000 matches) left the server's Python heap that much larger for good, since CPython keeps an
-    arena while any object in it lives (docs/SERVER.md, "Memory"). Its pages and its report are the same; an error
-    in it is raised here."""
+    arena while any object in it lives (docs/SERVER.md, "Memory"). Its pages are the same; an error in it is raised
+    here."""
     with ProcessPoolExecutor(1, mp_context=_publishers()) as pool:
-        return pool.submit(_publish_at, db, name, out).result()
+        pool.submit(_publish_at, db, name, out).result()
 
 
 @functools.cache
@@ -80,10 +80,12 @@ def _publishers() -> BaseContext:
     return context
 
 
-def _publish_at(db: Path, name: str, out: Path) -> BuildReport:
+def _publish_at(db: Path, name: str, out: Path) -> None:
+    # Nothing is answered but an error: the report of a whole site's publish names every file written, more than a
+    # pipe holds, and a publisher whose server died (and so never reads it) would block writing it for ever.
     store = Store(db, readonly=True, check=False)  # the server checked the file when it opened it
     try:
-        return publish(store, name, out)
+        publish(store, name, out)
     finally:
         store.close()
 
