@@ -8,10 +8,21 @@ tables, warm for all, as in one long-lived process). Through ``arena run`` (one 
 on), with ``reuse`` on and off, the CPU of the runner and all it started (a cpuacct cgroup where the host has one,
 else the children's rusage, which misses what a sandbox kills) is counted twice: for
 the whole run, and at the margin (the difference between runs of ``--repeats`` and ``2 * --repeats`` deals, divided
-by the matches added), which leaves out ``arena run``'s own start-up and end. Runs alternate, ``--runs`` times each.
+by the matches added), which leaves out ``arena run``'s own start-up and end; ``start_cpu_s_*`` is that fixed part,
+the bigger run's CPU less its matches at the margin: ``arena run``'s start and end, and with reuse the start of
+each lane's process (interpreters, sandboxes, the planner's tables), while both runs have as many chains (up to
+``--repeats`` = ``--reuse``); with more deals than ``--reuse`` each block of ``--reuse`` deals starts its own, and
+the margin pays for them. Runs alternate, ``--runs`` times each. The tree's bytecode is
+compiled first, as an installed arena's is: with PYTHONDONTWRITEBYTECODE set (CI sets it) and no bytecode in the tree,
+every ``arena run`` and every bot compiles each of arena's modules it imports (0.14 CPU s more for a run of one
+deal, 1.50 against 1.36 s, alternated).
 Prints ONE JSON object: ``ratio_*`` are CPU per match through ``arena run`` over in-process.
 
-    python bench/limit.py [--runs 2] [--repeats 8] [--reuse 16]
+    python bench/limit.py [--runs 2] [--repeats 8] [--reuse 16] [--no-fresh]
+
+``--repeats`` sets the size: 8 is a 24- and 48-match pair of runs, where the fixed part weighs; 50 (150 and 300
+matches) is closer to a tournament an organiser runs. ``--no-fresh`` leaves out the runs without reuse (at 50 they
+take some minutes).
 
 The goal (issue 41): ``ratio_marginal_reuse`` <= 1.5 on a quiet machine.
 """
@@ -19,6 +30,7 @@ The goal (issue 41): ``ratio_marginal_reuse`` <= 1.5 on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import compileall
 import importlib.util
 import json
 import os
@@ -93,7 +105,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=8, help="Deals of the smaller run (3 matches each).")
     parser.add_argument("--reuse", type=int, default=16, help="reuse.matches of the runs with reuse on.")
+    parser.add_argument("--no-fresh", action="store_true", help="Only the runs with reuse on.")
     args = parser.parse_args()
+    for tree in ("arena", "protocol", "sample_bots"):  # as tests/conftest.py does, and a wheel install
+        compileall.compile_dir(ROOT / tree, quiet=2, workers=1)
     in_process(1)  # the planner's look-ahead tables, warm for what is measured (a long-lived process's state)
     local = [in_process(2 * args.repeats) for _ in range(args.runs)]
     local_ms = statistics.median(1000 * cpu / n for cpu, n in local)
@@ -102,7 +117,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         work.chmod(0o755)  # the sandbox runs bots as users of their own
-        for label, reuse in (("reuse", args.reuse), ("fresh", None)):
+        for label, reuse in (("reuse", args.reuse), ("fresh", None))[:1 if args.no_fresh else 2]:
             whole, marginal = [], []
             for _ in range(args.runs):
                 small_cpu, small_n = arena_run(work, args.repeats, reuse)
@@ -113,7 +128,10 @@ def main() -> None:
             report[f"marginal_ms_per_match_{label}"] = round(statistics.median(marginal), 1)
             report[f"ratio_whole_{label}"] = round(statistics.median(whole) / local_ms, 2)
             report[f"ratio_marginal_{label}"] = round(statistics.median(marginal) / local_ms, 2)
+            report[f"start_cpu_s_{label}"] = round(6 * args.repeats * (statistics.median(whole)
+                                                                       - statistics.median(marginal)) / 1000, 2)
     report["matches"] = {"small": 3 * args.repeats, "big": 6 * args.repeats}
+    report["reuse_matches"] = args.reuse
     report["load_after"] = os.getloadavg()[0]
     print(json.dumps(report))
 
