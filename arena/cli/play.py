@@ -14,8 +14,6 @@ from typing import Any
 import click
 import yaml
 
-from arena.cli import abtest as cli_abtest
-from arena.cli import site as cli_site
 from arena.cli.common import (
     BOT_DIR,
     ExitCode,
@@ -106,6 +104,8 @@ def match(bot_dirs: tuple[Path, ...], seed: int, threshold: int | None, rules_fi
     rules = load_rules(rules_file, threshold)
     bots = load_entrants(bot_dirs, BUILD_CACHE)
     if games is not None:
+        from arena.cli import abtest as cli_abtest  # only a series needs the A/B runner, none of the rest
+
         cli_abtest.series(bots, games, seed, rules, Limits(hello_ms, move_ms, bank_ms), sandbox_name, workers,
                         log_path, as_json)
         return
@@ -251,7 +251,6 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     live = live or live_every is not None
     if no_site and (live or site_dir is not None):
         fail("--no-site builds no site: it cannot go with --site, --live or --live-every")
-    out = site_dir if site_dir is not None else cli_site.site_dir_for(db_path)
     watched: live_site.LiveSite | None = None
     try:
         config = load_config(example_or_path(config_file), registry=default_registry(db_path))
@@ -285,7 +284,7 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
             return
         store = open_store(db_path, must_exist=False)
         if live:
-            watched = live_site.LiveSite(db_path, config.name, out,
+            watched = live_site.LiveSite(db_path, config.name, site_out(db_path, site_dir),
                                          live_site.EVERY_S if live_every is None else live_every,
                                          warn=lambda message: click.echo(f"arena: warning: {message}", err=True))
         try:
@@ -301,8 +300,11 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     site_error = None
     # A live site is built at the end even of an interrupted run: its pages must stop saying "live".
     if not (no_site or report.interrupted and watched is None):
+        from arena.cli import site as cli_site  # as in site_out: --no-site starts without Jinja2
+
         try:
-            site = cli_site.build_after_run(store, report.name, live=progress_shown(as_json), out=out)
+            site = cli_site.build_after_run(store, report.name, live=progress_shown(as_json),
+                                            out=site_out(db_path, site_dir))
         except OSError as error:
             full = disk_full(error, cli_site.site_dir_for(db_path))
             if full is None:
@@ -335,6 +337,13 @@ def run(config_file: Path, db_path: Path, workers: int | None, dry_run: bool, fr
     if report.failed:
         fail(f"{report.failed} matches failed for infrastructure reasons and were not rated (see arena matches); "
              "run the same command again to retry them", ExitCode.FAILED)
+
+
+def site_out(db_path: Path, site_dir: Path | None) -> Path:
+    """Where arena run's site goes: ``--site``, else the store's default (``site/`` beside it)."""
+    from arena.cli import site as cli_site  # only a run that builds a site pays for its modules (~65 ms CPU)
+
+    return site_dir if site_dir is not None else cli_site.site_dir_for(db_path)
 
 
 def example_or_path(config_file: Path) -> Path:

@@ -39,9 +39,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from arena.site.build import BuildReport, build_site
 from arena.store import Store
+
+if TYPE_CHECKING:
+    from arena.site.build import BuildReport
 
 EVERY_S = 10.0
 """Default: at most one live build in this many seconds (the pages' own reload period too)."""
@@ -92,6 +95,8 @@ class LiveSite:
 
     def build(self) -> BuildReport:
         """A live build now: one process (the run's workers have the CPUs), only the files that changed."""
+        from arena.site.build import build_site  # here: arena run imports this module for EVERY_S, often with no site
+
         started = self.clock()
         if self._store is None:
             self._store = Store(self.db, readonly=True)  # opened by the thread that builds: SQLite's rule
@@ -141,5 +146,7 @@ class LiveSite:
 
     def finish(self, store: Store, workers: int | None = None) -> BuildReport:
         """The build at the end of the run: the pages as they stay, no longer live (still only what changed)."""
+        from arena.site.build import build_site  # as in build
+
         self.stop()
         return build_site(store, self.out, [self.name], workers=workers)

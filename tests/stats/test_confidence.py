@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.run.loop import Progress
+from arena.stats import confidence as confidence_module
 from arena.stats.confidence import BotConfidence, Confidence, GroupPlace, PAbove, SeatColumns, confidence
 from arena.stats.display import MIN_GROUPS, shown
 from arena.stats.standings import rating_history, seat_columns, seat_results, standings_and_confidence
@@ -240,3 +241,16 @@ def test_the_stores_standings_and_confidence_come_from_one_read_and_one_fit(tmp_
     seats = seat_results(store, tid)
     assert 0 < len(seat_columns(store, tid, before_group=3)) < len(seats)
     assert seat_columns(store, tid, before_group=3).results() == [seat for seat in seats if seat.group < 3]
+
+
+def test_the_poisson_table_is_the_inverse_cdf_at_every_midpoint() -> None:
+    # Entry by entry, with the CDF summed term by term as the table sums it, against the table built a run at a time.
+    for bits in (1, 2, 5, 16):
+        size = 1 << bits
+        cdfs = [term := math.exp(-1.0)]
+        for k in range(1, 30):
+            term /= k
+            cdfs.append(cdfs[-1] + term)
+        expected = [next(k for k, cdf in enumerate(cdfs) if (u + 0.5) / size <= cdf) for u in range(size)]
+        assert confidence_module._poisson_table(bits) == expected
+    assert confidence_module._POISSON == expected and max(expected) > 5
