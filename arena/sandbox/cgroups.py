@@ -137,6 +137,63 @@ def sweep_stale(layout: Layout) -> list[int]:
     return killed
 
 
+def memory_now(directory: str, version: int) -> int | None:
+    """Memory charged to the cgroup at ``directory`` now (page cache included); None if it cannot be read."""
+    try:
+        return int(_read(f"{directory}/{'memory.current' if version == 2 else 'memory.usage_in_bytes'}"))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A cgroup that another made and we only read (a container's, made by its engine)."""
+
+    version: int
+    directory: str
+    """Its directory in the memory hierarchy (v1) or the unified one (v2)."""
+
+    def memory_bytes(self) -> int | None:
+        return memory_now(self.directory, self.version)
+
+    def processes(self) -> int | None:
+        """How many processes (not threads, which ``pids.current`` would count too) it holds now; None if its
+        list cannot be read (a cgroup with processes in it never lists none)."""
+        listed = set(read_procs(f"{self.directory}/cgroup.procs"))  # v1 may list a process twice
+        return len(listed) or None
+
+
+def cgroup_of(pid: int, marker: str) -> Watched | None:
+    """The cgroup process ``pid`` is in, from ``/proc/<pid>/cgroup``, if its path holds ``marker`` and it can be
+    read here; else None.
+
+    ``marker`` is what the owner names it by (an engine's container id, in whatever path its cgroup driver makes:
+    ``/docker/<id>``, ``/system.slice/docker-<id>.scope``): a pid an engine reports may name another process here
+    (an engine on another host, or in another pid namespace), whose cgroup never holds that name."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return None
+    paths: dict[str, str] = {}
+    for line in lines:
+        controllers, _, path = line.partition(":")[2].partition(":")
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
+    if "memory" in paths:
+        found = Watched(1, f"{ROOT}/memory{paths['memory']}")
+    elif "" in paths:
+        unified = f"{ROOT}{paths['']}"
+        if not os.path.exists(f"{unified}/cgroup.controllers"):
+            unified = f"{ROOT}/unified{paths['']}"
+        found = Watched(2, unified)
+    else:
+        return None
+    if marker not in found.directory or found.memory_bytes() is None or found.processes() is None:
+        return None
+    return found
+
+
 def _read(path: str) -> bytes:
     """A small control file's bytes (b"" if it cannot be read): os-level, as a launch or a kill reads a few."""
     try:
@@ -225,7 +282,7 @@ class BotCgroup:
 
     def memory_bytes(self) -> int | None:
         """Memory charged to the bot now; None if the file cannot be read."""
-        return self._read_int("memory.current" if self.layout.version == 2 else "memory.usage_in_bytes")
+        return memory_now(str(self.dirs[0]), self.layout.version)
 
     def _read_int(self, name: str) -> int | None:
         try:

@@ -52,7 +52,19 @@ from docker.types import LogConfig, Mount, Ulimit  # type: ignore[import-untyped
 
 from arena import procfs
 from arena.bots.manifest import BotSpec
-from arena.sandbox import BotProcess, Exit, Sandbox, SandboxError, SandboxLimits, Stream, limit_value, seccomp, views
+from arena.sandbox import (
+    BotProcess,
+    Exit,
+    Sandbox,
+    SandboxError,
+    SandboxLimits,
+    Stream,
+    Usage,
+    limit_value,
+    seccomp,
+    views,
+)
+from arena.sandbox.cgroups import Watched, cgroup_of
 from arena.sandbox.common import (
     BOT_DIR,
     PROTOCOL_DIR,
@@ -193,6 +205,7 @@ class DockerBot(BotProcess):
         self._exit: Exit | None = None
         self._killed = False
         self.name = container.name
+        self._cgroup: Watched | None | bool = False  # False: not looked for yet
 
     def wake(self) -> bool:
         """Send a warm container (:data:`WARM_SCRIPT`) the line that makes it its bot; False when it is gone or
@@ -254,6 +267,34 @@ class DockerBot(BotProcess):
             if state is not None and not state.get("Running"):
                 self._exit = describe_state(state, limits=self.limits)
         return self._exit
+
+    def usage(self) -> Usage | None:
+        # Read from the container's cgroup files on this host: two small reads, where the engine's stats call
+        # takes a second or more; asked after every match of every kept bot.
+        if self._killed:
+            return None
+        if self._cgroup is False:
+            self._cgroup = self._find_cgroup()
+        if not isinstance(self._cgroup, Watched):
+            return None
+        processes = self._cgroup.processes()
+        # The container's init (created with "init": True) is the sandbox's, not the bot's; a warm container's shell
+        # has become the bot (it execs).
+        return Usage(self._cgroup.memory_bytes(), None if processes is None else processes - 1)
+
+    def _find_cgroup(self) -> Watched | None:
+        """The container's cgroup, found once from its init's pid (which only the engine knows); None where it
+        cannot be read here (an engine on another host, a cgroup tree not mounted), and then no usage is told."""
+        try:
+            state = self._state()
+        except SandboxError as error:
+            LOGGER.debug("no usage for %s: %s", self.name, error)
+            return None
+        pid = int((state or {}).get("Pid") or 0)
+        found = cgroup_of(pid, str(self.container.id)) if pid > 0 else None
+        if found is None:
+            LOGGER.debug("no usage for %s: the cgroup of its init (pid %d) cannot be read here", self.name, pid)
+        return found
 
     def _state(self) -> dict[str, Any] | None:
         try:

@@ -20,6 +20,7 @@ from arena.match.matchlog import read_records
 from arena.match.protocol import Limits
 from arena.match.referee import MatchResult, play_match
 from arena.sandbox import Exit, Sandbox, SandboxLimits
+from arena.sandbox.cgroups import Watched, cgroup_of
 from arena.sandbox.process import ProcessSandbox
 from tests.hostile import FAULTS, leftovers, make_bot
 from tests.support.docker import require_docker
@@ -166,6 +167,12 @@ HOSTILE = {
 @pytest.mark.parametrize("mode", [pytest.param(mode, marks=[] if mode == "chatty" else pytest.mark.slow)
                                   for mode in HOSTILE])
 def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match_anything(sandbox, tmp_path, mode):
+    recycled_alone(sandbox, tmp_path, mode)
+
+
+def recycled_alone(sandbox: Sandbox, tmp_path: Path, mode: str) -> None:
+    """A hostile persistent bot in ``mode`` and greedy play two matches: each ends the hostile bot's process with
+    its reason (:data:`HOSTILE`) and no fault, as fresh processes would play them, and greedy's is kept."""
     bots = [persistent_bot(tmp_path, mode), SAMPLES / "greedy"]
     live = LiveBots()
     reused = series(sandbox, bots, [5, 6], tmp_path, live)
@@ -173,7 +180,7 @@ def test_a_hostile_persistent_bot_is_recycled_with_its_reason_and_costs_no_match
     assert [outcome(r) for r in reused] == [outcome(r) for r in fresh]
     assert all(p.fault is None for r in reused for p in r.players)
     assert [(r.lane, r.reason) for r in live.retired] == [("lane-0", HOSTILE[mode])] * 2, live.retired
-    assert list(live._lanes) == ["lane-1"]  # the greedy opponent's process went on across both matches
+    assert list(live._lanes) == ["lane-1"]  # the greedy opponent's process (its container) went on throughout
     live.close()
     assert leftovers(sandbox, bots[0]) == []
 
@@ -243,3 +250,35 @@ def test_arena_check_plays_a_persistent_bots_matches_in_one_process_and_says_wha
     broken = check_bot(persistent_bot(tmp_path, "ignore_end"))
     [step] = [step for step in broken.steps if step.name == "vs greedy"]
     assert step.ok is False and "timeout.done" in step.got and "done" in step.advice[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["leak", "fork"])
+def test_on_docker_a_leaking_or_forking_persistent_bot_is_recycled_and_a_clean_one_kept(docker, tmp_path, mode):
+    # Without usage from the container's cgroup a leak is kept until its cap kills it in the next match (a fault
+    # there), and a child left behind is kept for good.
+    recycled_alone(docker, tmp_path, mode)
+
+
+@pytest.mark.slow
+def test_on_docker_a_kept_bot_reports_its_own_processes_and_its_memory(docker, tmp_path):
+    from arena.sandbox.docker import DockerBot
+
+    bots = [persistent_bot(tmp_path, "fork"), SAMPLES / "greedy"]
+    live = LiveBots(Reuse(memory_fraction=1.0))
+    series(docker, bots, [5], tmp_path, live)
+    [child_left] = [r.detail for r in live.retired]
+    # The container's init is the sandbox's: the bot and its child are two, the greedy bot alone is one.
+    assert child_left.startswith("runs 2 processes"), child_left
+    kept = live._lanes["lane-1"].process
+    usage = kept.usage()
+    assert usage is not None and usage.processes == 1
+    # A Python interpreter's pages, charged to its container: more than nothing, less than its 256 MiB cap.
+    assert usage.memory_bytes is not None and 1 << 20 < usage.memory_bytes < LIMITS.memory_mb << 20, usage
+    # The engine's pid is trusted only with the container's id in its cgroup's path (another host's pid names
+    # another process here); files gone with their container read as unknown, never as an error.
+    assert isinstance(kept, DockerBot) and isinstance(kept._cgroup, Watched)
+    assert cgroup_of(kept.container.attrs["State"]["Pid"], "f" * 64) is None
+    live.close()
+    assert (kept._cgroup.memory_bytes(), kept._cgroup.processes(), kept.usage()) == (None, None, None)
+    assert leftovers(docker, bots[0]) == []
