@@ -505,7 +505,8 @@ class HeldByTheLoop(RunningRatings):
             self.held.append((done, sum(stat.size for stat in snapshot.statistics("filename"))))
 
 
-@pytest.mark.slow  # 120 real matches
+@pytest.mark.slow  # 120 real matches: 32-44 s at load 12 on 2 cores, beside the league soak in the long tests
+@pytest.mark.long
 def test_what_a_league_holds_does_not_grow_with_its_matches(tmp_path: Path) -> None:
     """Issue 44: a league server's memory grew with the matches played. What the league's code keeps between
     batches (its ratings, tallies, timings, the loop's progress) is bounded per bot, not per match: after 40

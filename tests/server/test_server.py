@@ -579,7 +579,8 @@ def test_kill_9_loses_no_accepted_submission_and_the_league_resumes(
     assert again.status_code == 429  # the limit is in the store: a restart does not reset it
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a Dask cluster's league and the local pool's, one after the other: 52 s at load 13 on 2 cores
+@pytest.mark.long
 def test_a_league_on_a_local_dask_cluster_plays_what_the_local_pool_plays(tmp_path: Path) -> None:
     config = tmp_path / "league.yaml"
     config.write_text(f"league: {{name: spread, bots: [{SAMPLES / 'greedy'}, {SAMPLES / 'random'}, "

@@ -167,6 +167,7 @@ def test_a_league_batch_rewrites_the_pages_of_the_bots_that_played_only(tmp_path
                if not path.startswith(".arena-site"))
 
 
+@pytest.mark.slow  # 720 match pages built twice: seconds of CPU (test_site_render checks a small parallel build)
 def test_a_parallel_build_makes_the_bots_later_pages_while_its_workers_make_the_match_pages(tmp_path: Path) -> None:
     # 24 bots in 120 matches each: three pages of matches a bot, 720 match pages in three chunks for the workers.
     store, _, _, _ = fill(tmp_path / "arena.db", 24, 120, seed=6)

@@ -178,7 +178,9 @@ def plackett_luce_field(seed: int, bots: int, seats: int, matches: int, tie: flo
 @pytest.mark.parametrize(("seed", "bots", "seats", "matches", "tie"), [
     (1, 5, 3, 300, 0.0),      # a small tournament: the plain-Python loop
     (2, 30, 4, 1500, 0.1),    # a league's field, with ties
-    (3, 70, 4, 4000, 0.05),   # over VECTOR_PAIRS distinct pairs and VECTOR_SEATS seats: the numpy path
+    # over VECTOR_PAIRS distinct pairs and VECTOR_SEATS seats: the numpy path; seconds of CPU in choix, so slow (the
+    # fast profile keeps the loop agreeing with choix above and numpy taking the loop's steps, a test further up)
+    pytest.param(3, 70, 4, 4000, 0.05, marks=pytest.mark.slow),
 ])
 def test_the_fit_agrees_with_choix(seed: int, bots: int, seats: int, matches: int, tie: float) -> None:
     played = plackett_luce_field(seed, bots, seats, matches, tie)
