@@ -40,9 +40,27 @@ EVERY_S = 0.05
 """The feed is written at most this often: 20 times a second, smoother than a replay's fastest speed."""
 
 
+FEEDS = "live"
+"""The feeds of a log directory are in this directory of it, not beside the logs: a league's log directory holds a
+log for every match it ever played, and listing it for the few in play (each spectator's poll of what is in play,
+each sweep) took time and memory that grew with the league (issue 44)."""
+
+
 def feed_path(log_path: Path | str) -> Path:
     """Where the live feed of the match logged at ``log_path`` is, while it plays."""
-    return Path(os.fspath(log_path) + SUFFIX)
+    log = Path(log_path)
+    return log.parent / FEEDS / (log.name + SUFFIX)
+
+
+def feeds(log_dir: Path, ending: str) -> Iterator[Path]:
+    """The feeds of ``log_dir`` whose names end with ``ending``, one directory entry at a time."""
+    try:
+        with os.scandir(log_dir / FEEDS) as entries:
+            for entry in entries:
+                if entry.name.endswith(ending):
+                    yield Path(entry.path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
 
 
 def ended_path(path: Path) -> Path:
@@ -56,6 +74,7 @@ class LiveFeed:
     def __init__(self, path: Path, names: Sequence[str], every_s: float = EVERY_S) -> None:
         self.path = path
         self.every_s = every_s
+        path.parent.mkdir(exist_ok=True)
         self._file = path.open("w", encoding="utf-8")
         self._sent = 0
         self._written = -every_s
@@ -138,10 +157,8 @@ def follow(path: Path, every_s: float = 0.2) -> Iterator[Feed]:
 
 def in_play(log_dir: Path) -> list[int]:
     """The schedule indexes of the matches of a run's log directory that are in play (have a feed), in order."""
-    if not log_dir.is_dir():
-        return []
     found = []
-    for path in log_dir.glob(f"*.jsonl.gz{SUFFIX}"):
+    for path in feeds(log_dir, f".jsonl.gz{SUFFIX}"):
         number = path.name.split(".", 1)[0]
         if number.isdigit():
             found.append(int(number))
@@ -153,7 +170,7 @@ def sweep(log_dir: Path, grace_s: float = GRACE_S, keep: int = KEEP_ENDED, now: 
     ``keep``; how many went."""
     now = time.time() if now is None else now
     ended: list[tuple[float, Path]] = []
-    for path in log_dir.glob(f"*{SUFFIX}{ENDED}") if log_dir.is_dir() else ():
+    for path in feeds(log_dir, f"{SUFFIX}{ENDED}"):
         try:
             ended.append((path.stat().st_mtime, path))
         except OSError:  # removed meanwhile

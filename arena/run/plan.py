@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from arena import procfs
 from arena.bots.manifest import BotSpec, ManifestError, load_bot
 from arena.game.rules import Rules
 from arena.match.livefeed import SUFFIX as FEED_SUFFIX
+from arena.match.livefeed import feeds
 from arena.match.matchlog import log_dir_for, log_path_for
 from arena.match.protocol import Limits
 from arena.registry.build import playable
@@ -193,14 +195,22 @@ def remove_partial_logs(log_dir: Path) -> None:
     """Delete the half-written logs (``NAME.PID.tmp``) of matches that were in flight when a run was stopped or
     killed, and their spectators' feeds; those matches are played again. A log whose writer is still alive is left
     alone."""
-    for partial in log_dir.glob("*.tmp") if log_dir.is_dir() else ():
+    writing = set()  # the logs still being written, by the name of their finished log
+    try:
+        with os.scandir(log_dir) as entries:  # an entry at a time: a league's directory has a log per match
+            partials = [Path(entry.path) for entry in entries if entry.name.endswith(".tmp")]
+    except (FileNotFoundError, NotADirectoryError):
+        partials = []
+    for partial in partials:
         pid = partial.suffixes[-2].lstrip(".") if len(partial.suffixes) >= 2 else ""
         if pid.isdigit() and not procfs.running(int(pid)):
             partial.unlink(missing_ok=True)
+        else:
+            writing.add(partial.name.rsplit(".", 2)[0])
     # A spectators' feed (arena/match/livefeed.py) whose match has no log being written is of a runner killed
     # mid-match: left, it would say the match is in play for ever.
-    for feed in log_dir.glob(f"*{FEED_SUFFIX}") if log_dir.is_dir() else ():
-        if not any(log_dir.glob(f"{feed.name[:-len(FEED_SUFFIX)]}.*.tmp")):
+    for feed in feeds(log_dir, FEED_SUFFIX):
+        if feed.name[:-len(FEED_SUFFIX)] not in writing:
             feed.unlink(missing_ok=True)
 
 

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from arena.match.livefeed import GRACE_S, Feed, LiveFeed, ended_path, feed_path, in_play, read_feed, sweep
+from arena.match.livefeed import FEEDS, GRACE_S, Feed, LiveFeed, ended_path, feed_path, in_play, read_feed, sweep
 from arena.match.local import play_local
 from arena.run.plan import remove_partial_logs
 from tests.match.test_information_hiding import RandomLegalBot, cards_in
@@ -64,7 +64,7 @@ def test_ended_feeds_go_after_the_grace_period_and_beyond_the_newest_few(tmp_pat
     playing.write_text('{"names":["a","b"]}\n')  # in play: never swept, however old
     os.utime(playing, (now - 10 * GRACE_S, now - 10 * GRACE_S))
     assert sweep(tmp_path, keep=3, now=now) == 3  # match 0 (old), then 1 and 2 (the oldest beyond three)
-    left = sorted(path.name for path in tmp_path.iterdir())
+    left = sorted(path.name for path in (tmp_path / FEEDS).iterdir())
     assert left == [f"{index:06d}.jsonl.gz.live.over" for index in (3, 4, 5)] + ["000009.jsonl.gz.live"]
     assert read_feed(feed_path(tmp_path / "000005.jsonl.gz")) is not None
     assert read_feed(feed_path(tmp_path / "000001.jsonl.gz")) is None
@@ -78,9 +78,33 @@ def test_a_line_still_being_written_waits_for_the_next_read(tmp_path: Path) -> N
 
 
 def test_a_feed_left_by_a_killed_runner_is_removed_and_one_being_written_is_not(tmp_path: Path) -> None:
-    stale, playing = tmp_path / "000001.jsonl.gz.live", tmp_path / "000002.jsonl.gz.live"
+    stale, playing = feed_path(tmp_path / "000001.jsonl.gz"), feed_path(tmp_path / "000002.jsonl.gz")
+    (tmp_path / FEEDS).mkdir()
     for feed in (stale, playing):
         feed.write_text('{"names":["a","b"]}\n')
     (tmp_path / f"000002.jsonl.gz.{os.getpid()}.tmp").write_bytes(b"")  # its log, by a writer alive (this one)
     remove_partial_logs(tmp_path)
     assert in_play(tmp_path) == [2]
+
+
+def test_finding_the_matches_in_play_costs_the_same_whatever_the_logs(tmp_path: Path) -> None:
+    """A league's log directory holds a log for every match it played: the feeds are in a directory of their own,
+    so a spectator's poll of what is in play, and each sweep of the ended feeds, read a few names, not 5,000."""
+    import tracemalloc
+
+    for index in range(5000):
+        (tmp_path / f"{index:06d}.jsonl.gz").write_bytes(b"")
+    feed = LiveFeed(feed_path(tmp_path / "005000.jsonl.gz"), ["a", "b"])
+    try:
+        tracemalloc.start()
+        try:
+            playing = in_play(tmp_path)
+            swept = sweep(tmp_path)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    finally:
+        feed.close()
+    assert playing == [5000] and swept == 0
+    # Listed beside the logs, the poll and the sweep held a path for each of them at once (1.36 MB).
+    assert peak < 32 * 1024, f"finding one match in play among 5,000 logs held {peak:,} bytes"
