@@ -23,7 +23,7 @@ Standard library only and deterministic: the same messages always give the same 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations, combinations_with_replacement, pairwise, product
 from operator import mul
@@ -171,6 +171,8 @@ class Lookahead:
         self._throws: dict[tuple[int, ...], list[tuple[int, tuple[int, ...]]]] = {}
         self._residual: dict[tuple[int, ...], int] = {}
         self._rows: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._runs = sorted(_runs(self.rules.sequence_lengths), key=lambda run: -run[1])
+        """Every sequence as (a bit per rank, its worth, its ranks), the best first."""
 
     @classmethod
     def for_rules(cls, rules: RuleSet) -> Lookahead:
@@ -197,27 +199,62 @@ class Lookahead:
         return min(key, 10)
 
     def throws(self, keys: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
-        """(value thrown, sorted keys kept) for every set of the sorted hand ``keys``."""
+        """(value thrown, sorted keys kept) for every set of the sorted hand ``keys``, each hand kept once."""
         cached = self._throws.get(keys)
         if cached is None:
-            cached = []
+            cached = self._throws[keys] = []
             seen: set[tuple[int, ...]] = set()
-            for pick in set_indices(keys, [0] * len(keys), self.rules, flushes=False):
-                kept = tuple(k for i, k in enumerate(keys) if i not in pick)
-                if kept not in seen:  # equal ranks give the same option more than once
+            for thrown in self._sets(keys):
+                rest = list(keys)
+                for key in thrown:
+                    rest.remove(key)
+                kept = tuple(rest)
+                if kept not in seen:  # the Ace high and low in a sequence of all 13 ranks
                     seen.add(kept)
-                    cached.append((sum(min(keys[i], 10) for i in pick), kept))
-            self._throws[keys] = cached
+                    cached.append((sum(min(key, 10) for key in thrown), kept))
         return cached
+
+    def _sets(self, keys: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+        """The keys of every set that may be thrown from the sorted hand ``keys``: what :func:`set_indices` finds,
+        flushes aside, each set of keys once (equal ranks make the same set from different cards). Written on
+        keys because the look-ahead lists the sets of thousands of hands."""
+        present, pairs, fours = _held(keys)
+        for key in dict.fromkeys(keys):
+            yield (key,)
+        for key in pairs:
+            yield (key, key)
+        for key in fours:
+            yield (key, key, key, key)
+        if self.rules.two_pairs_mixed:
+            for low, high in combinations(pairs, 2):
+                yield (low, low, high, high)
+        for run, _, ranks in self._runs:
+            if present & run == run:
+                yield ranks
 
     def residual(self, keys: tuple[int, ...]) -> int:
         """The lowest total left after throwing one set from ``keys``."""
         cached = self._residual.get(keys)
         if cached is None:
-            total = sum(min(k, 10) for k in keys)
-            cached = total - max(thrown for thrown, _ in self.throws(keys))
-            self._residual[keys] = cached
+            cached = self._residual[keys] = sum(min(k, 10) for k in keys) - self.best_throw(keys)
         return cached
+
+    def best_throw(self, keys: tuple[int, ...]) -> int:
+        """The most one set thrown from the sorted keys ``keys`` is worth: the best of :meth:`throws`, found
+        without listing them. The look-ahead asks it of thousands of hands when a process starts, and listing every
+        set was most of a planner's start-up."""
+        present, pairs, fours = _held(keys)
+        best = min(keys[-1], 10)
+        if fours:
+            best = max(best, 4 * min(fours[-1], 10))
+        if pairs:  # a value never falls as the rank rises: the last pairs are the best
+            best = max(best, 2 * sum(min(key, 10) for key in pairs[-2 if self.rules.two_pairs_mixed else -1:]))
+        for run, worth, _ in self._runs:  # the best first
+            if worth <= best:
+                break
+            if present & run == run:
+                return worth
+        return best
 
     def row(self, kept: tuple[int, ...]) -> tuple[int, ...]:
         """``residual(kept + k)`` for every draw class k, in :attr:`classes` order: a dot product per turn."""
@@ -226,6 +263,33 @@ class Lookahead:
             cached = tuple(self.residual(tuple(sorted(kept + (k,)))) for k in self.classes)
             self._rows[kept] = cached
         return cached
+
+
+def _held(keys: tuple[int, ...]) -> tuple[int, list[int], list[int]]:
+    """What the sorted hand ``keys`` holds: a bit per rank, the ranks held at least twice and those held four times
+    (as :func:`set_indices`: never more), lowest first."""
+    present = 0
+    pairs = []
+    fours = []
+    for key in dict.fromkeys(keys):
+        present |= 1 << key
+        held = keys.count(key)
+        if held >= 2:
+            pairs.append(key)
+            if held == 4:
+                fours.append(key)
+    return present, pairs, fours
+
+
+def _runs(lengths: Sequence[int]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(a bit per rank, worth, ranks) of every sequence of each length, the Ace low and high (clause 3; worth 1 either
+    way)."""
+    found = []
+    for length in lengths:
+        for low in range(1, 16 - length if length <= 13 else 1):  # 13 ranks: no longer sequence
+            ranks = [1 if rank == 14 else rank for rank in range(low, low + length)]
+            found.append((sum(1 << rank for rank in ranks), sum(min(rank, 10) for rank in ranks), tuple(sorted(ranks))))
+    return found
 
 
 _LOOKAHEADS: dict[tuple[bool, tuple[int, ...], bool], Lookahead] = {}

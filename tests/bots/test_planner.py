@@ -8,6 +8,7 @@ same deals). ``bench/strength.py`` measured the planner at about 0.9 wins per ma
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from arena.game.cards import DECK
+from arena.game.cards import DECK, RANKS, SUITS, hand_total
 from arena.game.rules import Rules, legal_discards
 from arena.match.local import play_local
 from tests.samplebots import ROOT, SAMPLE_BOTS, PipeBot, bot_env, load_sample_bot, manifest
@@ -79,6 +80,50 @@ def test_planner_set_enumeration_matches_the_engine(rules: Rules) -> None:
         pool = [c for c in DECK if c[0] in rng.sample("A23456789TJQK", 5) and c[1] in rng.sample("CDHS", 2)]
         hand = rng.sample(pool, min(len(pool), rng.randint(1, 5)))
         assert sorted(planner.legal_sets(hand, ruleset)) == sorted(legal_discards(hand, rules))
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(),
+        pytest.param(Rules(two_pairs_mixed=False, sequence_lengths=(3, 4, 5), sequence_same_suit=True, flush_size=3),
+                     marks=pytest.mark.slow),
+        pytest.param(Rules(sequence_lengths=(4,), flush_size=4), marks=pytest.mark.slow),
+    ],
+    ids=["defaults", "strict-sets", "fours"],
+)
+def test_the_look_ahead_throws_what_the_engine_allows_on_every_hand_of_ranks(rules: Rules) -> None:
+    # The look-ahead lists sets on ranks alone, by its own fast code (a planner's start-up fills it for thousands of
+    # hands). Every hand of up to five ranks, its cards' suits dealt round so that no flush and no same-suit
+    # sequence forms: the sets it lists must be the engine's, and its best throw the engine's best.
+    look = planner.Lookahead(planner.RuleSet.from_message(rules.to_dict()))
+    assert look.rules.sequence_lengths == (() if rules.sequence_same_suit else rules.sequence_lengths)
+    checked = 0
+    for size in range(1, 6):
+        for keys in itertools.combinations_with_replacement(range(1, 14), size):
+            if max(map(keys.count, keys)) > 4:
+                continue
+            hand = [RANKS[key - 1] + SUITS[i % 4] for i, key in enumerate(keys)]
+            allowed = {tuple(sorted(RANKS.index(card[0]) + 1 for card in thrown)) for thrown in legal_discards(hand, rules)}
+            listed = look.throws(keys)
+            kept = [kept for _, kept in listed]
+            assert len(kept) == len(set(kept)), keys
+            assert sorted(kept) == sorted(_without(keys, thrown) for thrown in allowed), keys
+            assert look.best_throw(keys) == max(hand_total(_cards(thrown)) for thrown in allowed), keys
+            assert all(total == sum(map(look.value, keys)) - sum(map(look.value, rest)) for total, rest in listed)
+            checked += 1
+    assert checked == 8_554
+
+
+def _without(keys: tuple[int, ...], thrown: tuple[int, ...]) -> tuple[int, ...]:
+    rest = list(keys)
+    for key in thrown:
+        rest.remove(key)
+    return tuple(rest)
+
+
+def _cards(keys: tuple[int, ...]) -> list[str]:
+    return [RANKS[key - 1] + "C" for key in keys]
 
 
 # -- crafted positions -------------------------------------------------------------------------------------------
