@@ -23,7 +23,7 @@ Standard library only and deterministic: the same messages always give the same 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations, combinations_with_replacement, pairwise, product
 from operator import mul
@@ -199,38 +199,34 @@ class Lookahead:
         return min(key, 10)
 
     def throws(self, keys: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
-        """(value thrown, sorted keys kept) for every set of the sorted hand ``keys``, each hand kept once."""
+        """(value thrown, sorted keys kept) for every set of the sorted hand ``keys``, each hand kept once: what
+        :func:`set_indices` finds, flushes aside, on keys rather than cards, because every process's look-ahead
+        lists the sets of thousands of hands (equal ranks make the same set from different cards)."""
         cached = self._throws.get(keys)
         if cached is None:
-            cached = self._throws[keys] = []
-            seen: set[tuple[int, ...]] = set()
-            for thrown in self._sets(keys):
-                rest = list(keys)
-                for key in thrown:
-                    rest.remove(key)
-                kept = tuple(rest)
-                if kept not in seen:  # the Ace high and low in a sequence of all 13 ranks
-                    seen.add(kept)
-                    cached.append((sum(min(key, 10) for key in thrown), kept))
+            present, pairs, fours = _held(keys)
+            kept: dict[tuple[int, ...], int] = {}  # what a set leaves: what it is worth
+            for key in dict.fromkeys(keys):
+                at = keys.index(key)
+                kept[keys[:at] + keys[at + 1:]] = min(key, 10)
+            for key in pairs:
+                at = keys.index(key)
+                kept[keys[:at] + keys[at + 2:]] = 2 * min(key, 10)
+            for key in fours:
+                at = keys.index(key)
+                kept[keys[:at] + keys[at + 4:]] = 4 * min(key, 10)
+            if self.rules.two_pairs_mixed:
+                for low, high in combinations(pairs, 2):
+                    at, to = keys.index(low), keys.index(high)
+                    kept[keys[:at] + keys[at + 2:to] + keys[to + 2:]] = 2 * (min(low, 10) + min(high, 10))
+            for run, worth, ranks in self._runs:
+                if present & run == run:
+                    rest = list(keys)
+                    for key in ranks:
+                        rest.remove(key)
+                    kept.setdefault(tuple(rest), worth)  # all 13 ranks: the Ace low and high, one hand kept
+            cached = self._throws[keys] = [(worth, hand) for hand, worth in kept.items()]
         return cached
-
-    def _sets(self, keys: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
-        """The keys of every set that may be thrown from the sorted hand ``keys``: what :func:`set_indices` finds,
-        flushes aside, each set of keys once (equal ranks make the same set from different cards). Written on
-        keys because the look-ahead lists the sets of thousands of hands."""
-        present, pairs, fours = _held(keys)
-        for key in dict.fromkeys(keys):
-            yield (key,)
-        for key in pairs:
-            yield (key, key)
-        for key in fours:
-            yield (key, key, key, key)
-        if self.rules.two_pairs_mixed:
-            for low, high in combinations(pairs, 2):
-                yield (low, low, high, high)
-        for run, _, ranks in self._runs:
-            if present & run == run:
-                yield ranks
 
     def residual(self, keys: tuple[int, ...]) -> int:
         """The lowest total left after throwing one set from ``keys``."""
