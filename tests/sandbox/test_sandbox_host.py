@@ -240,7 +240,7 @@ def test_sandboxes_of_a_runner_killed_as_it_starts_them_are_swept_by_the_next_la
             stale += made
             orphan = orphan_of_a_start_cut_short(bot_dir, lease.uid if lease else None,
                                                  [directory / "cgroup.procs" for directory in made])
-            if orphan and procfs.running(orphan):
+            if orphan and orphan in orphan_inits():  # still there: no other launch has swept it meanwhile
                 break
         assert orphan in orphan_inits()
         live = ProcessSandbox(isolate=True, use_cgroups=use_cgroups).launch(load_bot(GREEDY), SandboxLimits())
