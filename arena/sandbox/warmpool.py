@@ -41,9 +41,9 @@ class WarmPool(Generic[P]):
     A container start is the engine's work (namespaces, mounts, the init: about a quarter of a second on a quiet
     host), and a match's seats start together. After each launch of a bot in the runtime image, a background thread
     starts one more container of the same bot with the same limits, which waits in a shell
-    (:data:`arena.sandbox.docker.WARM_SCRIPT`); the bot's next launch takes it and sends the line that makes it the
-    bot. The engine's work is the same; it is done while the previous match plays instead of while the next one
-    waits.
+    (:data:`arena.sandbox.docker.WARM_SCRIPT`, :data:`arena.sandbox.fifos.WARM_SCRIPT`); the bot's next launch
+    takes it and sends the line that makes it the bot: no process of the bot lives before its match. The engine's
+    work is the same; it is done while the previous match plays instead of while the next one waits.
 
     A bot's first launch only marks it as seen: a bot launched once (a check, a single match) is not paid for twice;
     from its second launch on, each launch leaves one waiting. At most ``size`` containers wait; when more would,
@@ -112,14 +112,23 @@ class WarmPool(Generic[P]):
         except RuntimeError:  # closed meanwhile
             pass
 
+    def lacks(self, key: Hashable) -> bool:
+        """Whether no container of ``key`` waits (or is being started for it)."""
+        with self._lock:
+            return not self._idle.get(key) and not self._closed
+
     def _add(self, key: Hashable, start: Callable[[], P | None]) -> None:
         try:
             process = start()
         except SandboxError as error:
             LOGGER.debug("no warm container: %s", error)  # the next launch starts cold and says why if it fails
             return
-        if process is None:
-            return
+        if process is not None:
+            self.add(key, process)
+
+    def add(self, key: Hashable, process: P) -> None:
+        """``process``, started for ``key``, waits for its launch (the least recently launched go first when more
+        than ``size`` would wait)."""
         surplus = []
         with self._lock:
             if self._closed:
@@ -131,8 +140,8 @@ class WarmPool(Generic[P]):
                     while waiting and count > self.size:
                         surplus.append(waiting.pop(0))
                         count -= 1
-        for process in surplus:
-            _kill_quietly(process)
+        for extra in surplus:
+            _kill_quietly(extra)
 
     def settle(self) -> None:
         """Wait until the containers being started have joined the pool (for tests and benches)."""
@@ -161,8 +170,11 @@ class WarmPool(Generic[P]):
         with self._lock:
             waiting = [process for processes in self._idle.values() for process in processes]
             self._idle.clear()
-        for process in waiting:
-            _kill_quietly(process)
+        if waiting:
+            # Side by side: a removal is a few calls to the engine, which one after another would add to the end
+            # of every run (a worker closes its pool as it exits).
+            with ThreadPoolExecutor(max_workers=len(waiting), thread_name_prefix="arena-warm-end") as ends:
+                list(ends.map(_kill_quietly, waiting))
 
 
 def _kill_quietly(process: Waiting) -> None:
