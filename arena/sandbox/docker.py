@@ -43,8 +43,9 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import docker  # type: ignore[import-untyped]
@@ -362,6 +363,24 @@ class DockerBot(BotProcess):
             self._exit = Exit(None, SIGKILL)
         return self._exit
 
+    def discard(self) -> None:
+        """Remove a container whose end nobody will ask about (a warm one never taken): one call to the engine,
+        where :meth:`kill` makes four to learn how it ended."""
+        if self._killed:
+            return
+        self._killed = True
+        self._exit = Exit(None, SIGKILL)
+        self._close_socket()
+        try:
+            self.container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except ENGINE_ERRORS as error:
+            raise SandboxError(f"the Docker engine failed while removing {self.name}: {error}") from error
+        finally:
+            if self.view is not None:
+                self.view.close()
+
 
 class FifoBot(DockerBot):
     """A bot whose stdin and stdout are FIFOs in a directory of its container's own (:mod:`arena.sandbox.fifos`);
@@ -445,6 +464,12 @@ class FifoBot(DockerBot):
             return super().kill()
         finally:
             self.fifos.close()  # after its container: no SIGPIPE to a bot that still writes before its kill
+
+    def discard(self) -> None:
+        try:
+            super().discard()
+        finally:
+            self.fifos.close()
 
 
 def remove_stale(client: docker.DockerClient) -> list[str]:
@@ -641,28 +666,13 @@ class DockerSandbox(Sandbox):
 
     def ready(self, bots: Sequence[BotSpec], limits: SandboxLimits) -> None:
         self.expect(bots, limits)
-        wanted = []
         for bot in bots:
             image = self.image_for(bot)
             key = WarmPool.key(bot, limits, image)
-            if image == self.runtime_image and self.pool.size > 0 and self.pool.lacks(key):
-                wanted.append((key, bot, image))
-        if not wanted:
-            return
-        self._ensure_runtime_image()
-        # All at once, as a match's seats start: the warm pool's own thread would start them one after another.
-        def start(found: tuple[Hashable, BotSpec, str]) -> DockerBot | None:
-            try:
-                return self._warm(found[1], limits, found[2])
-            except SandboxError as error:
-                LOGGER.debug("no container started ahead: %s", error)  # its launch starts one and says why
-                return None
-
-        with ThreadPoolExecutor(max_workers=len(wanted), thread_name_prefix="arena-ready") as starts:
-            started = list(starts.map(start, wanted))
-        for (key, _, _), process in zip(wanted, started):
-            if process is not None:
-                self.pool.add(key, process)
+            if image == self.runtime_image and self.pool.lacks(key):
+                # One after another on the pool's thread, not all at once: another worker is likely starting its
+                # own chain's containers right now, and the engine's work is CPU on the same cores.
+                self.pool.refill(key, partial(self._warm, bot, limits, image))
 
     def _warm(self, bot: BotSpec, limits: SandboxLimits, image: str) -> DockerBot | None:
         """A container of ``bot`` that waits for its launch (:class:`~arena.sandbox.warmpool.WarmPool`), or None

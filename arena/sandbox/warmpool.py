@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
 from arena.bots.manifest import BotSpec
-from arena.sandbox import Exit, SandboxError, SandboxLimits
+from arena.sandbox import SandboxError, SandboxLimits
 
 LOGGER = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class Waiting(Protocol):
     @property
     def container(self) -> Any: ...
     def wake(self) -> bool: ...
-    def kill(self) -> Exit: ...
+    def discard(self) -> None: ...
 
 
 P = TypeVar("P", bound=Waiting)
@@ -80,7 +80,7 @@ class WarmPool(Generic[P]):
                 self._taken.add(process.container.id)
             if process.wake():
                 return process
-            process.kill()  # it died while it waited: take the next
+            process.discard()  # it died while it waited: take the next
 
     def expect(self, key: Hashable) -> None:
         """Count ``key`` as launched once already: more launches of it are known to come, so its next launch
@@ -123,12 +123,8 @@ class WarmPool(Generic[P]):
         except SandboxError as error:
             LOGGER.debug("no warm container: %s", error)  # the next launch starts cold and says why if it fails
             return
-        if process is not None:
-            self.add(key, process)
-
-    def add(self, key: Hashable, process: P) -> None:
-        """``process``, started for ``key``, waits for its launch (the least recently launched go first when more
-        than ``size`` would wait)."""
+        if process is None:
+            return
         surplus = []
         with self._lock:
             if self._closed:
@@ -166,7 +162,7 @@ class WarmPool(Generic[P]):
         with self._lock:
             self._closed = True
         if self._warming is not None:
-            self._warming.shutdown(wait=True)
+            self._warming.shutdown(wait=True, cancel_futures=True)  # one being started goes as it joins (_add)
         with self._lock:
             waiting = [process for processes in self._idle.values() for process in processes]
             self._idle.clear()
@@ -179,6 +175,6 @@ class WarmPool(Generic[P]):
 
 def _kill_quietly(process: Waiting) -> None:
     try:
-        process.kill()
+        process.discard()
     except SandboxError as error:
         LOGGER.debug("could not remove a warm container: %s", error)
