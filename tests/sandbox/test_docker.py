@@ -481,3 +481,23 @@ def test_the_fifo_directories_of_a_runner_that_is_gone_are_swept_and_a_closed_sa
         shutil.rmtree(alive, ignore_errors=True)
         shutil.rmtree(gone, ignore_errors=True)
 
+
+
+def test_bots_made_ready_wait_in_the_pool_before_their_first_launch(tmp_path):
+    """A worker idle while the next chain waits for another's (arena/run/players.py) has its bots started ahead."""
+    require_docker()
+    bots = [load_bot(make_bot(tmp_path, "polite", name)) for name in ("a", "b")]
+    pool = DockerSandbox(warm=4)
+    try:
+        pool.ready(bots, SMALL)
+        pool.pool.settle()
+        assert pool.pool.waiting() == 2 and pool.containers() == []
+        first = pool.launch(bots[0], SMALL)
+        assert first.container.labels[WARM_LABEL] == "1"  # its very first launch: warm
+        first.kill()
+        pool.pool.settle()  # a's launch left one of a waiting again
+        pool.ready(bots, SMALL)  # the same again: none more, one of each waits
+        pool.pool.settle()
+        assert pool.pool.waiting() == 2
+    finally:
+        pool.close()
