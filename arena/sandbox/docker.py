@@ -25,10 +25,10 @@ empty mount points and the host's top-level symlinks, into which the host's ``/u
 directories that are not symlinks) and a handful of ``/etc`` files are bind-mounted read-only, so bots use the
 host's interpreters exactly as under the ``process`` backend. That needs the engine on the same host as the runner.
 
-Where the engine is a dockerd in this mount namespace, a runtime-image bot's stdin and stdout are FIFOs in a
-directory of its container's own (:mod:`arena.sandbox.fifos`, :class:`FifoBot`): a referee turn then costs what a
-pipe's does (93 us against 256 us through the engine, ``bench/docker.py``), where every line through the attach
-socket passes dockerd and the container's shim. stderr, and the container's end, still come through the attach
+Where the engine is a dockerd in this mount namespace, a runtime-image bot's stdin, stdout and stderr are FIFOs
+in a directory of its container's own (:mod:`arena.sandbox.fifos`, :class:`FifoBot`): a referee turn then costs
+what a pipe's does (81-93 us against 252-256 us through the engine, ``bench/docker.py``), where every line through
+the attach socket passes dockerd and the container's shim. The container's end still comes through the attach
 socket. Elsewhere (a remote engine, a bot's own image, which may have no shell) stdin, stdout and stderr all go
 through it: stdin raw, stdout and stderr multiplexed in frames of an 8-byte header (stream type, three zero
 bytes, big-endian length) and a payload, which :class:`Demux` splits incrementally, because frames arrive cut
@@ -388,59 +388,62 @@ class DockerBot(BotProcess):
 
 
 class FifoBot(DockerBot):
-    """A bot whose stdin and stdout are FIFOs in a directory of its container's own (:mod:`arena.sandbox.fifos`);
-    stderr and the container's end come through the attach socket."""
+    """A bot whose stdin, stdout and stderr are FIFOs in a directory of its container's own
+    (:mod:`arena.sandbox.fifos`); the container's end comes through the attach socket."""
 
     def __init__(self, client: docker.DockerClient, container: Container, attached: Any, fifos: Fifos,
                  limits: SandboxLimits | None = None, view: views.View | None = None) -> None:
         super().__init__(client, container, attached, limits, view)
-        assert self._write_fd is not None and fifos.stdout is not None
+        assert self._write_fd is not None and fifos.stdout is not None and fifos.stderr is not None
         os.close(self._write_fd)  # the attach socket carries no stdin here
         self._write_fd = fifos.stdin
         fifos.stdin = None  # the bot's now: closed by close_stdin or with the socket
         self.fifos = fifos
-        self._stdout_fd = fifos.stdout
-        self._stdout_eof = False
-        self._stderr_eof = False
+        self._pipes: dict[int, Stream] = {fifos.stdout: "stdout", fifos.stderr: "stderr"}
+        self._ended: set[int] = set()
+        """The FIFOs read to their end."""
+        self._end_told = False
 
     def wake(self) -> bool:
-        # Its shell writes nothing on stdout but the marker (fifos.WARM_SCRIPT), nor on stderr (the socket's check).
-        if self._stdout_eof or self.fifos.read() is not None:
+        # Its shell writes nothing but the marker (fifos.WARM_SCRIPT), here or on the socket (the base's check).
+        if self._ended or any(self.fifos.read(fd) is not None for fd in self._pipes):
             return False
         return super().wake()
 
     def read_fds(self) -> list[int]:
         if self._killed:
             return []
-        return [*([] if self._eof else [self._fd]), *([] if self._stdout_eof else [self._stdout_fd])]
+        return [*([] if self._eof else [self._fd]), *(fd for fd in self._pipes if fd not in self._ended)]
 
     def read(self, fd: int) -> list[tuple[Stream, bytes]]:
         if self._killed:
             return []
-        if fd != self._stdout_fd:
-            if self._eof:  # seen by the read of stdout's end (below): told once here, where it belongs
-                told, self._stderr_eof = self._stderr_eof, True
+        stream = self._pipes.get(fd)
+        if stream is None:  # the attach socket: the container's end, and what its init may say
+            if self._eof:  # seen by the read of stdout's end (below): told once here, for its descriptor
+                told, self._end_told = self._end_told, True
                 return [] if told else [("stderr", b"")]
             found = self._read_attached()
             if self._eof:
-                self._stderr_eof = True
+                self._end_told = True
                 found.append(("stderr", b""))
             return found
-        if self._stdout_eof:
+        if fd in self._ended:
             return []
-        data = self.fifos.read()
+        data = self.fifos.read(fd)
         if data is None:
             return []
         if data:
-            return [("stdout", data)]
-        self._stdout_eof = True
-        return [*self._await_end(), ("stdout", b"")]
+            return [(stream, data)]
+        self._ended.add(fd)
+        return [*self._await_end(), ("stdout", b"")] if stream == "stdout" else [("stderr", b"")]
 
     def _read_attached(self) -> list[tuple[Stream, bytes]]:
-        """What the attach socket has (stderr), its end noted in ``_eof`` but not handed out."""
-        found = [(stream, data) for stream, data in super().read(self._fd) if data]
+        """What the attach socket has (whatever the container's init says, as stderr), its end noted in ``_eof``
+        but not handed out."""
+        found: list[tuple[Stream, bytes]] = [("stderr", data) for _, data in super().read(self._fd) if data]
         if self._eof:
-            # The container has ended: all its writers of stdout are gone, and without the runner's own the FIFO
+            # The container has ended: all its writers of the FIFOs are gone, and without the runner's own each
             # reads its end.
             self.fifos.release()
         return found
@@ -448,7 +451,7 @@ class FifoBot(DockerBot):
     def _await_end(self) -> list[tuple[Stream, bytes]]:
         """stdout ended, which a bot's exit does before its container's end reaches the attach socket: wait up to
         :data:`EXIT_WAIT_S` for that end, so that how the bot ended is known when the referee asks (:meth:`poll`)
-        as it was with one stream for both; returns the stderr read meanwhile. A bot that closed its stdout and
+        as it was with one stream for all; returns what the socket said meanwhile. A bot that closed its stdout and
         runs on costs the whole wait, once."""
         found: list[tuple[Stream, bytes]] = []
         deadline = time.monotonic() + EXIT_WAIT_S

@@ -437,7 +437,7 @@ def test_a_bot_reaches_its_own_fifos_only_and_they_go_with_its_container(sandbox
     try:
         assert isinstance(victim, FifoBot)
         theirs = victim.fifos.directory
-        assert sorted(p.name for p in theirs.iterdir()) == ["in", "out"]
+        assert sorted(p.name for p in theirs.iterdir()) == ["err", "in", "out"]
         for path in (IO_ROOT, sandbox.fifo_room.directory):  # no other user of the host passes through these
             assert stat.S_IMODE(path.stat().st_mode) == 0o700 and path.stat().st_uid == os.geteuid()
         params = {"listed": [IO_DIR, str(IO_ROOT), str(theirs), "/dev/shm"],
@@ -449,8 +449,8 @@ def test_a_bot_reaches_its_own_fifos_only_and_they_go_with_its_container(sandbox
         assert all(player.fault is None for player in result.players), result.to_dict()
         assert [c.id for c in sandbox.containers()] == [victim.container.id]
         tail = result.players[1].stderr_tail
-        # Its own directory: its two FIFOs (its own stdin and stdout), nothing it can add to; nothing else of ours.
-        assert "LISTED=['in', 'out']" in tail and tail.count("UNLISTED=2") == 3, tail[-800:]
+        # Its own directory: its FIFOs (its own stdin, stdout and stderr), nothing it can add to; nothing else.
+        assert "LISTED=['err', 'in', 'out']" in tail and tail.count("UNLISTED=2") == 3, tail[-800:]
         assert tail.count("OPENED=/run/arena-io/") == 2 and tail.count("UNOPENED=2") == 2, tail[-800:]
         assert "UNMADE=30" in tail, tail[-800:]  # EROFS
         assert theirs.exists()
