@@ -122,7 +122,7 @@ and ``/proc/locks``, which lists the open-file-description locks of every namesp
 
 
 GUARANTEES: dict[str, tuple[bool, str]] = {
-    "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol, its own /bot and its own FIFOs"),
+    "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol, its own /bot and FIFOs"),
     "network": (True, "network mode none: no interface but its own loopback"),
     "proc_and_signals": (True, "own pid namespace: cannot see or signal the referee or other bots"),
     "environment": (True, "explicit minimal environment"),
@@ -513,8 +513,8 @@ class DockerSandbox(Sandbox):
     ``runtime_image``, which is built on first use when missing. ``cpus`` is each container's CPU quota.
     ``close_channels=False`` gives containers the engine's default seccomp profile instead of arena's, which leaves
     the channels between containers open; only the channel tests' controls ask for that. ``fifo_io``: the bots'
-    stdin and stdout as FIFOs (:mod:`arena.sandbox.fifos`) where the engine sees them (None), always (True: an
-    error where it cannot) or never (False: through the attach socket).
+    stdin, stdout and stderr as FIFOs (:mod:`arena.sandbox.fifos`) where the engine sees them (None), always
+    (True: an error where it cannot) or never (False: through the attach socket).
     """
 
     name = "docker"
@@ -550,14 +550,14 @@ class DockerSandbox(Sandbox):
 
     def _fifo_room(self, base_url: str | None, wanted: bool | None) -> FifoRoom | None:
         """Where this sandbox's containers get their FIFOs (:mod:`arena.sandbox.fifos`), or None where the engine
-        would not see them (then stdin and stdout go through the attach socket)."""
+        would not see them (then stdin, stdout and stderr go through the attach socket)."""
         works, reason = fifos.usable() if wanted is not False else (False, "turned off (fifo_io=False)")
         if works and (base_url is not None or not _engine_shares_our_mounts()):
             works, reason = False, "the engine is not a dockerd in this mount namespace"
         if wanted and not works:
             raise SandboxError(f"FIFOs were asked for but cannot be used: {reason}")
         if not works:
-            LOGGER.debug("bots' stdin and stdout go through the attach socket: %s", reason)
+            LOGGER.debug("bots' stdio goes through the attach socket: %s", reason)
             return None
         fifos.sweep_stale()
         try:
@@ -565,7 +565,7 @@ class DockerSandbox(Sandbox):
         except OSError as error:
             if wanted:
                 raise SandboxError(f"FIFOs were asked for but cannot be used: {error}") from error
-            LOGGER.debug("bots' stdin and stdout go through the attach socket: %s", error)
+            LOGGER.debug("bots' stdio goes through the attach socket: %s", error)
             return None
 
     per_bot_uid = False
