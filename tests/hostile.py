@@ -257,6 +257,27 @@ ATTACKS: dict[str, tuple[int, str, str]] = {
          "return None"),
         "",
     ),
+    "fifo_snoop": (
+        1,
+        ("for path in PARAMS['listed']:\n"
+         "    try:\n"
+         "        reveal('LISTED', sorted(os.listdir(path)))\n"
+         "    except OSError as error:\n"
+         "        reveal('UNLISTED', error.errno)\n"
+         "for path in PARAMS['opened']:\n"
+         "    try:\n"
+         "        os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))\n"
+         "        reveal('OPENED', path)\n"
+         "    except OSError as error:\n"
+         "        reveal('UNOPENED', error.errno)\n"
+         "try:\n"
+         "    os.mkfifo(PARAMS['made'])\n"
+         "    reveal('MADE', PARAMS['made'])\n"
+         "except OSError as error:\n"
+         "    reveal('UNMADE', error.errno)\n"
+         "return None"),
+        "",
+    ),
     "read_environment": (
         1,
         ("reveal('ENV', dict(os.environ))\n"

@@ -172,6 +172,10 @@ class ChainQueue:
     def done(self, chain: tuple[MatchJob, ...]) -> None:
         self._busy -= {deal_of(job) for job in chain}
 
+    def upcoming(self) -> tuple[MatchJob, ...] | None:
+        """The chain :meth:`take` will hand out next once deals are freed, if one waits."""
+        return self._waiting[0] if self._waiting else None
+
     def __len__(self) -> int:
         """How many chains the batch has (handed out or not)."""
         return self._count

@@ -116,20 +116,36 @@ def run_jobs(jobs: tuple[MatchJob, ...]) -> list[JobResult]:
         raise
 
 
+def ready_jobs(jobs: tuple[MatchJob, ...]) -> None:
+    """Have a chain's bots started ahead in this worker's sandbox (:meth:`~arena.sandbox.Sandbox.ready`) while the
+    chain waits for another worker's to end: the chain then takes them, on whichever worker it plays (the one that
+    played before keeps its own). Best effort: a failure only means the chain starts its bots itself."""
+    try:
+        _sandbox(jobs[0].sandbox).ready(list(_lanes(jobs).values()), jobs[0].sandbox_limits)
+    except SandboxError as failure:
+        _drop_sandbox(jobs[0].sandbox)
+        LOGGER.info("could not start a chain's bots ahead: %s", failure)
+
+
 def _start_lanes(jobs: Sequence[MatchJob], live: LiveBots) -> None:
     """Start every lane of a chain before its first match, all at once (:meth:`LiveBots.start`). Best effort: on a
     failure of the backend none is started, and each match launches its own as without this, retries included."""
+    try:
+        with _match_in_flight():
+            live.start(_sandbox(jobs[0].sandbox), _lanes(jobs), jobs[0].sandbox_limits)
+    except SandboxError as failure:
+        _drop_sandbox(jobs[0].sandbox)
+        LOGGER.warning("could not start a chain's bots ahead of its matches: %s", failure)
+
+
+def _lanes(jobs: Sequence[MatchJob]) -> dict[str, BotSpec]:
+    """A chain's lanes, each with its bot."""
     lanes: dict[str, BotSpec] = {}
     for job in jobs:
         assert job.chain is not None
         for bot, lane in zip(job.bots, job.chain.lanes):
             lanes.setdefault(lane, bot)
-    try:
-        with _match_in_flight():
-            live.start(_sandbox(jobs[0].sandbox), lanes, jobs[0].sandbox_limits)
-    except SandboxError as failure:
-        _drop_sandbox(jobs[0].sandbox)
-        LOGGER.warning("could not start a chain's bots ahead of its matches: %s", failure)
+    return lanes
 
 
 def _sandbox(name: str) -> Sandbox:

@@ -13,6 +13,7 @@ the player's.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import multiprocessing.pool
 import os
@@ -28,8 +29,10 @@ from typing import Protocol
 from arena import procfs
 from arena.run.cluster import ClusterError, ClusterStats, Connection, SchedulerLost, say
 from arena.run.dispatch import ChainQueue, DealQueue
-from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, run_jobs, worker_started
+from arena.run.jobs import STOP_SIGNALS, JobResult, MatchJob, ready_jobs, run_jobs, worker_started
 from arena.sandbox import reaper
+
+LOGGER = logging.getLogger(__name__)
 
 TICK_S = 0.5
 """How often a waiting player calls its ``tick``: a league's stop is seen within this."""
@@ -73,6 +76,10 @@ class Units(Protocol):
 
     def done(self, unit: tuple[MatchJob, ...]) -> None: ...
 
+    def upcoming(self) -> tuple[MatchJob, ...] | None:
+        """The unit :meth:`take` hands out next once one in flight is done, if one waits for that (a chain whose
+        deals another plays)."""
+
     def __len__(self) -> int: ...
 
 
@@ -89,6 +96,9 @@ class _OneJob:
 
     def done(self, unit: tuple[MatchJob, ...]) -> None:
         self.deals.done(unit[0])
+
+    def upcoming(self) -> tuple[MatchJob, ...] | None:
+        return None  # a match starts its own bots
 
     def __len__(self) -> int:
         return self._count
@@ -132,12 +142,20 @@ class LocalPool:
         back: queue.SimpleQueue[list[JobResult] | BaseException] = queue.SimpleQueue()
         in_flight: dict[int, tuple[MatchJob, ...]] = {}
 
+        readied: set[int] = set()
+
         def send() -> None:
             # One unit per worker, no more: a unit queued in the pool would start whenever a worker frees, beside
             # whatever plays then, so only what the dispatcher hands out now may be in the pool.
             while len(in_flight) < self.workers and (unit := units.take()) is not None:
                 in_flight[unit[0].index] = unit
                 pool.apply_async(run_jobs, (unit,), callback=back.put, error_callback=back.put)
+            # A worker left idle because the next chain waits for one in flight gets that chain's bots started
+            # (docker's containers): it plays nothing meanwhile, so only the starts' CPU is taken from the others.
+            if len(in_flight) < self.workers and (upcoming := units.upcoming()) is not None \
+                    and upcoming[0].index not in readied:
+                readied.add(upcoming[0].index)
+                pool.apply_async(ready_jobs, (upcoming,), error_callback=_not_ready)
 
         finished = False
         try:
@@ -276,6 +294,11 @@ class DaskCluster:
 
     def close(self) -> None:
         self.reset()
+
+
+def _not_ready(error: BaseException) -> None:
+    """A chain's bots could not be started ahead (:func:`~arena.run.jobs.ready_jobs`): the chain starts them."""
+    LOGGER.info("a chain's bots were not started ahead: %s", error)
 
 
 def _waited(seconds: float, tick: Tick) -> None:

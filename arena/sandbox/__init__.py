@@ -150,6 +150,11 @@ class Sandbox(abc.ABC):
         bots to come): a backend that starts bots ahead of their launch (docker's warm pool) may do so from their
         next launch on, not only from their second."""
 
+    def ready(self, bots: Sequence[BotSpec], limits: SandboxLimits) -> None:
+        """``bots`` will be launched soon under ``limits`` (the lanes of a chain that waits for another worker's to
+        end): a backend that starts bots ahead of their launch (docker's warm pool) starts one of each now, so
+        that the chain does not wait for them. Best effort; the default does nothing."""
+
     def close(self) -> None:
         """Release what the backend holds across matches."""
 

@@ -25,9 +25,14 @@ empty mount points and the host's top-level symlinks, into which the host's ``/u
 directories that are not symlinks) and a handful of ``/etc`` files are bind-mounted read-only, so bots use the
 host's interpreters exactly as under the ``process`` backend. That needs the engine on the same host as the runner.
 
-The bot's stdin, stdout and stderr go through the container's attach socket: stdin raw, stdout and stderr
-multiplexed in frames of an 8-byte header (stream type, three zero bytes, big-endian length) and a payload, which
-:class:`Demux` splits incrementally, because frames arrive cut anywhere across reads.
+Where the engine is a dockerd in this mount namespace, a runtime-image bot's stdin, stdout and stderr are FIFOs
+in a directory of its container's own (:mod:`arena.sandbox.fifos`, :class:`FifoBot`): a referee turn then costs
+what a pipe's does (81-93 us against 252-256 us through the engine, ``bench/docker.py``), where every line through
+the attach socket passes dockerd and the container's shim. The container's end still comes through the attach
+socket. Elsewhere (a remote engine, a bot's own image, which may have no shell) stdin, stdout and stderr all go
+through it: stdin raw, stdout and stderr multiplexed in frames of an 8-byte header (stream type, three zero
+bytes, big-endian length) and a payload, which :class:`Demux` splits incrementally, because frames arrive cut
+anywhere across reads.
 
 A failure of the engine (down, timing out, refusing a container) raises :class:`~arena.sandbox.SandboxError`: an
 infrastructure error, never a fault of the bot.
@@ -37,12 +42,15 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import docker  # type: ignore[import-untyped]
@@ -60,6 +68,7 @@ from arena.sandbox import (
     SandboxLimits,
     Stream,
     Usage,
+    fifos,
     limit_value,
     seccomp,
     views,
@@ -84,6 +93,7 @@ from arena.sandbox.docker_image import (
     connect,
     runtime_mounts,
 )
+from arena.sandbox.fifos import IO_DIR, FifoRoom, Fifos
 from arena.sandbox.warmpool import WARM_CONTAINERS, WARM_LABEL, WarmPool
 
 LOGGER = logging.getLogger(__name__)
@@ -103,6 +113,8 @@ WARM_SCRIPT = 'read -r _ || exit 0; exec "$@"'
 death makes of its attach socket, ends the container."""
 STREAMS: dict[int, Stream] = {1: "stdout", 2: "stderr"}
 SIGKILL = int(signal.SIGKILL)
+EXIT_WAIT_S = 0.5
+"""How long the end of a FIFO bot's stdout waits for its container's end (:meth:`FifoBot._await_end`)."""
 MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
                 "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/proc/locks")
 """What the runtime hides (binds /dev/null over): the engine's defaults, which a container's own list replaces,
@@ -110,7 +122,7 @@ and ``/proc/locks``, which lists the open-file-description locks of every namesp
 
 
 GUARANTEES: dict[str, tuple[bool, str]] = {
-    "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol and its own /bot"),
+    "filesystem": (True, "read-only root; only /usr, a few /etc files, /protocol, its own /bot and FIFOs"),
     "network": (True, "network mode none: no interface but its own loopback"),
     "proc_and_signals": (True, "own pid namespace: cannot see or signal the referee or other bots"),
     "environment": (True, "explicit minimal environment"),
@@ -356,6 +368,117 @@ class DockerBot(BotProcess):
             self._exit = Exit(None, SIGKILL)
         return self._exit
 
+    def discard(self) -> None:
+        """Remove a container whose end nobody will ask about (a warm one never taken): one call to the engine,
+        where :meth:`kill` makes four to learn how it ended."""
+        if self._killed:
+            return
+        self._killed = True
+        self._exit = Exit(None, SIGKILL)
+        self._close_socket()
+        try:
+            self.container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except ENGINE_ERRORS as error:
+            raise SandboxError(f"the Docker engine failed while removing {self.name}: {error}") from error
+        finally:
+            if self.view is not None:
+                self.view.close()
+
+
+class FifoBot(DockerBot):
+    """A bot whose stdin, stdout and stderr are FIFOs in a directory of its container's own
+    (:mod:`arena.sandbox.fifos`); the container's end comes through the attach socket."""
+
+    def __init__(self, client: docker.DockerClient, container: Container, attached: Any, fifos: Fifos,
+                 limits: SandboxLimits | None = None, view: views.View | None = None) -> None:
+        super().__init__(client, container, attached, limits, view)
+        assert self._write_fd is not None and fifos.stdout is not None and fifos.stderr is not None
+        os.close(self._write_fd)  # the attach socket carries no stdin here
+        self._write_fd = fifos.stdin
+        fifos.stdin = None  # the bot's now: closed by close_stdin or with the socket
+        self.fifos = fifos
+        self._pipes: dict[int, Stream] = {fifos.stdout: "stdout", fifos.stderr: "stderr"}
+        self._ended: set[int] = set()
+        """The FIFOs read to their end."""
+        self._end_told = False
+
+    def wake(self) -> bool:
+        # Its shell writes nothing but the marker (fifos.WARM_SCRIPT), here or on the socket (the base's check).
+        if self._ended or any(self.fifos.read(fd) is not None for fd in self._pipes):
+            return False
+        return super().wake()
+
+    def read_fds(self) -> list[int]:
+        if self._killed:
+            return []
+        return [*([] if self._eof else [self._fd]), *(fd for fd in self._pipes if fd not in self._ended)]
+
+    def read(self, fd: int) -> list[tuple[Stream, bytes]]:
+        if self._killed:
+            return []
+        stream = self._pipes.get(fd)
+        if stream is None:  # the attach socket: the container's end, and what its init may say
+            if self._eof:  # seen by the read of stdout's end (below): told once here, for its descriptor
+                told, self._end_told = self._end_told, True
+                return [] if told else [("stderr", b"")]
+            found = self._read_attached()
+            if self._eof:
+                self._end_told = True
+                found.append(("stderr", b""))
+            return found
+        if fd in self._ended:
+            return []
+        data = self.fifos.read(fd)
+        if data is None:
+            return []
+        if data:
+            return [(stream, data)]
+        self._ended.add(fd)
+        return [*self._await_end(), ("stdout", b"")] if stream == "stdout" else [("stderr", b"")]
+
+    def _read_attached(self) -> list[tuple[Stream, bytes]]:
+        """What the attach socket has (whatever the container's init says, as stderr), its end noted in ``_eof``
+        but not handed out."""
+        found: list[tuple[Stream, bytes]] = [("stderr", data) for _, data in super().read(self._fd) if data]
+        if self._eof:
+            # The container has ended: all its writers of the FIFOs are gone, and without the runner's own each
+            # reads its end.
+            self.fifos.release()
+        return found
+
+    def _await_end(self) -> list[tuple[Stream, bytes]]:
+        """stdout ended, which a bot's exit does before its container's end reaches the attach socket: wait up to
+        :data:`EXIT_WAIT_S` for that end, so that how the bot ended is known when the referee asks (:meth:`poll`)
+        as it was with one stream for all; returns what the socket said meanwhile. A bot that closed its stdout and
+        runs on costs the whole wait, once."""
+        found: list[tuple[Stream, bytes]] = []
+        deadline = time.monotonic() + EXIT_WAIT_S
+        while not self._eof and (left := deadline - time.monotonic()) > 0:
+            if select.select([self._fd], [], [], left)[0]:
+                found += self._read_attached()
+        return found
+
+    def close_stdin(self) -> None:
+        if self._stdin_open:
+            self._stdin_open = False
+            if self._write_fd is not None:
+                os.close(self._write_fd)
+                self._write_fd = None
+
+    def kill(self) -> Exit:
+        try:
+            return super().kill()
+        finally:
+            self.fifos.close()  # after its container: no SIGPIPE to a bot that still writes before its kill
+
+    def discard(self) -> None:
+        try:
+            super().discard()
+        finally:
+            self.fifos.close()
+
 
 def remove_stale(client: docker.DockerClient) -> list[str]:
     """Remove labelled containers whose runner process is gone (it crashed mid-match); return their names."""
@@ -389,14 +512,16 @@ class DockerSandbox(Sandbox):
     ``images`` maps a bot's ``language`` to an image (a bot's own ``image:`` wins); bots of other languages use
     ``runtime_image``, which is built on first use when missing. ``cpus`` is each container's CPU quota.
     ``close_channels=False`` gives containers the engine's default seccomp profile instead of arena's, which leaves
-    the channels between containers open; only the channel tests' controls ask for that.
+    the channels between containers open; only the channel tests' controls ask for that. ``fifo_io``: the bots'
+    stdin, stdout and stderr as FIFOs (:mod:`arena.sandbox.fifos`) where the engine sees them (None), always
+    (True: an error where it cannot) or never (False: through the attach socket).
     """
 
     name = "docker"
 
     def __init__(self, images: Mapping[str, str] | None = None, runtime_image: str = RUNTIME_IMAGE,
                  base_url: str | None = None, cpus: float = 1.0, warm: int = WARM_CONTAINERS,
-                 close_channels: bool = True, private_views: bool | None = None) -> None:
+                 close_channels: bool = True, private_views: bool | None = None, fifo_io: bool | None = None) -> None:
         self.profile = seccomp.docker_security_opt() if close_channels else None
         self.client = connect(base_url)
         self.pool: WarmPool[DockerBot] = WarmPool(warm)
@@ -421,6 +546,27 @@ class DockerSandbox(Sandbox):
         self.open_views: list[views.View] = []
         if can_view:
             views.sweep_stale()
+        self.fifo_room = self._fifo_room(base_url, fifo_io)
+
+    def _fifo_room(self, base_url: str | None, wanted: bool | None) -> FifoRoom | None:
+        """Where this sandbox's containers get their FIFOs (:mod:`arena.sandbox.fifos`), or None where the engine
+        would not see them (then stdin, stdout and stderr go through the attach socket)."""
+        works, reason = fifos.usable() if wanted is not False else (False, "turned off (fifo_io=False)")
+        if works and (base_url is not None or not _engine_shares_our_mounts()):
+            works, reason = False, "the engine is not a dockerd in this mount namespace"
+        if wanted and not works:
+            raise SandboxError(f"FIFOs were asked for but cannot be used: {reason}")
+        if not works:
+            LOGGER.debug("bots' stdio goes through the attach socket: %s", reason)
+            return None
+        fifos.sweep_stale()
+        try:
+            return FifoRoom(self.run_id, procfs.owner())
+        except OSError as error:
+            if wanted:
+                raise SandboxError(f"FIFOs were asked for but cannot be used: {error}") from error
+            LOGGER.debug("bots' stdio goes through the attach socket: %s", error)
+            return None
 
     per_bot_uid = False
 
@@ -505,6 +651,8 @@ class DockerSandbox(Sandbox):
     def launch(self, bot: BotSpec, limits: SandboxLimits) -> BotProcess:
         if self.stale_sweeps.due():
             remove_stale(self.client)
+            if self.fifo_room is not None:
+                fifos.sweep_stale()
         image = self.image_for(bot)
         if image == self.runtime_image:
             self._ensure_runtime_image()
@@ -523,6 +671,16 @@ class DockerSandbox(Sandbox):
             image = self.image_for(bot)
             if image == self.runtime_image:  # as launch: other images may have no shell to wait in
                 self.pool.expect(WarmPool.key(bot, limits, image))
+
+    def ready(self, bots: Sequence[BotSpec], limits: SandboxLimits) -> None:
+        self.expect(bots, limits)
+        for bot in bots:
+            image = self.image_for(bot)
+            key = WarmPool.key(bot, limits, image)
+            if image == self.runtime_image and self.pool.lacks(key):
+                # One after another on the pool's thread, not all at once: another worker is likely starting its
+                # own chain's containers right now, and the engine's work is CPU on the same cores.
+                self.pool.refill(key, partial(self._warm, bot, limits, image))
 
     def _warm(self, bot: BotSpec, limits: SandboxLimits, image: str) -> DockerBot | None:
         """A container of ``bot`` that waits for its launch (:class:`~arena.sandbox.warmpool.WarmPool`), or None
@@ -556,24 +714,29 @@ class DockerSandbox(Sandbox):
                           view: views.View | None) -> BotProcess:
         options = self.container_options(bot, limits, image, view)
         if warm:
-            options["command"] = ["/bin/sh", "-c", WARM_SCRIPT, "arena-warm", *bot.command]
             options["labels"] = options["labels"] | {WARM_LABEL: "1"}
+        # Only the runtime image is known to have the shell that opens the FIFOs; other images keep the socket.
+        pipes = self.fifo_room.make(options["name"]) if self.fifo_room is not None and image == self.runtime_image \
+            else None
         try:
-            container = _create(self.client, options)
-        except docker.errors.ImageNotFound as error:
-            # The bot asked for an image this host does not have: like a command that is not installed.
-            if view is not None:
-                view.close()
-            return FailedBot(f"image {image!r} is not available on this host: {error.explanation}")
-        except ENGINE_ERRORS as error:
-            raise SandboxError(f"cannot create a container for {bot.name}: {error}") from error
-        try:
-            # Attach before start, so that not a byte of output is missed.
-            attached = container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-        except ENGINE_ERRORS as error:
-            _discard(container)
-            raise SandboxError(f"cannot attach to the container of {bot.name}: {error}") from error
-        process = DockerBot(self.client, container, attached, limits, view)
+            if pipes is not None:
+                script = fifos.WARM_SCRIPT if warm else fifos.COLD_SCRIPT
+                options["command"] = ["/bin/sh", "-c", script, "arena-io", *bot.command]
+                options["mounts"] = [*options["mounts"], Mount(IO_DIR, str(pipes.directory), type="bind",
+                                                                read_only=True)]
+                options["stdin_open"] = False
+            elif warm:
+                options["command"] = ["/bin/sh", "-c", WARM_SCRIPT, "arena-warm", *bot.command]
+            process = self._create_and_attach(bot, image, options, pipes, limits, view)
+        except BaseException:
+            if pipes is not None:
+                pipes.close()
+            raise
+        if isinstance(process, FailedBot):
+            if pipes is not None:
+                pipes.close()
+            return process
+        container = process.container
         try:
             container.start()
         except docker.errors.APIError as error:
@@ -585,8 +748,33 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"cannot start the container of {bot.name}: {message}") from error
         except ENGINE_ERRORS as error:
             _discard(container)
+            if pipes is not None:
+                pipes.close()
             raise SandboxError(f"cannot start the container of {bot.name}: {error}") from error
         return process
+
+    def _create_and_attach(self, bot: BotSpec, image: str, options: dict[str, Any], pipes: Fifos | None,
+                           limits: SandboxLimits, view: views.View | None) -> DockerBot | FailedBot:
+        """Create ``bot``'s container with ``options`` and attach to it (not started yet)."""
+        try:
+            container = _create(self.client, options)
+        except docker.errors.ImageNotFound as error:
+            # The bot asked for an image this host does not have: like a command that is not installed.
+            if view is not None:
+                view.close()
+            return FailedBot(f"image {image!r} is not available on this host: {error.explanation}")
+        except ENGINE_ERRORS as error:
+            raise SandboxError(f"cannot create a container for {bot.name}: {error}") from error
+        try:
+            # Attach before start, so that not a byte of output is missed.
+            attached = container.attach_socket(params={"stdin": int(pipes is None), "stdout": 1, "stderr": 1,
+                                                       "stream": 1})
+        except ENGINE_ERRORS as error:
+            _discard(container)
+            raise SandboxError(f"cannot attach to the container of {bot.name}: {error}") from error
+        if pipes is not None:
+            return FifoBot(self.client, container, attached, pipes, limits, view)
+        return DockerBot(self.client, container, attached, limits, view)
 
     def launch_all(self, bots: list[BotSpec], limits: SandboxLimits) -> list[BotProcess]:
         """Start the match's containers concurrently: a container start costs about a quarter of a second of
@@ -631,6 +819,8 @@ class DockerSandbox(Sandbox):
             _discard(container)
         for view in self.open_views:
             view.close()  # bots never killed: their containers are gone now
+        if self.fifo_room is not None:
+            self.fifo_room.remove()
         self.client.close()
 
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
 from arena.bots.manifest import BotSpec
-from arena.sandbox import Exit, SandboxError, SandboxLimits
+from arena.sandbox import SandboxError, SandboxLimits
 
 LOGGER = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class Waiting(Protocol):
     @property
     def container(self) -> Any: ...
     def wake(self) -> bool: ...
-    def kill(self) -> Exit: ...
+    def discard(self) -> None: ...
 
 
 P = TypeVar("P", bound=Waiting)
@@ -41,9 +41,9 @@ class WarmPool(Generic[P]):
     A container start is the engine's work (namespaces, mounts, the init: about a quarter of a second on a quiet
     host), and a match's seats start together. After each launch of a bot in the runtime image, a background thread
     starts one more container of the same bot with the same limits, which waits in a shell
-    (:data:`arena.sandbox.docker.WARM_SCRIPT`); the bot's next launch takes it and sends the line that makes it the
-    bot. The engine's work is the same; it is done while the previous match plays instead of while the next one
-    waits.
+    (:data:`arena.sandbox.docker.WARM_SCRIPT`, :data:`arena.sandbox.fifos.WARM_SCRIPT`); the bot's next launch
+    takes it and sends the line that makes it the bot: no process of the bot lives before its match. The engine's
+    work is the same; it is done while the previous match plays instead of while the next one waits.
 
     A bot's first launch only marks it as seen: a bot launched once (a check, a single match) is not paid for twice;
     from its second launch on, each launch leaves one waiting. At most ``size`` containers wait; when more would,
@@ -80,7 +80,7 @@ class WarmPool(Generic[P]):
                 self._taken.add(process.container.id)
             if process.wake():
                 return process
-            process.kill()  # it died while it waited: take the next
+            process.discard()  # it died while it waited: take the next
 
     def expect(self, key: Hashable) -> None:
         """Count ``key`` as launched once already: more launches of it are known to come, so its next launch
@@ -112,6 +112,11 @@ class WarmPool(Generic[P]):
         except RuntimeError:  # closed meanwhile
             pass
 
+    def lacks(self, key: Hashable) -> bool:
+        """Whether no container of ``key`` waits (or is being started for it)."""
+        with self._lock:
+            return not self._idle.get(key) and not self._closed
+
     def _add(self, key: Hashable, start: Callable[[], P | None]) -> None:
         try:
             process = start()
@@ -131,8 +136,8 @@ class WarmPool(Generic[P]):
                     while waiting and count > self.size:
                         surplus.append(waiting.pop(0))
                         count -= 1
-        for process in surplus:
-            _kill_quietly(process)
+        for extra in surplus:
+            _kill_quietly(extra)
 
     def settle(self) -> None:
         """Wait until the containers being started have joined the pool (for tests and benches)."""
@@ -157,16 +162,19 @@ class WarmPool(Generic[P]):
         with self._lock:
             self._closed = True
         if self._warming is not None:
-            self._warming.shutdown(wait=True)
+            self._warming.shutdown(wait=True, cancel_futures=True)  # one being started goes as it joins (_add)
         with self._lock:
             waiting = [process for processes in self._idle.values() for process in processes]
             self._idle.clear()
-        for process in waiting:
-            _kill_quietly(process)
+        if waiting:
+            # Side by side: a removal is a few calls to the engine, which one after another would add to the end
+            # of every run (a worker closes its pool as it exits).
+            with ThreadPoolExecutor(max_workers=len(waiting), thread_name_prefix="arena-warm-end") as ends:
+                list(ends.map(_kill_quietly, waiting))
 
 
 def _kill_quietly(process: Waiting) -> None:
     try:
-        process.kill()
+        process.discard()
     except SandboxError as error:
         LOGGER.debug("could not remove a warm container: %s", error)

@@ -174,9 +174,11 @@ def test_chains_have_one_match_per_deal_and_a_blocks_chains_never_play_at_once()
     first, second = queue.take(), queue.take()
     assert first is not None and second is not None and queue.take() is None  # one chain per block at a time
     assert not {job.seed for job in first} & {job.seed for job in second}
+    waiting = queue.upcoming()  # what an idle worker gets ready meanwhile (arena/run/players.py)
     queue.done(first)
     third = queue.take()
     assert third is not None and {job.seed for job in third} == {job.seed for job in first}  # first's block, next
+    assert waiting == third
 
 
 def stop_config(root: Path, reuse: object) -> Path:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import gzip
 import os
 import secrets
+import shutil
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from arena import procfs
 from arena.bots.manifest import load_bot
 from arena.bots.scaffold import scaffold
 from arena.game.results import FaultKind
@@ -34,8 +37,10 @@ from arena.sandbox.docker import (
     WARM_LABEL,
     Demux,
     DockerSandbox,
+    FifoBot,
     describe_state,
 )
+from arena.sandbox.fifos import IO_DIR, IO_ROOT
 from arena.sandbox.process import ProcessSandbox
 from tests.hostile import SEE_ALL, make_bot
 from tests.support.docker import require_docker
@@ -422,3 +427,77 @@ def test_the_warm_containers_of_a_killed_runner_end_and_a_later_sweep_removes_th
     sandbox.stale_sweeps.reset()
     sandbox.launch(load_bot(SAMPLES / "random"), SMALL).kill()
     assert sandbox.client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}) == []
+
+
+# -- stdin and stdout as FIFOs (arena/sandbox/fifos.py) ---------------------------------------------------------------
+
+def test_a_bot_reaches_its_own_fifos_only_and_they_go_with_its_container(sandbox, tmp_path):
+    assert sandbox.fifo_room is not None, "this host's engine sees our FIFOs: they must be used"
+    victim = sandbox.launch(load_bot(SAMPLES / "greedy"), SMALL)
+    try:
+        assert isinstance(victim, FifoBot)
+        theirs = victim.fifos.directory
+        assert sorted(p.name for p in theirs.iterdir()) == ["err", "in", "out"]
+        for path in (IO_ROOT, sandbox.fifo_room.directory):  # no other user of the host passes through these
+            assert stat.S_IMODE(path.stat().st_mode) == 0o700 and path.stat().st_uid == os.geteuid()
+        params = {"listed": [IO_DIR, str(IO_ROOT), str(theirs), "/dev/shm"],
+                  "opened": [f"{IO_DIR}/in", f"{IO_DIR}/out", str(theirs / "in"), str(theirs / "out")],
+                  "made": f"{IO_DIR}/more"}
+        hostile = make_bot(tmp_path / "bots", "fifo_snoop", params=params)
+        result = play_match([load_bot(b) for b in (SAMPLES / "random", hostile, SAMPLES / "greedy")], 1, sandbox,
+                            SHORT, FAST, SMALL, log_path=tmp_path / "match.jsonl.gz", caps=SEE_ALL)
+        assert all(player.fault is None for player in result.players), result.to_dict()
+        assert [c.id for c in sandbox.containers()] == [victim.container.id]
+        tail = result.players[1].stderr_tail
+        # Its own directory: its FIFOs (its own stdin, stdout and stderr), nothing it can add to; nothing else.
+        assert "LISTED=['err', 'in', 'out']" in tail and tail.count("UNLISTED=2") == 3, tail[-800:]
+        assert tail.count("OPENED=/run/arena-io/") == 2 and tail.count("UNOPENED=2") == 2, tail[-800:]
+        assert "UNMADE=30" in tail, tail[-800:]  # EROFS
+        assert theirs.exists()
+    finally:
+        victim.kill()
+    assert not theirs.exists()
+    sandbox.pool.settle()
+    # What is left is the warm pool's: a directory for each container that lives, none for those removed.
+    left = sorted(path.name for path in sandbox.fifo_room.directory.iterdir())
+    assert left == sorted(container.name for container in sandbox._all_containers()), left
+
+
+def test_the_fifo_directories_of_a_runner_that_is_gone_are_swept_and_a_closed_sandboxs_removed(tmp_path):
+    require_docker()
+    gone = IO_ROOT / f"stale-{procfs.Owner(socket.gethostname(), 2 ** 22 + 1, 0).tag}"  # no such pid
+    alive = IO_ROOT / f"alive-{procfs.owner().tag}"
+    for room in (gone, alive):
+        (room / "arena-x-1-bot").mkdir(parents=True)
+        os.mkfifo(room / "arena-x-1-bot" / "in")
+    try:
+        fresh = DockerSandbox()
+        assert fresh.fifo_room is not None
+        bot = fresh.launch(load_bot(SAMPLES / "greedy"), SMALL)
+        assert isinstance(bot, FifoBot) and bot.fifos.directory.exists()
+        fresh.close()  # a bot never killed: its container and its directory go with the sandbox
+        assert not gone.exists() and alive.exists() and not fresh.fifo_room.directory.exists()
+    finally:
+        shutil.rmtree(alive, ignore_errors=True)
+        shutil.rmtree(gone, ignore_errors=True)
+
+
+
+def test_bots_made_ready_wait_in_the_pool_before_their_first_launch(tmp_path):
+    """A worker idle while the next chain waits for another's (arena/run/players.py) has its bots started ahead."""
+    require_docker()
+    bots = [load_bot(make_bot(tmp_path, "polite", name)) for name in ("a", "b")]
+    pool = DockerSandbox(warm=4)
+    try:
+        pool.ready(bots, SMALL)
+        pool.pool.settle()
+        assert pool.pool.waiting() == 2 and pool.containers() == []
+        first = pool.launch(bots[0], SMALL)
+        assert first.container.labels[WARM_LABEL] == "1"  # its very first launch: warm
+        first.kill()
+        pool.pool.settle()  # a's launch left one of a waiting again
+        pool.ready(bots, SMALL)  # the same again: none more, one of each waits
+        pool.pool.settle()
+        assert pool.pool.waiting() == 2
+    finally:
+        pool.close()

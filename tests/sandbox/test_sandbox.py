@@ -46,15 +46,17 @@ SECRET_ENV = "ARENA_TEST_REFEREE_SECRET"
 
 
 # The docker and plain variants repeat the bwrap attack matrix on other isolation: CI runs them all, the fast
-# profile (-m "not slow") keeps bwrap, the default.
+# profile (-m "not slow") keeps bwrap, the default. docker-attach: the bots' stdin and stdout through the engine's
+# attach socket, as where the engine does not see this host's FIFOs (arena/sandbox/fifos.py).
 @pytest.fixture(scope="module", params=["bwrap", pytest.param("plain", marks=pytest.mark.slow),
-                                        pytest.param("docker", marks=pytest.mark.slow)])
+                                        pytest.param("docker", marks=pytest.mark.slow),
+                                        pytest.param("docker-attach", marks=pytest.mark.slow)])
 def sandbox(request: pytest.FixtureRequest) -> Iterator[Any]:
-    if request.param == "docker":
+    if request.param.startswith("docker"):
         from arena.sandbox.docker import DockerSandbox
 
         require_docker()
-        docker_sandbox = DockerSandbox()
+        docker_sandbox = DockerSandbox(fifo_io=request.param == "docker")
         yield docker_sandbox
         docker_sandbox.close()
         return
@@ -170,9 +172,10 @@ CASES: dict[str, Case] = {
     "line_100mb": Case(FaultKind.INVALID),
     "stderr_flood": Case(None),
     "binary_garbage": Case(FaultKind.INVALID),
-    # Docker's attach stream has no end of file per stream: a bot that closes stdout and lives on times out.
+    # Docker's attach stream has no end of file per stream: a bot that closes stdout and lives on times out there;
+    # its stdout as a FIFO (arena/sandbox/fifos.py) ends as a pipe does.
     "close_stdout": Case(FaultKind.CRASH, detail="closed its stdout",
-                         variants={"docker": (FaultKind.TIMEOUT, "no move within")}),
+                         variants={"docker-attach": (FaultKind.TIMEOUT, "no move within")}),
     "exit_mid_match": Case(FaultKind.CRASH, detail="exited with status 3"),
     "sleep_past_deadline": Case(FaultKind.TIMEOUT),
     "slow_loris": Case(FaultKind.TIMEOUT),
@@ -274,7 +277,8 @@ def test_attack(sandbox: ProcessSandbox, tmp_path: Path, attack: str, request: p
     assert all(p.fault is None for p in others), result.to_dict()
     assert result.termination in ("last_standing", "forfeits") and result.rounds >= 1
     # The exact fault, or none.
-    expected, detail = case.variants.get(sandbox.variant, (case.fault, case.detail))
+    attached = getattr(sandbox, "fifo_room", "") is None  # a docker sandbox whose bots talk through the socket
+    expected, detail = case.variants.get(sandbox.variant + ("-attach" if attached else ""), (case.fault, case.detail))
     if expected is None:
         assert bad.fault is None, bad.fault
     else:
