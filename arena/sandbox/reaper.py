@@ -14,6 +14,7 @@ import logging
 import os
 import select
 import signal
+import threading
 import time
 
 from arena import procfs
@@ -40,23 +41,36 @@ class Orphans:
 
     def __init__(self) -> None:
         self.pids: set[int] = set()
+        # A chain's lanes end side by side (arena.match.live), each kill adopting and reaping: a loop over the set
+        # while another thread removes from it fails ("Set changed size during iteration"; a whole run lost once).
+        self._lock = threading.Lock()
 
     def adopt(self, *pids: int) -> None:
-        self.pids.update(pids)
+        with self._lock:
+            self.pids.update(pids)
+
+    def snapshot(self) -> list[int]:
+        """The pids still to reap, as they are now."""
+        with self._lock:
+            return list(self.pids)
+
+    def _discard(self, pid: int) -> None:
+        with self._lock:
+            self.pids.discard(pid)
 
     def reap(self) -> None:
-        for pid in list(self.pids):
+        for pid in self.snapshot():
             try:
                 if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                    self.pids.discard(pid)
+                    self._discard(pid)
             except ChildProcessError:
                 if not os.path.exists(f"/proc/{pid}"):
-                    self.pids.discard(pid)  # gone; while its dying parent lives it is not ours yet, so keep it
+                    self._discard(pid)  # gone; while its dying parent lives it is not ours yet, so keep it
 
     def _until_exited(self, timeout_s: float) -> None:
         """Block (no CPU) until each of them has exited or ``timeout_s`` has passed, on a pidfd per process."""
         deadline = time.monotonic() + timeout_s
-        for pid in list(self.pids):
+        for pid in self.snapshot():
             try:
                 fd = os.pidfd_open(pid)
             except OSError:
@@ -72,7 +86,7 @@ class Orphans:
         self._until_exited(attempts * pause_s)
         for _ in range(attempts):
             self.reap()
-            if not any(os.path.exists(f"/proc/{pid}") for pid in self.pids):
+            if not any(os.path.exists(f"/proc/{pid}") for pid in self.snapshot()):
                 return True
             time.sleep(pause_s)
         return False

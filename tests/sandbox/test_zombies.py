@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -25,6 +26,7 @@ from arena.registry.check import check_bot
 from arena.registry.client import pack
 from arena.sandbox.bwrap import bwrap_status
 from arena.sandbox.process import ProcessSandbox
+from arena.sandbox.reaper import Orphans
 from tests import hostile
 from tests.support.server import ROOT, SAMPLES, Server, free_port, make_bot
 from tests.support.zombies import settled, zombies, zombies_under
@@ -122,6 +124,7 @@ from arena.game.rules import Rules
 from arena.match.protocol import Limits
 from arena.match.referee import play_match
 from arena.sandbox.process import ProcessSandbox
+from arena.sandbox.reaper import Orphans
 from tests.support.zombies import zombies
 
 greedy, hostile, cgroups = sys.argv[1], sys.argv[2], sys.argv[3] == "cgroups"
@@ -144,3 +147,40 @@ def test_a_plain_bots_daemon_grandchild_leaves_no_zombie(tmp_path: Path, cgroups
                           check=False, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {"faults": [False, False], "zombies": []}
+
+
+def test_orphans_adopted_reaped_and_waited_for_by_threads_at_once_are_all_reaped() -> None:
+    # A chain's lanes end side by side (arena.match.live), each kill adopting, reaping and waiting on the one set of
+    # orphans of its process. Eight threads do that at once, each with 20 real exited children, then 30 times with
+    # 20 pids no process can have (above Linux's highest pid_max: gone for good, never reused), so that every wait
+    # loops over the set while other threads take pids out of it. Before the set had a lock, that failed with
+    # "Set changed size during iteration" (a whole run lost once).
+    orphans = Orphans()
+    batches = [[os.posix_spawn("/bin/true", ["true"], {}) for _ in range(20)] for _ in range(8)]
+    everyone = [pid for batch in batches for pid in batch]
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(batches))
+
+    def end_lanes(thread: int, children: list[int]) -> None:
+        try:
+            start.wait()
+            orphans.adopt(*children)
+            assert orphans.wait()
+            for round_ in range(30):
+                orphans.adopt(*(NO_PID + 1_000 * (30 * thread + round_) + i for i in range(20)))
+                assert orphans.wait()
+        except BaseException as error:  # noqa: BLE001 - reported below, with the thread's own traceback lost
+            errors.append(error)
+
+    threads = [threading.Thread(target=end_lanes, args=(thread, batch)) for thread, batch in enumerate(batches)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert orphans.snapshot() == []
+    assert not [pid for pid in everyone if os.path.exists(f"/proc/{pid}")]
+
+
+NO_PID = 1 << 22
+"""Above the highest pid_max Linux allows (2**22): no process ever has such a pid."""
