@@ -3,8 +3,8 @@
 The tournament: the three Python sample bots (random, greedy, planner), 3 seats, duplicate deals, ``--repeats``
 deals (3 matches each). In-process, every scheduled match is played by ``arena.match.local.play_local`` between
 the bots' own classes, loaded from their files in this process (no pipes, no sandbox, no runner: what the bots
-themselves cost; the objects are new for every match, the module-level caches, such as the planner's look-ahead
-tables, warm for all, as in one long-lived process). Through ``arena run`` (one worker, the process sandbox, logs
+themselves cost; the objects are new for every match, the modules loaded once a run, so module-level caches such
+as the planner's look-ahead tables are built once a run and shared by its matches, as in one long-lived process). Through ``arena run`` (one worker, the process sandbox, logs
 on), with ``reuse`` on and off, the CPU of the runner and all it started (a cpuacct cgroup where the host has one,
 else the children's rusage, which misses what a sandbox kills) is counted twice: for
 the whole run, and at the margin (the difference between runs of ``--repeats`` and ``2 * --repeats`` deals, divided
@@ -176,7 +176,7 @@ def main() -> None:
     args = parser.parse_args()
     for tree in ("arena", "protocol", "sample_bots"):  # as tests/conftest.py does, and a wheel install
         compileall.compile_dir(ROOT / tree, quiet=2, workers=1)
-    in_process(1)  # the planner's look-ahead tables, warm for what is measured (a long-lived process's state)
+    in_process(1)  # arena's modules imported first; each run loads the bots afresh and builds the planner's tables once
     local = [in_process(2 * args.repeats) for _ in range(args.runs)]
     local_ms = statistics.median(1000 * cpu / n for cpu, n in local)
     report: dict[str, Any] = {"python": platform.python_version(), "load": os.getloadavg()[0], "runs": args.runs,
