@@ -117,3 +117,33 @@ def test_a_planted_views_directory_is_refused(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(views, "VIEWS", planted)
     with pytest.raises(views.SandboxError, match="mode 0700"):
         views._private_directory(planted / "mounts")
+
+
+def test_bot_images_go_when_unmounted_for_a_day_or_past_the_cap_least_recently_mounted_first(tmp_path: Path) -> None:
+    # They live in RAM (/dev/shm): a day of uploads or a test suite's bots would stay there without a cap. The last
+    # mounted ones are kept up to the cap, and one mounted in the last keep_s minutes is kept past it however large
+    # (a bot in play is not built again at every launch).
+    now = time.time()
+    kib = 1 << 10
+    images = {  # name: (seconds since its last mount, size)
+        "bot-huge-in-play": (5, 3_000 * kib),
+        "bot-recent": (100, 300 * kib),
+        "bot-hour-old": (3_600, 300 * kib),
+        "bot-two-hours-old": (7_200, 300 * kib),
+        "bot-two-days-old": (2 * 86_400, 1 * kib),
+        "runtime-0123.erofs": (3 * 86_400, 5_000 * kib),  # the runtime image: never a bot image's sweep's
+        ".stage-x": (3 * 86_400, 1 * kib),
+    }
+    for name, (age, size) in images.items():
+        path = tmp_path / name
+        path.write_bytes(b"")
+        os.truncate(path, size)
+        os.utime(path, (now - age, now - age))
+    removed = views.sweep_bot_images(tmp_path, max_age_s=86_400, max_bytes=3_700 * kib, keep_s=600)
+    # 3,000 + 300 + 300 KiB fit under 3,700; the two-hour-old one would pass it; the two-day-old one is past its age.
+    assert sorted(removed) == ["bot-two-days-old", "bot-two-hours-old"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(set(images) - set(removed))
+    # Under a cap smaller than the image in play, that one still stays: only what was not mounted lately goes.
+    assert sorted(views.sweep_bot_images(tmp_path, max_age_s=86_400, max_bytes=1 * kib, keep_s=600)) == [
+        "bot-hour-old"]
+    assert "bot-huge-in-play" in {path.name for path in tmp_path.iterdir()}
