@@ -113,7 +113,7 @@ class WarmPool(Generic[P]):
             pass
 
     def lacks(self, key: Hashable) -> bool:
-        """Whether no container of ``key`` waits (or is being started for it)."""
+        """Whether no container of ``key`` waits (one still being started for it is not counted)."""
         with self._lock:
             return not self._idle.get(key) and not self._closed
 
